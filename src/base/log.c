@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+#include "base/log.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define LOG_PREFIX "[taskprof] "
+#define LOG_NAME_WIDTH 6
+#define LOG_STACK_LINE 1024
+#define LOG_ENV "TASKPROF_LOG_LEVEL"
+
+atomic_int tp_log_threshold_state_ = TP_LOG_THRESHOLD_UNSET;
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+/* Set by the once routine when TASKPROF_LOG_LEVEL was invalid; the warning
+ * is printed after pthread_once returns, because tp_log() from inside the
+ * once routine would re-enter pthread_once and deadlock. */
+static atomic_bool env_warn_pending;
+static char env_bad_value[64];
+
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+static tp_log_hook_fn hook_fn;      /* guarded by hook_lock */
+static void *hook_ud;               /* guarded by hook_lock */
+/* Lets tp_log() skip the mutex when no hook is installed. Relaxed: a line
+ * racing with tp_log_set_hook() may or may not reach the new hook, and
+ * hook_fn itself is read under hook_lock. */
+static atomic_bool hook_installed;
+static _Thread_local bool in_hook;
+
+static const struct {
+	const char *name;
+	int level;
+} level_names[] = {
+	{ "DEBUG", TP_LOG_DEBUG },
+	{ "INFO", TP_LOG_INFO },
+	{ "TIMING", TP_LOG_TIMING },
+	{ "WARN", TP_LOG_WARN },
+	{ "WARNING", TP_LOG_WARN },
+	{ "ERROR", TP_LOG_ERROR },
+};
+
+const char *tp_log_level_name(int level)
+{
+	switch (level) {
+	case TP_LOG_DEBUG: return "DEBUG";
+	case TP_LOG_INFO: return "INFO";
+	case TP_LOG_TIMING: return "TIMING";
+	case TP_LOG_WARN: return "WARN";
+	case TP_LOG_ERROR: return "ERROR";
+	default: return NULL;
+	}
+}
+
+int tp_log_parse_level(const char *text, int *level_out)
+{
+	if (!text)
+		return -EINVAL;
+	while (isspace((unsigned char)*text))
+		text++;
+	size_t len = strlen(text);
+	while (len > 0 && isspace((unsigned char)text[len - 1]))
+		len--;
+	if (len == 0)
+		return -EINVAL;
+
+	if (isdigit((unsigned char)text[0])) {
+		long v = 0;
+		for (size_t i = 0; i < len; i++) {
+			if (!isdigit((unsigned char)text[i]))
+				return -EINVAL;
+			v = v * 10 + (text[i] - '0');
+			if (v > 1000)
+				return -EINVAL;
+		}
+		*level_out = (int)v;
+		return 0;
+	}
+
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++) {
+		if (strlen(level_names[i].name) == len &&
+		    strncasecmp(level_names[i].name, text, len) == 0) {
+			*level_out = level_names[i].level;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void env_init_once(void)
+{
+	const char *env = getenv(LOG_ENV);
+	int level = TP_LOG_DEFAULT_THRESHOLD;
+
+	if (env && tp_log_parse_level(env, &level) != 0) {
+		level = TP_LOG_DEFAULT_THRESHOLD;
+		snprintf(env_bad_value, sizeof(env_bad_value), "%s", env);
+		atomic_store_explicit(&env_warn_pending, true,
+				      memory_order_relaxed);
+	}
+
+	/* CAS, not store: an explicit tp_log_set_threshold() that ran first
+	 * wins over the environment. */
+	int expected = TP_LOG_THRESHOLD_UNSET;
+	atomic_compare_exchange_strong_explicit(&tp_log_threshold_state_,
+						&expected, level,
+						memory_order_relaxed,
+						memory_order_relaxed);
+}
+
+int tp_log_threshold_init_slow_(void)
+{
+	pthread_once(&env_once, env_init_once);
+	if (atomic_exchange_explicit(&env_warn_pending, false,
+				     memory_order_relaxed))
+		tp_log(TP_LOG_WARN,
+		       "%s='%s' is not a level (expected a number or "
+		       "DEBUG/INFO/TIMING/WARN/ERROR); using %s (%d)",
+		       LOG_ENV, env_bad_value,
+		       tp_log_level_name(TP_LOG_DEFAULT_THRESHOLD),
+		       TP_LOG_DEFAULT_THRESHOLD);
+	return atomic_load_explicit(&tp_log_threshold_state_,
+				    memory_order_relaxed);
+}
+
+int tp_log_threshold(void)
+{
+	int t = atomic_load_explicit(&tp_log_threshold_state_,
+				     memory_order_relaxed);
+	if (t == TP_LOG_THRESHOLD_UNSET)
+		t = tp_log_threshold_init_slow_();
+	return t;
+}
+
+void tp_log_set_threshold(int level)
+{
+	/* INT_MIN is the "not read yet" marker; it means "everything" anyway. */
+	if (level == TP_LOG_THRESHOLD_UNSET)
+		level++;
+	atomic_store_explicit(&tp_log_threshold_state_, level,
+			      memory_order_relaxed);
+}
+
+void tp_log_set_hook(tp_log_hook_fn hook, void *ud)
+{
+	pthread_mutex_lock(&hook_lock);
+	hook_fn = hook;
+	hook_ud = hook ? ud : NULL;
+	atomic_store_explicit(&hook_installed, hook != NULL,
+			      memory_order_relaxed);
+	pthread_mutex_unlock(&hook_lock);
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+static void call_hook(int level, const char *msg)
+{
+	if (!atomic_load_explicit(&hook_installed, memory_order_relaxed) ||
+	    in_hook)
+		return;
+	pthread_mutex_lock(&hook_lock);
+	if (hook_fn) {
+		in_hook = true;
+		hook_fn(level, msg, hook_ud);
+		in_hook = false;
+	}
+	pthread_mutex_unlock(&hook_lock);
+}
+
+void tp_log(int level, const char *fmt, ...)
+{
+	if (!tp_log_enabled(level))
+		return;
+
+	int saved_errno = errno;
+	char stack_line[LOG_STACK_LINE];
+	char unnamed[16];
+	const char *name = tp_log_level_name(level);
+	if (!name) {
+		snprintf(unnamed, sizeof(unnamed), "L%d", level);
+		name = unnamed;
+	}
+
+	/* Name padded to LOG_NAME_WIDTH, but always followed by a blank. */
+	int name_len = (int)strlen(name);
+	int pad = name_len < LOG_NAME_WIDTH ? LOG_NAME_WIDTH - name_len : 1;
+	int plen = snprintf(stack_line, sizeof(stack_line), LOG_PREFIX "%s%*s",
+			    name, pad, "");
+
+	/* Room for the message, its newline and vsnprintf's NUL. */
+	size_t room = sizeof(stack_line) - (size_t)plen - 1;
+	va_list ap;
+	va_start(ap, fmt);
+	int mlen = vsnprintf(stack_line + plen, room, fmt, ap);
+	va_end(ap);
+	if (mlen < 0) {
+		mlen = 0;
+		stack_line[plen] = '\0';
+	}
+
+	char *line = stack_line;
+	char *heap_line = NULL;
+	if ((size_t)mlen >= room) {
+		heap_line = malloc((size_t)plen + (size_t)mlen + 2);
+		if (heap_line) {
+			memcpy(heap_line, stack_line, (size_t)plen);
+			va_start(ap, fmt);
+			vsnprintf(heap_line + plen, (size_t)mlen + 1, fmt, ap);
+			va_end(ap);
+			line = heap_line;
+		} else {
+			mlen = (int)room - 1;
+		}
+	}
+
+	size_t end = (size_t)plen + (size_t)mlen;
+	line[end] = '\n';
+	write_all(STDERR_FILENO, line, end + 1);
+	line[end] = '\0';
+	call_hook(level, line + plen);
+
+	free(heap_line);
+	errno = saved_errno;
+}

@@ -1,0 +1,344 @@
+/*
+ * dev_engine.c — slow paths of the device producer engine.
+ * spec/framework.md §4 (engine), §5 (backpressure gates).
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "base/clock.h"
+#include "transport/dev_engine.h"
+
+/* The seed's SPIN_WAIT_HINT: a no-op on a real AICPU, a yield in the
+ * simulation so parked producers leave the 2 host cores to the host threads. */
+static inline void spin_relax(void)
+{
+	sched_yield();
+}
+
+static bool pool_ok(const struct tp_shm_header *h)
+{
+	return h && h->magic == TP_SHM_MAGIC;
+}
+
+void dpe_account_dropped(struct tp_dpe *w, enum tp_drop_cause cause, uint64_t n)
+{
+	struct tp_buffer_state *st = w->st;
+	if (n == 0)
+		return;
+	/* relaxed: device-owned counters, read by the host after the join. */
+	atomic_store_explicit(&st->dropped_record_count,
+			      atomic_load_explicit(&st->dropped_record_count, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+	atomic_store_explicit(&st->dropped_by_cause[cause],
+			      atomic_load_explicit(&st->dropped_by_cause[cause], memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+int dpe_attach(struct tp_dpe *w, struct tp_shm_header *h, uint32_t instance, uint32_t q,
+	       const struct tp_dpe_hooks *hooks, void *hook_ud)
+{
+	if (!w || !pool_ok(h) || instance >= h->num_instances || q >= h->num_threads)
+		return -EINVAL;
+	struct tp_buffer_state *st = tp_shm_state(h, instance);
+	*w = (struct tp_dpe){
+		.h = h,
+		.st = st,
+		.q = q,
+		.instance = instance,
+		.kind = st->kind,
+		.cap = h->kinds[st->kind].records_per_buffer,
+		.rsize = h->kinds[st->kind].record_size,
+		.hooks = hooks,
+		.hook_ud = hook_ud,
+	};
+	w->total = atomic_load_explicit(&st->total_record_count, memory_order_relaxed);
+	w->seq = atomic_load_explicit(&st->current_buf_seq, memory_order_relaxed);
+	uint64_t cur = atomic_load_explicit(&st->current_buf_ptr, memory_order_relaxed);
+	if (cur) {
+		/* Re-attaching to an instance that still holds a buffer. */
+		w->cur = (struct tp_buf_hdr *)(uintptr_t)cur;
+		w->count = atomic_load_explicit(&w->cur->count, memory_order_relaxed);
+		return 0;
+	}
+	dpe_try_pop_free(w, w->seq);
+	return 0;
+}
+
+bool dpe_push_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
+{
+	if (!h)
+		return true;
+	uint64_t start = 0;
+	/* acquire: once the host's release of the freeze is seen, the queue
+	 * heads it advanced before releasing are visible too. */
+	while (atomic_load_explicit(&h->bp.rq_freeze_active, memory_order_acquire)) {
+		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
+		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
+			return false; /* host showed no life since the last timeout */
+		if (start == 0)
+			start = tp_sys_cnt();
+		else if (tp_sys_cnt() - start >= timeout) {
+			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
+			return false;
+		}
+		spin_relax();
+	}
+	return true;
+}
+
+bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
+{
+	if (!h)
+		return true;
+	uint64_t start = 0;
+	/* acquire: pairs with the host's release store clearing the freeze,
+	 * which it makes after refilling free queues; the refilled slots and
+	 * tails are then visible to the re-check that follows. */
+	while (atomic_load_explicit(&h->bp.fq_freeze_active, memory_order_acquire)) {
+		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
+		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
+			return false;
+		if (start == 0)
+			start = tp_sys_cnt();
+		else if (tp_sys_cnt() - start >= timeout) {
+			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
+			return false;
+		}
+		spin_relax();
+	}
+	return true;
+}
+
+bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_t *tail_out,
+				    uint32_t *head_out)
+{
+	if (!pool_ok(h) || q >= h->num_threads || q >= TP_MAX_AICPU_THREADS)
+		return false;
+	const uint32_t size = h->ready_queue_size;
+	bool signalled = false;
+	uint64_t start = 0;
+	for (;;) {
+		/* relaxed: the device is the only writer of its tail. */
+		uint32_t tail = atomic_load_explicit(&h->queue_tails[q], memory_order_relaxed);
+		/* acquire: pairs with the host's release store of the head, made
+		 * after it finished reading the entry we may now overwrite. */
+		uint32_t head = atomic_load_explicit(&h->queue_heads[q], memory_order_acquire);
+		if (tail >= size || head >= size)
+			return false; /* corrupted indices: never write out of bounds */
+		if ((tail + 1) % size != head) {
+			if (atomic_load_explicit(&h->rq_trip[q], memory_order_relaxed))
+				atomic_store_explicit(&h->rq_trip[q], 0, memory_order_relaxed);
+			*tail_out = tail;
+			*head_out = head;
+			return true; /* even while rq_freeze_active: enforced after the push */
+		}
+		/* Host made no progress since this gate last timed out: the
+		 * backstop already decided it is gone, so fail without waiting. */
+		if (atomic_load_explicit(&h->rq_trip[q], memory_order_relaxed) == head + 1)
+			return false;
+		if (!start) {
+			start = tp_sys_cnt() | 1;
+		} else if (!signalled && tp_sys_cnt() - start >= h->grace_cycles) {
+			/* relaxed: a sticky 0->1 flag; the host only tests it. */
+			atomic_store_explicit(&h->bp.rq_contended, 1, memory_order_relaxed);
+			signalled = true;
+		} else if (signalled && tp_sys_cnt() - start >= h->backstop_cycles) {
+			atomic_store_explicit(&h->rq_trip[q], head + 1, memory_order_relaxed);
+			return false;
+		}
+		spin_relax();
+	}
+}
+
+bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_state *st,
+				   uint32_t *head_out, uint32_t *tail_out)
+{
+	if (!pool_ok(h) || !st)
+		return false;
+	struct tp_free_queue *fq = &st->free_queue;
+	bool signalled = false;
+	uint64_t start = 0;
+	for (;;) {
+		/* relaxed: the device is the only writer of head. */
+		uint32_t head = atomic_load_explicit(&fq->head, memory_order_relaxed);
+		/* acquire: pairs with the host's release store of tail, made after
+		 * it stored buffer_ptrs[tail % slots]; the slot read is ordered
+		 * after this load (the seed's rmb before reading buffer_ptrs). */
+		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_acquire);
+		if (tail - head > h->slot_count)
+			return false; /* host wrote a tail the queue cannot hold */
+		if (tail != head) {
+			if (atomic_load_explicit(&st->fq_trip, memory_order_relaxed))
+				atomic_store_explicit(&st->fq_trip, 0, memory_order_relaxed);
+			*head_out = head;
+			*tail_out = tail;
+			return true;
+		}
+		if (atomic_load_explicit(&st->fq_trip, memory_order_relaxed) == tail + 1)
+			return false;
+		if (!start) {
+			start = tp_sys_cnt() | 1;
+		} else if (!signalled && tp_sys_cnt() - start >= h->grace_cycles) {
+			/* relaxed: a sticky 0->1 flag; the host only tests it. */
+			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
+			signalled = true;
+		}
+		/* Unlike the reference (spec §11.3) the un-frozen re-check is
+		 * bounded too, so a host that dies before its first tick cannot
+		 * leave the producer spinning forever. */
+		if (signalled && (!dpe_pop_freeze_barrier(h, h->backstop_cycles) ||
+				  tp_sys_cnt() - start >= h->backstop_cycles)) {
+			atomic_store_explicit(&st->fq_trip, tail + 1, memory_order_relaxed);
+			return false;
+		}
+		spin_relax();
+	}
+}
+
+int dpe_enqueue_ready(struct tp_shm_header *h, uint32_t q, uint32_t instance, uint32_t kind,
+		      uint64_t buffer_ptr, uint32_t seq)
+{
+	uint32_t tail, head;
+	if (!dpe_wait_for_ready_queue_space(h, q, &tail, &head))
+		return -EAGAIN;
+	struct tp_ready_entry *e = &tp_shm_queue(h, q)[tail];
+	/* relaxed: the entry is published by the release store of the tail. */
+	atomic_store_explicit(&e->instance, instance, memory_order_relaxed);
+	atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
+	atomic_store_explicit(&e->buffer_seq, seq, memory_order_relaxed);
+	atomic_store_explicit(&e->thread, q, memory_order_relaxed);
+	atomic_store_explicit(&e->buffer_ptr, buffer_ptr, memory_order_relaxed);
+	/* release (the seed's wmb): the entry fields above and every record of
+	 * the buffer are visible to the host before it can observe the tail. */
+	atomic_store_explicit(&h->queue_tails[q], (tail + 1) % h->ready_queue_size,
+			      memory_order_release);
+	/* The buffer is published whatever the barrier says: a barrier timeout
+	 * is not a drop (the reference counts it as one, spec §11.4, which
+	 * makes collected + dropped exceed total). */
+	dpe_push_freeze_barrier(h, h->backstop_cycles);
+	return 0;
+}
+
+struct tp_buf_hdr *dpe_claim_free(struct tp_dpe *w, uint32_t head, uint32_t next_seq)
+{
+	struct tp_free_queue *fq = &w->st->free_queue;
+	/* relaxed: ordered after the acquire load of tail in the pop gate. */
+	uint64_t ptr = atomic_load_explicit(&fq->buffer_ptrs[head % w->h->slot_count],
+					    memory_order_relaxed);
+	/* release: the slot has been read before the host may refill it. */
+	atomic_store_explicit(&fq->head, head + 1, memory_order_release);
+	if (ptr == 0) {
+		if (w->hooks && w->hooks->on_null_free_slot)
+			w->hooks->on_null_free_slot(w);
+		return NULL;
+	}
+	struct tp_buf_hdr *buf = (struct tp_buf_hdr *)(uintptr_t)ptr;
+	atomic_store_explicit(&buf->count, 0, memory_order_relaxed);
+	buf->seq = next_seq;
+	/* release (the seed's wmb): count = 0 is visible before the buffer is
+	 * installed as current, for a reconcile that reads current_buf_ptr. */
+	atomic_store_explicit(&w->st->current_buf_ptr, ptr, memory_order_release);
+	atomic_store_explicit(&w->st->current_buf_seq, next_seq, memory_order_relaxed);
+	w->cur = buf;
+	w->count = 0;
+	w->seq = next_seq;
+	if (w->hooks && w->hooks->on_pop_success)
+		w->hooks->on_pop_success(w, buf);
+	return buf;
+}
+
+struct tp_buf_hdr *dpe_try_pop_free(struct tp_dpe *w, uint32_t next_seq)
+{
+	if (!w || !w->st)
+		return NULL;
+	struct tp_free_queue *fq = &w->st->free_queue;
+	uint32_t head = atomic_load_explicit(&fq->head, memory_order_relaxed);
+	/* acquire: as in the pop gate, orders the slot read after the tail. */
+	uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_acquire);
+	if (tail == head || tail - head > w->h->slot_count)
+		return NULL;
+	return dpe_claim_free(w, head, next_seq);
+}
+
+struct tp_buf_hdr *dpe_pop_free(struct tp_dpe *w, uint32_t next_seq)
+{
+	uint32_t head, tail;
+	if (!w || !w->st)
+		return NULL;
+	if (!dpe_wait_for_free_queue_entry(w->h, w->st, &head, &tail))
+		return NULL;
+	return dpe_claim_free(w, head, next_seq);
+}
+
+static void clear_current(struct tp_dpe *w, uint32_t next_seq)
+{
+	w->cur = NULL;
+	w->count = 0;
+	w->seq = next_seq;
+	atomic_store_explicit(&w->st->current_buf_ptr, 0, memory_order_relaxed);
+	atomic_store_explicit(&w->st->current_buf_seq, next_seq, memory_order_relaxed);
+	if (w->hooks && w->hooks->on_current_cleared)
+		w->hooks->on_current_cleared(w);
+}
+
+void dpe_switch_buffer(struct tp_dpe *w)
+{
+	if (!w || !w->cur)
+		return;
+	uint32_t seq = w->seq;
+	uint32_t n = w->count;
+	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
+			      seq) != 0) {
+		/* The same buffer stays current and is reused: its records are
+		 * lost and counted; the workload keeps moving. */
+		dpe_account_dropped(w, pool_ok(w->h) && w->q < w->h->num_threads
+					       ? TP_DROP_READY_FULL
+					       : TP_DROP_INVALID,
+				    n);
+		if (w->hooks && w->hooks->on_enqueue_failed)
+			w->hooks->on_enqueue_failed(w, n);
+		w->count = 0;
+		atomic_store_explicit(&w->cur->count, 0, memory_order_relaxed);
+		return;
+	}
+	/* Published before a replacement is sought, so even a one-buffer pool
+	 * makes progress: the host can only return a buffer it has seen. */
+	clear_current(w, seq + 1);
+	struct tp_buf_hdr *buf = dpe_pop_free(w, seq + 1);
+	if (!buf && w->hooks && w->hooks->on_no_replacement)
+		w->hooks->on_no_replacement(w);
+	if (w->hooks && w->hooks->on_switch_complete)
+		w->hooks->on_switch_complete(w, buf);
+}
+
+void *dpe_reserve_slow(struct tp_dpe *w)
+{
+	/* No replacement was visible at the last switch: try again with the
+	 * current sequence number before counting a per-record drop. */
+	if (!dpe_pop_free(w, w->seq)) {
+		dpe_account_dropped(w, TP_DROP_NO_BUFFER, 1);
+		return NULL;
+	}
+	return tp_buf_record(w->cur, w->rsize, w->count);
+}
+
+int dpe_flush(struct tp_dpe *w)
+{
+	if (!w || !w->cur)
+		return 0;
+	if (w->count == 0)
+		return 0;
+	uint32_t seq = w->seq;
+	uint32_t n = w->count;
+	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
+			      seq) != 0) {
+		dpe_account_dropped(w, TP_DROP_FLUSH_FAILED, n);
+		if (w->hooks && w->hooks->on_enqueue_failed)
+			w->hooks->on_enqueue_failed(w, n);
+		w->count = 0;
+		atomic_store_explicit(&w->cur->count, 0, memory_order_relaxed);
+		return -EAGAIN;
+	}
+	clear_current(w, seq + 1);
+	return 0;
+}

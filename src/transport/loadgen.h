@@ -1,0 +1,60 @@
+/*
+ * loadgen.h — synthetic AICPU producers pushing records through the whole
+ * transport: the `taskprof transport-demo` job and the transport benchmark.
+ *
+ * Each producer thread plays one AICPU thread with its own ready queue and
+ * `instances_per_producer` instances (cores).  Every record is 64 bytes and
+ * carries a system-counter timestamp read at write time, its instance and a
+ * per-instance sequence number, so the collector can check that every
+ * record arrives exactly once and in order.
+ */
+#ifndef TP_TRANSPORT_LOADGEN_H
+#define TP_TRANSPORT_LOADGEN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/profiler.h"
+
+/* The 64-byte record the load generator writes. */
+struct tp_loadgen_record {
+	uint64_t seq;       /* per-instance sequence number, from 0 */
+	uint32_t instance;
+	uint32_t producer;
+	uint64_t timestamp; /* tp_sys_cnt() ticks at write time */
+	uint64_t payload[5];
+};
+
+struct tp_loadgen_config {
+	int producers;                 /* AICPU threads, 1..TP_MAX_AICPU_THREADS */
+	uint64_t records_per_producer;
+	uint32_t instances_per_producer; /* 0 -> 1 */
+	bool shadow;                   /* a5 host-shadow transport instead of shared mapping */
+	uint32_t records_per_buffer;   /* 0 -> 512 */
+	uint64_t backstop_cycles;      /* 0 -> 30 s */
+	uint64_t collector_delay_ns;   /* busy delay per delivered buffer (slow collector) */
+	/* Called about every 100 ms from the calling thread while producers
+	 * run; may be NULL. */
+	void (*progress)(void *ud, uint64_t written, uint64_t target);
+	void *progress_ud;
+};
+
+struct tp_loadgen_result {
+	uint64_t total, collected, dropped; /* records, from reconcile */
+	uint64_t out_of_order;   /* records that arrived with an unexpected seq */
+	double elapsed_s;        /* start of producers to end of prof_stop */
+	double producer_ns_per_record; /* mean over producers of wall ns / record */
+	double records_per_s;    /* collected / elapsed_s */
+	uint64_t freeze_opened;  /* backpressure freezes opened */
+	uint64_t buffers;        /* buffers delivered */
+	bool reconcile_ok;
+	uint32_t instances;
+	uint64_t *per_instance;  /* records delivered per instance (malloc'd; caller frees) */
+};
+
+/* Run one load.  0 on success (the run completed; check reconcile_ok and
+ * dropped), or -errno with tp_last_error() set when the pool or a thread
+ * could not be created. */
+int tp_loadgen_run(const struct tp_loadgen_config *cfg, struct tp_loadgen_result *out);
+
+#endif

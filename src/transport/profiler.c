@@ -1,0 +1,974 @@
+/*
+ * profiler.c — host control layer: pool setup, the host algorithms and the
+ * drain / replenish / collector threads.  spec/framework.md §2, §3, §5.3,
+ * §7, §8; seed 004 §3.2, §5, §6.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "transport/profiler.h"
+
+#define DRAIN_BUSY_POLL_SCANS 64
+#define IDLE_SLEEP_US 10
+#define COLLECTOR_TICK_MS 100
+#define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
+
+static uint64_t align64(uint64_t n)
+{
+	return (n + 63u) & ~(uint64_t)63u;
+}
+
+static void sleep_us(unsigned us)
+{
+	struct timespec ts = {.tv_sec = us / 1000000u, .tv_nsec = (long)(us % 1000000u) * 1000L};
+	nanosleep(&ts, NULL);
+}
+
+static uint32_t rq_size(const struct tp_profiler *p)
+{
+	return p->hdr->ready_queue_size;
+}
+
+static void count_host_loss(struct tp_profiler *p, enum tp_host_loss cause, uint32_t instance,
+			    uint64_t records)
+{
+	atomic_fetch_add_explicit(&p->host_lost[cause], records, memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->host_lost_buffers[cause], 1, memory_order_relaxed);
+	if (instance < p->num_instances)
+		atomic_fetch_add_explicit(&p->inst_host_lost[instance], records,
+					  memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------ host pop */
+
+bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry *out)
+{
+	struct tp_shm_header *h = p->hdr;
+	const uint32_t size = rq_size(p);
+	/* The head is host-owned: the shadow's copy is authoritative, only the
+	 * device's tail is refreshed (narrow read, spec §9). */
+	if (bp_read_range(&p->bp, &h->queue_tails[q], sizeof(h->queue_tails[q])) != 0) {
+		TP_ERROR("%s: failed to refresh ready_queue indices for thread %u", p->m->name, q);
+		return false;
+	}
+	/* acquire: pairs with the device's release store of the tail; the
+	 * entry and the records of its buffer are visible after this load. */
+	uint32_t tail = atomic_load_explicit(&h->queue_tails[q], memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&h->queue_heads[q], memory_order_relaxed);
+	if (head >= size || tail >= size) {
+		/* Never trust out-of-range indices: report and treat as empty. */
+		if (atomic_fetch_add_explicit(&p->bad_index_events, 1, memory_order_relaxed) % 100000 == 0)
+			TP_ERROR("%s: invalid queue indices for thread %u: head=%u tail=%u (max=%u)",
+				 p->m->name, q, head, tail, size);
+		return false;
+	}
+	if (head == tail)
+		return false;
+	struct tp_ready_entry *e = &tp_shm_queue(h, q)[head];
+	if (bp_read_range(&p->bp, e, sizeof(*e)) != 0) {
+		TP_ERROR("%s: failed to read ready entry %u of thread %u", p->m->name, head, q);
+		return false;
+	}
+	/* relaxed: ordered after the acquire load of the tail above. */
+	out->instance = atomic_load_explicit(&e->instance, memory_order_relaxed);
+	out->kind = atomic_load_explicit(&e->kind, memory_order_relaxed);
+	out->buffer_ptr = atomic_load_explicit(&e->buffer_ptr, memory_order_relaxed);
+	out->buffer_seq = atomic_load_explicit(&e->buffer_seq, memory_order_relaxed);
+	out->thread = q;
+	if (out->buffer_ptr == 0) {
+		/* The reference waits for a torn entry to complete.  With
+		 * release/acquire publication a zero pointer is corruption, so
+		 * wait a little, then report and skip it rather than stall. */
+		if (++p->null_streak[q] < NULL_ENTRY_PATIENCE)
+			return false;
+		p->null_streak[q] = 0;
+		atomic_fetch_add_explicit(&p->null_entry_events, 1, memory_order_relaxed);
+		TP_ERROR("%s: ready entry %u of thread %u has a null buffer pointer; skipped",
+			 p->m->name, head, q);
+	}
+	p->null_streak[q] = 0;
+	/* release: our reads of the entry complete before the device, which
+	 * acquires the head, may overwrite that slot. */
+	atomic_store_explicit(&h->queue_heads[q], (head + 1) % size, memory_order_release);
+	if (bp_write_range(&p->bp, &h->queue_heads[q], sizeof(h->queue_heads[q])) != 0) {
+		atomic_store_explicit(&h->queue_heads[q], head, memory_order_relaxed);
+		TP_ERROR("%s: failed to advance ready_queue head for thread %u", p->m->name, q);
+		return false;
+	}
+	return out->buffer_ptr != 0;
+}
+
+/* -------------------------------------------------------- free queues */
+
+static uint64_t obtain_buffer(struct tp_profiler *p, int kind, int shard)
+{
+	if (shard >= 0)
+		return bp_pop_recycled(&p->bp, kind, shard);
+	uint64_t dev = bp_pop_recycled_for_startup(&p->bp, kind);
+	if (dev)
+		return dev;
+	int batch = p->m->batch_size ? p->m->batch_size(kind) : 1;
+	if (batch < 1)
+		batch = 1;
+	bp_allocate_recycled_batch(&p->bp, kind, bp_buffer_size(&p->bp, kind), batch, -1);
+	return bp_pop_recycled_for_startup(&p->bp, kind);
+}
+
+/* Fill instance's free queue; *starved (may be NULL) tells whether it was
+ * left short because no buffer was at hand. */
+static size_t top_up(struct tp_profiler *p, uint32_t instance, int shard, bool *starved)
+{
+	if (starved)
+		*starved = false;
+	if (instance >= p->num_instances)
+		return 0;
+	struct tp_free_queue *fq = &tp_shm_state(p->hdr, instance)->free_queue;
+	const uint32_t slots = p->hdr->slot_count;
+	const int kind = p->inst_kind[instance];
+	size_t pushed = 0;
+	/* One producer per free queue at a time: an instance's buffers may
+	 * arrive on several ready queues, and the replenish thread produces
+	 * too while a freeze is open. */
+	while (atomic_flag_test_and_set_explicit(&p->fq_busy[instance], memory_order_acquire))
+		;
+	for (;;) {
+		if (bp_read_range(&p->bp, &fq->head, sizeof(fq->head)) != 0) {
+			TP_ERROR("%s: failed to refresh free_queue head", p->m->name);
+			break;
+		}
+		/* acquire: pairs with the device's release of head after it read
+		 * the slot, so overwriting that slot below is safe. */
+		uint32_t head = atomic_load_explicit(&fq->head, memory_order_acquire);
+		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_relaxed);
+		if (tail - head >= slots)
+			break;
+		uint64_t dev = obtain_buffer(p, kind, shard);
+		if (!dev) {
+			if (starved)
+				*starved = true;
+			break;
+		}
+		uint32_t slot = tail % slots;
+		uint64_t old = atomic_load_explicit(&fq->buffer_ptrs[slot], memory_order_relaxed);
+		/* relaxed: published by the release store of the tail below. */
+		atomic_store_explicit(&fq->buffer_ptrs[slot], dev, memory_order_relaxed);
+		if (bp_write_range(&p->bp, &fq->buffer_ptrs[slot], sizeof(uint64_t)) != 0) {
+			atomic_store_explicit(&fq->buffer_ptrs[slot], old, memory_order_relaxed);
+			TP_ERROR("%s: failed to publish free_queue slot", p->m->name);
+			bp_retire(&p->bp, kind, dev, shard);
+			break;
+		}
+		/* release (the seed's wmb): the slot is visible before the tail
+		 * that exposes it. */
+		atomic_store_explicit(&fq->tail, tail + 1, memory_order_release);
+		if (bp_write_range(&p->bp, &fq->tail, sizeof(fq->tail)) != 0) {
+			atomic_store_explicit(&fq->tail, tail, memory_order_relaxed);
+			atomic_store_explicit(&fq->buffer_ptrs[slot], old, memory_order_relaxed);
+			bp_write_range(&p->bp, &fq->buffer_ptrs[slot], sizeof(uint64_t));
+			TP_ERROR("%s: failed to publish free_queue tail", p->m->name);
+			bp_retire(&p->bp, kind, dev, shard);
+			break;
+		}
+		pushed++;
+	}
+	atomic_flag_clear_explicit(&p->fq_busy[instance], memory_order_release);
+	return pushed;
+}
+
+size_t prof_top_up_free_queue(struct tp_profiler *p, uint32_t instance, int shard)
+{
+	return top_up(p, instance, shard, NULL);
+}
+
+size_t prof_replenish_free_queues(struct tp_profiler *p)
+{
+	size_t pushed = 0;
+	for (uint32_t i = 0; i < p->num_instances; i++)
+		pushed += prof_top_up_free_queue(p, i, -1);
+	return pushed;
+}
+
+/* ------------------------------------------------------ process entry */
+
+/* Drain-thread state: instances whose free queue a top-up left short
+ * because recycled lane `shard` was empty; retried on every scan so a
+ * buffer returned late reaches the device without waiting for the next
+ * ready entry of that instance. */
+struct drain_ctx {
+	int shard;
+	uint32_t *starved; /* instance ids */
+	uint8_t *marked;   /* per instance: on the list */
+	uint32_t nstarved;
+};
+
+static void note_starved(struct drain_ctx *dc, uint32_t inst)
+{
+	if (dc && !dc->marked[inst]) {
+		dc->marked[inst] = 1;
+		dc->starved[dc->nstarved++] = inst;
+	}
+}
+
+static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_ready_entry *e,
+			  struct drain_ctx *dc);
+
+void prof_process_entry(struct tp_profiler *p, uint32_t q, const struct tp_ready_entry *e)
+{
+	process_entry(p, q, e, NULL);
+}
+
+static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_ready_entry *e,
+			  struct drain_ctx *dc)
+{
+	const int shard = (int)(q % (uint32_t)p->shard_count);
+	const uint32_t inst = e->instance;
+	if (inst >= p->num_instances || e->kind != p->inst_kind[inst] ||
+	    (p->m->accept_entry && !p->m->accept_entry(p->hdr, q, e))) {
+		TP_ERROR("%s: invalid ready entry on thread %u: instance=%u kind=%u "
+			 "(instances=%u); buffer dropped",
+			 p->m->name, q, inst, e->kind, p->num_instances);
+		if (bp_resolve_host_range(&p->bp, e->buffer_ptr, 1))
+			bp_retire(&p->bp, 0, e->buffer_ptr, shard);
+		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, UINT32_MAX, 0);
+		return;
+	}
+	const int kind = (int)e->kind;
+	const uint32_t bufsize = p->hdr->kinds[kind].buffer_size;
+	const uint32_t cap = p->hdr->kinds[kind].records_per_buffer;
+	const uint32_t rsize = p->hdr->kinds[kind].record_size;
+	struct tp_buf_hdr *host = bp_resolve_host_range(&p->bp, e->buffer_ptr, bufsize);
+	if (!host) {
+		count_host_loss(p, TP_HOST_LOST_UNMAPPED, inst, 0);
+		return;
+	}
+	/* a5: pull the header first, then only the records it holds. */
+	if (bp_copy_buffer_from_device(&p->bp, host, e->buffer_ptr, TP_BUF_HDR_SIZE) != 0) {
+		TP_ERROR("%s: failed to copy ready buffer from device (kind=%d, thread=%u)",
+			 p->m->name, kind, q);
+		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+		count_host_loss(p, TP_HOST_LOST_COPY_FAILED, inst, 0);
+		return;
+	}
+	uint32_t count = atomic_load_explicit(&host->count, memory_order_relaxed);
+	if (count > cap) {
+		TP_ERROR("%s: buffer %#" PRIx64 " of instance %u claims %u records (capacity %u); "
+			 "dropped",
+			 p->m->name, e->buffer_ptr, inst, count, cap);
+		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, inst, 0);
+		return;
+	}
+	if (count && bp_copy_buffer_from_device(&p->bp, (char *)host + TP_BUF_HDR_SIZE,
+						e->buffer_ptr + TP_BUF_HDR_SIZE,
+						(size_t)count * rsize) != 0) {
+		TP_ERROR("%s: failed to copy ready buffer from device (kind=%d, thread=%u)",
+			 p->m->name, kind, q);
+		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+		count_host_loss(p, TP_HOST_LOST_COPY_FAILED, inst, count);
+		return;
+	}
+	/* seq_cst: pairs with the store in open_freeze; while a freeze is open
+	 * the replenish thread is the only free-queue producer (spec §5.3). */
+	if (!atomic_load_explicit(&p->host_freeze_open, memory_order_seq_cst)) {
+		bool starved;
+		top_up(p, inst, shard, &starved);
+		if (starved)
+			note_starved(dc, inst);
+	}
+
+	struct tp_ready_info info = {
+		.kind = (uint32_t)kind,
+		.instance = inst,
+		.thread = q,
+		.seq = e->buffer_seq,
+		.count = count,
+		.record_size = rsize,
+		.dev_ptr = e->buffer_ptr,
+		.host_ptr = host,
+		.records = (char *)host + TP_BUF_HDR_SIZE,
+	};
+	if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
+		bp_wake_ready(&p->bp, shard);
+		return;
+	}
+	/* The collector is behind: wait for room (backpressure reaches the
+	 * device through the ready queue) rather than lose the buffer. */
+	int wait_ms = p->cfg.ready_push_wait_ms;
+	uint64_t deadline = tp_now_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000u;
+	while (wait_ms > 0 && tp_now_ns() < deadline &&
+	       !atomic_load_explicit(&p->coll_abandoned[shard], memory_order_relaxed)) {
+		sleep_us(50);
+		if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
+			bp_wake_ready(&p->bp, shard);
+			return;
+		}
+	}
+	TP_ERROR("BufferPoolManager: ready queue full for shard=%d capacity=%zu", shard,
+		 p->bp.ready_cap);
+	bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+	count_host_loss(p, TP_HOST_LOST_SHARD_FULL, inst, count);
+}
+
+/* --------------------------------------------------------- backpressure */
+
+static void log_freeze(struct tp_profiler *p, bool open, const char *what)
+{
+	uint64_t n = atomic_fetch_add_explicit(open ? &p->freeze_opened : &p->freeze_released, 1,
+					       memory_order_relaxed) + 1;
+	/* Backpressure is normal operation under load: the first freeze of a
+	 * run and every 1000th are warnings, the rest debug lines; the count
+	 * is reported again at reconcile. */
+	int level = (n == 1 || n % 1000 == 0) ? TP_LOG_WARN : TP_LOG_DEBUG;
+	if (!tp_log_enabled(level))
+		return;
+	if (open)
+		tp_log(level, "%s DFX backpressure TRIGGERED: %s (occurrence %" PRIu64 ")",
+		       p->m->name, what, n);
+	else
+		tp_log(level,
+		       "%s DFX backpressure RELEASED: ready-queue drained AND free-queues "
+		       "refilled — AICPU lanes resume (occurrence %" PRIu64 ")",
+		       p->m->name, n);
+}
+
+static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic uint32_t *contended,
+			const char *what)
+{
+	/* seq_cst: drains test this flag before topping up a free queue, so
+	 * after this store no new drain-side top-up starts. */
+	atomic_store_explicit(&p->host_freeze_open, true, memory_order_seq_cst);
+	/* release: the freeze is set before the contention flag is cleared,
+	 * so there is no instant where the device could see both at 0. */
+	atomic_store_explicit(freeze, 1, memory_order_release);
+	bp_write_range(&p->bp, freeze, sizeof(*freeze));
+	atomic_store_explicit(contended, 0, memory_order_relaxed);
+	bp_write_range(&p->bp, contended, sizeof(*contended));
+	log_freeze(p, true, what);
+}
+
+void prof_update_backpressure(struct tp_profiler *p)
+{
+	struct tp_backpressure *bpf = &p->hdr->bp;
+	if (!atomic_load_explicit(&bpf->rq_freeze_active, memory_order_relaxed)) {
+		bp_read_range(&p->bp, &bpf->rq_contended, sizeof(bpf->rq_contended));
+		if (atomic_load_explicit(&bpf->rq_contended, memory_order_relaxed))
+			open_freeze(p, &bpf->rq_freeze_active, &bpf->rq_contended,
+				    "ready-queue-full, push-gate freeze OPENED — all AICPU lanes "
+				    "parked at their push gate");
+	}
+	if (!atomic_load_explicit(&bpf->fq_freeze_active, memory_order_relaxed)) {
+		bp_read_range(&p->bp, &bpf->fq_contended, sizeof(bpf->fq_contended));
+		if (atomic_load_explicit(&bpf->fq_contended, memory_order_relaxed))
+			open_freeze(p, &bpf->fq_freeze_active, &bpf->fq_contended,
+				    "free-queue-empty, pop-gate freeze OPENED — all AICPU lanes "
+				    "parked at their pop gate");
+	}
+	bool rq = atomic_load_explicit(&bpf->rq_freeze_active, memory_order_relaxed);
+	bool fq = atomic_load_explicit(&bpf->fq_freeze_active, memory_order_relaxed);
+	if (!rq && !fq)
+		return; /* zero cost when idle */
+	if (bp_read_range(&p->bp, p->hdr->queue_tails, sizeof(uint32_t) * p->num_threads) != 0)
+		return;
+	/* Only the live queues: unused ones are 0/0 anyway (spec §11.8). */
+	for (uint32_t q = 0; q < p->num_threads; q++)
+		if (atomic_load_explicit(&p->hdr->queue_heads[q], memory_order_relaxed) !=
+		    atomic_load_explicit(&p->hdr->queue_tails[q], memory_order_acquire))
+			return; /* ready queues not drained yet; drains keep running */
+	if (prof_replenish_free_queues(p) != 0)
+		return; /* release on a tick where nothing more could be pushed */
+	/* release: the refilled slots and tails are visible before a device
+	 * that acquires the cleared freeze flag re-checks its free queue. */
+	if (rq) {
+		atomic_store_explicit(&bpf->rq_freeze_active, 0, memory_order_release);
+		bp_write_range(&p->bp, &bpf->rq_freeze_active, sizeof(uint32_t));
+	}
+	if (fq) {
+		atomic_store_explicit(&bpf->fq_freeze_active, 0, memory_order_release);
+		bp_write_range(&p->bp, &bpf->fq_freeze_active, sizeof(uint32_t));
+	}
+	atomic_store_explicit(&p->host_freeze_open, false, memory_order_seq_cst);
+	log_freeze(p, false, NULL);
+}
+
+/* -------------------------------------------------------------- threads */
+
+struct thread_arg {
+	struct tp_profiler *p;
+	int index;
+};
+
+/* Host threads sleep in 10 µs steps; the default 50 µs timer slack would
+ * stretch each to ~60 µs and leave parked AICPU lanes waiting. */
+static void host_thread_init(void)
+{
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+}
+
+/* Retry the starved instances while recycled lane dc->shard has buffers. */
+static bool retry_starved(struct tp_profiler *p, struct drain_ctx *dc)
+{
+	if (!dc->nstarved ||
+	    atomic_load_explicit(&p->host_freeze_open, memory_order_seq_cst))
+		return false;
+	bool pushed = false;
+	uint32_t keep = 0;
+	for (uint32_t k = 0; k < dc->nstarved; k++) {
+		uint32_t inst = dc->starved[k];
+		bool starved;
+		pushed |= top_up(p, inst, dc->shard, &starved) != 0;
+		if (starved)
+			dc->starved[keep++] = inst;
+		else
+			dc->marked[inst] = 0;
+	}
+	dc->nstarved = keep;
+	return pushed;
+}
+
+static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t first, uint32_t n)
+{
+	bool hit = false;
+	struct tp_ready_entry e;
+	for (uint32_t q = first; q < p->num_threads; q += n)
+		while (prof_try_pop_entry(p, q, &e)) {
+			process_entry(p, q, &e, dc);
+			hit = true;
+		}
+	return hit;
+}
+
+static void *drain_main(void *arg)
+{
+	host_thread_init();
+	struct thread_arg *a = arg;
+	struct tp_profiler *p = a->p;
+	const uint32_t n = (uint32_t)p->shard_count;
+	const uint32_t first = (uint32_t)a->index;
+	free(a);
+	struct drain_ctx dc = {
+		.shard = (int)first,
+		.starved = calloc(p->num_instances, sizeof(uint32_t)),
+		.marked = calloc(p->num_instances, 1),
+	};
+	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
+	unsigned empty_scans = 0;
+	/* acquire: pairs with the release store in prof_stop. */
+	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
+		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
+			sleep_us(100);
+			continue;
+		}
+		bool hit = drain_pass(p, dcp, first, n);
+		if (dcp)
+			hit |= retry_starved(p, dcp);
+		if (hit)
+			empty_scans = 0;
+		else if (++empty_scans > DRAIN_BUSY_POLL_SCANS)
+			sleep_us(IDLE_SLEEP_US);
+	}
+	/* Final pass: everything the device published before it stopped. */
+	while (drain_pass(p, NULL, first, n))
+		;
+	free(dc.starved);
+	free(dc.marked);
+	return NULL;
+}
+
+static void *replenish_main(void *arg)
+{
+	host_thread_init();
+	struct tp_profiler *p = arg;
+	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
+		size_t drained = bp_drain_done_into_recycled(&p->bp);
+		size_t added = bp_replenish_recycled_pools(&p->bp);
+		prof_update_backpressure(p);
+		uint32_t tick = atomic_load_explicit(&p->hdr->host_tick, memory_order_relaxed);
+		/* relaxed: a heartbeat; the device only compares it. */
+		atomic_store_explicit(&p->hdr->host_tick, tick + 1, memory_order_relaxed);
+		bp_write_range(&p->bp, &p->hdr->host_tick, sizeof(uint32_t));
+		if (drained == 0 && added == 0)
+			sleep_us(IDLE_SLEEP_US);
+	}
+	return NULL;
+}
+
+static void consume(struct tp_profiler *p, const struct tp_ready_info *info, int shard)
+{
+	if (p->cfg.on_buffer_collected)
+		p->cfg.on_buffer_collected(p->cfg.ud, info, shard);
+	atomic_fetch_add_explicit(&p->inst_collected[info->instance], info->count,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&p->buffers_collected, 1, memory_order_relaxed);
+	if (!bp_notify_copy_done(&p->bp, info->dev_ptr, (int)info->kind, shard))
+		bp_retire(&p->bp, (int)info->kind, info->dev_ptr, shard); /* records were delivered */
+}
+
+static void *collector_main(void *arg)
+{
+	struct thread_arg *a = arg;
+	struct tp_profiler *p = a->p;
+	const int shard = a->index;
+	free(a);
+	const int timeout_s = p->m->idle_timeout_sec > 0 ? p->m->idle_timeout_sec : 30;
+	bool seen = false;
+	uint64_t idle_since = 0;
+	struct tp_ready_info info;
+	for (;;) {
+		if (bp_wait_pop_ready(&p->bp, &info, COLLECTOR_TICK_MS, shard)) {
+			consume(p, &info, shard);
+			seen = true;
+			idle_since = 0;
+			continue;
+		}
+		/* acquire: pairs with the release store in prof_stop, made after
+		 * the drains (the only producers) were joined. */
+		if (atomic_load_explicit(&p->execution_complete, memory_order_acquire)) {
+			while (bp_try_pop_ready(&p->bp, &info, shard))
+				consume(p, &info, shard);
+			return NULL;
+		}
+		if (!seen)
+			continue; /* an empty shard is a valid shape: never times out */
+		uint64_t now = tp_now_ns();
+		if (!idle_since) {
+			idle_since = now;
+		} else if (now - idle_since >= (uint64_t)timeout_s * 1000000000u) {
+			TP_ERROR("%s collector idle timeout after %d seconds — giving up", p->m->name,
+				 timeout_s);
+			atomic_store_explicit(&p->coll_abandoned[shard], true, memory_order_relaxed);
+			return NULL;
+		}
+	}
+}
+
+/* ----------------------------------------------------------- lifecycle */
+
+static bool validate(const struct tp_profiler_config *c)
+{
+	const struct tp_module *m = c->module;
+	if (!m || !m->name || m->kinds < 1 || m->kinds > TP_MAX_KINDS) {
+		tp_set_error(-EINVAL, "profiler: module missing or kinds out of [1, %d]", TP_MAX_KINDS);
+		return false;
+	}
+	if (m->ready_queue_size < 2 || m->slot_count < 1 || m->slot_count > TP_FQ_MAX_SLOTS) {
+		tp_set_error(-EINVAL,
+			     "%s: ready_queue_size %u must be >= 2 and slot_count %u in [1, %d]",
+			     m->name, m->ready_queue_size, m->slot_count, TP_FQ_MAX_SLOTS);
+		return false;
+	}
+	for (int k = 0; k < m->kinds; k++)
+		if (!m->record_size[k] || !m->records_per_buffer[k] ||
+		    !tp_buffer_bytes(m->record_size[k], m->records_per_buffer[k])) {
+			tp_set_error(-EINVAL, "%s: kind %d has no record size or capacity", m->name, k);
+			return false;
+		}
+	if (c->num_threads < 1 || c->num_threads > TP_MAX_AICPU_THREADS) {
+		tp_set_error(-EINVAL, "%s: num_threads %u out of [1, %d]", m->name, c->num_threads,
+			     TP_MAX_AICPU_THREADS);
+		return false;
+	}
+	if (c->num_instances < 1) {
+		tp_set_error(-EINVAL, "%s: num_instances must be >= 1", m->name);
+		return false;
+	}
+	if (!c->ops.alloc || !c->ops.free_) {
+		tp_set_error(-EINVAL, "%s: memory ops need alloc and free", m->name);
+		return false;
+	}
+	if (c->instance_kind)
+		for (uint32_t i = 0; i < c->num_instances; i++)
+			if (c->instance_kind[i] >= m->kinds) {
+				tp_set_error(-EINVAL, "%s: instance %u has kind %u (kinds=%d)", m->name,
+					     i, c->instance_kind[i], m->kinds);
+				return false;
+			}
+	return true;
+}
+
+static void free_dev(void *ud, uint64_t dev)
+{
+	struct tp_profiler *p = ud;
+	p->cfg.ops.free_(p->cfg.ops.ud, (void *)(uintptr_t)dev);
+}
+
+static void free_host_state(struct tp_profiler *p)
+{
+	free(p->inst_kind);
+	free(p->fq_busy);
+	free(p->null_streak);
+	free(p->drain_th);
+	free(p->coll_th);
+	free((void *)p->coll_abandoned);
+	free((void *)p->inst_collected);
+	free((void *)p->inst_host_lost);
+	free(p);
+}
+
+/* Seed one instance: one block carved into n buffers; up to slot_count go
+ * straight into its free queue, the rest to a recycled lane. */
+static int seed_instance(struct tp_profiler *p, uint32_t i, uint32_t n)
+{
+	const int kind = p->inst_kind[i];
+	const size_t size = bp_buffer_size(&p->bp, kind);
+	void *host;
+	uint64_t base = bp_alloc_and_register_block(&p->bp, size * n, &host);
+	if (!base)
+		return -ENOMEM;
+	struct tp_free_queue *fq = &tp_shm_state(p->hdr, i)->free_queue;
+	for (uint32_t b = 0; b < n; b++) {
+		uint64_t dev = base + (uint64_t)b * size;
+		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_relaxed);
+		if (b < p->hdr->slot_count) {
+			/* Device not running yet: plain order suffices; the whole
+			 * region is pushed (a5) or the launch orders it (a2a3). */
+			atomic_store_explicit(&fq->buffer_ptrs[tail % p->hdr->slot_count], dev,
+					      memory_order_relaxed);
+			atomic_store_explicit(&fq->tail, tail + 1, memory_order_relaxed);
+		} else if (!bp_push_recycled(&p->bp, kind, dev, (int)(i % (uint32_t)p->shard_count))) {
+			bp_retire(&p->bp, kind, dev, (int)(i % (uint32_t)p->shard_count));
+		}
+	}
+	return 0;
+}
+
+struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
+{
+	if (!cfg || !validate(cfg))
+		return NULL;
+	const struct tp_module *m = cfg->module;
+	struct tp_profiler *p = calloc(1, sizeof(*p));
+	if (!p) {
+		tp_set_error(-ENOMEM, "profiler: out of memory");
+		return NULL;
+	}
+	p->cfg = *cfg;
+	p->m = m;
+	p->num_threads = cfg->num_threads;
+	p->num_instances = cfg->num_instances;
+	int max_shards = m->max_collector_threads > 0 ? m->max_collector_threads : 1;
+	p->shard_count = (int)cfg->num_threads < max_shards ? (int)cfg->num_threads : max_shards;
+	if (p->cfg.ready_push_wait_ms < 0)
+		p->cfg.ready_push_wait_ms = (m->idle_timeout_sec > 0 ? m->idle_timeout_sec : 30) * 1000;
+
+	p->inst_kind = calloc(p->num_instances, 1);
+	p->fq_busy = calloc(p->num_instances, sizeof(*p->fq_busy));
+	p->null_streak = calloc(TP_MAX_AICPU_THREADS, sizeof(*p->null_streak));
+	p->drain_th = calloc((size_t)p->shard_count, sizeof(pthread_t));
+	p->coll_th = calloc((size_t)p->shard_count, sizeof(pthread_t));
+	p->coll_abandoned = calloc((size_t)p->shard_count, sizeof(*p->coll_abandoned));
+	p->inst_collected = calloc(p->num_instances, sizeof(*p->inst_collected));
+	p->inst_host_lost = calloc(p->num_instances, sizeof(*p->inst_host_lost));
+	if (!p->inst_kind || !p->fq_busy || !p->null_streak || !p->drain_th || !p->coll_th ||
+	    !p->coll_abandoned || !p->inst_collected || !p->inst_host_lost ||
+	    bp_init(&p->bp, m) != 0) {
+		free_host_state(p);
+		tp_set_error(-ENOMEM, "%s: out of memory", m->name);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->num_instances; i++) {
+		p->inst_kind[i] = cfg->instance_kind ? cfg->instance_kind[i] : 0;
+		atomic_flag_clear(&p->fq_busy[i]);
+	}
+	bp_set_shard_count(&p->bp, p->shard_count);
+	bp_set_memory_context(&p->bp, &cfg->ops, NULL, NULL, 0);
+
+	/* Lay out the region. */
+	uint64_t queues_off = align64(sizeof(struct tp_shm_header));
+	uint64_t states_off =
+		align64(queues_off + (uint64_t)p->num_threads * m->ready_queue_size *
+					     sizeof(struct tp_ready_entry));
+	uint64_t priv_off =
+		align64(states_off + (uint64_t)p->num_instances * sizeof(struct tp_buffer_state));
+	uint64_t total = align64(priv_off + cfg->priv_size);
+	if (total > UINT32_MAX) {
+		bp_fini(&p->bp);
+		free_host_state(p);
+		tp_set_error(-EINVAL, "%s: pool region of %" PRIu64 " bytes is too large", m->name,
+			     total);
+		return NULL;
+	}
+	void *host;
+	p->shm_dev = bp_alloc_and_register_block(&p->bp, total, &host);
+	if (!p->shm_dev) {
+		bp_fini(&p->bp);
+		free_host_state(p);
+		tp_set_error(-ENOMEM, "%s: cannot allocate the %" PRIu64 "-byte pool region",
+			     m->name, total);
+		return NULL;
+	}
+	p->hdr = host;
+	p->shm_size = (uint32_t)total;
+	memset(host, 0, total);
+	struct tp_shm_header *h = p->hdr;
+	h->magic = TP_SHM_MAGIC;
+	h->version = TP_SHM_VERSION;
+	h->total_size = (uint32_t)total;
+	h->num_threads = p->num_threads;
+	h->ready_queue_size = m->ready_queue_size;
+	h->slot_count = m->slot_count;
+	h->num_instances = p->num_instances;
+	h->num_kinds = (uint32_t)m->kinds;
+	h->queues_off = (uint32_t)queues_off;
+	h->states_off = (uint32_t)states_off;
+	h->priv_off = (uint32_t)priv_off;
+	h->priv_size = cfg->priv_size;
+	h->clock_freq_hz = tp_sys_cnt_freq();
+	h->backstop_cycles = cfg->backstop_cycles ? cfg->backstop_cycles : tp_sys_cnt_freq() * 30u;
+	h->grace_cycles = cfg->grace_ns == UINT32_MAX
+				  ? 0
+				  : tp_sys_cnt_from_ns(cfg->grace_ns ? cfg->grace_ns : 20000u);
+	for (int k = 0; k < m->kinds; k++)
+		h->kinds[k] = (struct tp_kind_geom){
+			.record_size = m->record_size[k],
+			.records_per_buffer = m->records_per_buffer[k],
+			.buffer_size = bp_buffer_size(&p->bp, k),
+		};
+	for (uint32_t i = 0; i < p->num_instances; i++) {
+		struct tp_buffer_state *st = tp_shm_state(h, i);
+		st->kind = p->inst_kind[i];
+		st->instance = i;
+	}
+	bp_set_memory_context(&p->bp, &cfg->ops, (void *)(uintptr_t)p->shm_dev, host, total);
+
+	uint32_t per_inst = cfg->buffers_per_instance ? cfg->buffers_per_instance : m->slot_count;
+	for (uint32_t i = 0; i < p->num_instances; i++)
+		if (seed_instance(p, i, per_inst) != 0) {
+			bp_release_all_owned(&p->bp, free_dev, p);
+			bp_fini(&p->bp);
+			free_host_state(p);
+			tp_set_error(-ENOMEM, "%s: cannot allocate the seed buffers of instance %u",
+				     m->name, i);
+			return NULL;
+		}
+	uint64_t seeded = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
+	if (cfg->pool_cap_bytes == 0) {
+		uint64_t cap = seeded * 8u;
+		p->bp.pool_cap_bytes = cap < (16u << 20) ? (16u << 20) : cap;
+	} else {
+		p->bp.pool_cap_bytes = cfg->pool_cap_bytes == UINT64_MAX ? 0 : cfg->pool_cap_bytes;
+	}
+	if (p->bp.shadow && cfg->ops.copy_to_device(cfg->ops.ud, (void *)(uintptr_t)p->shm_dev,
+						    host, total) != 0) {
+		bp_release_all_owned(&p->bp, free_dev, p);
+		bp_fini(&p->bp);
+		free_host_state(p);
+		tp_set_error(-EIO, "%s: cannot push the pool region to the device", m->name);
+		return NULL;
+	}
+	TP_DEBUG("%s: pool open: %u threads, %u instances, %d shards, region %u B, seeded %" PRIu64
+		 " B",
+		 m->name, p->num_threads, p->num_instances, p->shard_count, p->shm_size, seeded);
+	return p;
+}
+
+void *prof_priv_host(struct tp_profiler *p)
+{
+	return tp_shm_priv(p->hdr);
+}
+
+int prof_push_priv(struct tp_profiler *p)
+{
+	if (!p->hdr->priv_size)
+		return 0;
+	return bp_write_range(&p->bp, tp_shm_priv(p->hdr), p->hdr->priv_size);
+}
+
+int prof_start(struct tp_profiler *p)
+{
+	if (!p)
+		return -EINVAL;
+	if (p->started)
+		return 0;
+	atomic_store_explicit(&p->execution_complete, false, memory_order_relaxed);
+	(void)tp_sys_cnt(); /* calibrate the clock here, not on a producer */
+	prof_replenish_free_queues(p);
+	bp_replenish_recycled_pools(&p->bp);
+	atomic_store_explicit(&p->mgmt_running, true, memory_order_release);
+	int rc = 0, nd = 0, nc = 0;
+	bool repl = false;
+	/* Management threads first: they produce what collectors consume. */
+	for (; nd < p->shard_count && rc == 0; nd++) {
+		struct thread_arg *a = malloc(sizeof(*a));
+		if (!a) {
+			rc = ENOMEM;
+			break;
+		}
+		*a = (struct thread_arg){p, nd};
+		rc = pthread_create(&p->drain_th[nd], NULL, drain_main, a);
+		if (rc) {
+			free(a);
+			break;
+		}
+	}
+	if (rc == 0) {
+		rc = pthread_create(&p->repl_th, NULL, replenish_main, p);
+		repl = rc == 0;
+	}
+	for (; rc == 0 && nc < p->shard_count; nc++) {
+		struct thread_arg *a = malloc(sizeof(*a));
+		if (!a) {
+			rc = ENOMEM;
+			break;
+		}
+		*a = (struct thread_arg){p, nc};
+		rc = pthread_create(&p->coll_th[nc], NULL, collector_main, a);
+		if (rc) {
+			free(a);
+			break;
+		}
+	}
+	if (rc != 0) {
+		atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
+		for (int i = 0; i < nd; i++)
+			pthread_join(p->drain_th[i], NULL);
+		if (repl)
+			pthread_join(p->repl_th, NULL);
+		atomic_store_explicit(&p->execution_complete, true, memory_order_release);
+		for (int i = 0; i < nc; i++) {
+			bp_wake_ready(&p->bp, i);
+			pthread_join(p->coll_th[i], NULL);
+		}
+		return tp_set_error(-rc, "%s: cannot start profiler threads: %s", p->m->name,
+				    strerror(rc));
+	}
+	p->started = true;
+	return 0;
+}
+
+void prof_stop(struct tp_profiler *p)
+{
+	if (!p || !p->started)
+		return;
+	/* release: the drains' final pass starts after this store. */
+	atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
+	for (int i = 0; i < p->shard_count; i++)
+		pthread_join(p->drain_th[i], NULL);
+	pthread_join(p->repl_th, NULL);
+	/* release: only now, with every drain joined, may collectors treat an
+	 * empty shard as final. */
+	atomic_store_explicit(&p->execution_complete, true, memory_order_release);
+	for (int i = 0; i < p->shard_count; i++)
+		bp_wake_ready(&p->bp, i);
+	for (int i = 0; i < p->shard_count; i++)
+		pthread_join(p->coll_th[i], NULL);
+	/* A shard whose collector gave up on its idle timeout may have
+	 * received buffers since: deliver them here, on this thread. */
+	struct tp_ready_info info;
+	for (int i = 0; i < p->shard_count; i++) {
+		size_t late = 0;
+		while (bp_try_pop_ready(&p->bp, &info, i)) {
+			consume(p, &info, i);
+			late++;
+		}
+		if (late)
+			TP_WARN("%s: delivered %zu late buffers of abandoned collector shard %d at stop",
+				p->m->name, late, i);
+	}
+	p->started = false;
+}
+
+static const char *kind_name(const struct tp_module *m, int k, char *buf, size_t n)
+{
+	if (m->kind_names[k])
+		return m->kind_names[k];
+	snprintf(buf, n, "kind%d", k);
+	return buf;
+}
+
+int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
+{
+	struct tp_reconcile r = {.kinds = p->m->kinds, .ok = true};
+	/* The device has stopped: pull the whole region once. */
+	if (p->bp.shadow)
+		p->cfg.ops.copy_from_device(p->cfg.ops.ud, p->hdr, (void *)(uintptr_t)p->shm_dev,
+					    p->shm_size);
+	for (uint32_t i = 0; i < p->num_instances; i++) {
+		struct tp_buffer_state *st = tp_shm_state(p->hdr, i);
+		struct tp_reconcile_pool *rp = &r.pool[p->inst_kind[i]];
+		rp->total += atomic_load_explicit(&st->total_record_count, memory_order_relaxed);
+		rp->dropped += atomic_load_explicit(&st->dropped_record_count, memory_order_relaxed);
+		rp->mismatch += atomic_load_explicit(&st->mismatch_record_count, memory_order_relaxed);
+		for (int c = 0; c < TP_DROP_NCAUSES; c++)
+			rp->dropped_by_cause[c] +=
+				atomic_load_explicit(&st->dropped_by_cause[c], memory_order_relaxed);
+		rp->collected += atomic_load_explicit(&p->inst_collected[i], memory_order_relaxed);
+		rp->dropped += atomic_load_explicit(&p->inst_host_lost[i], memory_order_relaxed);
+		uint64_t cur = atomic_load_explicit(&st->current_buf_ptr, memory_order_relaxed);
+		if (cur) {
+			struct tp_buf_hdr *b = bp_resolve_host_range(&p->bp, cur, TP_BUF_HDR_SIZE);
+			if (b && bp_copy_buffer_from_device(&p->bp, b, cur, TP_BUF_HDR_SIZE) == 0) {
+				uint32_t n = atomic_load_explicit(&b->count, memory_order_relaxed);
+				if (n) {
+					TP_ERROR("%s: instance %u still holds %u unflushed records in "
+						 "its current buffer (device flush missing)",
+						 p->m->name, i, n);
+					rp->unflushed += n;
+				}
+			}
+		}
+	}
+	/* Host losses whose instance is unknown go to kind 0. */
+	for (int c = 0; c < TP_HOST_LOST_NCAUSES; c++)
+		r.pool[0].host_lost_by_cause[c] =
+			atomic_load_explicit(&p->host_lost[c], memory_order_relaxed);
+	for (int k = 0; k < r.kinds; k++) {
+		struct tp_reconcile_pool *rp = &r.pool[k];
+		rp->ok = rp->collected + rp->dropped + rp->mismatch == rp->total;
+		r.ok = r.ok && rp->ok;
+		char nb[16];
+		const char *name = kind_name(p->m, k, nb, sizeof(nb));
+		int level = !rp->ok ? TP_LOG_ERROR : rp->dropped ? TP_LOG_WARN : TP_LOG_TIMING;
+		tp_log(level,
+		       "%s reconcile [%s]: collected=%" PRIu64 " + dropped=%" PRIu64
+		       " + mismatch=%" PRIu64 " %s total=%" PRIu64
+		       " (dropped by cause: no_buffer=%" PRIu64 " ready_full=%" PRIu64
+		       " flush_failed=%" PRIu64 " invalid=%" PRIu64 "; host lost=%" PRIu64 ")%s",
+		       p->m->name, name, rp->collected, rp->dropped, rp->mismatch,
+		       rp->ok ? "==" : "!=", rp->total, rp->dropped_by_cause[TP_DROP_NO_BUFFER],
+		       rp->dropped_by_cause[TP_DROP_READY_FULL],
+		       rp->dropped_by_cause[TP_DROP_FLUSH_FAILED],
+		       rp->dropped_by_cause[TP_DROP_INVALID],
+		       rp->dropped - (rp->dropped_by_cause[0] + rp->dropped_by_cause[1] +
+				      rp->dropped_by_cause[2] + rp->dropped_by_cause[3]),
+		       rp->ok ? "" : " — records unaccounted for");
+	}
+	uint64_t freezes = atomic_load_explicit(&p->freeze_opened, memory_order_relaxed);
+	if (freezes)
+		TP_TIMING("%s: DFX backpressure froze the AICPU lanes %" PRIu64 " times this run",
+			  p->m->name, freezes);
+	if (atomic_load_explicit(&p->bad_index_events, memory_order_relaxed) ||
+	    atomic_load_explicit(&p->null_entry_events, memory_order_relaxed))
+		TP_ERROR("%s: ready queues were corrupted: %" PRIu64 " out-of-range index reads, %" PRIu64
+			 " null entries skipped",
+			 p->m->name, atomic_load(&p->bad_index_events), atomic_load(&p->null_entry_events));
+	if (out)
+		*out = r;
+	return r.ok ? 0 : -EPROTO;
+}
+
+void prof_close(struct tp_profiler *p)
+{
+	if (!p)
+		return;
+	prof_stop(p);
+	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
+		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered",
+		 p->m->name, atomic_load(&p->bp.n_allocs), atomic_load(&p->bp.pool_bytes),
+		 atomic_load(&p->bp.alloc_refused), atomic_load(&p->freeze_opened),
+		 atomic_load(&p->buffers_collected));
+	/* Everything the pool ever allocated is a mapped block: free each
+	 * exactly once (region, seeds, batches; queued or still with the
+	 * device), plus the host shadows. */
+	bp_release_all_owned(&p->bp, free_dev, p);
+	bp_fini(&p->bp);
+	free_host_state(p);
+}

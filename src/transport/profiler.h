@@ -1,0 +1,168 @@
+/*
+ * profiler.h — the host control layer (the seed's ProfilerBase together
+ * with ProfilerAlgorithms).
+ *
+ * One `struct tp_profiler` is one collector's pool: the shared region in
+ * device memory, the seeded record buffers, the host data layer and the
+ * host threads (seed 004 §3.2, spec/framework.md §7–§8):
+ *
+ *   drain i      pops the ready queues q = i, i+n, ... (n = live shards),
+ *                resolves each buffer, refills the producer's free queue
+ *                from recycled lane i and hands the buffer to ready shard i;
+ *                busy-polls 64 empty scans, then sleeps 10 µs per scan.
+ *   replenish    routes done buffers to recycled lanes (largest same-kind
+ *                deficit), keeps lanes at their warm target, runs the
+ *                backpressure state machine; never writes free queues
+ *                except while a freeze is open.
+ *   collector i  waits on ready shard i (100 ms tick), calls the
+ *                collector's on_buffer_collected, returns the buffer.
+ *
+ * A collector is a `const struct tp_module` plus an on_buffer_collected
+ * callback; it never returns buffers itself.  Stop order is load-bearing:
+ * drains (each with a final pass) are joined before collectors are told
+ * execution is complete, so the final drain has a consumer.
+ *
+ * Loss accounting: the device counts every record (total) and every record
+ * it drops (by cause, enum tp_drop_cause); the host counts every record it
+ * delivers and every record it loses (by cause, enum tp_host_loss).
+ * prof_reconcile checks collected + dropped + mismatch == total per pool.
+ */
+#ifndef TP_TRANSPORT_PROFILER_H
+#define TP_TRANSPORT_PROFILER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "transport/buffer_pool.h"
+#include "transport/module.h"
+
+/* Why the host lost a buffer's records.  Counted in records (and buffers). */
+enum tp_host_loss {
+	TP_HOST_LOST_BAD_ENTRY = 0, /* entry names an unknown instance / kind, or bad count */
+	TP_HOST_LOST_UNMAPPED,      /* buffer pointer has no host mapping */
+	TP_HOST_LOST_COPY_FAILED,   /* a5: copying the buffer in failed */
+	TP_HOST_LOST_SHARD_FULL,    /* host ready shard stayed full: buffer retired */
+	TP_HOST_LOST_NCAUSES
+};
+
+/* Called on collector shard `shard`'s thread for every delivered buffer.
+ * Copy the records out; do not keep `info->records` after returning. */
+typedef void (*tp_on_buffer_collected_fn)(void *ud, const struct tp_ready_info *info, int shard);
+
+struct tp_profiler_config {
+	const struct tp_module *module;
+	struct tp_memops ops;
+	uint32_t num_threads;    /* AICPU threads = ready queues, 1..TP_MAX_AICPU_THREADS */
+	uint32_t num_instances;  /* buffer states (cores, threads, ...) >= 1 */
+	const uint8_t *instance_kind; /* kind of each instance; NULL -> all kind 0 */
+	uint32_t buffers_per_instance; /* seeded per instance; 0 -> slot_count */
+	uint32_t priv_size;      /* bytes of module-private area in the region */
+	uint64_t backstop_cycles; /* gate backstop, system-counter ticks; 0 -> 30 s */
+	/* Gate re-check window before contention is raised, ns; 0 -> 20 µs,
+	 * UINT32_MAX -> none (raise at once, as the reference does). */
+	uint32_t grace_ns;
+	/* Cap on all device bytes the pool allocates (region + buffers).
+	 * 0 -> max(16 MiB, 8 x the bytes seeded at open); UINT64_MAX -> none. */
+	uint64_t pool_cap_bytes;
+	/* How long a drain waits for room in a full host ready shard before it
+	 * retires the buffer (counted as TP_HOST_LOST_SHARD_FULL).
+	 * -1 -> the module's idle timeout. */
+	int ready_push_wait_ms;
+	tp_on_buffer_collected_fn on_buffer_collected;
+	void *ud;
+};
+
+/* Per-pool (per-kind) reconcile figures, in records. */
+struct tp_reconcile_pool {
+	uint64_t total;     /* counted by the device */
+	uint64_t collected; /* delivered to on_buffer_collected */
+	uint64_t dropped;   /* device drops + host losses */
+	uint64_t mismatch;  /* device token mismatches (a5) */
+	uint64_t unflushed; /* records left in current buffers (device bug) */
+	uint64_t dropped_by_cause[TP_DROP_NCAUSES];
+	uint64_t host_lost_by_cause[TP_HOST_LOST_NCAUSES];
+	bool ok; /* collected + dropped + mismatch == total */
+};
+
+struct tp_reconcile {
+	struct tp_reconcile_pool pool[TP_MAX_KINDS];
+	int kinds;
+	bool ok;
+};
+
+struct tp_profiler {
+	struct tp_profiler_config cfg;
+	const struct tp_module *m;
+	struct bp_pool bp;
+	struct tp_shm_header *hdr;  /* host view of the region */
+	uint64_t shm_dev;           /* device address of the region */
+	uint32_t shm_size;
+	uint32_t num_threads, num_instances;
+	int shard_count;
+	uint8_t *inst_kind;         /* host copy: never trusted from shm */
+	atomic_flag *fq_busy;       /* per instance: one free-queue producer at a time */
+	uint32_t *null_streak;      /* per queue, drain-owned */
+
+	pthread_t *drain_th, *coll_th, repl_th;
+	bool started;
+	_Atomic bool mgmt_running;
+	_Atomic bool execution_complete;
+	_Atomic bool host_freeze_open;  /* host mirror of "a freeze is open" */
+	_Atomic bool *coll_abandoned;   /* per shard: idle timeout gave up */
+	_Atomic bool test_pause_drain;  /* test point: drains stop popping */
+
+	_Atomic uint64_t *inst_collected; /* per instance, records */
+	_Atomic uint64_t *inst_host_lost; /* per instance, records */
+	_Atomic uint64_t host_lost[TP_HOST_LOST_NCAUSES];        /* records */
+	_Atomic uint64_t host_lost_buffers[TP_HOST_LOST_NCAUSES]; /* buffers */
+	_Atomic uint64_t buffers_collected;
+	_Atomic uint64_t bad_index_events;  /* ready-queue indices out of range */
+	_Atomic uint64_t null_entry_events; /* ready entries with a zero pointer */
+	_Atomic uint64_t freeze_opened, freeze_released;
+};
+
+/*
+ * prof_open — lay out and allocate the pool region in device memory, seed
+ * `buffers_per_instance` buffers per instance (up to slot_count straight
+ * into its free queue, the rest into recycled lanes) and, on the shadow
+ * transport, push the initialised region to the device once.
+ * Returns the profiler, or NULL with tp_last_error() set (-EINVAL bad
+ * config, -ENOMEM).  spec/framework.md §7.6, pmu.md §7.2.
+ */
+struct tp_profiler *prof_open(const struct tp_profiler_config *cfg);
+/* Device address of the region header, to hand to the device writers. */
+static inline struct tp_shm_header *prof_shm_dev(const struct tp_profiler *p)
+{
+	return (struct tp_shm_header *)(uintptr_t)p->shm_dev;
+}
+/* Host view of the module-private area (push it with prof_push_priv on the
+ * shadow transport before the device starts). */
+void *prof_priv_host(struct tp_profiler *p);
+int prof_push_priv(struct tp_profiler *p);
+/* Proactive replenish, then spawn drains, replenish, collectors.  0 or -errno. */
+int prof_start(struct tp_profiler *p);
+/* Join in the load-bearing order; idempotent.  Every buffer that reached a
+ * host ready shard has been delivered on return. */
+void prof_stop(struct tp_profiler *p);
+/* After the device stopped and prof_stop: read the device counters, fill
+ * `out` (may be NULL) and log one line per pool.  0 when every pool
+ * balances, -EPROTO otherwise. */
+int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out);
+/* Stop, free every device allocation and host shadow, free p. */
+void prof_close(struct tp_profiler *p);
+
+/* ---- algorithms, one step each (used by the threads and by tests) ---- */
+/* spec §2 host pop: true with *out filled and the head advanced. */
+bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry *out);
+/* spec §7.2: resolve / copy / top up / hand to ready shard q % shards. */
+void prof_process_entry(struct tp_profiler *p, uint32_t q, const struct tp_ready_entry *e);
+/* spec §7.3: fill instance's free queue; shard >= 0 pops only that lane,
+ * shard < 0 pops any lane and may allocate.  Returns buffers pushed. */
+size_t prof_top_up_free_queue(struct tp_profiler *p, uint32_t instance, int shard);
+/* spec §7.4: top up every instance (startup path).  Returns buffers pushed. */
+size_t prof_replenish_free_queues(struct tp_profiler *p);
+/* spec §5.3: one tick of the freeze state machine (replenish thread). */
+void prof_update_backpressure(struct tp_profiler *p);
+
+#endif
