@@ -350,9 +350,9 @@ size_t bp_replenish_recycled_pools(struct bp_pool *bp)
 			continue;
 		size_t target = (size_t)raw;
 		if (target > bp->recycled_cap) {
-			TP_WARN("%s: recycled warm target too large for shard=%d kind=%d: "
+			TP_WARN("%s: recycled warm target too large for every shard, kind=%d: "
 				"target=%zu capacity=%zu; clamping",
-				bp->m->name, -1, k, target, bp->recycled_cap);
+				bp->m->name, k, target, bp->recycled_cap);
 			target = bp->recycled_cap;
 		}
 		for (int s = 0; s < bp->shard_count; s++) {
@@ -572,7 +572,10 @@ void bp_free_buffer(struct bp_pool *bp, uint64_t dev)
 		return;
 	pthread_rwlock_wrlock(&bp->map_lock);
 	ptrdiff_t i = find_range(bp, dev);
-	if (i < 0) {
+	/* Untracked, or already handed to a release function by
+	 * bp_release_owned_buffers (the claim): freeing it again would be a
+	 * double free (spec §6.4 free_buffer claims first). */
+	if (i < 0 || bp->ranges[i].claimed) {
 		pthread_rwlock_unlock(&bp->map_lock);
 		return;
 	}
@@ -687,7 +690,9 @@ size_t bp_release_all_owned(struct bp_pool *bp, bp_release_fn fn, void *ud)
 	pthread_rwlock_unlock(&bp->map_lock);
 	/* ranges are kept sorted by address: ascending order for free. */
 	for (size_t i = 0; i < n; i++) {
-		if (fn)
+		/* A block already handed out by bp_release_owned_buffers is not
+		 * released twice. */
+		if (fn && !ranges[i].claimed)
 			fn(ud, ranges[i].dev_begin);
 		if (ranges[i].shadow_owned)
 			free(ranges[i].host_base);

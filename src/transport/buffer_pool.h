@@ -171,7 +171,8 @@ typedef void (*bp_release_fn)(void *ud, uint64_t dev_base);
  * canonicalise every pointer to its block base and call fn once per
  * distinct base not released before.  Returns the number of calls. */
 size_t bp_release_owned_buffers(struct bp_pool *bp, bp_release_fn fn, void *ud);
-/* Init rollback: discard the queues and call fn on every mapped base in
+/* Init rollback and close: discard the queues and call fn on every mapped
+ * base not already released (claimed), in
  * ascending address order, then free shadows and clear the map. */
 size_t bp_release_all_owned(struct bp_pool *bp, bp_release_fn fn, void *ud);
 /* Free framework-owned shadows and forget every mapping. */

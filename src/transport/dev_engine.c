@@ -20,6 +20,17 @@ static bool pool_ok(const struct tp_shm_header *h)
 	return h && h->magic == TP_SHM_MAGIC;
 }
 
+/* Whether ready queue q is usable (pool, live queue, indices in range):
+ * tells a corrupted queue (TP_DROP_INVALID) from a full one after a failed
+ * publish. */
+static bool rq_ok(struct tp_shm_header *h, uint32_t q)
+{
+	/* relaxed: a diagnosis after the gate failed, nothing is published. */
+	return pool_ok(h) && q < h->num_threads && q < TP_MAX_AICPU_THREADS &&
+	       atomic_load_explicit(&h->queue_tails[q], memory_order_relaxed) < h->ready_queue_size &&
+	       atomic_load_explicit(&h->queue_heads[q], memory_order_relaxed) < h->ready_queue_size;
+}
+
 void dpe_account_dropped(struct tp_dpe *w, enum tp_drop_cause cause, uint64_t n)
 {
 	struct tp_buffer_state *st = w->st;
@@ -176,18 +187,31 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		}
 		if (atomic_load_explicit(&st->fq_trip, memory_order_relaxed) == tail + 1)
 			return false;
+		/* Still empty although the host consumed our signal (acquire:
+		 * its freeze store precedes that clear) and has no freeze open:
+		 * it released without refilling this queue, e.g. our only buffer
+		 * was still with its collector and the pool could not grow.
+		 * Only a freeze release takes a buffer from any lane for us;
+		 * without a new signal none would come, so ask again. */
+		if (signalled && !atomic_load_explicit(&h->bp.fq_contended, memory_order_acquire) &&
+		    !atomic_load_explicit(&h->bp.fq_freeze_active, memory_order_acquire))
+			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
 		if (!start) {
 			start = tp_sys_cnt() | 1;
 		} else if (!signalled && tp_sys_cnt() - start >= h->grace_cycles) {
 			/* relaxed: a sticky 0->1 flag; the host only tests it. */
 			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
 			signalled = true;
+		} else if (signalled && tp_sys_cnt() - start >= h->backstop_cycles) {
+			/* Unlike the reference (spec §11.3) the un-frozen re-check is
+			 * bounded too, so a host that dies before its first tick
+			 * cannot leave the producer spinning forever.  Tested only
+			 * after the re-check above: a freeze released after a long
+			 * park must hand over the buffers the host refilled. */
+			atomic_store_explicit(&st->fq_trip, tail + 1, memory_order_relaxed);
+			return false;
 		}
-		/* Unlike the reference (spec §11.3) the un-frozen re-check is
-		 * bounded too, so a host that dies before its first tick cannot
-		 * leave the producer spinning forever. */
-		if (signalled && (!dpe_pop_freeze_barrier(h, h->backstop_cycles) ||
-				  tp_sys_cnt() - start >= h->backstop_cycles)) {
+		if (signalled && !dpe_pop_freeze_barrier(h, h->backstop_cycles)) {
 			atomic_store_explicit(&st->fq_trip, tail + 1, memory_order_relaxed);
 			return false;
 		}
@@ -291,10 +315,7 @@ void dpe_switch_buffer(struct tp_dpe *w)
 			      seq) != 0) {
 		/* The same buffer stays current and is reused: its records are
 		 * lost and counted; the workload keeps moving. */
-		dpe_account_dropped(w, pool_ok(w->h) && w->q < w->h->num_threads
-					       ? TP_DROP_READY_FULL
-					       : TP_DROP_INVALID,
-				    n);
+		dpe_account_dropped(w, rq_ok(w->h, w->q) ? TP_DROP_READY_FULL : TP_DROP_INVALID, n);
 		if (w->hooks && w->hooks->on_enqueue_failed)
 			w->hooks->on_enqueue_failed(w, n);
 		w->count = 0;
@@ -316,7 +337,11 @@ void *dpe_reserve_slow(struct tp_dpe *w)
 	/* No replacement was visible at the last switch: try again with the
 	 * current sequence number before counting a per-record drop. */
 	if (!dpe_pop_free(w, w->seq)) {
-		dpe_account_dropped(w, TP_DROP_NO_BUFFER, 1);
+		/* relaxed: a diagnosis; a tail the queue cannot hold is corruption. */
+		uint32_t fh = atomic_load_explicit(&w->st->free_queue.head, memory_order_relaxed);
+		uint32_t ft = atomic_load_explicit(&w->st->free_queue.tail, memory_order_relaxed);
+		dpe_account_dropped(w, ft - fh > w->h->slot_count ? TP_DROP_INVALID : TP_DROP_NO_BUFFER,
+				    1);
 		return NULL;
 	}
 	return tp_buf_record(w->cur, w->rsize, w->count);
@@ -332,7 +357,7 @@ int dpe_flush(struct tp_dpe *w)
 	uint32_t n = w->count;
 	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
 			      seq) != 0) {
-		dpe_account_dropped(w, TP_DROP_FLUSH_FAILED, n);
+		dpe_account_dropped(w, rq_ok(w->h, w->q) ? TP_DROP_FLUSH_FAILED : TP_DROP_INVALID, n);
 		if (w->hooks && w->hooks->on_enqueue_failed)
 			w->hooks->on_enqueue_failed(w, n);
 		w->count = 0;

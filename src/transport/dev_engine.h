@@ -110,9 +110,9 @@ static inline bool dpe_write(struct tp_dpe *w, const void *rec)
 
 /*
  * dpe_flush — end of run: publish the current buffer if it holds records.
- * Returns 0, or -EAGAIN when the ready queue stayed full past the backstop
- * (its records are then counted as TP_DROP_FLUSH_FAILED).  The writer has no
- * current buffer afterwards.
+ * Returns 0 (the writer then has no current buffer, or an empty one), or
+ * -EAGAIN when the ready queue stayed full past the backstop: its records
+ * are counted as TP_DROP_FLUSH_FAILED and the buffer stays current, empty.
  */
 int dpe_flush(struct tp_dpe *w);
 

@@ -154,7 +154,7 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 		.num_instances = ninst,
 		.buffers_per_instance = 8,
 		.backstop_cycles = cfg.backstop_cycles,
-		.ready_push_wait_ms = -1,
+		.ready_push_wait_ms = 0, /* the module idle timeout */
 		.on_buffer_collected = lg_collect,
 		.ud = &s,
 	};

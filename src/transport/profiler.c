@@ -66,7 +66,10 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 	uint32_t head = atomic_load_explicit(&h->queue_heads[q], memory_order_relaxed);
 	if (head >= size || tail >= size) {
 		/* Never trust out-of-range indices: report and treat as empty. */
-		if (atomic_fetch_add_explicit(&p->bad_index_events, 1, memory_order_relaxed) % 100000 == 0)
+		atomic_fetch_add_explicit(&p->bad_index_events, 1, memory_order_relaxed);
+		/* Once per queue, then every 100000th read of it: the drain
+		 * polls a corrupted queue on every scan. */
+		if (p->bad_index_streak[q]++ % 100000 == 0)
 			TP_ERROR("%s: invalid queue indices for thread %u: head=%u tail=%u (max=%u)",
 				 p->m->name, q, head, tail, size);
 		return false;
@@ -242,9 +245,22 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 		return;
 	}
 	const int kind = (int)e->kind;
-	const uint32_t bufsize = p->hdr->kinds[kind].buffer_size;
-	const uint32_t cap = p->hdr->kinds[kind].records_per_buffer;
-	const uint32_t rsize = p->hdr->kinds[kind].record_size;
+	/* Geometry from the module, not from the region: on a shared mapping
+	 * the device can overwrite the header. */
+	const uint32_t bufsize = bp_buffer_size(&p->bp, kind);
+	const uint32_t cap = p->m->records_per_buffer[kind];
+	const uint32_t rsize = p->m->record_size[kind];
+	/* A mapped address is not yet a buffer: the pool region, or a pointer
+	 * into the middle of a buffer, would be recycled to the device and
+	 * written over.  Every buffer block is carved at a stride of bufsize. */
+	uint64_t base = bp_release_pointer_for(&p->bp, e->buffer_ptr);
+	if (base == p->shm_dev || (e->buffer_ptr - base) % bufsize != 0) {
+		TP_ERROR("%s: ready entry on thread %u names %#" PRIx64 ", which is not a buffer "
+			 "of kind %d; dropped",
+			 p->m->name, q, e->buffer_ptr, kind);
+		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, inst, 0);
+		return;
+	}
 	struct tp_buf_hdr *host = bp_resolve_host_range(&p->bp, e->buffer_ptr, bufsize);
 	if (!host) {
 		count_host_loss(p, TP_HOST_LOST_UNMAPPED, inst, 0);
@@ -376,12 +392,25 @@ void prof_update_backpressure(struct tp_profiler *p)
 	bool fq = atomic_load_explicit(&bpf->fq_freeze_active, memory_order_relaxed);
 	if (!rq && !fq)
 		return; /* zero cost when idle */
-	if (bp_read_range(&p->bp, p->hdr->queue_tails, sizeof(uint32_t) * p->num_threads) != 0)
-		return;
+	/* Pull the device tails into a local copy, never into the shadow:
+	 * each shadow tail is its drain's, which must acquire exactly the
+	 * value it copied (that copy pairs with the device's release of the
+	 * tail); a newer tail stored here would reach the drain without that
+	 * synchronisation, before the entry and buffer behind it. */
+	_Atomic uint32_t local_tails[TP_MAX_AICPU_THREADS];
+	_Atomic uint32_t *tails = p->hdr->queue_tails; /* shared mapping: the device's */
+	if (p->bp.shadow) {
+		if (p->cfg.ops.copy_from_device(p->cfg.ops.ud, local_tails,
+						(char *)(uintptr_t)p->shm_dev +
+							offsetof(struct tp_shm_header, queue_tails),
+						sizeof(uint32_t) * p->num_threads) != 0)
+			return;
+		tails = local_tails;
+	}
 	/* Only the live queues: unused ones are 0/0 anyway (spec §11.8). */
 	for (uint32_t q = 0; q < p->num_threads; q++)
 		if (atomic_load_explicit(&p->hdr->queue_heads[q], memory_order_relaxed) !=
-		    atomic_load_explicit(&p->hdr->queue_tails[q], memory_order_acquire))
+		    atomic_load_explicit(&tails[q], memory_order_acquire))
 			return; /* ready queues not drained yet; drains keep running */
 	if (prof_replenish_free_queues(p) != 0)
 		return; /* release on a tick where nothing more could be pushed */
@@ -605,6 +634,7 @@ static void free_host_state(struct tp_profiler *p)
 	free(p->inst_kind);
 	free(p->fq_busy);
 	free(p->null_streak);
+	free(p->bad_index_streak);
 	free(p->drain_th);
 	free(p->coll_th);
 	free((void *)p->coll_abandoned);
@@ -656,18 +686,19 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 	p->num_instances = cfg->num_instances;
 	int max_shards = m->max_collector_threads > 0 ? m->max_collector_threads : 1;
 	p->shard_count = (int)cfg->num_threads < max_shards ? (int)cfg->num_threads : max_shards;
-	if (p->cfg.ready_push_wait_ms < 0)
+	if (p->cfg.ready_push_wait_ms == 0)
 		p->cfg.ready_push_wait_ms = (m->idle_timeout_sec > 0 ? m->idle_timeout_sec : 30) * 1000;
 
 	p->inst_kind = calloc(p->num_instances, 1);
 	p->fq_busy = calloc(p->num_instances, sizeof(*p->fq_busy));
 	p->null_streak = calloc(TP_MAX_AICPU_THREADS, sizeof(*p->null_streak));
+	p->bad_index_streak = calloc(TP_MAX_AICPU_THREADS, sizeof(*p->bad_index_streak));
 	p->drain_th = calloc((size_t)p->shard_count, sizeof(pthread_t));
 	p->coll_th = calloc((size_t)p->shard_count, sizeof(pthread_t));
 	p->coll_abandoned = calloc((size_t)p->shard_count, sizeof(*p->coll_abandoned));
 	p->inst_collected = calloc(p->num_instances, sizeof(*p->inst_collected));
 	p->inst_host_lost = calloc(p->num_instances, sizeof(*p->inst_host_lost));
-	if (!p->inst_kind || !p->fq_busy || !p->null_streak || !p->drain_th || !p->coll_th ||
+	if (!p->inst_kind || !p->fq_busy || !p->null_streak || !p->bad_index_streak || !p->drain_th || !p->coll_th ||
 	    !p->coll_abandoned || !p->inst_collected || !p->inst_host_lost ||
 	    bp_init(&p->bp, m) != 0) {
 		free_host_state(p);

@@ -67,7 +67,7 @@ struct tp_profiler_config {
 	uint64_t pool_cap_bytes;
 	/* How long a drain waits for room in a full host ready shard before it
 	 * retires the buffer (counted as TP_HOST_LOST_SHARD_FULL).
-	 * -1 -> the module's idle timeout. */
+	 * 0 -> the module's idle timeout; negative -> retire at once. */
 	int ready_push_wait_ms;
 	tp_on_buffer_collected_fn on_buffer_collected;
 	void *ud;
@@ -103,6 +103,7 @@ struct tp_profiler {
 	uint8_t *inst_kind;         /* host copy: never trusted from shm */
 	atomic_flag *fq_busy;       /* per instance: one free-queue producer at a time */
 	uint32_t *null_streak;      /* per queue, drain-owned */
+	uint32_t *bad_index_streak; /* per queue, drain-owned: log rate limit */
 
 	pthread_t *drain_th, *coll_th, repl_th;
 	bool started;
