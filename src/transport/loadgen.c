@@ -40,6 +40,7 @@ struct lg_producer {
 	struct lg_shared *s;
 	int index;
 	uint64_t ns;
+	uint64_t cpu_ns;
 	int rc;
 };
 
@@ -80,6 +81,8 @@ static void *lg_producer_main(void *arg)
 	while (!atomic_load_explicit(&s->go, memory_order_acquire))
 		;
 	const uint64_t n = s->cfg->records_per_producer;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	uint64_t t0 = tp_now_ns();
 	uint32_t k = 0;
 	for (uint64_t j = 0; j < n; j++) {
@@ -101,6 +104,9 @@ static void *lg_producer_main(void *arg)
 	for (uint32_t i = 0; i < per; i++)
 		dpe_flush(&w[i]);
 	pr->ns = tp_now_ns() - t0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	pr->cpu_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u + (uint64_t)c1.tv_nsec -
+		     (uint64_t)c0.tv_nsec;
 	return NULL;
 }
 
@@ -213,14 +219,17 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	out->freeze_opened = atomic_load(&s.p->freeze_opened);
 	out->buffers = atomic_load(&s.p->buffers_collected);
 	out->instances = ninst;
-	double ns = 0;
+	double ns = 0, cpu_ns = 0;
 	for (int i = 0; i < started; i++) {
 		if (prs[i].rc && !rc)
 			rc = tp_set_error(prs[i].rc, "transport-demo: producer %d could not attach", i);
 		ns += (double)prs[i].ns;
+		cpu_ns += (double)prs[i].cpu_ns;
 	}
-	if (started && cfg.records_per_producer)
+	if (started && cfg.records_per_producer) {
 		out->producer_ns_per_record = ns / started / (double)cfg.records_per_producer;
+		out->producer_cpu_ns_per_record = cpu_ns / started / (double)cfg.records_per_producer;
+	}
 	out->per_instance = calloc(ninst, sizeof(uint64_t));
 	for (uint32_t i = 0; i < ninst; i++) {
 		out->out_of_order += s.out_of_order[i];

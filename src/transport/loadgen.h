@@ -44,6 +44,10 @@ struct tp_loadgen_result {
 	uint64_t out_of_order;   /* records that arrived with an unexpected seq */
 	double elapsed_s;        /* start of producers to end of prof_stop */
 	double producer_ns_per_record; /* mean over producers of wall ns / record */
+	/* mean over producers of thread CPU ns / record: the producer's own
+	 * cost, without the time the host threads took its core (on real
+	 * hardware they run on other CPUs) */
+	double producer_cpu_ns_per_record;
 	double records_per_s;    /* collected / elapsed_s */
 	uint64_t freeze_opened;  /* backpressure freezes opened */
 	uint64_t buffers;        /* buffers delivered */

@@ -19,6 +19,7 @@
 
 #define DRAIN_BUSY_POLL_SCANS 64
 #define IDLE_SLEEP_US 10
+#define IDLE_BACKOFF_MAX 4 /* idle sleeps grow 10 -> 160 µs */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -435,6 +436,20 @@ struct thread_arg {
 	int index;
 };
 
+/* Idle sleep of a host thread after `idle` consecutive empty sleeps: 10 µs,
+ * doubling up to 160 µs, and always 10 µs while a freeze holds AICPU lanes
+ * parked.  On 2 cores shared with the simulated AICPU threads, a fixed
+ * 10 µs tick costs two context switches per tick on a producer's core. */
+static void idle_sleep(struct tp_profiler *p, unsigned *idle)
+{
+	unsigned shift = *idle < IDLE_BACKOFF_MAX ? *idle : IDLE_BACKOFF_MAX;
+	/* relaxed: a hint; the freeze itself is ordered elsewhere. */
+	if (atomic_load_explicit(&p->host_freeze_open, memory_order_relaxed))
+		shift = 0;
+	sleep_us(IDLE_SLEEP_US << shift);
+	(*idle)++;
+}
+
 /* Host threads sleep in 10 µs steps; the default 50 µs timer slack would
  * stretch each to ~60 µs and leave parked AICPU lanes waiting. */
 static void host_thread_init(void)
@@ -489,7 +504,7 @@ static void *drain_main(void *arg)
 		.marked = calloc(p->num_instances, 1),
 	};
 	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
-	unsigned empty_scans = 0;
+	unsigned empty_scans = 0, idle = 0;
 	/* acquire: pairs with the release store in prof_stop. */
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
@@ -500,9 +515,9 @@ static void *drain_main(void *arg)
 		if (dcp)
 			hit |= retry_starved(p, dcp);
 		if (hit)
-			empty_scans = 0;
+			empty_scans = idle = 0;
 		else if (++empty_scans > DRAIN_BUSY_POLL_SCANS)
-			sleep_us(IDLE_SLEEP_US);
+			idle_sleep(p, &idle);
 	}
 	/* Final pass: everything the device published before it stopped. */
 	while (drain_pass(p, NULL, first, n))
@@ -516,6 +531,7 @@ static void *replenish_main(void *arg)
 {
 	host_thread_init();
 	struct tp_profiler *p = arg;
+	unsigned idle = 0;
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		size_t drained = bp_drain_done_into_recycled(&p->bp);
 		size_t added = bp_replenish_recycled_pools(&p->bp);
@@ -525,7 +541,9 @@ static void *replenish_main(void *arg)
 		atomic_store_explicit(&p->hdr->host_tick, tick + 1, memory_order_relaxed);
 		bp_write_range(&p->bp, &p->hdr->host_tick, sizeof(uint32_t));
 		if (drained == 0 && added == 0)
-			sleep_us(IDLE_SLEEP_US);
+			idle_sleep(p, &idle);
+		else
+			idle = 0;
 	}
 	return NULL;
 }
