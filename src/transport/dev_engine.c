@@ -305,27 +305,36 @@ static void clear_current(struct tp_dpe *w, uint32_t next_seq)
 		w->hooks->on_current_cleared(w);
 }
 
-void dpe_switch_buffer(struct tp_dpe *w)
+/* Publish the current buffer.  On failure its records are counted as
+ * dropped for `cause` (or TP_DROP_INVALID when the queue is corrupted) and
+ * the buffer stays current, emptied, so the workload keeps moving; on
+ * success the writer has no current buffer.  0 or -EAGAIN. */
+static int publish_current(struct tp_dpe *w, enum tp_drop_cause cause)
 {
-	if (!w || !w->cur)
-		return;
 	uint32_t seq = w->seq;
 	uint32_t n = w->count;
 	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
 			      seq) != 0) {
-		/* The same buffer stays current and is reused: its records are
-		 * lost and counted; the workload keeps moving. */
-		dpe_account_dropped(w, rq_ok(w->h, w->q) ? TP_DROP_READY_FULL : TP_DROP_INVALID, n);
+		dpe_account_dropped(w, rq_ok(w->h, w->q) ? cause : TP_DROP_INVALID, n);
 		if (w->hooks && w->hooks->on_enqueue_failed)
 			w->hooks->on_enqueue_failed(w, n);
 		w->count = 0;
 		atomic_store_explicit(&w->cur->count, 0, memory_order_relaxed);
-		return;
+		return -EAGAIN;
 	}
+	clear_current(w, seq + 1);
+	return 0;
+}
+
+void dpe_switch_buffer(struct tp_dpe *w)
+{
+	if (!w || !w->cur)
+		return;
+	if (publish_current(w, TP_DROP_READY_FULL) != 0)
+		return;
 	/* Published before a replacement is sought, so even a one-buffer pool
 	 * makes progress: the host can only return a buffer it has seen. */
-	clear_current(w, seq + 1);
-	struct tp_buf_hdr *buf = dpe_pop_free(w, seq + 1);
+	struct tp_buf_hdr *buf = dpe_pop_free(w, w->seq);
 	if (!buf && w->hooks && w->hooks->on_no_replacement)
 		w->hooks->on_no_replacement(w);
 	if (w->hooks && w->hooks->on_switch_complete)
@@ -349,21 +358,7 @@ void *dpe_reserve_slow(struct tp_dpe *w)
 
 int dpe_flush(struct tp_dpe *w)
 {
-	if (!w || !w->cur)
+	if (!w || !w->cur || w->count == 0)
 		return 0;
-	if (w->count == 0)
-		return 0;
-	uint32_t seq = w->seq;
-	uint32_t n = w->count;
-	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
-			      seq) != 0) {
-		dpe_account_dropped(w, rq_ok(w->h, w->q) ? TP_DROP_FLUSH_FAILED : TP_DROP_INVALID, n);
-		if (w->hooks && w->hooks->on_enqueue_failed)
-			w->hooks->on_enqueue_failed(w, n);
-		w->count = 0;
-		atomic_store_explicit(&w->cur->count, 0, memory_order_relaxed);
-		return -EAGAIN;
-	}
-	clear_current(w, seq + 1);
-	return 0;
+	return publish_current(w, TP_DROP_FLUSH_FAILED);
 }
