@@ -203,6 +203,12 @@ bool bp_notify_copy_done(struct bp_pool *bp, uint64_t dev, int kind, int shard)
 	return true;
 }
 
+bool bp_try_notify_copy_done(struct bp_pool *bp, uint64_t dev, int kind, int shard)
+{
+	struct bp_done d = {.dev_ptr = dev, .kind = kind};
+	return tp_spsc_push(&bp->done[bp_norm_shard(bp, shard)], &d);
+}
+
 bool bp_try_pop_done(struct bp_pool *bp, struct bp_done *out, int shard)
 {
 	return tp_spsc_pop(&bp->done[bp_norm_shard(bp, shard)], out);

@@ -116,6 +116,8 @@ bool bp_wait_pop_ready(struct bp_pool *bp, struct tp_ready_info *out, int timeou
 
 /* ---- done shards (collector i is the only producer of shard i) ---- */
 bool bp_notify_copy_done(struct bp_pool *bp, uint64_t dev, int kind, int shard);
+/* As bp_notify_copy_done, without the ERROR line when the ring is full. */
+bool bp_try_notify_copy_done(struct bp_pool *bp, uint64_t dev, int kind, int shard);
 bool bp_try_pop_done(struct bp_pool *bp, struct bp_done *out, int shard);
 
 /* ---- recycled lanes ---- */

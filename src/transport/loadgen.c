@@ -34,6 +34,12 @@ struct lg_shared {
 	_Atomic uint64_t written;
 	_Atomic int ready;
 	_Atomic int go;
+	/* Producers that finished, under `mu`, so the main thread wakes as soon
+	 * as the last one ends (elapsed times are not rounded to the progress
+	 * tick). */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int finished;
 };
 
 struct lg_producer {
@@ -74,7 +80,16 @@ static void *lg_producer_main(void *arg)
 		pr->rc = dpe_attach(&w[i], prof_shm_dev(s->p), (uint32_t)pr->index * per + i,
 				    (uint32_t)pr->index, NULL, NULL);
 		if (pr->rc)
-			return NULL;
+			break;
+	}
+	if (pr->rc) {
+		/* Count as ready and finished so the main thread never waits on us. */
+		atomic_fetch_add_explicit(&s->ready, 1, memory_order_release);
+		pthread_mutex_lock(&s->mu);
+		s->finished++;
+		pthread_cond_signal(&s->cv);
+		pthread_mutex_unlock(&s->mu);
+		return NULL;
 	}
 	atomic_fetch_add_explicit(&s->ready, 1, memory_order_release);
 	/* acquire: start together once every producer is attached. */
@@ -107,6 +122,10 @@ static void *lg_producer_main(void *arg)
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	pr->cpu_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u + (uint64_t)c1.tv_nsec -
 		     (uint64_t)c0.tv_nsec;
+	pthread_mutex_lock(&s->mu);
+	s->finished++;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
 	return NULL;
 }
 
@@ -132,7 +151,7 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 		.kinds = 1,
 		.ready_queue_size = 64,
 		.slot_count = 8,
-		.host_pool_queue_size = 256,
+		.host_pool_queue_size = 1024,
 		.max_collector_threads = 4,
 		.idle_timeout_sec = 30,
 		.record_size = {sizeof(struct tp_loadgen_record)},
@@ -142,6 +161,8 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	};
 	uint32_t ninst = (uint32_t)cfg.producers * cfg.instances_per_producer;
 	struct lg_shared s = {.cfg = &cfg};
+	pthread_mutex_init(&s.mu, NULL);
+	pthread_cond_init(&s.cv, NULL);
 	s.next_seq = calloc(ninst, sizeof(uint64_t));
 	s.out_of_order = calloc(ninst, sizeof(uint64_t));
 	struct lg_producer *prs = calloc((size_t)cfg.producers, sizeof(*prs));
@@ -185,28 +206,24 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	uint64_t t0 = tp_now_ns();
 	/* release: producers acquire it before their first record. */
 	atomic_store_explicit(&s.go, 1, memory_order_release);
-	if (cfg.progress) {
-		/* A coarse view: the main thread polls while producers run. */
-		bool joined[TP_MAX_AICPU_THREADS] = {false};
-		struct timespec ts = {0, 100 * 1000000L};
-		for (;;) {
-			bool done = true;
-			for (int i = 0; i < started; i++) {
-				if (!joined[i] && pthread_tryjoin_np(th[i], NULL) == 0)
-					joined[i] = true;
-				done = done && joined[i];
-			}
-			if (done)
-				break;
+	/* Wait for the producers, reporting progress every 100 ms. */
+	pthread_mutex_lock(&s.mu);
+	while (s.finished < started) {
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += 100 * 1000000L;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&s.cv, &s.mu, &dl) != 0 && cfg.progress)
 			cfg.progress(cfg.progress_ud,
 				     atomic_load_explicit(&s.written, memory_order_relaxed),
 				     cfg.records_per_producer * (uint64_t)cfg.producers);
-			nanosleep(&ts, NULL);
-		}
-	} else {
-		for (int i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
 	}
+	pthread_mutex_unlock(&s.mu);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
 	prof_stop(s.p);
 	uint64_t t1 = tp_now_ns();
 	struct tp_reconcile r;
@@ -239,6 +256,8 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 out_close:
 	prof_close(s.p);
 out:
+	pthread_mutex_destroy(&s.mu);
+	pthread_cond_destroy(&s.cv);
 	free(s.next_seq);
 	free(s.out_of_order);
 	free(prs);

@@ -341,10 +341,10 @@ static void log_freeze(struct tp_profiler *p, bool open, const char *what)
 {
 	uint64_t n = atomic_fetch_add_explicit(open ? &p->freeze_opened : &p->freeze_released, 1,
 					       memory_order_relaxed) + 1;
-	/* Backpressure is normal operation under load: the first freeze of a
-	 * run and every 1000th are warnings, the rest debug lines; the count
-	 * is reported again at reconcile. */
-	int level = (n == 1 || n % 1000 == 0) ? TP_LOG_WARN : TP_LOG_DEBUG;
+	/* Backpressure is normal operation under load, not a fault: the first
+	 * freeze of a run and every 1000th are INFO lines (the reference logs
+	 * each at WARN), the rest DEBUG; reconcile reports the count at TIMING. */
+	int level = (n == 1 || n % 1000 == 0) ? TP_LOG_INFO : TP_LOG_DEBUG;
 	if (!tp_log_enabled(level))
 		return;
 	if (open)
@@ -555,8 +555,23 @@ static void consume(struct tp_profiler *p, const struct tp_ready_info *info, int
 	atomic_fetch_add_explicit(&p->inst_collected[info->instance], info->count,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->buffers_collected, 1, memory_order_relaxed);
-	if (!bp_notify_copy_done(&p->bp, info->dev_ptr, (int)info->kind, shard))
-		bp_retire(&p->bp, (int)info->kind, info->dev_ptr, shard); /* records were delivered */
+	/* Return the buffer through the done ring.  When the ring is full the
+	 * replenish thread is behind: wait for it rather than take the buffer
+	 * out of circulation, unless it has already been joined (stop). */
+	for (unsigned tries = 0;; tries++) {
+		if (bp_try_notify_copy_done(&p->bp, info->dev_ptr, (int)info->kind, shard))
+			break;
+		/* acquire: pairs with the release store in prof_stop. */
+		if (!atomic_load_explicit(&p->mgmt_running, memory_order_acquire) || tries == 2000) {
+			if (tries == 2000)
+				TP_WARN("%s: done ring of shard %d stayed full for 100 ms; buffer "
+					"%#" PRIx64 " leaves circulation (its records were delivered)",
+					p->m->name, shard, info->dev_ptr);
+			bp_retire(&p->bp, (int)info->kind, info->dev_ptr, shard);
+			break;
+		}
+		sleep_us(50);
+	}
 }
 
 static void *collector_main(void *arg)
@@ -992,8 +1007,9 @@ int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
 	}
 	uint64_t freezes = atomic_load_explicit(&p->freeze_opened, memory_order_relaxed);
 	if (freezes)
-		TP_TIMING("%s: DFX backpressure froze the AICPU lanes %" PRIu64 " times this run",
-			  p->m->name, freezes);
+		TP_TIMING("%s: backpressure parked the producers %" PRIu64 " time%s this run "
+			  "(normal under load: a producer waits for the host instead of dropping)",
+			  p->m->name, freezes, freezes == 1 ? "" : "s");
 	if (atomic_load_explicit(&p->bad_index_events, memory_order_relaxed) ||
 	    atomic_load_explicit(&p->null_entry_events, memory_order_relaxed))
 		TP_ERROR("%s: ready queues were corrupted: %" PRIu64 " out-of-range index reads, %" PRIu64
