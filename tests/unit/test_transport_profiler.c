@@ -800,6 +800,9 @@ static void test_backpressure_state_machine(void **state)
 	struct tp_ready_entry e;
 	struct tp_ready_info info;
 
+	/* The freeze lines are INFO (normal operation under load). */
+	tp_log_set_threshold(TP_LOG_INFO);
+
 	/* idle: nothing happens */
 	prof_update_backpressure(p);
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
@@ -825,7 +828,7 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
 	assert_true(atomic_load(&p->host_freeze_open));
 	assert_int_equal(atomic_load(&p->freeze_opened), 1);
-	assert_int_equal(count_logs(TP_LOG_WARN, "PROFT DFX backpressure TRIGGERED: free-queue-empty, "
+	assert_int_equal(count_logs(TP_LOG_INFO, "PROFT DFX backpressure TRIGGERED: free-queue-empty, "
 						  "pop-gate freeze OPENED",
 				    NULL),
 			 1);
@@ -862,7 +865,7 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 0);
 	assert_false(atomic_load(&p->host_freeze_open));
 	assert_int_equal(atomic_load(&p->freeze_released), 1);
-	assert_int_equal(count_logs(TP_LOG_WARN, "PROFT DFX backpressure RELEASED: ready-queue "
+	assert_int_equal(count_logs(TP_LOG_INFO, "PROFT DFX backpressure RELEASED: ready-queue "
 						  "drained AND free-queues refilled",
 				    NULL),
 			 1);
