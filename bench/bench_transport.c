@@ -22,6 +22,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -65,8 +66,13 @@ static int run(const char *platform, bool shadow, int producers, uint32_t rpb, u
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1) {
+		printf("usage: bench_transport (no options)\n\nPrints BENCH transport lines; "
+		       "BENCH_RECORDS=N sets the records per producer (default 20000000).\n");
+		return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) ? 0 : 2;
+	}
 	tp_log_set_threshold(TP_LOG_ERROR);
 	const char *env = getenv("BENCH_RECORDS");
 	uint64_t n = env ? strtoull(env, NULL, 10) : 20000000;

@@ -98,7 +98,8 @@ static void env_init_once(void)
 	const char *env = getenv(LOG_ENV);
 	int level = TP_LOG_DEFAULT_THRESHOLD;
 
-	if (env && tp_log_parse_level(env, &level) != 0) {
+	/* An empty value counts as unset. */
+	if (env && *env && tp_log_parse_level(env, &level) != 0) {
 		level = TP_LOG_DEFAULT_THRESHOLD;
 		snprintf(env_bad_value, sizeof(env_bad_value), "%s", env);
 		atomic_store_explicit(&env_warn_pending, true,

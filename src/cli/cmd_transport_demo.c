@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -28,15 +29,20 @@ static void help(FILE *f)
 		"each with a system-counter timestamp, through the profiling transport:\n"
 		"device buffers, ready and free queues, drain / replenish / collector\n"
 		"threads.  Prints the reconcile line (collected + dropped == total) and\n"
-		"the throughput, and writes per-instance counts to the output folder.\n\n"
+		"the throughput, and writes OUTPUT_ROOT/transport_demo_<YYYYMMDD_HHMMSS>/\n"
+		"with instances.csv (records delivered per instance) and summary.txt\n"
+		"(the run's options and figures).\n\n"
 		"options:\n"
 		"  -p, --platform NAME     a2a3sim (shared mapping, 50 MHz, <= 4 AICPU threads)\n"
 		"                          or a5sim (host shadow, 1 GHz, <= 7); default a2a3sim\n"
-		"  -t, --producers N       producer (AICPU) threads; default 4\n"
+		"  -t, --producers N       producer (AICPU) threads, up to the platform's\n"
+		"                          maximum; default 4\n"
 		"  -n, --records N         records per producer; default 2000000\n"
 		"      --instances N       instances (cores) per producer, 1..4; default 2\n"
-		"      --slow-collector NS busy delay per delivered buffer, in ns (shows\n"
-		"                          backpressure at work); default 0\n"
+		"      --slow-collector NS busy delay per delivered buffer, 0..10000000 ns:\n"
+		"                          the producers then wait for the host (more\n"
+		"                          backpressure parks, higher ns per record) and\n"
+		"                          still nothing is dropped; default 0\n"
 		"  -o, --output DIR        output root; default ./taskprof_output\n"
 		"  -h, --help              this text\n");
 }
@@ -48,8 +54,8 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, u
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
 		fprintf(stderr,
-			"taskprof transport-demo: %s expects an integer in [%" PRIu64 ", %" PRIu64
-			"], got '%s'\n",
+			"taskprof transport-demo: %s expects an integer from %" PRIu64 " to %" PRIu64
+			", got '%s'\n",
 			opt, lo, hi, s);
 		return -EINVAL;
 	}
@@ -86,14 +92,19 @@ static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
 		return rc;
 	fprintf(tx.fp,
 		"platform %s\nproducers %d\nrecords_per_producer %" PRIu64
-		"\ninstances_per_producer %u\nclock_freq_hz %" PRIu64 "\n"
+		"\ninstances_per_producer %u\nslow_collector_ns %" PRIu64 "\nclock_freq_hz %" PRIu64 "\n"
 		"total %" PRIu64 "\ncollected %" PRIu64 "\ndropped %" PRIu64
 		"\nout_of_order %" PRIu64 "\nreconcile %s\nelapsed_s %.6f\nrecords_per_s %.4g\n"
-		"producer_ns_per_record %.2f\nbuffers %" PRIu64 "\nbackpressure_freezes %" PRIu64 "\n",
+		"producer_ns_per_record %.2f\nproducer_cpu_ns_per_record %.2f\nbuffers %" PRIu64
+		"\nbackpressure_parks %" PRIu64 "\ndropped_no_buffer %" PRIu64
+		"\ndropped_ready_full %" PRIu64 "\ndropped_flush_failed %" PRIu64
+		"\ndropped_invalid %" PRIu64 "\n",
 		platform, cfg->producers, cfg->records_per_producer, cfg->instances_per_producer,
-		tp_sys_cnt_freq(), r->total, r->collected, r->dropped, r->out_of_order,
+		cfg->collector_delay_ns, tp_sys_cnt_freq(), r->total, r->collected, r->dropped, r->out_of_order,
 		r->reconcile_ok ? "ok" : "MISMATCH", r->elapsed_s, r->records_per_s,
-		r->producer_ns_per_record, r->buffers, r->freeze_opened);
+		r->producer_ns_per_record, r->producer_cpu_ns_per_record, r->buffers, r->freeze_opened,
+		r->rec.dropped_by_cause[TP_DROP_NO_BUFFER], r->rec.dropped_by_cause[TP_DROP_READY_FULL],
+		r->rec.dropped_by_cause[TP_DROP_FLUSH_FAILED], r->rec.dropped_by_cause[TP_DROP_INVALID]);
 	return tp_file_tx_commit(&tx);
 }
 
@@ -113,6 +124,7 @@ int cmd_transport_demo(int argc, char **argv)
 	uint64_t producers = 4, records = 2000000, instances = 2, slow = 0;
 	int c;
 	optind = 1;
+	opterr = 0; /* our own messages, with the command's prefix */
 	while ((c = getopt_long(argc, argv, "p:t:n:o:h", opts, NULL)) != -1) {
 		int rc = 0;
 		switch (c) {
@@ -123,22 +135,30 @@ int cmd_transport_demo(int argc, char **argv)
 			rc = parse_u64("--producers", optarg, 1, TP_MAX_AICPU_THREADS, &producers);
 			break;
 		case 'n':
-			rc = parse_u64("--records", optarg, 1, UINT64_C(1) << 40, &records);
+			rc = parse_u64("--records", optarg, 1, UINT64_C(1000000000000), &records);
 			break;
 		case 'i':
 			rc = parse_u64("--instances", optarg, 1, 4, &instances);
 			break;
 		case 's':
-			rc = parse_u64("--slow-collector", optarg, 0, 1000000000, &slow);
+			rc = parse_u64("--slow-collector", optarg, 0, 10000000, &slow);
 			break;
 		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, "taskprof transport-demo: -o/--output expects a folder, "
+						"got an empty string\n");
+				return 2;
+			}
 			out_root = optarg;
 			break;
 		case 'h':
 			help(stdout);
 			return 0;
 		default:
-			help(stderr);
+			fprintf(stderr,
+				"taskprof transport-demo: unknown option or missing value: '%s' "
+				"(see taskprof transport-demo --help)\n",
+				argv[optind - 1]);
 			return 2;
 		}
 		if (rc)
@@ -170,10 +190,28 @@ int cmd_transport_demo(int argc, char **argv)
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
-	snprintf(dir, sizeof(dir), "%s/transport_demo_%s", out_root, stamp);
-	if (tp_mkdir_p(dir, 0755) != 0) {
-		fprintf(stderr, "taskprof transport-demo: cannot create output folder %s: %s\n", dir,
-			tp_last_error());
+	/* The folder is the uniqueness boundary: a second run in the same
+	 * second gets a _2, _3, ... suffix instead of overwriting. */
+	if (tp_mkdir_p(out_root, 0755) != 0) {
+		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
+		return 1;
+	}
+	int made = -1;
+	for (int n = 1; n < 1000 && made != 0; n++) {
+		if (n == 1)
+			snprintf(dir, sizeof(dir), "%s/transport_demo_%s", out_root, stamp);
+		else
+			snprintf(dir, sizeof(dir), "%s/transport_demo_%s_%d", out_root, stamp, n);
+		made = mkdir(dir, 0755);
+		if (made != 0 && errno != EEXIST) {
+			fprintf(stderr, "taskprof transport-demo: cannot create output folder %s: %s\n",
+				dir, strerror(errno));
+			return 1;
+		}
+	}
+	if (made != 0) {
+		fprintf(stderr, "taskprof transport-demo: no free output folder name under %s\n",
+			out_root);
 		return 1;
 	}
 
@@ -185,11 +223,11 @@ int cmd_transport_demo(int argc, char **argv)
 		.collector_delay_ns = slow,
 		.progress = progress,
 	};
-	printf("taskprof transport-demo: %s (%s transport, system counter %" PRIu64
-	       " Hz), %" PRIu64 " producers x %" PRIu64 " records, %" PRIu64
-	       " instances each\n",
-	       platform, a5 ? "host-shadow" : "shared-mapping", tp_sys_cnt_freq(), producers,
-	       records, instances);
+	printf("taskprof transport-demo: %s (%s transport, system counter %g MHz), %" PRIu64
+	       " producer%s x %" PRIu64 " records, %" PRIu64 " instance%s (core%s) each\n",
+	       platform, a5 ? "host-shadow" : "shared-mapping", tp_sys_cnt_freq() / 1e6, producers,
+	       producers == 1 ? "" : "s", records, instances, instances == 1 ? "" : "s",
+	       instances == 1 ? "" : "s");
 	fflush(stdout);
 	struct tp_loadgen_result r;
 	int rc = tp_loadgen_run(&cfg, &r);
@@ -203,11 +241,12 @@ int cmd_transport_demo(int argc, char **argv)
 	printf("reconcile: collected=%" PRIu64 " + dropped=%" PRIu64 " %s total=%" PRIu64 "  %s\n",
 	       r.collected, r.dropped, r.reconcile_ok ? "==" : "!=", r.total,
 	       r.reconcile_ok ? "OK" : "MISMATCH");
-	printf("throughput: %.3g records/s delivered, %.1f ns per record per producer, "
-	       "%" PRIu64 " buffers, %" PRIu64 " backpressure freezes, %" PRIu64
-	       " records out of order, %.3f s\n",
-	       r.records_per_s, r.producer_ns_per_record, r.buffers, r.freeze_opened,
-	       r.out_of_order, r.elapsed_s);
+	printf("throughput: %.3g records/s delivered in %.3f s; per producer %.1f ns per record "
+	       "(wall), %.1f ns (its own CPU time)\n",
+	       r.records_per_s, r.elapsed_s, r.producer_ns_per_record, r.producer_cpu_ns_per_record);
+	printf("transport: %" PRIu64 " buffers delivered, %" PRIu64 " backpressure park%s, %" PRIu64
+	       " records out of order\n",
+	       r.buffers, r.freeze_opened, r.freeze_opened == 1 ? "" : "s", r.out_of_order);
 	rc = write_outputs(dir, &cfg, &r, platform);
 	free(r.per_instance);
 	if (rc) {

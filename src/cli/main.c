@@ -20,7 +20,8 @@ static void usage(FILE *f)
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nRun 'taskprof <command> --help' for the options of a command.\n");
+	fprintf(f, "\noptions:\n  -h, --help       this text\n  --version        print the version\n"
+		   "\nRun 'taskprof <command> --help' for the options of a command.\n");
 }
 
 int main(int argc, char **argv)

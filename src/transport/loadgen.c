@@ -228,6 +228,7 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	uint64_t t1 = tp_now_ns();
 	struct tp_reconcile r;
 	out->reconcile_ok = prof_reconcile(s.p, &r) == 0;
+	out->rec = r.pool[0];
 	out->total = r.pool[0].total;
 	out->collected = r.pool[0].collected;
 	out->dropped = r.pool[0].dropped;

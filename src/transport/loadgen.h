@@ -52,6 +52,7 @@ struct tp_loadgen_result {
 	uint64_t freeze_opened;  /* backpressure freezes opened */
 	uint64_t buffers;        /* buffers delivered */
 	bool reconcile_ok;
+	struct tp_reconcile_pool rec; /* the reconcile figures, drops by cause */
 	uint32_t instances;
 	uint64_t *per_instance;  /* records delivered per instance (malloc'd; caller frees) */
 };
