@@ -241,7 +241,7 @@ int cmd_transport_demo(int argc, char **argv)
 	printf("reconcile: collected=%" PRIu64 " + dropped=%" PRIu64 " %s total=%" PRIu64 "  %s\n",
 	       r.collected, r.dropped, r.reconcile_ok ? "==" : "!=", r.total,
 	       r.reconcile_ok ? "OK" : "MISMATCH");
-	printf("throughput: %.3g records/s delivered in %.3f s; per producer %.1f ns per record "
+	printf("throughput: %.3g records/s delivered in %.3g s; per producer %.1f ns per record "
 	       "(wall), %.1f ns (its own CPU time)\n",
 	       r.records_per_s, r.elapsed_s, r.producer_ns_per_record, r.producer_cpu_ns_per_record);
 	printf("transport: %" PRIu64 " buffers delivered, %" PRIu64 " backpressure park%s, %" PRIu64
