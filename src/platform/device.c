@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: MIT */
+#include "platform/device.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/dev_memory.h"
+#include "platform/regs.h"
+
+#define NS_PER_MS 1000000ull
+
+struct tp_aicore {
+	struct tp_device *dev;
+	int id;
+	enum tp_core_type type;
+	int cluster;
+	enum tp_subslot slot;
+	void *kernel_ctx;
+	pthread_t thread;
+	bool started;
+	/* Set by the thread as its last action (release); read by
+	 * tp_device_wait() to find cores that are still running. */
+	_Atomic bool done;
+};
+
+struct tp_aicpu {
+	struct tp_device *dev;
+	int index;   /* 0 .. aicpu_launch_threads - 1 */
+	int count;   /* threads past the affinity gate: aicpu_threads */
+	pthread_t thread;
+	bool started;
+	struct tp_doorbell doorbell;
+};
+
+struct tp_device {
+	const struct tp_platform *plat;
+	int id;
+	int block_dim;
+	int num_cores;
+	int aicpu_threads;    /* threads that run aicpu_fn */
+	int aicpu_launched;   /* threads started per launch (platform's launch count) */
+	uint64_t teardown_ns;
+	struct tp_dev_mem *mem;
+	struct tp_regs *regs;
+	struct tp_aicore *cores;
+	struct tp_aicpu *cpus;
+	/* Launch state: written by the host thread that launches / waits,
+	 * published to device threads by pthread_create. */
+	struct tp_launch_config launch;
+	struct tp_kernel_hooks hooks;
+	bool running;
+	/* AICore threads not yet returned; the last one rings exit_db. */
+	_Atomic int cores_running;
+	struct tp_doorbell exit_db;
+};
+
+static _Thread_local struct tp_aicore *cur_core;
+static _Thread_local struct tp_aicpu *cur_cpu;
+
+/* The system counter is process-wide: devices open at the same time must
+ * agree on its frequency. */
+static pthread_mutex_t freq_lock = PTHREAD_MUTEX_INITIALIZER;
+static int freq_users;
+static uint64_t freq_hz;
+
+static int freq_acquire(const struct tp_platform *plat, int device_id)
+{
+	int rc = 0;
+	pthread_mutex_lock(&freq_lock);
+	if (freq_users > 0 && freq_hz != plat->sys_cnt_freq_hz) {
+		rc = tp_set_error(-EBUSY, "device %d (%s): its system counter runs at %llu Hz "
+				  "but %d open device(s) use %llu Hz; close them first",
+				  device_id, plat->name,
+				  (unsigned long long)plat->sys_cnt_freq_hz, freq_users,
+				  (unsigned long long)freq_hz);
+	} else {
+		freq_users++;
+		freq_hz = plat->sys_cnt_freq_hz;
+		tp_sys_cnt_set_freq(freq_hz);
+	}
+	pthread_mutex_unlock(&freq_lock);
+	return rc;
+}
+
+static void freq_release(void)
+{
+	pthread_mutex_lock(&freq_lock);
+	freq_users--;
+	pthread_mutex_unlock(&freq_lock);
+}
+
+/* ---- open / close ---------------------------------------------------- */
+
+struct tp_device *tp_device_open(const struct tp_device_config *cfg)
+{
+	struct tp_device *dev = NULL;
+	return tp_device_create(cfg, &dev) == 0 ? dev : NULL;
+}
+
+int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
+{
+	static const struct tp_device_config defaults;
+	*out = NULL;
+	if (!cfg)
+		cfg = &defaults;
+	const char *pname = cfg->platform ? cfg->platform : "a2a3sim";
+	const struct tp_platform *plat = tp_platform_find(pname);
+	if (!plat)
+		return tp_set_error(-EINVAL, "device %d: unknown platform '%s' (expected %s)",
+				    cfg->device_id, pname, tp_platform_names());
+	if (cfg->device_id < 0)
+		return tp_set_error(-EINVAL, "device id %d: expected >= 0", cfg->device_id);
+	int bd = cfg->block_dim ? cfg->block_dim : plat->default_block_dim;
+	if (bd < 1 || bd > plat->max_block_dim)
+		return tp_set_error(-EINVAL, "device %d (%s): block_dim %d out of range 1..%d",
+				    cfg->device_id, plat->name, cfg->block_dim,
+				    plat->max_block_dim);
+	int nt = cfg->aicpu_threads ? cfg->aicpu_threads : plat->default_aicpu_threads;
+	if (nt < 1 || nt > plat->max_aicpu_threads)
+		return tp_set_error(-EINVAL, "device %d (%s): aicpu_threads %d out of range "
+				    "1..%d", cfg->device_id, plat->name, cfg->aicpu_threads,
+				    plat->max_aicpu_threads);
+	int rc = freq_acquire(plat, cfg->device_id);
+	if (rc)
+		return rc;
+
+	struct tp_device *dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		goto nomem;
+	dev->plat = plat;
+	dev->id = cfg->device_id;
+	dev->block_dim = bd;
+	dev->num_cores = tp_topo_num_cores(bd);
+	dev->aicpu_threads = nt;
+	dev->teardown_ns = (uint64_t)(cfg->teardown_timeout_ms ? cfg->teardown_timeout_ms :
+				      TP_DEVICE_TEARDOWN_TIMEOUT_MS) * NS_PER_MS;
+	dev->mem = tp_dev_mem_create(cfg->mem_bytes, dev->id);
+	if (!dev->mem) {
+		/* Keep the arena's message; its code is -EINVAL only for a size
+		 * below the minimum. */
+		rc = cfg->mem_bytes && cfg->mem_bytes < TP_DEV_MEM_MIN_BYTES ? -EINVAL : -ENOMEM;
+		free(dev);
+		freq_release();
+		return rc;
+	}
+	dev->regs = tp_regs_create(plat, dev->num_cores, dev->id);
+	dev->cores = calloc((size_t)dev->num_cores, sizeof(*dev->cores));
+	dev->aicpu_launched = plat->aicpu_launch_threads;
+	dev->cpus = calloc((size_t)dev->aicpu_launched, sizeof(*dev->cpus));
+	if (!dev->regs || !dev->cores || !dev->cpus) {
+		tp_regs_destroy(dev->regs);
+		tp_dev_mem_destroy(dev->mem);
+		free(dev->cores);
+		free(dev->cpus);
+		free(dev);
+		goto nomem;
+	}
+	for (int c = 0; c < dev->num_cores; c++) {
+		struct tp_aicore *core = &dev->cores[c];
+		core->dev = dev;
+		core->id = c;
+		core->type = tp_topo_core_type(bd, c);
+		core->cluster = tp_topo_cluster(bd, c);
+		core->slot = tp_topo_slot(bd, c);
+		atomic_init(&core->done, false);
+	}
+	for (int i = 0; i < dev->aicpu_launched; i++) {
+		dev->cpus[i].dev = dev;
+		dev->cpus[i].index = i;
+		dev->cpus[i].count = nt;
+		tp_doorbell_init(&dev->cpus[i].doorbell);
+	}
+	atomic_init(&dev->cores_running, 0);
+	tp_doorbell_init(&dev->exit_db);
+	TP_DEBUG("device %d open: %s, %d clusters (%d AIC + %d AIV), %d AICPU threads, "
+		 "system counter %llu Hz", dev->id, plat->name, bd, bd, 2 * bd, nt,
+		 (unsigned long long)plat->sys_cnt_freq_hz);
+	*out = dev;
+	return 0;
+
+nomem:
+	freq_release();
+	return tp_set_error(-ENOMEM, "device %d: out of host memory", cfg->device_id);
+}
+
+void tp_device_close(struct tp_device *dev)
+{
+	if (!dev)
+		return;
+	if (dev->running && tp_device_wait(dev) != 0) {
+		TP_ERROR("device %d: threads still running at close; the device is "
+			 "leaked on purpose", dev->id);
+		return;
+	}
+	tp_regs_destroy(dev->regs);
+	tp_dev_mem_destroy(dev->mem);
+	free(dev->cores);
+	free(dev->cpus);
+	free(dev);
+	freq_release();
+}
+
+/* ---- accessors ------------------------------------------------------- */
+
+const struct tp_platform *tp_device_platform(const struct tp_device *dev) { return dev->plat; }
+int tp_device_id(const struct tp_device *dev) { return dev->id; }
+int tp_device_block_dim(const struct tp_device *dev) { return dev->block_dim; }
+int tp_device_num_cores(const struct tp_device *dev) { return dev->num_cores; }
+int tp_device_aicpu_threads(const struct tp_device *dev) { return dev->aicpu_threads; }
+int tp_device_aicpu_launched(const struct tp_device *dev) { return dev->aicpu_launched; }
+bool tp_device_running(const struct tp_device *dev) { return dev->running; }
+struct tp_dev_mem *tp_device_mem(struct tp_device *dev) { return dev->mem; }
+struct tp_regs *tp_device_regs(struct tp_device *dev) { return dev->regs; }
+
+struct tp_aicore *tp_device_core(struct tp_device *dev, int core_id)
+{
+	if (core_id < 0 || core_id >= dev->num_cores)
+		return NULL;
+	return &dev->cores[core_id];
+}
+
+void tp_device_set_kernel_hooks(struct tp_device *dev, const struct tp_kernel_hooks *hooks)
+{
+	if (hooks)
+		dev->hooks = *hooks;
+	else
+		memset(&dev->hooks, 0, sizeof(dev->hooks));
+}
+
+int tp_aicore_id(const struct tp_aicore *core) { return core->id; }
+enum tp_core_type tp_aicore_type(const struct tp_aicore *core) { return core->type; }
+int tp_aicore_cluster(const struct tp_aicore *core) { return core->cluster; }
+enum tp_subslot tp_aicore_slot(const struct tp_aicore *core) { return core->slot; }
+struct tp_device *tp_aicore_device(const struct tp_aicore *core) { return core->dev; }
+void *tp_aicore_kernel_ctx(const struct tp_aicore *core) { return core->kernel_ctx; }
+void tp_aicore_set_kernel_ctx(struct tp_aicore *core, void *ctx) { core->kernel_ctx = ctx; }
+struct tp_aicore *tp_aicore_current(void) { return cur_core; }
+
+int tp_aicpu_index(const struct tp_aicpu *cpu) { return cpu->index; }
+int tp_aicpu_count(const struct tp_aicpu *cpu) { return cpu->count; }
+struct tp_device *tp_aicpu_device(const struct tp_aicpu *cpu) { return cpu->dev; }
+struct tp_doorbell *tp_aicpu_doorbell(struct tp_aicpu *cpu) { return &cpu->doorbell; }
+struct tp_aicpu *tp_aicpu_current(void) { return cur_cpu; }
+
+/* ---- threads --------------------------------------------------------- */
+
+/* Name the calling thread (shown by top -H, gdb); Linux keeps 15 bytes. */
+__attribute__((format(printf, 1, 2))) static void set_thread_name(const char *fmt, ...)
+{
+	char name[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	name[15] = '\0';
+	pthread_setname_np(pthread_self(), name);
+}
+
+static void *aicore_main(void *p)
+{
+	struct tp_aicore *core = p;
+	struct tp_device *dev = core->dev;
+	set_thread_name("tp%d-%s%d", dev->id, core->type == TP_CORE_AIC ? "aic" : "aiv",
+			core->id);
+	cur_core = core;
+	dev->launch.aicore_fn(core, dev->launch.arg);
+	cur_core = NULL;
+	/* release: the core's last stores happen before tp_device_wait()
+	 * sees it done. */
+	atomic_store_explicit(&core->done, true, memory_order_release);
+	/* acq_rel: release pairs with the acquire in all_cores_done(); the
+	 * acquire makes the last core out, which rings, see the others. */
+	if (atomic_fetch_sub_explicit(&dev->cores_running, 1, memory_order_acq_rel) == 1)
+		tp_doorbell_ring(&dev->exit_db);
+	return NULL;
+}
+
+static void *aicpu_main(void *p)
+{
+	struct tp_aicpu *cpu = p;
+	/* platform_aicpu_affinity_gate (spec §1.4): the platform launches
+	 * aicpu_launch_threads threads; only the first aicpu_threads run the
+	 * AICPU program, the rest return at once. */
+	if (cpu->index >= cpu->count)
+		return NULL;
+	set_thread_name("tp%d-aicpu%d", cpu->dev->id, cpu->index);
+	cur_cpu = cpu;
+	cpu->dev->launch.aicpu_fn(cpu, cpu->dev->launch.arg);
+	cur_cpu = NULL;
+	return NULL;
+}
+
+int tp_device_launch(struct tp_device *dev, tp_aicpu_fn aicpu_fn,
+		     tp_aicore_fn aicore_fn, void *arg)
+{
+	struct tp_launch_config lc = {
+		.aicpu_fn = aicpu_fn,
+		.aicore_fn = aicore_fn,
+		.arg = arg,
+	};
+	return tp_device_launch_ex(dev, &lc);
+}
+
+static bool all_cores_done(void *arg)
+{
+	struct tp_device *dev = arg;
+	/* acquire: pairs with the acq_rel decrement in aicore_main(). */
+	return atomic_load_explicit(&dev->cores_running, memory_order_acquire) == 0;
+}
+
+/* Send exit to every started core that has not returned, wait (bounded)
+ * until all returned, join them. Return 0 or -ETIMEDOUT. */
+static int stop_cores(struct tp_device *dev)
+{
+	int pending = 0;
+	for (int c = 0; c < dev->num_cores; c++) {
+		struct tp_aicore *core = &dev->cores[c];
+		/* acquire: pairs with the release store at thread end. */
+		if (core->started && !atomic_load_explicit(&core->done, memory_order_acquire)) {
+			tp_reg_write(dev, c, TP_REG_DATA_MAIN_BASE, TP_AICORE_EXIT_SIGNAL);
+			pending++;
+		}
+	}
+	if (pending)
+		TP_DEBUG("device %d: %d AICore threads still running after the AICPU "
+			 "threads returned; sent AICORE_EXIT_SIGNAL", dev->id, pending);
+	if (tp_doorbell_wait(&dev->exit_db, all_cores_done, dev, dev->teardown_ns) != 0) {
+		char ids[256];
+		size_t len = 0;
+		int late = 0;
+		ids[0] = '\0';
+		for (int c = 0; c < dev->num_cores; c++) {
+			if (!dev->cores[c].started ||
+			    atomic_load_explicit(&dev->cores[c].done, memory_order_acquire))
+				continue;
+			late++;
+			if (len < sizeof(ids) - 8)
+				len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%d",
+							late > 1 ? "," : "", c);
+		}
+		int rc = tp_set_error(-ETIMEDOUT, "device %d: %d AICore threads did not exit "
+				      "within %llu ms (cores %s)", dev->id, late,
+				      (unsigned long long)(dev->teardown_ns / NS_PER_MS), ids);
+		TP_ERROR("%s", tp_last_error());
+		return rc;
+	}
+	for (int c = 0; c < dev->num_cores; c++) {
+		if (dev->cores[c].started) {
+			pthread_join(dev->cores[c].thread, NULL);
+			dev->cores[c].started = false;
+		}
+	}
+	return 0;
+}
+
+int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc)
+{
+	if (!lc)
+		return tp_set_error(-EINVAL, "device %d: launch without a configuration",
+				    dev->id);
+	if (dev->running)
+		return tp_set_error(-EBUSY, "device %d: already running; call "
+				    "tp_device_wait() first", dev->id);
+	dev->launch = *lc;
+	if (!dev->launch.aicore_fn)
+		dev->launch.aicore_fn = tp_aicore_loop_empty;
+	dev->hooks = lc->hooks;
+	tp_regs_reset_dispatch(dev->regs);
+	/* relaxed: no device thread runs; pthread_create publishes it. */
+	atomic_store_explicit(&dev->cores_running, dev->num_cores, memory_order_relaxed);
+	for (int c = 0; c < dev->num_cores; c++) {
+		struct tp_aicore *core = &dev->cores[c];
+		/* relaxed: as cores_running above. */
+		atomic_store_explicit(&core->done, false, memory_order_relaxed);
+		core->started = false;
+	}
+	dev->running = true;
+
+	int err = 0;
+	for (int c = 0; c < dev->num_cores && !err; c++) {
+		err = pthread_create(&dev->cores[c].thread, NULL, aicore_main, &dev->cores[c]);
+		if (err) {
+			/* Cores never started count as returned (acq_rel: as
+			 * in aicore_main()). */
+			if (atomic_fetch_sub_explicit(&dev->cores_running, dev->num_cores - c,
+						      memory_order_acq_rel) == dev->num_cores - c)
+				tp_doorbell_ring(&dev->exit_db);
+		} else {
+			dev->cores[c].started = true;
+		}
+	}
+	int started_cpus = 0;
+	if (lc->aicpu_fn) {
+		for (int i = 0; i < dev->aicpu_launched && !err; i++) {
+			err = pthread_create(&dev->cpus[i].thread, NULL, aicpu_main,
+					     &dev->cpus[i]);
+			dev->cpus[i].started = err == 0;
+			started_cpus += err == 0;
+		}
+	}
+	if (err) {
+		TP_ERROR("device %d: cannot create a device thread: %s", dev->id, strerror(err));
+		for (int i = 0; i < started_cpus; i++) {
+			pthread_join(dev->cpus[i].thread, NULL);
+			dev->cpus[i].started = false;
+		}
+		if (stop_cores(dev) == 0)
+			dev->running = false;
+		return tp_set_error(-EAGAIN, "device %d: cannot create a device thread: %s",
+				    dev->id, strerror(err));
+	}
+	return 0;
+}
+
+int tp_device_wait(struct tp_device *dev)
+{
+	if (!dev->running)
+		return tp_set_error(-EINVAL, "device %d: not running", dev->id);
+	for (int i = 0; i < dev->aicpu_launched; i++) {
+		if (dev->cpus[i].started) {
+			pthread_join(dev->cpus[i].thread, NULL);
+			dev->cpus[i].started = false;
+		}
+	}
+	int rc = stop_cores(dev);
+	if (rc == 0)
+		dev->running = false;
+	return rc;
+}
+
+/* ---- AICore protocol ---------------------------------------------------- */
+
+void tp_aicore_kernel_begin(struct tp_aicore *core)
+{
+	const struct tp_kernel_hooks *h = &core->dev->hooks;
+	if (h->on_kernel_begin)
+		h->on_kernel_begin(core, h->ud);
+}
+
+void tp_aicore_kernel_end(struct tp_aicore *core)
+{
+	const struct tp_kernel_hooks *h = &core->dev->hooks;
+	if (h->on_kernel_end)
+		h->on_kernel_end(core, h->ud);
+}
+
+struct dispatch_cond {
+	struct tp_aicore *core;
+	uint32_t last;
+	uint32_t value;
+};
+
+static bool window_open(void *arg)
+{
+	struct dispatch_cond *c = arg;
+	c->value = tp_reg_read(c->core->dev, c->core->id, TP_REG_DATA_MAIN_BASE);
+	return c->value == TP_AICPU_IDLE_TASK_ID || c->value == TP_AICORE_EXIT_SIGNAL;
+}
+
+int tp_aicore_handshake(struct tp_aicore *core)
+{
+	struct dispatch_cond c = { .core = core };
+	struct tp_doorbell *db = tp_reg_doorbell(core->dev, core->id, TP_REG_DATA_MAIN_BASE);
+	tp_doorbell_wait(db, window_open, &c, TP_DOORBELL_FOREVER);
+	if (c.value == TP_AICORE_EXIT_SIGNAL) {
+		tp_aicore_exit_ack(core);
+		return TP_AICORE_EXITING;
+	}
+	tp_reg_write(core->dev, core->id, TP_REG_COND, TP_AICORE_IDLE_VALUE);
+	return 0;
+}
+
+static bool new_token(void *arg)
+{
+	struct dispatch_cond *c = arg;
+	c->value = tp_reg_read(c->core->dev, c->core->id, TP_REG_DATA_MAIN_BASE);
+	return c->value != 0 && c->value != TP_AICPU_IDLE_TASK_ID && c->value != c->last;
+}
+
+uint32_t tp_aicore_wait_dispatch(struct tp_aicore *core, uint32_t last_token)
+{
+	struct dispatch_cond c = { .core = core, .last = last_token };
+	struct tp_doorbell *db = tp_reg_doorbell(core->dev, core->id, TP_REG_DATA_MAIN_BASE);
+	tp_doorbell_wait(db, new_token, &c, TP_DOORBELL_FOREVER);
+	return c.value;
+}
+
+static bool gate_open(void *arg)
+{
+	struct dispatch_cond *c = arg;
+	struct tp_device *dev = c->core->dev;
+	if (tp_reg_read(dev, c->core->id, TP_REG_DATA_MAIN_BASE_HI) == c->last) {
+		c->value = 0;
+		return true;
+	}
+	c->value = tp_reg_read(dev, c->core->id, TP_REG_DATA_MAIN_BASE);
+	return c->value == TP_AICORE_EXIT_SIGNAL;
+}
+
+int tp_aicore_wait_gate(struct tp_aicore *core, uint32_t token)
+{
+	struct dispatch_cond c = { .core = core, .last = token };
+	struct tp_doorbell *db = tp_reg_doorbell(core->dev, core->id, TP_REG_DATA_MAIN_BASE);
+	tp_doorbell_wait(db, gate_open, &c, TP_DOORBELL_FOREVER);
+	return c.value == TP_AICORE_EXIT_SIGNAL ? TP_AICORE_EXITING : 0;
+}
+
+void tp_aicore_ack(struct tp_aicore *core, uint32_t token)
+{
+	tp_reg_write(core->dev, core->id, TP_REG_COND, TP_COND_ACK(token));
+}
+
+void tp_aicore_fin(struct tp_aicore *core, uint32_t token)
+{
+	tp_reg_write(core->dev, core->id, TP_REG_COND, TP_COND_FIN(token));
+}
+
+void tp_aicore_exit_ack(struct tp_aicore *core)
+{
+	tp_reg_write(core->dev, core->id, TP_REG_COND, TP_AICORE_EXITED_VALUE);
+}
+
+void tp_aicore_loop_empty(struct tp_aicore *core, void *arg)
+{
+	(void)arg;
+	if (tp_aicore_handshake(core) == TP_AICORE_EXITING)
+		return;
+	uint32_t last = TP_AICPU_IDLE_TASK_ID;
+	for (;;) {
+		uint32_t token = tp_aicore_wait_dispatch(core, last);
+		if (token == TP_AICORE_EXIT_SIGNAL) {
+			tp_aicore_exit_ack(core);
+			return;
+		}
+		last = token;
+		tp_aicore_ack(core, token);
+		tp_aicore_kernel_begin(core);
+		tp_aicore_kernel_end(core);
+		tp_aicore_fin(core, token);
+	}
+}
+
+/* ---- AICPU protocol ----------------------------------------------------- */
+
+static uint64_t remaining(uint64_t start, uint64_t budget)
+{
+	if (budget == TP_DOORBELL_FOREVER)
+		return budget;
+	uint64_t used = tp_now_ns() - start;
+	return used >= budget ? 0 : budget - used;
+}
+
+/* -EINVAL unless every id of @cores is a core of @dev: a register access
+ * to a bad core reads TP_REG_FAULT_VALUE, which equals AICORE_IDLE_VALUE
+ * and would pass for a handshake. */
+static int check_cores(struct tp_device *dev, const int *cores, int n, const char *what)
+{
+	if (n < 0 || (n > 0 && !cores))
+		return tp_set_error(-EINVAL, "device %d: %s: bad core list (%d ids)",
+				    dev->id, what, n);
+	for (int i = 0; i < n; i++)
+		if (cores[i] < 0 || cores[i] >= dev->num_cores)
+			return tp_set_error(-EINVAL, "device %d: %s: core id %d out of "
+					    "range 0..%d", dev->id, what, cores[i],
+					    dev->num_cores - 1);
+	return 0;
+}
+
+int tp_aicpu_open_cores(struct tp_device *dev, const int *cores, int n,
+			uint64_t timeout_ns)
+{
+	int rc = check_cores(dev, cores, n, "open_cores");
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++)
+		tp_reg_write(dev, cores[i], TP_REG_DATA_MAIN_BASE, TP_AICPU_IDLE_TASK_ID);
+	uint64_t start = tp_now_ns();
+	for (int i = 0; i < n; i++) {
+		if (tp_reg_wait(dev, cores[i], TP_REG_COND, 0xFFFFFFFFu, TP_AICORE_IDLE_VALUE,
+				remaining(start, timeout_ns)) != 0)
+			return tp_set_error(-ETIMEDOUT, "device %d: core %d did not answer the "
+					    "start-up handshake (COND=0x%08x, want 0x%08x)",
+					    dev->id, cores[i],
+					    tp_reg_read(dev, cores[i], TP_REG_COND),
+					    TP_AICORE_IDLE_VALUE);
+	}
+	return 0;
+}
+
+void tp_aicpu_dispatch(struct tp_device *dev, int core, uint32_t token)
+{
+	tp_reg_write(dev, core, TP_REG_DATA_MAIN_BASE, token);
+}
+
+int tp_aicpu_close_cores(struct tp_device *dev, const int *cores, int n,
+			 uint64_t timeout_ns)
+{
+	int rc = check_cores(dev, cores, n, "close_cores");
+	if (rc)
+		return rc;
+	for (int i = 0; i < n; i++)
+		tp_reg_write(dev, cores[i], TP_REG_DATA_MAIN_BASE, TP_AICORE_EXIT_SIGNAL);
+	uint64_t start = tp_now_ns();
+	for (int i = 0; i < n; i++) {
+		if (tp_reg_wait(dev, cores[i], TP_REG_COND, 0xFFFFFFFFu, TP_AICORE_EXITED_VALUE,
+				remaining(start, timeout_ns)) != 0) {
+			rc = tp_set_error(-ETIMEDOUT, "device %d: timed out waiting for the exit "
+					  "ACK of core %d (COND=0x%08x)", dev->id, cores[i],
+					  tp_reg_read(dev, cores[i], TP_REG_COND));
+			TP_ERROR("%s", tp_last_error());
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * platform/rt_internal.h — what the rest of taskprof (tile API, PMU,
+ * operator profiler, tests) needs from the device API of rt.c beyond the
+ * public include/taskprof/rt.h.
+ */
+#ifndef TASKPROF_PLATFORM_RT_INTERNAL_H
+#define TASKPROF_PLATFORM_RT_INTERNAL_H
+
+#include "platform/device.h"
+#include "taskprof/rt.h"
+
+/**
+ * tp_rt_internal_set_kernel_hooks() - kernel hooks of every rt launch.
+ * @hooks: called around each block on its AICore thread (copied); NULL
+ *         removes them.
+ *
+ * Applies to the open devices and to devices opened later. Waits for
+ * launches in progress to finish (it takes the device table's writer
+ * lock), so no block runs while the hooks change. This is where the tile
+ * API binds its per-core context (tp_aicore_kernel_ctx()) and the PMU
+ * model opens / closes its counting window.
+ */
+void tp_rt_internal_set_kernel_hooks(const struct tp_kernel_hooks *hooks);
+
+/**
+ * tp_rt_internal_device() - the simulated device behind an rt device id.
+ * @device_id: 0 .. TP_RT_MAX_DEVICES - 1.
+ *
+ * Does not open the device.
+ *
+ * Return: the device if it is open, else NULL. Valid until
+ * tp_rt_reset_device(@device_id) (or process exit).
+ */
+struct tp_device *tp_rt_internal_device(int device_id);
+
+#endif /* TASKPROF_PLATFORM_RT_INTERNAL_H */

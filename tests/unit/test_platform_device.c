@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of platform/device: open (platform, topology, system counter),
+ * launch, the AICPU/AICore register handshake of spec/runtime-model.md
+ * §2.7–§2.8 and §2.12, orderly and bounded teardown, kernel hooks and
+ * kernel_ctx, idle threads that sleep, and the device arena as the
+ * profiling transport's memory (tp_dev_memops) on both platforms.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/dev_memory.h"
+#include "platform/device.h"
+#include "platform/regs.h"
+#include "transport/dev_engine.h"
+#include "transport/profiler.h"
+
+#define MAXC 108
+#define S_NS 1000000000ull
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static atomic_int error_lines;
+
+static void count_errors(int level, const char *msg, void *ud)
+{
+	(void)msg;
+	(void)ud;
+	if (level >= TP_LOG_ERROR)
+		atomic_fetch_add(&error_lines, 1);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	atomic_store(&error_lines, 0);
+	tp_log_set_threshold(TP_LOG_TIMING);
+	tp_log_set_hook(count_errors, NULL);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tp_log_set_hook(NULL, NULL);
+	return 0;
+}
+
+static struct tp_device *open_dev(const char *plat, int block_dim, int aicpu_threads)
+{
+	struct tp_device_config cfg = {
+		.platform = plat,
+		.block_dim = block_dim,
+		.aicpu_threads = aicpu_threads,
+		.mem_bytes = 16u << 20,
+	};
+	struct tp_device *dev = tp_device_open(&cfg);
+	if (!dev)
+		printf("open: %s\n", tp_last_error());
+	assert_non_null(dev);
+	return dev;
+}
+
+/* ---- open ------------------------------------------------------------------- */
+
+static void test_open_defaults_and_topology(void **state)
+{
+	(void)state;
+	struct tp_device *dev = tp_device_open(NULL);
+	assert_non_null(dev);
+	assert_string_equal(tp_device_platform(dev)->name, "a2a3sim");
+	assert_int_equal(tp_device_id(dev), 0);
+	assert_int_equal(tp_device_block_dim(dev), 8);
+	assert_int_equal(tp_device_num_cores(dev), 24);
+	assert_int_equal(tp_device_aicpu_threads(dev), 4);
+	assert_int_equal(tp_device_aicpu_launched(dev), 6);
+	assert_false(tp_device_running(dev));
+	assert_int_equal(tp_sys_cnt_freq(), 50000000ULL);
+	struct tp_dev_mem_stats st;
+	tp_dev_mem_stats(tp_device_mem(dev), &st);
+	assert_int_equal(st.reserved_bytes, TP_DEV_MEM_DEFAULT_BYTES);
+	for (int c = 0; c < 24; c++) {
+		struct tp_aicore *core = tp_device_core(dev, c);
+		assert_non_null(core);
+		assert_int_equal(tp_aicore_id(core), c);
+		assert_ptr_equal(tp_aicore_device(core), dev);
+		assert_int_equal(tp_aicore_type(core), c < 8 ? TP_CORE_AIC : TP_CORE_AIV);
+		assert_int_equal(tp_aicore_cluster(core), c < 8 ? c : (c - 8) / 2);
+		assert_int_equal(tp_aicore_slot(core),
+				 c < 8 ? TP_SLOT_AIC : (c % 2 ? TP_SLOT_AIV1 : TP_SLOT_AIV0));
+		assert_null(tp_aicore_kernel_ctx(core));
+	}
+	assert_null(tp_device_core(dev, 24));
+	assert_null(tp_device_core(dev, -1));
+	assert_null(tp_aicore_current());
+	assert_null(tp_aicpu_current());
+	tp_device_close(dev);
+	tp_device_close(NULL);
+
+	dev = open_dev("a5sim", 36, 7);
+	assert_int_equal(tp_device_num_cores(dev), 108);
+	assert_int_equal(tp_device_aicpu_launched(dev), 14);
+	assert_int_equal(tp_sys_cnt_freq(), 1000000000ULL);
+	assert_int_equal(tp_aicore_cluster(tp_device_core(dev, 107)), 35);
+	tp_device_close(dev);
+}
+
+static void test_open_errors(void **state)
+{
+	(void)state;
+	static const struct {
+		struct tp_device_config cfg;
+		int rc;
+		const char *msg;
+	} bad[] = {
+		{ { .platform = "a6sim" }, -EINVAL, "unknown platform 'a6sim'" },
+		{ { .block_dim = 25 }, -EINVAL, "block_dim 25 out of range 1..24" },
+		{ { .platform = "a5sim", .block_dim = 37 }, -EINVAL, "block_dim 37 out of range 1..36" },
+		{ { .block_dim = -1 }, -EINVAL, "block_dim -1 out of range" },
+		{ { .aicpu_threads = 5 }, -EINVAL, "aicpu_threads 5 out of range 1..4" },
+		{ { .platform = "a5sim", .aicpu_threads = 8 }, -EINVAL, "aicpu_threads 8 out of range 1..7" },
+		{ { .device_id = -2 }, -EINVAL, "device id -2" },
+		{ { .mem_bytes = 1000 }, -EINVAL, "below the minimum" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct tp_device *dev = (struct tp_device *)(uintptr_t)1;
+		tp_clear_error();
+		assert_int_equal(tp_device_create(&bad[i].cfg, &dev), bad[i].rc);
+		assert_null(dev);
+		printf("open error: %s\n", tp_last_error());
+		assert_non_null(strstr(tp_last_error(), bad[i].msg));
+		assert_null(tp_device_open(&bad[i].cfg));
+	}
+	/* the system counter is process-wide: no a5sim while an a2a3sim is open */
+	struct tp_device *a = open_dev("a2a3sim", 1, 1);
+	struct tp_device *b = open_dev("a2a3sim", 2, 1);
+	struct tp_device *c = NULL;
+	struct tp_device_config c5 = { .platform = "a5sim", .mem_bytes = 1 << 20 };
+	assert_int_equal(tp_device_create(&c5, &c), -EBUSY);
+	printf("open error: %s\n", tp_last_error());
+	assert_non_null(strstr(tp_last_error(), "close them first"));
+	assert_int_equal(tp_sys_cnt_freq(), 50000000ULL);
+	tp_device_close(a);
+	assert_int_equal(tp_device_create(&c5, &c), -EBUSY);
+	tp_device_close(b);
+	assert_int_equal(tp_device_create(&c5, &c), 0);
+	assert_int_equal(tp_sys_cnt_freq(), 1000000000ULL);
+	tp_device_close(c);
+}
+
+/* ---- launch: the register protocol --------------------------------------- */
+
+#define TOKENS 40
+
+struct proto {
+	struct tp_device *dev;
+	int ctx[MAXC];
+	atomic_int aicpu_calls;
+	atomic_int aicpu_mask;
+	atomic_int begin[MAXC], end[MAXC];
+	atomic_int bad_thread, bad_ctx, proto_errors;
+	atomic_int fin_seen;
+};
+
+static void on_begin(struct tp_aicore *core, void *ud)
+{
+	struct proto *p = ud;
+	int id = tp_aicore_id(core);
+	if (tp_aicore_current() != core)
+		atomic_fetch_add(&p->bad_thread, 1);
+	if (tp_aicore_kernel_ctx(core) != &p->ctx[id])
+		atomic_fetch_add(&p->bad_ctx, 1);
+	/* ACK precedes the kernel: COND holds the running token */
+	uint32_t cond = tp_reg_read(p->dev, id, TP_REG_COND);
+	uint32_t tok = tp_reg_read(p->dev, id, TP_REG_DATA_MAIN_BASE);
+	if (cond != TP_COND_ACK(tok))
+		atomic_fetch_add(&p->proto_errors, 1);
+	atomic_fetch_add(&p->begin[id], 1);
+}
+
+static void on_end(struct tp_aicore *core, void *ud)
+{
+	struct proto *p = ud;
+	atomic_fetch_add(&p->end[tp_aicore_id(core)], 1);
+}
+
+/* Each AICPU thread t owns clusters c with c % threads == t (spec §1.2),
+ * opens its cores, sends TOKENS tokens to each, one at a time, waiting for
+ * every FIN, and closes them. */
+static void proto_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct proto *p = arg;
+	struct tp_device *dev = tp_aicpu_device(cpu);
+	int t = tp_aicpu_index(cpu), nt = tp_aicpu_count(cpu);
+	int bd = tp_device_block_dim(dev);
+	if (tp_aicpu_current() != cpu)
+		atomic_fetch_add(&p->bad_thread, 1);
+	atomic_fetch_add(&p->aicpu_calls, 1);
+	atomic_fetch_or(&p->aicpu_mask, 1 << t);
+	int cores[MAXC], n = 0;
+	for (int c = 0; c < bd; c++) {
+		if (tp_topo_cluster_owner(c, nt) != t)
+			continue;
+		for (int s = 0; s < 3; s++)
+			cores[n++] = tp_topo_core_id(bd, c, (enum tp_subslot)s);
+	}
+	if (tp_aicpu_open_cores(dev, cores, n, 5 * S_NS) != 0) {
+		atomic_fetch_add(&p->proto_errors, 1);
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		if (tp_reg_read(dev, cores[i], TP_REG_COND) != TP_AICORE_IDLE_VALUE)
+			atomic_fetch_add(&p->proto_errors, 1);
+	for (int i = 0; i < n; i++) {
+		uint32_t seq = 0;
+		for (int k = 0; k < TOKENS; k++) {
+			uint32_t tok = tp_reg_token_next(&seq);
+			tp_aicpu_dispatch(dev, cores[i], tok);
+			if (tp_reg_wait(dev, cores[i], TP_REG_COND, 0xFFFFFFFFu, TP_COND_FIN(tok),
+					5 * S_NS) != 0)
+				atomic_fetch_add(&p->proto_errors, 1);
+			else
+				atomic_fetch_add(&p->fin_seen, 1);
+		}
+	}
+	if (tp_aicpu_close_cores(dev, cores, n, 5 * S_NS) != 0)
+		atomic_fetch_add(&p->proto_errors, 1);
+}
+
+static void run_protocol(const char *plat, int bd, int nt)
+{
+	struct tp_device *dev = open_dev(plat, bd, nt);
+	int ncores = tp_device_num_cores(dev);
+	static struct proto p;
+	memset(&p, 0, sizeof(p));
+	p.dev = dev;
+	for (int c = 0; c < ncores; c++)
+		tp_aicore_set_kernel_ctx(tp_device_core(dev, c), &p.ctx[c]);
+	struct tp_launch_config lc = {
+		.aicpu_fn = proto_aicpu,
+		.arg = &p,
+		.hooks = { .on_kernel_begin = on_begin, .on_kernel_end = on_end, .ud = &p },
+	};
+	uint64_t t0 = tp_now_ns();
+	assert_int_equal(tp_device_launch_ex(dev, &lc), 0);
+	assert_true(tp_device_running(dev));
+	assert_int_equal(tp_device_launch_ex(dev, &lc), -EBUSY);
+	assert_int_equal(tp_device_wait(dev), 0);
+	uint64_t took = tp_now_ns() - t0;
+	assert_false(tp_device_running(dev));
+
+	assert_int_equal(atomic_load(&p.aicpu_calls), nt);
+	assert_int_equal(atomic_load(&p.aicpu_mask), (1 << nt) - 1);
+	assert_int_equal(atomic_load(&p.bad_thread), 0);
+	assert_int_equal(atomic_load(&p.bad_ctx), 0);
+	assert_int_equal(atomic_load(&p.proto_errors), 0);
+	assert_int_equal(atomic_load(&p.fin_seen), ncores * TOKENS);
+	for (int c = 0; c < ncores; c++) {
+		assert_int_equal(atomic_load(&p.begin[c]), TOKENS);
+		assert_int_equal(atomic_load(&p.end[c]), TOKENS);
+		assert_int_equal(tp_reg_read(dev, c, TP_REG_COND), TP_AICORE_EXITED_VALUE);
+		assert_int_equal(tp_reg_read(dev, c, TP_REG_DATA_MAIN_BASE), TP_AICORE_EXIT_SIGNAL);
+	}
+	printf("%s: %d AICPU threads (%d launched), %d cores x %d tokens in %.1f ms\n", plat, nt,
+	       tp_device_aicpu_launched(dev), ncores, TOKENS, (double)took / 1e6);
+	tp_device_close(dev);
+}
+
+static void test_protocol_a2a3sim(void **state)
+{
+	(void)state;
+	run_protocol("a2a3sim", 8, 4);
+}
+
+static void test_protocol_a5sim(void **state)
+{
+	(void)state;
+	run_protocol("a5sim", 4, 7);
+}
+
+static void test_core_list_checked(void **state)
+{
+	(void)state;
+	struct tp_device *dev = open_dev("a2a3sim", 1, 1);
+	int bad[] = { 0, 3 };
+	assert_int_equal(tp_aicpu_open_cores(dev, bad, 2, S_NS), -EINVAL);
+	assert_non_null(strstr(tp_last_error(), "core id 3 out of range 0..2"));
+	assert_int_equal(tp_aicpu_close_cores(dev, bad, 2, S_NS), -EINVAL);
+	/* nothing was written */
+	assert_int_equal(tp_reg_read(dev, 0, TP_REG_DATA_MAIN_BASE), 0);
+	assert_int_equal(tp_device_launch_ex(dev, NULL), -EINVAL);
+	assert_int_equal(tp_device_wait(dev), -EINVAL);
+	tp_device_close(dev);
+}
+
+/* ---- teardown ---------------------------------------------------------------- */
+
+/* With no AICPU program the cores sit in the start-up handshake; wait
+ * sends them the exit signal. A device can be launched again (rounds). */
+static void test_teardown_without_aicpu(void **state)
+{
+	(void)state;
+	struct tp_device *dev = open_dev("a2a3sim", 8, 4);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(tp_device_launch(dev, NULL, NULL, NULL), 0);
+		sleep_ms(5);
+		assert_int_equal(tp_device_wait(dev), 0);
+		for (int c = 0; c < 24; c++)
+			assert_int_equal(tp_reg_read(dev, c, TP_REG_COND), TP_AICORE_EXITED_VALUE);
+	}
+	tp_device_close(dev);
+}
+
+static atomic_int release_core5;
+
+/* Core 5 ignores the exit signal until released; the others behave. */
+static void stubborn_core(struct tp_aicore *core, void *arg)
+{
+	(void)arg;
+	if (tp_aicore_id(core) != 5) {
+		tp_aicore_loop_empty(core, NULL);
+		return;
+	}
+	while (!atomic_load(&release_core5))
+		sleep_ms(1);
+}
+
+static void test_teardown_bounded(void **state)
+{
+	(void)state;
+	struct tp_device_config cfg = {
+		.block_dim = 2, .mem_bytes = 1 << 20, .teardown_timeout_ms = 100,
+	};
+	struct tp_device *dev = tp_device_open(&cfg);
+	assert_non_null(dev);
+	atomic_store(&release_core5, 0);
+	assert_int_equal(tp_device_launch(dev, NULL, stubborn_core, NULL), 0);
+	uint64_t t0 = tp_now_ns();
+	assert_int_equal(tp_device_wait(dev), -ETIMEDOUT);
+	uint64_t took = tp_now_ns() - t0;
+	printf("teardown: %s (after %.0f ms)\n", tp_last_error(), (double)took / 1e6);
+	assert_non_null(strstr(tp_last_error(), "1 AICore threads did not exit within 100 ms "
+						"(cores 5)"));
+	assert_true(took >= 100000000ull && took < 5 * S_NS);
+	assert_int_equal(atomic_load(&error_lines), 1);
+	assert_true(tp_device_running(dev));
+	atomic_store(&release_core5, 1);
+	assert_int_equal(tp_device_wait(dev), 0);
+	assert_false(tp_device_running(dev));
+	tp_device_close(dev);
+}
+
+/* ---- idle threads sleep ------------------------------------------------------- */
+
+struct idle_prog {
+	atomic_int opened;
+	atomic_int release;
+	struct tp_doorbell db;
+};
+
+static bool released(void *arg)
+{
+	struct idle_prog *ip = arg;
+	return atomic_load_explicit(&ip->release, memory_order_acquire) != 0;
+}
+
+static void idle_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct idle_prog *ip = arg;
+	struct tp_device *dev = tp_aicpu_device(cpu);
+	int n = tp_device_num_cores(dev), cores[MAXC];
+	for (int c = 0; c < n; c++)
+		cores[c] = c;
+	if (tp_aicpu_index(cpu) == 0) {
+		if (tp_aicpu_open_cores(dev, cores, n, 5 * S_NS) == 0)
+			atomic_store(&ip->opened, 1);
+	}
+	/* every AICPU thread parks until released, like an idle scheduler */
+	tp_doorbell_wait(&ip->db, released, ip, TP_DOORBELL_FOREVER);
+	if (tp_aicpu_index(cpu) == 0)
+		tp_aicpu_close_cores(dev, cores, n, 5 * S_NS);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* 24 AICores waiting for a token and 4 AICPU threads waiting for work,
+ * after the handshake: together they must use a small fraction of one CPU
+ * (they would use both CPUs of this machine if they spun). */
+static void test_idle_cores_sleep(void **state)
+{
+	(void)state;
+	struct tp_device *dev = open_dev("a2a3sim", 8, 4);
+	static struct idle_prog ip;
+	memset(&ip, 0, sizeof(ip));
+	tp_doorbell_init(&ip.db);
+	assert_int_equal(tp_device_launch(dev, idle_aicpu, NULL, &ip), 0);
+	while (!atomic_load(&ip.opened))
+		sleep_ms(1);
+	sleep_ms(20); /* let every thread finish its spin and park */
+	double c0 = cpu_seconds();
+	uint64_t t0 = tp_now_ns();
+	sleep_ms(200);
+	double used = cpu_seconds() - c0;
+	double wall = (double)(tp_now_ns() - t0) / 1e9;
+	double cores = used / wall;
+	printf("idle: 24 AICores + 4 AICPU threads used %.2f ms CPU in %.0f ms = %.4f cores\n",
+	       used * 1e3, wall * 1e3, cores);
+	assert_true(cores < 0.05);
+	atomic_store_explicit(&ip.release, 1, memory_order_release);
+	tp_doorbell_ring(&ip.db);
+	assert_int_equal(tp_device_wait(dev), 0);
+	tp_device_close(dev);
+}
+
+/* ---- device memory for the profiling transport ------------------------------- */
+
+static void test_memops_basics(void **state)
+{
+	(void)state;
+	struct tp_device *dev = open_dev("a2a3sim", 1, 1);
+	struct tp_memops ops = tp_dev_memops(dev);
+	assert_null(ops.reg);
+	assert_null(ops.copy_to_device);
+	assert_null(ops.copy_from_device);
+	assert_ptr_equal(ops.ud, tp_device_mem(dev));
+	unsigned char *p = ops.alloc(ops.ud, 100);
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % 64, 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(p[i], 0);
+	assert_true(tp_dev_mem_owns(tp_device_mem(dev), p, 100));
+	assert_non_null(ops.alloc(ops.ud, 0));
+	ops.free_(ops.ud, p);
+	ops.free_(ops.ud, p); /* double: logged, not crashed on */
+	assert_int_equal(atomic_load(&error_lines), 1);
+	/* exhaustion: NULL */
+	assert_null(ops.alloc(ops.ud, 32u << 20));
+	tp_device_close(dev);
+
+	dev = open_dev("a5sim", 1, 1);
+	ops = tp_dev_memops(dev);
+	assert_null(ops.reg);
+	assert_non_null(ops.copy_to_device);
+	assert_non_null(ops.copy_from_device);
+	uint32_t *d = ops.alloc(ops.ud, 64);
+	uint32_t h[16], back[16];
+	for (int i = 0; i < 16; i++)
+		h[i] = 0x1000u + (uint32_t)i;
+	assert_int_equal(ops.copy_to_device(ops.ud, d, h, sizeof(h)), 0);
+	assert_int_equal(ops.copy_from_device(ops.ud, back, d, sizeof(back)), 0);
+	assert_memory_equal(back, h, sizeof(h));
+	assert_int_equal(ops.copy_to_device(ops.ud, d + 1, h, sizeof(h)), -EFAULT);
+	assert_int_equal(ops.copy_from_device(ops.ud, back, h, sizeof(h)), -EFAULT);
+	ops.free_(ops.ud, d);
+	tp_device_close(dev);
+}
+
+#define REC 16u
+#define CAP 8u
+#define RECORDS 300u
+
+static const struct tp_module mod_dev = {
+	.name = "PLATT",
+	.kinds = 1,
+	.ready_queue_size = 8,
+	.slot_count = 4,
+	.max_collector_threads = 4,
+	.idle_timeout_sec = 2,
+	.record_size = { REC },
+	.records_per_buffer = { CAP },
+};
+
+struct xport {
+	struct tp_profiler *p;
+	atomic_uint stored[2];
+	pthread_mutex_t mu;
+	uint64_t collected[2];
+	int bad;
+};
+
+static void fill(uint8_t *r, uint32_t inst, uint32_t idx)
+{
+	for (uint32_t j = 0; j < REC; j++)
+		r[j] = (uint8_t)(idx * 31u + j * 7u + inst * 101u + 1u);
+}
+
+static void xport_collected(void *ud, const struct tp_ready_info *info, int shard)
+{
+	(void)shard;
+	struct xport *x = ud;
+	pthread_mutex_lock(&x->mu);
+	const uint8_t *rec = info->records;
+	uint32_t inst = info->instance;
+	if (inst > 1 || info->record_size != REC) {
+		x->bad++;
+	} else {
+		/* buffer seq s of an instance holds its records s·CAP.. in
+		 * write order (every buffer but the last is full) */
+		for (uint32_t i = 0; i < info->count; i++) {
+			uint8_t want[REC];
+			fill(want, inst, info->seq * CAP + i);
+			if (memcmp(rec + (size_t)i * REC, want, REC) != 0)
+				x->bad++;
+		}
+		x->collected[inst] += info->count;
+	}
+	pthread_mutex_unlock(&x->mu);
+}
+
+/* AICPU threads 0 and 1 each write RECORDS records of their own instance. */
+static void xport_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct xport *x = arg;
+	uint32_t t = (uint32_t)tp_aicpu_index(cpu);
+	struct tp_dpe w;
+	if (dpe_attach(&w, prof_shm_dev(x->p), t, t, NULL, NULL) != 0)
+		return;
+	uint8_t r[REC];
+	for (uint32_t i = 0; i < RECORDS; i++) {
+		fill(r, t, i);
+		atomic_fetch_add(&x->stored[t], dpe_write(&w, r));
+	}
+	dpe_flush(&w);
+}
+
+static void run_transport(const char *plat)
+{
+	struct tp_device *dev = open_dev(plat, 1, 2);
+	struct tp_dev_mem *mem = tp_device_mem(dev);
+	static struct xport x;
+	memset(&x, 0, sizeof(x));
+	pthread_mutex_init(&x.mu, NULL);
+	struct tp_profiler_config cfg = {
+		.module = &mod_dev,
+		.ops = tp_dev_memops(dev),
+		.num_threads = 2,
+		.num_instances = 2,
+		.on_buffer_collected = xport_collected,
+		.ud = &x,
+	};
+	x.p = prof_open(&cfg);
+	if (!x.p)
+		printf("prof_open: %s\n", tp_last_error());
+	assert_non_null(x.p);
+	bool shadow = tp_device_platform(dev)->transport == TP_TRANSPORT_HOST_SHADOW;
+	/* a5sim: the host works on a malloc shadow; a2a3sim: on device memory */
+	assert_int_equal(tp_dev_mem_owns(mem, x.p->hdr, 1), !shadow);
+	assert_true(tp_dev_mem_owns(mem, prof_shm_dev(x.p), 1));
+	size_t live_open = tp_dev_mem_live_bytes(mem);
+	assert_true(live_open > 0);
+	assert_int_equal(prof_start(x.p), 0);
+	assert_int_equal(tp_device_launch(dev, xport_aicpu, NULL, &x), 0);
+	assert_int_equal(tp_device_wait(dev), 0);
+	prof_stop(x.p);
+	struct tp_reconcile r;
+	assert_int_equal(prof_reconcile(x.p, &r), 0);
+	assert_true(r.ok);
+	assert_int_equal(r.pool[0].total, 2 * RECORDS);
+	assert_int_equal(r.pool[0].collected, 2 * RECORDS);
+	assert_int_equal(r.pool[0].dropped, 0);
+	assert_int_equal(atomic_load(&x.stored[0]), RECORDS);
+	assert_int_equal(atomic_load(&x.stored[1]), RECORDS);
+	assert_int_equal(x.collected[0], RECORDS);
+	assert_int_equal(x.collected[1], RECORDS);
+	assert_int_equal(x.bad, 0);
+	prof_close(x.p);
+	assert_int_equal(tp_dev_mem_live_bytes(mem), 0);
+	printf("%s: transport over device memory: %u records from 2 AICPU threads, "
+	       "%zu device bytes at open, all freed\n", plat, 2 * RECORDS, live_open);
+	pthread_mutex_destroy(&x.mu);
+	tp_device_close(dev);
+}
+
+static void test_transport_on_device_memory(void **state)
+{
+	(void)state;
+	run_transport("a2a3sim");
+	run_transport("a5sim");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_open_defaults_and_topology, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protocol_a2a3sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protocol_a5sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_core_list_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_teardown_without_aicpu, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_teardown_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_cores_sleep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memops_basics, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transport_on_device_memory, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,544 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the device API (taskprof/rt.h, platform/rt.c): SPMD
+ * launches on both platforms (each block writes its block_idx into a
+ * device buffer, copied back and checked), block placement, more blocks
+ * than cores, kernel hooks, the per-thread current device, concurrent
+ * launchers, idle devices that sleep, and every error path: bad pointers,
+ * size overflow, block_dim 0 / too large, calls from device code, a bad
+ * environment.
+ *
+ * Devices persist between tests; each test that switches platform resets
+ * them first (the system counter is process-wide).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/log.h"
+#include "platform/dev_memory.h"
+#include "platform/device.h"
+#include "platform/rt_internal.h"
+#include "taskprof/rt.h"
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static void reset_all(void)
+{
+	for (int i = 0; i < TP_RT_MAX_DEVICES; i++)
+		assert_int_equal(tp_rt_reset_device(i), 0);
+}
+
+static void use_platform(const char *plat)
+{
+	reset_all();
+	setenv("TASKPROF_PLATFORM", plat, 1);
+}
+
+static void quiet(int level, const char *msg, void *ud)
+{
+	(void)level, (void)msg, (void)ud;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	unsetenv("TASKPROF_PLATFORM");
+	unsetenv("TASKPROF_DEVICE_MEM_MB");
+	assert_int_equal(tp_rt_set_device(0), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tp_log_set_hook(NULL, NULL);
+	tp_log_set_threshold(TP_LOG_TIMING);
+	return 0;
+}
+
+static bool has(const char *needle)
+{
+	if (!strstr(tp_last_error(), needle)) {
+		printf("expected \"%s\" in \"%s\"\n", needle, tp_last_error());
+		return false;
+	}
+	return true;
+}
+
+/* ---- SPMD --------------------------------------------------------------------- */
+
+struct ids_args {
+	uint32_t *out;      /* device: block_idx per block */
+	int32_t *core;      /* host: AICore id that ran each block */
+	int32_t *type;      /* host: its core type */
+	uint32_t *dims;     /* host: block_dim seen by each block */
+};
+
+static void write_ids(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	struct ids_args *a = p;
+	a->out[block_idx] = block_idx;
+	struct tp_aicore *core = tp_aicore_current();
+	a->core[block_idx] = core ? tp_aicore_id(core) : -1;
+	a->type[block_idx] = core ? (int32_t)tp_aicore_type(core) : -1;
+	a->dims[block_idx] = block_dim;
+}
+
+static void spmd_on(const char *plat, uint64_t freq)
+{
+	use_platform(plat);
+	assert_int_equal(tp_rt_set_device(0), 0);
+	struct tp_device *dev = tp_rt_internal_device(0);
+	assert_non_null(dev);
+	assert_string_equal(tp_device_platform(dev)->name, plat);
+	assert_int_equal(tp_sys_cnt_freq(), freq);
+
+	static const uint32_t dims[] = { 1, 8, 24, 100 };
+	for (size_t k = 0; k < sizeof(dims) / sizeof(dims[0]); k++) {
+		uint32_t bd = dims[k];
+		size_t bytes = bd * sizeof(uint32_t);
+		uint32_t *d_out = NULL;
+		assert_int_equal(tp_rt_malloc((void **)&d_out, bytes), 0);
+		assert_non_null(d_out);
+		assert_int_equal((uintptr_t)d_out % 64, 0);
+		uint32_t *h = malloc(bytes);
+		memset(h, 0xFF, bytes);
+		assert_int_equal(tp_rt_memcpy(d_out, h, bytes, TP_RT_MEMCPY_HOST_TO_DEVICE), 0);
+
+		struct ids_args a = {
+			.out = d_out,
+			.core = calloc(bd, sizeof(int32_t)),
+			.type = calloc(bd, sizeof(int32_t)),
+			.dims = calloc(bd, sizeof(uint32_t)),
+		};
+		assert_int_equal(tp_rt_launch(write_ids, bd, &a), 0);
+		assert_int_equal(tp_rt_synchronize(), 0);
+		memset(h, 0, bytes);
+		assert_int_equal(tp_rt_memcpy(h, d_out, bytes, TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+		for (uint32_t b = 0; b < bd; b++) {
+			assert_int_equal(h[b], b);
+			assert_int_equal(a.dims[b], bd);
+			assert_true(a.core[b] >= 0 && a.core[b] < 24);
+		}
+		/* the first wave: one block per core, AIV cores 8..23 first,
+		 * then AIC 0..7 */
+		for (uint32_t b = 0; b < bd && b < 24; b++) {
+			int want = b < 16 ? 8 + (int)b : (int)b - 16;
+			assert_int_equal(a.core[b], want);
+			assert_int_equal(a.type[b], b < 16 ? TP_CORE_AIV : TP_CORE_AIC);
+		}
+		printf("%s: block_dim %3u: every block wrote its block_idx (first on core %d)\n",
+		       plat, bd, a.core[0]);
+		assert_int_equal(tp_rt_free(d_out), 0);
+		free(h);
+		free(a.core);
+		free(a.type);
+		free(a.dims);
+	}
+	struct tp_dev_mem_stats st;
+	tp_dev_mem_stats(tp_device_mem(dev), &st);
+	assert_int_equal(st.live_allocs, 0);
+}
+
+static void test_spmd_a2a3sim(void **state)
+{
+	(void)state;
+	spmd_on("a2a3sim", 50000000ULL);
+}
+
+static void test_spmd_a5sim(void **state)
+{
+	(void)state;
+	spmd_on("a5sim", 1000000000ULL);
+	use_platform("a2a3sim");
+}
+
+/* ---- hooks --------------------------------------------------------------------- */
+
+struct hook_count {
+	atomic_int begin, end, wrong;
+};
+
+static void hb(struct tp_aicore *core, void *ud)
+{
+	struct hook_count *h = ud;
+	if (tp_aicore_current() != core)
+		atomic_fetch_add(&h->wrong, 1);
+	atomic_fetch_add(&h->begin, 1);
+}
+
+static void he(struct tp_aicore *core, void *ud)
+{
+	(void)core;
+	atomic_fetch_add(&((struct hook_count *)ud)->end, 1);
+}
+
+static void nop_kernel(uint32_t b, uint32_t n, void *p)
+{
+	(void)b, (void)n, (void)p;
+}
+
+static void test_kernel_hooks(void **state)
+{
+	(void)state;
+	static struct hook_count h;
+	memset(&h, 0, sizeof(h));
+	struct tp_kernel_hooks hooks = { hb, he, &h };
+	tp_rt_internal_set_kernel_hooks(&hooks);
+	assert_int_equal(tp_rt_launch(nop_kernel, 37, NULL), 0);
+	assert_int_equal(atomic_load(&h.begin), 37);
+	assert_int_equal(atomic_load(&h.end), 37);
+	assert_int_equal(atomic_load(&h.wrong), 0);
+	/* a device opened later gets them too */
+	assert_int_equal(tp_rt_set_device(1), 0);
+	assert_int_equal(tp_rt_launch(nop_kernel, 5, NULL), 0);
+	assert_int_equal(atomic_load(&h.begin), 42);
+	tp_rt_internal_set_kernel_hooks(NULL);
+	assert_int_equal(tp_rt_launch(nop_kernel, 5, NULL), 0);
+	assert_int_equal(atomic_load(&h.begin), 42);
+	assert_int_equal(tp_rt_set_device(0), 0);
+	assert_int_equal(tp_rt_reset_device(1), 0);
+	assert_null(tp_rt_internal_device(1));
+	assert_null(tp_rt_internal_device(TP_RT_MAX_DEVICES));
+}
+
+/* ---- threads and devices -------------------------------------------------------- */
+
+static void *other_thread_device(void *arg)
+{
+	int *seen = arg;
+	tp_rt_get_device(&seen[0]);          /* 0: default on a new thread */
+	seen[1] = tp_rt_set_device(2);
+	tp_rt_get_device(&seen[2]);          /* 2 */
+	return NULL;
+}
+
+static void test_current_device_per_thread(void **state)
+{
+	(void)state;
+	int id = -1;
+	assert_int_equal(tp_rt_get_device(&id), 0);
+	assert_int_equal(id, 0);
+	assert_int_equal(tp_rt_get_device(NULL), -EINVAL);
+	int seen[3] = { -1, -1, -1 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, other_thread_device, seen), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(seen[0], 0);
+	assert_int_equal(seen[1], 0);
+	assert_int_equal(seen[2], 2);
+	assert_int_equal(tp_rt_get_device(&id), 0);
+	assert_int_equal(id, 0);
+
+	/* device 2's memory is foreign to device 0 */
+	assert_int_equal(tp_rt_set_device(2), 0);
+	void *p2 = NULL;
+	assert_int_equal(tp_rt_malloc(&p2, 128), 0);
+	assert_int_equal(tp_rt_set_device(0), 0);
+	tp_log_set_hook(quiet, NULL);
+	tp_log_set_threshold(TP_LOG_ERROR + 1);
+	assert_int_equal(tp_rt_free(p2), -EINVAL);
+	assert_true(has("foreign pointer"));
+	assert_int_equal(tp_rt_set_device(2), 0);
+	assert_int_equal(tp_rt_free(p2), 0);
+	assert_int_equal(tp_rt_set_device(0), 0);
+	assert_int_equal(tp_rt_reset_device(2), 0);
+	assert_int_equal(tp_rt_reset_device(2), 0); /* not open: nothing to do */
+}
+
+#define LAUNCHERS 3
+#define LAUNCHES 30
+
+struct launcher {
+	int id;
+	int bad;
+};
+
+struct fill_args {
+	uint32_t *out;
+	uint32_t value;
+};
+
+static void fill_kernel(uint32_t b, uint32_t n, void *p)
+{
+	(void)n;
+	struct fill_args *a = p;
+	for (int i = 0; i < 64; i++)
+		a->out[b * 64 + (uint32_t)i] = a->value + b;
+}
+
+static void *launch_loop(void *arg)
+{
+	struct launcher *l = arg;
+	uint32_t *d = NULL, h[16 * 64];
+	if (tp_rt_malloc((void **)&d, sizeof(h)) != 0) {
+		l->bad++;
+		return NULL;
+	}
+	for (int k = 0; k < LAUNCHES; k++) {
+		struct fill_args a = { d, (uint32_t)(l->id * 100000 + k * 100) };
+		if (tp_rt_launch(fill_kernel, 16, &a) != 0 ||
+		    tp_rt_memcpy(h, d, sizeof(h), TP_RT_MEMCPY_DEVICE_TO_HOST) != 0) {
+			l->bad++;
+			continue;
+		}
+		for (uint32_t i = 0; i < 16 * 64; i++)
+			l->bad += h[i] != a.value + i / 64;
+	}
+	tp_rt_free(d);
+	return NULL;
+}
+
+static void test_concurrent_launchers(void **state)
+{
+	(void)state;
+	pthread_t th[LAUNCHERS];
+	struct launcher l[LAUNCHERS];
+	for (int i = 0; i < LAUNCHERS; i++) {
+		l[i] = (struct launcher){ i, 0 };
+		assert_int_equal(pthread_create(&th[i], NULL, launch_loop, &l[i]), 0);
+	}
+	for (int i = 0; i < LAUNCHERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(l[i].bad, 0);
+	}
+	assert_int_equal(tp_rt_synchronize(), 0);
+	printf("%d host threads x %d launches of 16 blocks: all results right\n", LAUNCHERS,
+	       LAUNCHES);
+}
+
+/* ---- idle --------------------------------------------------------------------- */
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+static void test_idle_device_sleeps(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_rt_launch(nop_kernel, 24, NULL), 0);
+	sleep_ms(20);
+	double c0 = cpu_seconds();
+	uint64_t t0 = tp_now_ns();
+	sleep_ms(200);
+	double used = cpu_seconds() - c0;
+	double wall = (double)(tp_now_ns() - t0) / 1e9;
+	printf("idle rt device (24 AICores + AICPU): %.2f ms CPU in %.0f ms = %.4f cores\n",
+	       used * 1e3, wall * 1e3, used / wall);
+	assert_true(used / wall < 0.05);
+}
+
+/* ---- errors -------------------------------------------------------------------- */
+
+static void test_malloc_free_errors(void **state)
+{
+	(void)state;
+	tp_log_set_hook(quiet, NULL);
+	tp_log_set_threshold(TP_LOG_ERROR + 1);
+	void *p = (void *)1;
+	assert_int_equal(tp_rt_malloc(NULL, 64), -EINVAL);
+	assert_true(has("dev_ptr is NULL"));
+	assert_int_equal(tp_rt_malloc(&p, 0), -EINVAL);
+	assert_null(p);
+	assert_true(has("size 0"));
+	assert_int_equal(tp_rt_malloc(&p, SIZE_MAX), -ENOMEM);
+	assert_null(p);
+	printf("malloc(SIZE_MAX): %s\n", tp_last_error());
+	assert_true(has("tp_rt_malloc: device 0 memory: cannot allocate"));
+
+	unsigned char *d = NULL;
+	assert_int_equal(tp_rt_malloc((void **)&d, 1000), 0);
+	assert_int_equal(tp_rt_free(d + 64), -EINVAL);
+	assert_true(has("interior pointer"));
+	int local;
+	assert_int_equal(tp_rt_free(&local), -EINVAL);
+	printf("free(stack): %s\n", tp_last_error());
+	assert_true(has("tp_rt_free: device 0 memory"));
+	assert_true(has("foreign pointer"));
+	assert_int_equal(tp_rt_free(d), 0);
+	assert_int_equal(tp_rt_free(d), -EINVAL);
+	assert_true(has("double free"));
+	assert_int_equal(tp_rt_free(NULL), 0);
+}
+
+static void test_memcpy_errors(void **state)
+{
+	(void)state;
+	unsigned char *d = NULL, *e = NULL, h[256];
+	memset(h, 0x11, sizeof(h));
+	assert_int_equal(tp_rt_malloc((void **)&d, 100), 0);
+	assert_int_equal(tp_rt_malloc((void **)&e, 100), 0);
+
+	assert_int_equal(tp_rt_memcpy(d, h, 100, (enum tp_rt_memcpy_kind)7), -EINVAL);
+	assert_true(has("unknown kind 7"));
+	assert_int_equal(tp_rt_memcpy(NULL, h, 1, TP_RT_MEMCPY_HOST_TO_DEVICE), -EINVAL);
+	assert_true(has("dst is NULL"));
+	assert_int_equal(tp_rt_memcpy(h, NULL, 0, TP_RT_MEMCPY_DEVICE_TO_HOST), -EINVAL);
+	assert_true(has("src is NULL"));
+	assert_int_equal(tp_rt_memcpy(d, h, 0, TP_RT_MEMCPY_HOST_TO_DEVICE), 0);
+
+	/* one byte past the allocation */
+	assert_int_equal(tp_rt_memcpy(d, h, 101, TP_RT_MEMCPY_HOST_TO_DEVICE), -EFAULT);
+	printf("H2D 101 bytes into 100: %s\n", tp_last_error());
+	assert_true(has("tp_rt_memcpy(HOST_TO_DEVICE)"));
+	assert_true(has("overruns the allocation"));
+	assert_true(has("by 1 bytes"));
+	assert_int_equal(tp_rt_memcpy(h, d + 50, 51, TP_RT_MEMCPY_DEVICE_TO_HOST), -EFAULT);
+	assert_int_equal(tp_rt_memcpy(e, d, 101, TP_RT_MEMCPY_DEVICE_TO_DEVICE), -EFAULT);
+	/* size overflow: the range wraps the address space */
+	assert_int_equal(tp_rt_memcpy(d, h, SIZE_MAX, TP_RT_MEMCPY_HOST_TO_DEVICE), -EINVAL);
+	printf("H2D SIZE_MAX: %s\n", tp_last_error());
+	assert_true(has("wraps around the address space"));
+	assert_int_equal(tp_rt_memcpy(d, h, SIZE_MAX / 2, TP_RT_MEMCPY_HOST_TO_DEVICE),
+			 -EFAULT);
+	/* host pointers where device memory is expected and the reverse */
+	assert_int_equal(tp_rt_memcpy(h, h + 128, 16, TP_RT_MEMCPY_DEVICE_TO_HOST), -EFAULT);
+	assert_true(has("not device memory"));
+	assert_int_equal(tp_rt_memcpy(d, e, 16, TP_RT_MEMCPY_HOST_TO_DEVICE), -EINVAL);
+	printf("H2D from device memory: %s\n", tp_last_error());
+	assert_true(has("src"));
+	assert_true(has("is device memory, expected host memory"));
+	assert_int_equal(tp_rt_memcpy(e, d, 16, TP_RT_MEMCPY_DEVICE_TO_HOST), -EINVAL);
+	/* freed memory */
+	assert_int_equal(tp_rt_free(e), 0);
+	assert_int_equal(tp_rt_memcpy(e, h, 16, TP_RT_MEMCPY_HOST_TO_DEVICE), -EFAULT);
+	assert_true(has("points into free device memory"));
+
+	/* nothing was written by the refused copies */
+	unsigned char back[100];
+	memset(h, 0, sizeof(h));
+	assert_int_equal(tp_rt_memcpy(d, h, 100, TP_RT_MEMCPY_HOST_TO_DEVICE), 0);
+	assert_int_equal(tp_rt_memcpy(back, d, 100, TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(back[i], 0);
+	/* D2D with overlap moves like memmove */
+	for (int i = 0; i < 100; i++)
+		h[i] = (unsigned char)i;
+	assert_int_equal(tp_rt_memcpy(d, h, 100, TP_RT_MEMCPY_HOST_TO_DEVICE), 0);
+	assert_int_equal(tp_rt_memcpy(d + 1, d, 99, TP_RT_MEMCPY_DEVICE_TO_DEVICE), 0);
+	assert_int_equal(tp_rt_memcpy(back, d, 100, TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+	assert_int_equal(back[0], 0);
+	for (int i = 1; i < 100; i++)
+		assert_int_equal(back[i], i - 1);
+	assert_int_equal(tp_rt_free(d), 0);
+}
+
+struct nested {
+	atomic_int launch_rc, sync_rc, reset_rc;
+};
+
+static void nested_kernel(uint32_t b, uint32_t n, void *p)
+{
+	(void)b, (void)n;
+	struct nested *x = p;
+	atomic_store(&x->launch_rc, tp_rt_launch(nop_kernel, 1, NULL));
+	atomic_store(&x->sync_rc, tp_rt_synchronize());
+	atomic_store(&x->reset_rc, tp_rt_reset_device(0));
+}
+
+static void test_launch_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_rt_launch(NULL, 1, NULL), -EINVAL);
+	assert_true(has("kernel is NULL"));
+	assert_int_equal(tp_rt_launch(nop_kernel, 0, NULL), -EINVAL);
+	printf("block_dim 0: %s\n", tp_last_error());
+	assert_true(has("block_dim 0 out of range 1..65535"));
+	assert_int_equal(tp_rt_launch(nop_kernel, TP_RT_MAX_BLOCK_DIM + 1, NULL), -EINVAL);
+	assert_true(has("block_dim 65536 out of range"));
+	assert_int_equal(tp_rt_launch(nop_kernel, UINT32_MAX, NULL), -EINVAL);
+
+	struct nested x;
+	atomic_init(&x.launch_rc, 1);
+	atomic_init(&x.sync_rc, 1);
+	atomic_init(&x.reset_rc, 1);
+	assert_int_equal(tp_rt_launch(nested_kernel, 1, &x), 0);
+	assert_int_equal(atomic_load(&x.launch_rc), -EPERM);
+	assert_int_equal(atomic_load(&x.sync_rc), -EPERM);
+	assert_int_equal(atomic_load(&x.reset_rc), -EPERM);
+	/* the device still works */
+	assert_int_equal(tp_rt_launch(nop_kernel, 3, NULL), 0);
+}
+
+static void test_device_errors(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_rt_set_device(-1), -ENODEV);
+	assert_true(has("device id -1 out of range 0..3"));
+	assert_int_equal(tp_rt_set_device(TP_RT_MAX_DEVICES), -ENODEV);
+	assert_int_equal(tp_rt_reset_device(TP_RT_MAX_DEVICES), -ENODEV);
+
+	/* the environment is read when a device opens */
+	setenv("TASKPROF_PLATFORM", "a7sim", 1);
+	assert_int_equal(tp_rt_set_device(3), -EINVAL);
+	printf("bad platform: %s\n", tp_last_error());
+	assert_true(has("TASKPROF_PLATFORM='a7sim': unknown platform (expected a2a3sim, a5sim)"));
+	assert_null(tp_rt_internal_device(3));
+	setenv("TASKPROF_PLATFORM", "a5sim", 1); /* device 0 runs a2a3sim */
+	assert_int_equal(tp_rt_set_device(3), -EBUSY);
+	printf("other counter: %s\n", tp_last_error());
+	assert_true(has("close them first"));
+	unsetenv("TASKPROF_PLATFORM");
+	static const char *bad_mem[] = { "0", "-5", "12x", "99999999" };
+	for (size_t i = 0; i < sizeof(bad_mem) / sizeof(bad_mem[0]); i++) {
+		setenv("TASKPROF_DEVICE_MEM_MB", bad_mem[i], 1);
+		assert_int_equal(tp_rt_set_device(3), -EINVAL);
+		assert_true(has("TASKPROF_DEVICE_MEM_MB"));
+	}
+	/* a small device runs out of memory */
+	setenv("TASKPROF_DEVICE_MEM_MB", "1", 1);
+	assert_int_equal(tp_rt_set_device(3), 0);
+	void *a = NULL, *b = NULL;
+	assert_int_equal(tp_rt_malloc(&a, 768 * 1024), 0);
+	assert_int_equal(tp_rt_malloc(&b, 512 * 1024), -ENOMEM);
+	printf("1 MiB device: %s\n", tp_last_error());
+	assert_true(has("device 3 memory: cannot allocate 524288 bytes"));
+	assert_int_equal(tp_rt_free(a), 0);
+	assert_int_equal(tp_rt_malloc(&b, 512 * 1024), 0);
+	assert_int_equal(tp_rt_free(b), 0);
+	unsetenv("TASKPROF_DEVICE_MEM_MB");
+	assert_int_equal(tp_rt_set_device(0), 0);
+	assert_int_equal(tp_rt_reset_device(3), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_spmd_a2a3sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spmd_a5sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_hooks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_current_device_per_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_launchers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_idle_device_sleeps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malloc_free_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memcpy_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	for (int i = 0; i < TP_RT_MAX_DEVICES; i++)
+		tp_rt_reset_device(i);
+	return rc;
+}
