@@ -41,8 +41,6 @@
 
 /* Frees of at least this many bytes return their whole pages to the OS. */
 #define DM_RELEASE_MIN (1u << 20)
-/* Copies up to this size, 4-byte aligned, go word by word (memops_sim.c). */
-#define DM_ATOMIC_COPY_MAX 256u
 
 struct seg {
 	size_t off;   /* from base, multiple of 64 */
@@ -445,29 +443,15 @@ size_t tp_dev_mem_live_bytes(const struct tp_dev_mem *mem)
 
 /* ---- simulated DMA --------------------------------------------------- */
 
-static bool words_aligned(const void *a, const void *b, size_t n)
-{
-	return ((uintptr_t)a % 4 == 0) && ((uintptr_t)b % 4 == 0) && (n % 4 == 0);
-}
-
+/* The DMA itself is the transport's simulated DMA (word-atomic for
+ * field-sized copies); the arena adds the ownership check. */
 int tp_dev_mem_copy_to_device(struct tp_dev_mem *mem, void *dst, const void *src,
 			      size_t size)
 {
 	int rc = tp_dev_mem_check(mem, dst, size, "copy_to_device dst");
 	if (rc)
 		return rc;
-	if (size > DM_ATOMIC_COPY_MAX || !words_aligned(dst, src, size)) {
-		memcpy(dst, src, size);
-		return 0;
-	}
-	_Atomic uint32_t *d = dst;
-	const _Atomic uint32_t *s = src;
-	for (size_t i = 0; i < size / 4; i++) {
-		uint32_t v = atomic_load_explicit(&s[i], memory_order_relaxed);
-		/* release: a device reader that acquires this word (a queue
-		 * tail, a flag) also sees every earlier host write. */
-		atomic_store_explicit(&d[i], v, memory_order_release);
-	}
+	tp_sim_dma_to_device(dst, src, size);
 	return 0;
 }
 
@@ -477,18 +461,7 @@ int tp_dev_mem_copy_from_device(struct tp_dev_mem *mem, void *dst, const void *s
 	int rc = tp_dev_mem_check(mem, src, size, "copy_from_device src");
 	if (rc)
 		return rc;
-	if (size > DM_ATOMIC_COPY_MAX || !words_aligned(dst, src, size)) {
-		memcpy(dst, src, size);
-		return 0;
-	}
-	_Atomic uint32_t *d = dst;
-	const _Atomic uint32_t *s = src;
-	for (size_t i = 0; i < size / 4; i++) {
-		/* acquire: pairs with the device's release store of a queue
-		 * tail, so the entry and buffer behind it are visible next. */
-		uint32_t v = atomic_load_explicit(&s[i], memory_order_acquire);
-		atomic_store_explicit(&d[i], v, memory_order_relaxed);
-	}
+	tp_sim_dma_from_device(dst, src, size);
 	return 0;
 }
 

@@ -59,12 +59,11 @@ static bool words_aligned(const void *a, const void *b, size_t n)
 	return ((uintptr_t)a % 4 == 0) && ((uintptr_t)b % 4 == 0) && (n % 4 == 0);
 }
 
-static int sim_copy_to_device(void *ud, void *dev_dst, const void *host_src, size_t size)
+void tp_sim_dma_to_device(void *dev_dst, const void *host_src, size_t size)
 {
-	(void)ud;
 	if (size > SIM_ATOMIC_COPY_MAX || !words_aligned(dev_dst, host_src, size)) {
 		memcpy(dev_dst, host_src, size);
-		return 0;
+		return;
 	}
 	_Atomic uint32_t *d = dev_dst;
 	const _Atomic uint32_t *s = host_src;
@@ -74,15 +73,13 @@ static int sim_copy_to_device(void *ud, void *dev_dst, const void *host_src, siz
 		 * every earlier host write (the slot before the tail). */
 		atomic_store_explicit(&d[i], v, memory_order_release);
 	}
-	return 0;
 }
 
-static int sim_copy_from_device(void *ud, void *host_dst, const void *dev_src, size_t size)
+void tp_sim_dma_from_device(void *host_dst, const void *dev_src, size_t size)
 {
-	(void)ud;
 	if (size > SIM_ATOMIC_COPY_MAX || !words_aligned(host_dst, dev_src, size)) {
 		memcpy(host_dst, dev_src, size);
-		return 0;
+		return;
 	}
 	_Atomic uint32_t *d = host_dst;
 	const _Atomic uint32_t *s = dev_src;
@@ -92,6 +89,19 @@ static int sim_copy_from_device(void *ud, void *host_dst, const void *dev_src, s
 		uint32_t v = atomic_load_explicit(&s[i], memory_order_acquire);
 		atomic_store_explicit(&d[i], v, memory_order_relaxed);
 	}
+}
+
+static int sim_copy_to_device(void *ud, void *dev_dst, const void *host_src, size_t size)
+{
+	(void)ud;
+	tp_sim_dma_to_device(dev_dst, host_src, size);
+	return 0;
+}
+
+static int sim_copy_from_device(void *ud, void *host_dst, const void *dev_src, size_t size)
+{
+	(void)ud;
+	tp_sim_dma_from_device(host_dst, dev_src, size);
 	return 0;
 }
 

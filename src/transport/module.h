@@ -82,6 +82,13 @@ struct tp_memops {
  * buffers, or the whole region before launch / after the device stops). */
 struct tp_memops tp_memops_sim_svm(void);
 struct tp_memops tp_memops_sim_shadow(void);
+/* The simulated DMA of the host-shadow transport: field-sized copies
+ * (<= 256 bytes, 4-byte aligned) go word by word, release stores towards
+ * the device and acquire loads from it, because the device writes
+ * neighbouring fields concurrently; larger copies are memcpy and must only
+ * cover memory the device does not write concurrently. */
+void tp_sim_dma_to_device(void *dev_dst, const void *host_src, size_t size);
+void tp_sim_dma_from_device(void *host_dst, const void *dev_src, size_t size);
 /* Device bytes currently allocated through the sim memops (for tests). */
 int64_t tp_memops_sim_live_bytes(void);
 
