@@ -5,7 +5,7 @@
 #   make bench        build, then run every bench program
 #   make demo         install missing deps, build, run `taskprof transport-demo`
 #   make asan         ASan+UBSan build in build-asan/, run every test
-#   make tsan         TSan build in build-tsan/, run the `transport` and `platform` tests
+#   make tsan         TSan build in build-tsan/, run the `transport`, `platform` and `runtime` tests
 #   make clean        remove all build folders
 
 CMAKE      ?= cmake
@@ -56,7 +56,7 @@ asan: deps
 tsan: deps
 	$(call configure,$(TSAN_DIR),thread)
 	$(CMAKE) --build $(TSAN_DIR) --parallel $(JOBS)
-	$(CTEST) --test-dir $(TSAN_DIR) --output-on-failure -j2 -L 'transport|platform' --no-tests=ignore
+	$(CTEST) --test-dir $(TSAN_DIR) --output-on-failure -j2 -L 'transport|platform|runtime' --no-tests=ignore
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
