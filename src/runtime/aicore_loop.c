@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/aicore_loop.c — the AICore worker loop (aicore_execute,
+ * spec/runtime-model.md §2.8) on a platform AICore thread: handshake, then
+ * per token ACK, run the kernel on the bound tile context, FIN; exit on
+ * AICORE_EXIT_SIGNAL. Waiting parks on the core's dispatch doorbell.
+ */
+#include <errno.h>
+
+#include "platform/regs.h"
+#include "runtime/engine_internal.h"
+
+void tp_aicore_loop(struct tp_aicore *core, void *arg)
+{
+	struct tp_engine *e = arg;
+	const int id = tp_aicore_id(core);
+	struct tp_core_exec *ce = &e->cores[id];
+	struct tp_core_ctx *ctx = &e->ctxs[id];
+
+	if (tp_aicore_handshake(core) == TP_AICORE_EXITING)
+		return;
+	tp_core_ctx_bind(ctx);
+	uint32_t last = TP_AICPU_IDLE_TASK_ID;
+	for (;;) {
+		uint32_t token = tp_aicore_wait_dispatch(core, last);
+		if (token == TP_AICORE_EXIT_SIGNAL)
+			break;
+		last = token;
+		/* The acquire of the token makes the payload visible. */
+		const struct tp_dispatch_payload *pl = &ce->payload[token & 1];
+		tp_aicore_ack(core, token);
+		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
+			tp_core_ctx_task_begin(ctx);
+			tp_aicore_kernel_begin(core);
+			if (pl->fn)
+				pl->fn(pl->args);
+			tp_aicore_kernel_end(core);
+			int rc = tp_core_ctx_task_end(ctx);
+			if (rc) {
+				char nb[32];
+				tp_engine_fail(e, -EIO, pl->task_id, pl->func_id,
+					       "runtime: task 0x%llx (ring %u, local %u) "
+					       "function %s (func_id %d) failed on core %d: %s",
+					       (unsigned long long)pl->task_id,
+					       tp_task_id_ring(pl->task_id),
+					       tp_task_id_local(pl->task_id),
+					       tp_engine_func_name(e, pl->func_id, nb, sizeof(nb)),
+					       pl->func_id, id, tp_core_ctx_error_msg(ctx));
+			}
+		}
+		tp_aicore_fin(core, token);
+	}
+	tp_core_ctx_bind(NULL);
+	tp_aicore_exit_ack(core);
+}

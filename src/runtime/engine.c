@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/engine.c — set-up, shared helpers and teardown of one run
+ * (runtime/engine.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/log.h"
+#include "runtime/engine_internal.h"
+
+#define DEFAULT_HEAP (64ull << 20)
+#define DEFAULT_STALL_MS 10000u
+
+/* ---- ready queues ---------------------------------------------------- */
+
+static int rq_init(struct tp_ready_queue *q, uint32_t cap)
+{
+	memset(q, 0, sizeof(*q));
+	q->buf = calloc(cap, sizeof(*q->buf));
+	if (!q->buf)
+		return -ENOMEM;
+	q->cap = cap;
+	pthread_mutex_init(&q->mu, NULL);
+	return 0;
+}
+
+static void rq_fini(struct tp_ready_queue *q)
+{
+	if (!q->buf)
+		return;
+	pthread_mutex_destroy(&q->mu);
+	free(q->buf);
+	q->buf = NULL;
+}
+
+void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s)
+{
+	pthread_mutex_lock(&q->mu);
+	/* Every queued task holds a live slot, so n < cap always. */
+	if (q->n >= q->cap) {
+		pthread_mutex_unlock(&q->mu);
+		TP_ERROR("runtime: ready queue overflow (cap %u)", q->cap);
+		abort();
+	}
+	q->buf[(q->head + q->n) % q->cap] = s;
+	q->n++;
+	atomic_store_explicit(&q->size, q->n, memory_order_release);
+	pthread_mutex_unlock(&q->mu);
+}
+
+struct tp_slot *tp_rq_pop(struct tp_ready_queue *q)
+{
+	if (tp_rq_size(q) == 0)
+		return NULL;
+	struct tp_slot *s = NULL;
+	pthread_mutex_lock(&q->mu);
+	if (q->n) {
+		s = q->buf[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+		atomic_store_explicit(&q->size, q->n, memory_order_release);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return s;
+}
+
+/* ---- shared helpers -------------------------------------------------- */
+
+void tp_engine_fail(struct tp_engine *e, int rc, tp_task_id task, int func,
+		    const char *fmt, ...)
+{
+	pthread_mutex_lock(&e->fail_mu);
+	if (!atomic_load_explicit(&e->failed, memory_order_relaxed)) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(e->fail_msg, sizeof(e->fail_msg), fmt, ap);
+		va_end(ap);
+		e->fail_rc = rc;
+		e->fail_task = task;
+		e->fail_func = func;
+		atomic_store_explicit(&e->failed, true, memory_order_release);
+		TP_ERROR("%s", e->fail_msg);
+	}
+	pthread_mutex_unlock(&e->fail_mu);
+	tp_engine_wake_all(e);
+}
+
+const char *tp_engine_func_name(const struct tp_engine *e, int func, char *buf, size_t len)
+{
+	if (func >= 0 && func < e->cfg.num_kernels && e->cfg.kernels[func].name)
+		return e->cfg.kernels[func].name;
+	snprintf(buf, len, "func%d", func);
+	return buf;
+}
+
+void tp_engine_wake_all(struct tp_engine *e)
+{
+	for (int i = 0; i < e->num_sched; i++) {
+		struct tp_doorbell *db =
+			atomic_load_explicit(&e->sched_bells[i], memory_order_acquire);
+		if (db)
+			tp_doorbell_ring(db);
+	}
+}
+
+struct tp_task_payload *tp_engine_payload(struct tp_engine *e, struct tp_slot *s)
+{
+	struct tp_ring *r = &e->rings[s->ring_id];
+	return &e->payloads[s->ring_id][s - r->slots];
+}
+
+struct tp_slot *tp_engine_slot_of(struct tp_engine *e, tp_task_id id)
+{
+	return tp_ring_slot(&e->rings[tp_task_id_ring(id)], tp_task_id_local(id));
+}
+
+/* push_ready_routed: DUMMY → dummy queue, else the shape's queue. */
+void tp_engine_route_ready(struct tp_slot *s, void *ud)
+{
+	struct tp_engine *e = ud;
+	struct tp_task_payload *p = tp_engine_payload(e, s);
+	if (p->shape == TP_SHAPE_DUMMY)
+		tp_rq_push(&e->dummy, s);
+	else
+		tp_rq_push(&e->ready[p->shape], s);
+	tp_engine_wake_all(e);
+}
+
+void tp_engine_on_consumed(struct tp_slot *s, void *ud)
+{
+	struct tp_engine *e = ud;
+	tp_ring_advance(&e->rings[s->ring_id]);
+}
+
+/* ---- the run --------------------------------------------------------- */
+
+static void aicpu_main(struct tp_aicpu *cpu, void *arg)
+{
+	struct tp_engine *e = arg;
+	int idx = tp_aicpu_index(cpu);
+	if (idx == tp_aicpu_count(cpu) - 1)
+		tp_orch_thread(e);
+	else
+		tp_sched_thread_main(e, cpu, idx);
+}
+
+static void engine_free(struct tp_engine *e)
+{
+	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		if (e->rings[r].slots)
+			tp_ring_fini(&e->rings[r]);
+		free(e->payloads[r]);
+	}
+	tp_tensormap_fini(&e->tm);
+	tp_orch_fini(&e->orch);
+	for (int s = 0; s < TP_NUM_SHAPES; s++)
+		rq_fini(&e->ready[s]);
+	rq_fini(&e->dummy);
+	if (e->ctxs)
+		for (int c = 0; c < e->num_cores; c++)
+			tp_core_ctx_fini(&e->ctxs[c]);
+	free(e->ctxs);
+	free(e->cores);
+	if (e->sched)
+		for (int i = 0; i < e->num_sched; i++)
+			free(e->sched[i].core_ids);
+	free(e->sched);
+	free(e->sched_bells);
+	pthread_mutex_destroy(&e->fail_mu);
+	free(e);
+}
+
+static int engine_setup(struct tp_engine *e)
+{
+	const struct tp_engine_config *cfg = &e->cfg;
+	uint32_t win = cfg->ring_window ? cfg->ring_window : TP_RING_DEFAULT_WINDOW;
+	uint64_t heap = cfg->ring_heap ? cfg->ring_heap : DEFAULT_HEAP;
+	uint32_t wins[TP_MAX_RING_DEPTH];
+	int rc;
+
+	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		if ((rc = tp_ring_init(&e->rings[r], (uint32_t)r, win, NULL, heap)))
+			return tp_set_error(rc, "runtime: bad ring window %u or heap %llu",
+					    win, (unsigned long long)heap);
+		e->payloads[r] = calloc(win, sizeof(struct tp_task_payload));
+		if (!e->payloads[r])
+			return -ENOMEM;
+		wins[r] = win;
+	}
+	if ((rc = tp_tensormap_init(&e->tm, TP_TENSORMAP_DEFAULT_BUCKETS,
+				    TP_TENSORMAP_DEFAULT_POOL, wins)))
+		return rc;
+	if ((rc = tp_orch_init(&e->orch, e)))
+		return rc;
+	for (int s = 0; s < TP_NUM_SHAPES; s++)
+		if ((rc = rq_init(&e->ready[s], win * TP_MAX_RING_DEPTH)))
+			return rc;
+	if ((rc = rq_init(&e->dummy, win * TP_MAX_RING_DEPTH)))
+		return rc;
+
+	e->cores = calloc((size_t)e->num_cores, sizeof(*e->cores));
+	e->ctxs = calloc((size_t)e->num_cores, sizeof(*e->ctxs));
+	e->sched = calloc((size_t)e->num_sched, sizeof(*e->sched));
+	e->sched_bells = calloc((size_t)e->num_sched, sizeof(*e->sched_bells));
+	if (!e->cores || !e->ctxs || !e->sched || !e->sched_bells)
+		return -ENOMEM;
+	for (int c = 0; c < e->num_cores; c++) {
+		e->cores[c].core_id = c;
+		e->cores[c].subslot = tp_topo_slot(e->block_dim, c);
+		if ((rc = tp_core_ctx_init(&e->ctxs[c], c,
+					   tp_topo_core_type(e->block_dim, c))))
+			return rc;
+	}
+	for (int i = 0; i < e->num_sched; i++) {
+		struct tp_sched_thread *t = &e->sched[i];
+		t->idx = i;
+		t->core_ids = calloc((size_t)e->num_cores, sizeof(int));
+		if (!t->core_ids)
+			return -ENOMEM;
+		/* AICs of the owned clusters first, then their AIVs. */
+		for (int sl = TP_SLOT_AIC; sl <= TP_SLOT_AIV1; sl++)
+			for (int ci = 0; ci < e->block_dim; ci++)
+				if (tp_topo_cluster_owner(ci, e->num_sched) == i)
+					t->core_ids[t->n_cores++] =
+						tp_topo_core_id(e->block_dim, ci,
+								(enum tp_subslot)sl);
+	}
+	return 0;
+}
+
+int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,
+		  struct tp_engine_result *res)
+{
+	if (res) {
+		memset(res, 0, sizeof(*res));
+		res->failed_task = TP_TASK_ID_INVALID;
+		res->failed_func = -1;
+	}
+	if (!cfg || !cfg->dev || !orch || (cfg->num_kernels && !cfg->kernels) ||
+	    cfg->num_kernels < 0)
+		return tp_set_error(-EINVAL, "runtime: bad engine configuration");
+	if (tp_device_aicpu_threads(cfg->dev) < 2)
+		return tp_set_error(-EINVAL,
+				    "runtime: %d AICPU thread(s): need 1 orchestrator + "
+				    ">= 1 scheduler", tp_device_aicpu_threads(cfg->dev));
+
+	struct tp_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return tp_set_error(-ENOMEM, "runtime: out of memory");
+	pthread_mutex_init(&e->fail_mu, NULL);
+	e->cfg = *cfg;
+	if (!e->cfg.stall_timeout_ms)
+		e->cfg.stall_timeout_ms = DEFAULT_STALL_MS;
+	e->dev = cfg->dev;
+	e->block_dim = tp_device_block_dim(cfg->dev);
+	e->num_cores = tp_device_num_cores(cfg->dev);
+	e->num_sched = tp_device_aicpu_threads(cfg->dev) - 1;
+	e->orch_fn = orch;
+	e->orch_arg = arg;
+	e->fail_task = TP_TASK_ID_INVALID;
+	e->fail_func = -1;
+	if (cfg->hooks) {
+		e->hooks = *cfg->hooks;
+		e->hooks_on = true;
+	}
+
+	int rc = engine_setup(e);
+	if (rc) {
+		if (rc == -ENOMEM)
+			tp_set_error(rc, "runtime: out of memory");
+		engine_free(e);
+		return rc;
+	}
+
+	struct tp_launch_config lc = {
+		.aicpu_fn = aicpu_main,
+		.aicore_fn = tp_aicore_loop,
+		.arg = e,
+		.hooks = cfg->kernel_hooks,
+	};
+	rc = tp_device_launch_ex(cfg->dev, &lc);
+	if (rc) {
+		engine_free(e);
+		return rc;
+	}
+	int wrc = tp_device_wait(cfg->dev);
+
+	rc = 0;
+	if (atomic_load(&e->failed))
+		rc = e->fail_rc;
+	else if (wrc)
+		rc = tp_set_error(wrc, "runtime: device teardown failed");
+	if (rc && e->fail_msg[0])
+		tp_set_error(rc, "%s", e->fail_msg);
+	if (res) {
+		res->rc = rc;
+		res->total_tasks = atomic_load(&e->total_tasks);
+		res->completed_tasks = atomic_load(&e->completed_tasks);
+		res->dispatched_subtasks = atomic_load(&e->dispatched);
+		res->dummy_tasks = atomic_load(&e->dummy_done);
+		res->inline_tasks = atomic_load(&e->inline_done);
+		res->max_running_per_core = atomic_load(&e->max_running);
+		res->failed_task = e->fail_task;
+		res->failed_func = e->fail_func;
+		snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
+	}
+	if (wrc == -ETIMEDOUT) {
+		/* Threads may still run: leak rather than free under them. */
+		TP_ERROR("runtime: engine state leaked (device threads still running)");
+		return rc;
+	}
+	engine_free(e);
+	return rc;
+}

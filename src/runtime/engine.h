@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/engine.h — one run of the tensormap_and_ringbuffer runtime on a
+ * simulated device (spec/runtime-model.md §2, §7.1 items 1, 7-9).
+ *
+ *   tp_engine_run()  launches the device: AICPU thread N-1 runs the
+ *                    orchestration (runtime/orch.h) inside an outer scope,
+ *                    AICPU threads 0..N-2 are scheduler threads (cluster ci
+ *                    is owned by thread ci % (N-1)), every AICore runs the
+ *                    AICore loop (§2.8). It returns when orchestration is
+ *                    done, every task is consumed, the cores have exited and
+ *                    every thread is joined (§2.12).
+ *
+ * Kernel ABI (pa_kernels.h, spec §7.1 item 9): `void fn(int64_t *args)`;
+ * args[] = one pointer to a GM `struct tp_tile` per tensor argument (the
+ * 2-D row-major view of the tensor: [Π leading dims, last dim], 1-D
+ * tensors as [n, 1]), in add order, then the raw 64-bit scalars.
+ *
+ * Failure: a kernel whose tile ops fail (sticky core error) fails the run:
+ * tp_engine_run() returns -EIO and the result names the task id, the
+ * function name and the core's message. Later kernels are skipped (their
+ * tasks still complete) so the graph drains and nothing hangs.
+ *
+ * Profiling hook points: struct tp_sched_hooks, a struct of function
+ * pointers, all NULL by default. The runtime tests one predictable flag
+ * before stamping and calling; with no hooks nothing is stamped or called.
+ * Collectors (layer above) fill it in; the runtime never includes them.
+ *
+ * Single issue only (one task per core at a time): dual issue, SPMD
+ * block_num > 1, predicates, early dispatch and async wait are not here yet.
+ */
+#ifndef TASKPROF_RUNTIME_ENGINE_H
+#define TASKPROF_RUNTIME_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/error.h"
+#include "platform/device.h"
+#include "platform/topology.h"
+#include "runtime/task_id.h"
+
+struct tp_orch;
+
+/* One incore kernel, indexed by func_id. */
+struct tp_kernel_entry {
+	void (*fn)(int64_t *args);  /* NULL: an empty kernel */
+	enum tp_core_type core_type;
+	const char *name;           /* for messages; NULL → "func<id>" */
+};
+
+/* Scheduler phases with a swimlane bar (spec §2.11). */
+enum tp_sched_phase {
+	TP_PHASE_COMPLETE = 0,  /* completion poll incl. resolve */
+	TP_PHASE_RESOLVE,       /* inner: one on_task_complete walk */
+	TP_PHASE_DUMMY,         /* dummy drain */
+	TP_PHASE_DISPATCH,      /* dispatch_ready_tasks */
+	TP_PHASE_RELEASE,       /* deferred release drain */
+	TP_PHASE_COUNT
+};
+
+/**
+ * struct tp_sched_hooks - optional collector hook points (NULL: not called).
+ * Timestamps are tp_sys_cnt() ticks. All run on the scheduler thread
+ * @thread (0..S-1) unless noted.
+ *
+ * @on_phase:    a phase bar [start, end] of loop iteration @loop_iter,
+ *               @tasks = tasks processed (only emitted when > 0, §2.11).
+ * @on_dispatch: a subtask published to @core with token @reg_task_id;
+ *               @ts stamped before the register write.
+ * @on_fin:      a subtask's FIN observed on @core; @finish_ts stamped right
+ *               after the COND load, before any bookkeeping.
+ * @on_dummy:    a dummy task completed inline at @ts (zero-width marker).
+ * @on_sched_window: [start, end] of thread @thread's scheduler loop.
+ * @on_orch_submit: orchestrator thread: one submit / alloc_tensors
+ *               [start, end], @submit_idx counts submits from 0.
+ * @ud:          passed to every hook.
+ */
+struct tp_sched_hooks {
+	void (*on_phase)(void *ud, int thread, enum tp_sched_phase phase,
+			 uint64_t start, uint64_t end, uint64_t loop_iter,
+			 uint32_t tasks);
+	void (*on_dispatch)(void *ud, int thread, int core, tp_task_id task,
+			    int func_id, uint32_t reg_task_id, uint64_t ts);
+	void (*on_fin)(void *ud, int thread, int core, tp_task_id task,
+		       int func_id, uint32_t reg_task_id, uint64_t dispatch_ts,
+		       uint64_t finish_ts);
+	void (*on_dummy)(void *ud, int thread, tp_task_id task, uint64_t ts);
+	void (*on_sched_window)(void *ud, int thread, uint64_t start, uint64_t end);
+	void (*on_orch_submit)(void *ud, tp_task_id task, uint64_t submit_idx,
+			       uint64_t start, uint64_t end);
+	void *ud;
+};
+
+/* The orchestration: runs on the orchestrator thread inside the outer
+ * scope. Returns 0 or a negative errno (fails the run). */
+typedef int (*tp_orch_fn)(struct tp_orch *o, void *arg);
+
+/* Run configuration; zero fields take the defaults. */
+struct tp_engine_config {
+	struct tp_device *dev;          /* open, not running; aicpu_threads >= 2 */
+	const struct tp_kernel_entry *kernels; /* indexed by func_id */
+	int num_kernels;
+	uint32_t ring_window;           /* task window per ring; 0 → 16384 */
+	uint64_t ring_heap;             /* packed-output heap per ring; 0 → 64 MiB */
+	uint64_t stall_timeout_ms;      /* no progress with work outstanding;
+					 * 0 → 10000 (spec §2.11 step 5) */
+	const struct tp_sched_hooks *hooks;   /* NULL: none */
+	struct tp_kernel_hooks kernel_hooks;  /* passed to the device launch */
+};
+
+/* What a run did. */
+struct tp_engine_result {
+	int rc;                         /* as tp_engine_run()'s return */
+	uint64_t total_tasks;           /* submitted, inline ones included */
+	uint64_t completed_tasks;
+	uint64_t dispatched_subtasks;
+	uint64_t dummy_tasks;           /* completed inline by schedulers */
+	uint64_t inline_tasks;          /* alloc_tensors */
+	uint64_t max_running_per_core;  /* 1 under single issue */
+	tp_task_id failed_task;         /* TP_TASK_ID_INVALID if none */
+	int failed_func;                /* -1 if none */
+	char msg[TP_ERROR_MSG_MAX];     /* first failure, "" if none */
+};
+
+/**
+ * tp_engine_run() - run @orch on the device of @cfg to completion.
+ * @cfg:  configuration.
+ * @orch: the orchestration.
+ * @arg:  passed to @orch.
+ * @res:  receives the result (may be NULL).
+ *
+ * Return: 0; -EINVAL for a bad configuration; -ENOMEM; -EIO when a kernel
+ * failed (res->msg: task id, function name, the core's message); the
+ * orchestration's own error; -ETIMEDOUT on a scheduler stall.
+ * tp_last_error() is set on failure.
+ */
+int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,
+		  struct tp_engine_result *res);
+
+#endif /* TASKPROF_RUNTIME_ENGINE_H */

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/engine_internal.h — shared state of one engine run (orchestrator,
+ * scheduler threads, AICore loop). Private to src/runtime/.
+ */
+#ifndef TASKPROF_RUNTIME_ENGINE_INTERNAL_H
+#define TASKPROF_RUNTIME_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "platform/device.h"
+#include "platform/doorbell.h"
+#include "platform/tile/core_ctx.h"
+#include "runtime/engine.h"
+#include "runtime/fanin.h"
+#include "runtime/orch.h"
+#include "runtime/release.h"
+#include "runtime/ring.h"
+#include "runtime/slot.h"
+#include "runtime/tensormap.h"
+
+/* Dispatchable resource shapes (PTO2ResourceShape) + DUMMY. */
+enum tp_shape {
+	TP_SHAPE_AIC = 0,
+	TP_SHAPE_AIV,
+	TP_SHAPE_MIX,
+	TP_NUM_SHAPES,
+	TP_SHAPE_DUMMY = TP_NUM_SHAPES,
+};
+
+/* Cold per-slot payload (PTO2TaskPayload): kernel args as tiles. */
+struct tp_task_payload {
+	uint32_t n_tensors, n_scalars;
+	struct tp_tile tiles[TP_MAX_TENSOR_ARGS];
+	int64_t args[TP_MAX_TENSOR_ARGS + TP_MAX_SCALAR_ARGS];
+	uint8_t shape;  /* enum tp_shape */
+};
+
+/* What AICore reads for a token (PTO2DispatchPayload); two per core,
+ * indexed token & 1. */
+struct tp_dispatch_payload {
+	tp_task_id task_id;
+	int32_t func_id;
+	void (*fn)(int64_t *args);
+	int64_t *args;
+};
+
+/* Bounded MPMC ready queue (mutex; cap >= tasks that can be alive). */
+struct tp_ready_queue {
+	pthread_mutex_t mu;
+	struct tp_slot **buf;
+	uint32_t cap, head, n;
+	_Atomic uint32_t size;  /* n, readable without the lock */
+};
+
+/* Scheduler-side state of one core (CoreExecState). */
+struct tp_core_exec {
+	int core_id;
+	enum tp_subslot subslot;
+	uint32_t dispatch_seq;
+	struct tp_slot *running;   /* NULL: idle */
+	uint32_t running_token;
+	uint64_t dispatch_ts;
+	struct tp_dispatch_payload payload[2];
+};
+
+struct tp_sched_thread {
+	int idx;
+	int n_cores;
+	int *core_ids;
+	int n_running;
+	int idle_by_type[2];       /* idle owned cores per tp_core_type */
+	struct tp_doorbell *bell;  /* the AICPU thread's doorbell */
+	struct tp_release_list rel;
+	uint64_t loop_iter;
+};
+
+struct tp_scope {
+	struct tp_slot **tasks;
+	uint32_t n, cap;
+};
+
+#define TP_ORCH_MAX_SCOPES 64
+
+struct tp_orch {
+	struct tp_engine *e;
+	uint32_t depth;  /* open scopes; the outer scope is depth 0 */
+	struct tp_scope scopes[TP_ORCH_MAX_SCOPES];
+	struct tp_fanin fanin;
+	uint64_t submit_idx;
+};
+
+struct tp_engine {
+	struct tp_engine_config cfg;
+	struct tp_device *dev;
+	int block_dim, num_cores, num_sched;
+	bool hooks_on;  /* the one predictable branch */
+	struct tp_sched_hooks hooks;
+
+	struct tp_ring rings[TP_MAX_RING_DEPTH];
+	struct tp_task_payload *payloads[TP_MAX_RING_DEPTH]; /* per slot */
+	struct tp_tensormap tm;
+	struct tp_orch orch;
+	tp_orch_fn orch_fn;
+	void *orch_arg;
+
+	struct tp_ready_queue ready[TP_NUM_SHAPES];
+	struct tp_ready_queue dummy;
+
+	struct tp_core_exec *cores;     /* per core id */
+	struct tp_core_ctx *ctxs;       /* per core id */
+	struct tp_sched_thread *sched;  /* num_sched */
+	_Atomic(struct tp_doorbell *) *sched_bells; /* set by each scheduler at start */
+
+	_Atomic uint64_t total_tasks;
+	_Atomic bool orch_done;
+	_Atomic uint64_t completed_tasks;
+	_Atomic uint64_t dispatched;
+	_Atomic uint64_t dummy_done;
+	_Atomic uint64_t inline_done;
+	_Atomic uint64_t max_running;
+
+	_Atomic bool abort_all;  /* stall: every scheduler leaves at once */
+	/* First failure wins (fail_mu). */
+	_Atomic bool failed;
+	pthread_mutex_t fail_mu;
+	int fail_rc;
+	tp_task_id fail_task;
+	int fail_func;
+	char fail_msg[TP_ERROR_MSG_MAX];
+};
+
+/* engine.c */
+void tp_engine_fail(struct tp_engine *e, int rc, tp_task_id task, int func,
+		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+const char *tp_engine_func_name(const struct tp_engine *e, int func, char *buf,
+				size_t len);
+void tp_engine_wake_all(struct tp_engine *e);
+struct tp_task_payload *tp_engine_payload(struct tp_engine *e, struct tp_slot *s);
+void tp_engine_route_ready(struct tp_slot *s, void *ud);  /* tp_slot_fn */
+void tp_engine_on_consumed(struct tp_slot *s, void *ud);  /* tp_slot_fn */
+struct tp_slot *tp_engine_slot_of(struct tp_engine *e, tp_task_id id);
+
+void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s);
+struct tp_slot *tp_rq_pop(struct tp_ready_queue *q);
+static inline uint32_t tp_rq_size(struct tp_ready_queue *q)
+{
+	return atomic_load_explicit(&q->size, memory_order_acquire);
+}
+
+/* orch.c */
+int tp_orch_init(struct tp_orch *o, struct tp_engine *e);
+void tp_orch_fini(struct tp_orch *o);
+void tp_orch_thread(struct tp_engine *e);
+
+/* sched.c */
+void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx);
+
+/* aicore_loop.c */
+void tp_aicore_loop(struct tp_aicore *core, void *arg);
+
+#endif /* TASKPROF_RUNTIME_ENGINE_INTERNAL_H */

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/orch.c — the orchestrator: submit, dummy, alloc_tensors, scopes
+ * (spec/runtime-model.md §2.4, §2.6; runtime/orch.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "runtime/engine_internal.h"
+
+/* ---- args ------------------------------------------------------------ */
+
+void tp_args_init(struct tp_task_args *a)
+{
+	a->n_tensors = 0;
+	a->n_scalars = 0;
+	a->err = 0;
+}
+
+static int add_tensor(struct tp_task_args *a, const struct tp_tensor *t, enum tp_arg_tag tag)
+{
+	if (a->n_tensors >= TP_MAX_TENSOR_ARGS) {
+		if (!a->err)
+			a->err = tp_set_error(-E2BIG, "runtime: more than %d tensor args",
+					      TP_MAX_TENSOR_ARGS);
+		return -1;
+	}
+	if (!t || t->ndims == 0 || t->ndims > TP_MAX_TENSOR_DIMS) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: bad tensor arg %u",
+					      a->n_tensors);
+		return -1;
+	}
+	a->tensors[a->n_tensors] = *t;
+	a->tags[a->n_tensors] = (uint8_t)tag;
+	return (int)a->n_tensors++;
+}
+
+int tp_args_add_input(struct tp_task_args *a, const struct tp_tensor *t)
+{
+	return add_tensor(a, t, TP_ARG_INPUT);
+}
+
+int tp_args_add_inout(struct tp_task_args *a, const struct tp_tensor *t)
+{
+	return add_tensor(a, t, TP_ARG_INOUT);
+}
+
+int tp_args_add_output_existing(struct tp_task_args *a, const struct tp_tensor *t)
+{
+	return add_tensor(a, t, TP_ARG_OUTPUT_EXISTING);
+}
+
+int tp_args_add_no_dep(struct tp_task_args *a, const struct tp_tensor *t)
+{
+	return add_tensor(a, t, TP_ARG_NO_DEP);
+}
+
+int tp_args_add_output(struct tp_task_args *a, enum tp_dtype dtype, uint32_t ndims,
+		       const uint32_t *shapes)
+{
+	struct tp_tensor t;
+	if (tp_tensor_make_contiguous(&t, 0, dtype, ndims, shapes)) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: bad OUTPUT create-info "
+					      "(arg %u)", a->n_tensors);
+		return -1;
+	}
+	return add_tensor(a, &t, TP_ARG_OUTPUT);
+}
+
+int tp_args_add_scalar(struct tp_task_args *a, uint64_t v)
+{
+	if (a->n_scalars >= TP_MAX_SCALAR_ARGS) {
+		if (!a->err)
+			a->err = tp_set_error(-E2BIG, "runtime: more than %d scalar args",
+					      TP_MAX_SCALAR_ARGS);
+		return -1;
+	}
+	a->scalars[a->n_scalars] = v;
+	return (int)a->n_scalars++;
+}
+
+/* ---- helpers --------------------------------------------------------- */
+
+/* The kernel ABI's GM tile of @t: [Π leading dims, last dim]. */
+static int tensor_tile(const struct tp_tensor *t, struct tp_tile *tile)
+{
+	enum tp_dtype dt = (enum tp_dtype)t->dtype;
+	size_t es = tp_dtype_size(dt);
+	uint32_t nd = t->ndims, rows, cols, stride;
+	if (es == 0 || nd == 0 || nd > TP_MAX_TENSOR_DIMS)
+		return -EINVAL;
+	if (nd == 1) {
+		rows = t->shapes[0];
+		cols = 1;
+		stride = t->strides[0];
+	} else {
+		if (t->strides[nd - 1] != 1)
+			return -EINVAL;
+		cols = t->shapes[nd - 1];
+		rows = t->shapes[nd - 2];
+		stride = t->strides[nd - 2];
+		for (int k = (int)nd - 3; k >= 0; k--) {
+			if ((uint64_t)t->strides[k] !=
+			    (uint64_t)t->strides[k + 1] * t->shapes[k + 1])
+				return -EINVAL;
+			rows *= t->shapes[k];
+		}
+	}
+	uint64_t off = t->start_offset * es;
+	if (off >= t->buffer_size || t->buffer_addr == 0)
+		return -EINVAL;
+	return tp_tile_init(tile, TP_MEM_GM, (uint8_t *)(uintptr_t)t->buffer_addr + off,
+			    (size_t)(t->buffer_size - off), dt, rows, cols, stride);
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static int scope_push(struct tp_scope *sc, struct tp_slot *s)
+{
+	if (sc->n == sc->cap) {
+		uint32_t cap = sc->cap ? sc->cap * 2 : 64;
+		struct tp_slot **t = realloc(sc->tasks, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		sc->tasks = t;
+		sc->cap = cap;
+	}
+	sc->tasks[sc->n++] = s;
+	return 0;
+}
+
+static inline bool run_failed(struct tp_engine *e)
+{
+	return atomic_load_explicit(&e->failed, memory_order_acquire);
+}
+
+/* prepare_task (step 1) + step 3: slot and packed region on the ring of
+ * the current scope depth. */
+static int prepare(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc *a)
+{
+	struct tp_engine *e = o->e;
+	if (o->depth == 0)
+		return tp_set_error(-EINVAL, "runtime: submit outside any scope");
+	struct tp_scope *sc = &o->scopes[o->depth - 1];
+	uint32_t ring_id = tp_ring_for_scope_depth(o->depth - 1);
+	struct tp_ring *ring = &e->rings[ring_id];
+	if (sc->n >= ring->window_size - 1)
+		return tp_set_error(-EDEADLK,
+				    "runtime: scope at depth %u holds %u tasks, ring %u "
+				    "window is %u: it can never drain",
+				    o->depth - 1, sc->n, ring_id, ring->window_size);
+	struct tp_ring_wait w = { 0 };
+	int rc = tp_ring_alloc(ring, packed, &w, a);
+	if (rc)
+		return rc;
+	for (uint32_t r = 0; r < TP_MAX_RING_DEPTH; r++)
+		tp_tensormap_sync(&e->tm, r, tp_ring_last_alive(&e->rings[r]));
+	return 0;
+}
+
+/* Outputs: contiguous tensors in the packed region, owned by @id. */
+static void materialise_outputs(struct tp_task_args *args, void *packed, tp_task_id id)
+{
+	uint64_t off = 0;
+	for (uint32_t i = 0; i < args->n_tensors; i++) {
+		if (args->tags[i] != TP_ARG_OUTPUT)
+			continue;
+		struct tp_tensor *t = &args->tensors[i];
+		t->buffer_addr = (uint64_t)(uintptr_t)packed + off;
+		t->owner_task_id = id;
+		off += align_up(t->buffer_size, TP_PACKED_OUTPUT_ALIGN);
+	}
+}
+
+/* ---- submit ---------------------------------------------------------- */
+
+int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
+	      tp_task_id *out_id)
+{
+	struct tp_engine *e = o->e;
+	const bool hooks = e->hooks_on;
+	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
+	int32_t kid[3] = { kernel_id[0], kernel_id[1], kernel_id[2] };
+	int rc;
+
+	if (run_failed(e))
+		return -ECANCELED;
+	if (args->err)
+		return args->err;
+	/* Step 0: validate, normalise aiv1-only to aiv0. */
+	uint8_t mask = 0;
+	for (int i = 0; i < 3; i++) {
+		if (kid[i] < 0) {
+			kid[i] = TP_KERNEL_NONE;
+			continue;
+		}
+		if (kid[i] >= e->cfg.num_kernels)
+			return tp_set_error(-EINVAL, "runtime: func_id %d out of range "
+					    "(%d kernels)", kid[i], e->cfg.num_kernels);
+		enum tp_core_type want = i == TP_SLOT_AIC ? TP_CORE_AIC : TP_CORE_AIV;
+		if (e->cfg.kernels[kid[i]].core_type != want)
+			return tp_set_error(-EINVAL, "runtime: func_id %d is an %s kernel, "
+					    "submitted in an %s slot", kid[i],
+					    tp_core_type_name(e->cfg.kernels[kid[i]].core_type),
+					    tp_core_type_name(want));
+		mask |= (uint8_t)(1u << i);
+	}
+	if (mask == (1u << TP_SLOT_AIV1)) {
+		kid[TP_SLOT_AIV0] = kid[TP_SLOT_AIV1];
+		kid[TP_SLOT_AIV1] = TP_KERNEL_NONE;
+		mask = 1u << TP_SLOT_AIV0;
+	}
+	enum tp_shape shape = mask == 0 ? TP_SHAPE_DUMMY
+			      : mask == 1 ? TP_SHAPE_AIC
+			      : mask == 2 ? TP_SHAPE_AIV
+			      : (mask & (mask - 1)) ? TP_SHAPE_MIX : TP_SHAPE_AIV;
+	uint64_t packed = 0;
+	for (uint32_t i = 0; i < args->n_tensors; i++) {
+		if (args->tags[i] == TP_ARG_OUTPUT) {
+			packed += align_up(args->tensors[i].buffer_size, TP_PACKED_OUTPUT_ALIGN);
+		} else if (shape != TP_SHAPE_DUMMY) {
+			struct tp_tile probe;
+			if (tensor_tile(&args->tensors[i], &probe))
+				return tp_set_error(-EINVAL, "runtime: tensor arg %u cannot be "
+						    "viewed as a GM tile", i);
+		}
+	}
+
+	/* Step 1 + 3. */
+	struct tp_ring_alloc a;
+	if ((rc = prepare(o, packed, &a)))
+		return rc;
+	struct tp_slot *slot = a.slot;
+	const tp_task_id id = a.task_id;
+	tp_slot_set_work(slot, mask, 1);
+	for (int i = 0; i < 3; i++)
+		slot->kernel_id[i] = kid[i];
+	materialise_outputs(args, a.packed, id);
+
+	/* Step 4: producers; step 5: tensor-map inserts. */
+	tp_fanin_reset(&o->fanin);
+	for (uint32_t i = 0; i < args->n_tensors && !rc; i++)
+		if (args->tags[i] != TP_ARG_OUTPUT) {
+			int n = tp_fanin_collect_arg(&o->fanin, &e->tm, &args->tensors[i],
+						     (enum tp_arg_tag)args->tags[i]);
+			rc = n < 0 ? n : 0;
+		}
+	for (uint32_t i = 0; i < o->fanin.n && !rc; i++) {
+		tp_task_id pid = o->fanin.deps[i].producer;
+		int n = tp_slot_add_producer(slot, tp_engine_slot_of(e, pid), pid);
+		rc = n < 0 ? n : 0;
+	}
+	for (uint32_t i = 0; i < args->n_tensors && !rc; i++)
+		rc = tp_fanin_register_arg(&e->tm, &args->tensors[i],
+					   (enum tp_arg_tag)args->tags[i], id);
+
+	/* Step 6: payload. */
+	struct tp_task_payload *p = tp_engine_payload(e, slot);
+	p->shape = (uint8_t)shape;
+	p->n_tensors = args->n_tensors;
+	p->n_scalars = args->n_scalars;
+	if (shape != TP_SHAPE_DUMMY)
+		for (uint32_t i = 0; i < args->n_tensors && !rc; i++) {
+			rc = tensor_tile(&args->tensors[i], &p->tiles[i]);
+			p->args[i] = (int64_t)(intptr_t)&p->tiles[i];
+		}
+	for (uint32_t i = 0; i < args->n_scalars; i++)
+		p->args[args->n_tensors + i] = (int64_t)args->scalars[i];
+
+	if (rc) {
+		/* The slot is allocated and counted: let it drain as a dummy
+		 * task and fail the run. */
+		p->shape = TP_SHAPE_DUMMY;
+		tp_slot_set_work(slot, 0, 1);
+		tp_engine_fail(e, rc, id, -1, "runtime: submit of task 0x%llx failed (%d)",
+			       (unsigned long long)id, rc);
+	}
+	int prc = scope_push(&o->scopes[o->depth - 1], slot);
+	if (prc) {
+		/* Without a scope entry the slot is never CONSUMED: only a
+		 * leak of one window slot, the run is failed anyway. */
+		tp_engine_fail(e, prc, id, -1, "runtime: out of memory (scope list)");
+		rc = rc ? rc : prc;
+	}
+	/* Step 7: wire and publish. */
+	if (tp_slot_wire_fanin(slot))
+		tp_engine_route_ready(slot, e);
+	if (out_id)
+		*out_id = id;
+	if (hooks && e->hooks.on_orch_submit)
+		e->hooks.on_orch_submit(e->hooks.ud, id, o->submit_idx, t0, tp_sys_cnt());
+	o->submit_idx++;
+	return rc;
+}
+
+int tp_submit_aic(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
+		  tp_task_id *out_id)
+{
+	const int32_t k[3] = { func_id, TP_KERNEL_NONE, TP_KERNEL_NONE };
+	return tp_submit(o, k, args, out_id);
+}
+
+int tp_submit_aiv(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
+		  tp_task_id *out_id)
+{
+	const int32_t k[3] = { TP_KERNEL_NONE, func_id, TP_KERNEL_NONE };
+	return tp_submit(o, k, args, out_id);
+}
+
+int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *out_id)
+{
+	const int32_t k[3] = { TP_KERNEL_NONE, TP_KERNEL_NONE, TP_KERNEL_NONE };
+	return tp_submit(o, k, args, out_id);
+}
+
+int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
+		     struct tp_tensor *out, tp_task_id *out_id)
+{
+	struct tp_engine *e = o->e;
+	const bool hooks = e->hooks_on;
+	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
+	struct tp_task_args args;
+	int rc;
+
+	if (run_failed(e))
+		return -ECANCELED;
+	if (n == 0 || n > TP_MAX_TENSOR_ARGS || !ci || !out)
+		return tp_set_error(-EINVAL, "runtime: alloc_tensors of %u tensors", n);
+	tp_args_init(&args);
+	for (uint32_t i = 0; i < n; i++)
+		tp_args_add_output(&args, ci[i].dtype, ci[i].ndims, ci[i].shapes);
+	if (args.err)
+		return args.err;
+	uint64_t packed = 0;
+	for (uint32_t i = 0; i < n; i++)
+		packed += align_up(args.tensors[i].buffer_size, TP_PACKED_OUTPUT_ALIGN);
+
+	struct tp_ring_alloc a;
+	if ((rc = prepare(o, packed, &a)))
+		return rc;
+	struct tp_slot *slot = a.slot;
+	tp_slot_set_work(slot, 0, 1);
+	materialise_outputs(&args, a.packed, a.task_id);
+	struct tp_task_payload *p = tp_engine_payload(e, slot);
+	p->shape = TP_SHAPE_DUMMY;
+	p->n_tensors = 0;
+	p->n_scalars = 0;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = args.tensors[i];
+	if ((rc = scope_push(&o->scopes[o->depth - 1], slot)))
+		tp_engine_fail(e, rc, a.task_id, -1, "runtime: out of memory (scope list)");
+
+	/* Completed inline on this thread: no producers, no consumers yet. */
+	slot->fanin_count = 1;
+	atomic_store_explicit(&slot->fanin_refcount, 1, memory_order_relaxed);
+	tp_slot_claim_ready(slot);
+	tp_slot_complete(slot, NULL, NULL);
+	tp_slot_release(slot, tp_engine_on_consumed, e);
+	atomic_fetch_add_explicit(&e->inline_done, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_release);
+	if (out_id)
+		*out_id = a.task_id;
+	if (hooks && e->hooks.on_orch_submit)
+		e->hooks.on_orch_submit(e->hooks.ud, a.task_id, o->submit_idx, t0, tp_sys_cnt());
+	o->submit_idx++;
+	return rc;
+}
+
+/* ---- scopes ---------------------------------------------------------- */
+
+int tp_scope_begin(struct tp_orch *o)
+{
+	if (o->depth >= TP_ORCH_MAX_SCOPES)
+		return tp_set_error(-EINVAL, "runtime: more than %d nested scopes",
+				    TP_ORCH_MAX_SCOPES);
+	o->scopes[o->depth].n = 0;
+	o->depth++;
+	return 0;
+}
+
+int tp_scope_end(struct tp_orch *o)
+{
+	struct tp_engine *e = o->e;
+	if (o->depth == 0)
+		return tp_set_error(-EINVAL, "runtime: scope end without scope begin");
+	struct tp_scope *sc = &o->scopes[o->depth - 1];
+	for (uint32_t i = 0; i < sc->n; i++)
+		if (tp_slot_scope_end(sc->tasks[i]))
+			tp_engine_on_consumed(sc->tasks[i], e);
+	sc->n = 0;
+	o->depth--;
+	return 0;
+}
+
+/* ---- the orchestrator thread ----------------------------------------- */
+
+int tp_orch_init(struct tp_orch *o, struct tp_engine *e)
+{
+	memset(o, 0, sizeof(*o));
+	o->e = e;
+	return 0;
+}
+
+void tp_orch_fini(struct tp_orch *o)
+{
+	for (int i = 0; i < TP_ORCH_MAX_SCOPES; i++)
+		free(o->scopes[i].tasks);
+	tp_fanin_fini(&o->fanin);
+	memset(o, 0, sizeof(*o));
+}
+
+void tp_orch_thread(struct tp_engine *e)
+{
+	struct tp_orch *o = &e->orch;
+	tp_scope_begin(o); /* the executor's outer scope: depth 0, ring 0 */
+	int rc = e->orch_fn(o, e->orch_arg);
+	if (rc && rc != -ECANCELED)
+		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
+			       "runtime: orchestration failed (%d): %s", rc, tp_last_error());
+	while (o->depth > 0)
+		tp_scope_end(o);
+	/* on_orchestration_done: every task of every ring. */
+	uint64_t total = 0;
+	for (int r = 0; r < TP_MAX_RING_DEPTH; r++)
+		total += tp_ring_current(&e->rings[r]);
+	atomic_store_explicit(&e->total_tasks, total, memory_order_relaxed);
+	atomic_store_explicit(&e->orch_done, true, memory_order_release);
+	tp_engine_wake_all(e);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/orch.h — the orchestrator API of the tensormap_and_ringbuffer
+ * runtime (spec/runtime-model.md §2.1, §2.4, §7.1 item 7). Internal for
+ * now; include/taskprof/orch.h will wrap it.
+ *
+ * Called only from the orchestration function on the orchestrator thread
+ * (tp_engine_run(), runtime/engine.h). A submit:
+ *
+ *     struct tp_task_args a;
+ *     tp_args_init(&a);
+ *     tp_args_add_input(&a, &q);
+ *     tp_args_add_output(&a, TP_FP32, 2, shape);   // runtime allocates
+ *     tp_args_add_inout(&a, &acc);
+ *     tp_args_add_scalar(&a, 42);
+ *     tp_submit_aic(o, FUNC_QK, &a, &id);
+ *     // a.tensors[1] is now the materialised output (owner = id)
+ *
+ * Dependencies: creator edges through owner_task_id and tensor-map edges
+ * (runtime/fanin.h); rings by scope depth (runtime/ring.h).
+ */
+#ifndef TASKPROF_RUNTIME_ORCH_H
+#define TASKPROF_RUNTIME_ORCH_H
+
+#include <stdint.h>
+
+#include "runtime/fanin.h"
+#include "runtime/task_id.h"
+#include "runtime/tensor.h"
+#include "taskprof/kernel.h"
+
+/* MAX_TENSOR_ARGS / MAX_SCALAR_ARGS (Appendix A item 4). */
+#define TP_MAX_TENSOR_ARGS 32
+#define TP_MAX_SCALAR_ARGS 16
+
+/* Kernel id of an inactive subtask slot. */
+#define TP_KERNEL_NONE (-1)
+
+struct tp_orch;
+
+/* A submit's arguments (L0TaskArgs). */
+struct tp_task_args {
+	uint32_t n_tensors;
+	uint32_t n_scalars;
+	int err;                                /* sticky: first add error */
+	uint8_t tags[TP_MAX_TENSOR_ARGS];       /* enum tp_arg_tag */
+	struct tp_tensor tensors[TP_MAX_TENSOR_ARGS];
+	uint64_t scalars[TP_MAX_SCALAR_ARGS];
+};
+
+void tp_args_init(struct tp_task_args *a);
+/* Tensor arguments; an overflow or bad shape sets a->err (-E2BIG, -EINVAL)
+ * and the submit fails with it. Return: the argument's index or -1. */
+int tp_args_add_input(struct tp_task_args *a, const struct tp_tensor *t);
+int tp_args_add_inout(struct tp_task_args *a, const struct tp_tensor *t);
+int tp_args_add_output_existing(struct tp_task_args *a, const struct tp_tensor *t);
+int tp_args_add_no_dep(struct tp_task_args *a, const struct tp_tensor *t);
+/* OUTPUT (create-info): a new contiguous tensor in the task's packed
+ * region; materialised by the submit. */
+int tp_args_add_output(struct tp_task_args *a, enum tp_dtype dtype, uint32_t ndims,
+		       const uint32_t *shapes);
+int tp_args_add_scalar(struct tp_task_args *a, uint64_t v);
+
+/**
+ * tp_submit() - submit a task (rt_submit_task, spec §2.4).
+ * @o:         the orchestrator.
+ * @kernel_id: func ids per subtask slot AIC, AIV0, AIV1 (TP_KERNEL_NONE =
+ *             inactive). One slot: AIC or AIV shape (aiv1-only is
+ *             normalised to aiv0); two or more: MIX (one cluster); none:
+ *             DUMMY.
+ * @args:      arguments; OUTPUT entries are replaced by the materialised
+ *             tensors (owner_task_id = the new task).
+ * @out_id:    receives the task id (may be NULL).
+ *
+ * May block while the ring is full.
+ *
+ * Return: 0; -EINVAL (bad func id, a kernel slot whose core type differs
+ * from the kernel's, a tensor a kernel cannot view as a tile, an args
+ * error); -ENOSPC (outputs larger than the ring heap); -EDEADLK (ring
+ * wedged); -ECANCELED when the run has already failed.
+ */
+int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
+	      tp_task_id *out_id);
+/* rt_submit_aic_task / rt_submit_aiv_task. */
+int tp_submit_aic(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
+		  tp_task_id *out_id);
+int tp_submit_aiv(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
+		  tp_task_id *out_id);
+/* rt_submit_dummy_task: a dependency-only node, never dispatched. */
+int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *out_id);
+
+/* One tensor alloc_tensors creates. */
+struct tp_tensor_create {
+	enum tp_dtype dtype;
+	uint32_t ndims;
+	uint32_t shapes[TP_MAX_TENSOR_DIMS];
+};
+
+/**
+ * tp_alloc_tensors() - allocate @n intermediate tensors as one kernel-less
+ * task completed inline on the orchestrator thread (spec §2.4).
+ * @out: receives @n contiguous tensors, owner_task_id = the task.
+ * Return: 0 or as tp_submit().
+ */
+int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
+		     struct tp_tensor *out, tp_task_id *out_id);
+
+/* PTO2_SCOPE: tasks submitted inside go one ring deeper; scope end drops
+ * the scope's reference on each of them. Return: 0, -EINVAL (end without
+ * begin / too deep), -ENOMEM. */
+int tp_scope_begin(struct tp_orch *o);
+int tp_scope_end(struct tp_orch *o);
+
+/* get_tensor_data-lite: the host pointer of element 0 of @t (device memory
+ * is host-addressable on the simulated a2a3 platform). Reads only external
+ * tensors safely (no wait for a producer yet). */
+static inline void *tp_tensor_data(const struct tp_tensor *t)
+{
+	return (void *)(uintptr_t)(t->buffer_addr +
+				   t->start_offset * tp_dtype_size((enum tp_dtype)t->dtype));
+}
+
+#endif /* TASKPROF_RUNTIME_ORCH_H */

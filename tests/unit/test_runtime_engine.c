@@ -1,0 +1,711 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of the runtime engine (runtime/engine.h, runtime/orch.h):
+ * orchestrator + scheduler threads + AICore loop end to end on the
+ * simulated device, with 1 and 3 scheduler threads: a 1000-task chain, a
+ * 1 → 512 → 1 wide graph, AIC/AIV alternation, a dummy task, paged
+ * attention CaseSmall1 against its golden, a failing kernel that fails the
+ * run with task id + function name and does not hang. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "examples/paged_attention/pa_golden.h"
+#include "examples/paged_attention/pa_inputs.h"
+#include "examples/paged_attention/pa_kernels.h"
+#include "platform/device.h"
+#include "platform/tile/core_ctx.h"
+#include "runtime/engine.h"
+#include "runtime/orch.h"
+#include "taskprof/taskprof.h"
+
+/* ---- test kernels ----------------------------------------------------- */
+
+static uint32_t *tile_u32(int64_t arg)
+{
+	const struct tp_tile *t = (const struct tp_tile *)(intptr_t)arg;
+	return (uint32_t *)(t->buf + t->offset);
+}
+
+static enum tp_core_type current_type(void)
+{
+	return tp_core_ctx_current()->core_type;
+}
+
+/* Per-step record of the core type a chain step ran on. */
+static _Atomic int step_type[4096];
+
+/* args: INOUT x, scalar i. x = x * 31 + i; records its core type. */
+static void k_step(int64_t *args)
+{
+	uint32_t *x = tile_u32(args[0]);
+	uint32_t i = (uint32_t)args[1];
+	*x = *x * 31u + i;
+	if (i < 4096)
+		atomic_store(&step_type[i], (int)current_type() + 1);
+}
+
+/* args: OUTPUT/INOUT y, scalar v. y = v. */
+static void k_set(int64_t *args)
+{
+	*tile_u32(args[0]) = (uint32_t)args[1];
+}
+
+/* args: IN x, INOUT y (one element), scalar i. y = x + i. */
+static void k_add(int64_t *args)
+{
+	*tile_u32(args[1]) = *tile_u32(args[0]) + (uint32_t)args[2];
+}
+
+/* args: IN acc [n], OUT sum [1]. */
+static void k_sum(int64_t *args)
+{
+	const struct tp_tile *t = (const struct tp_tile *)(intptr_t)args[0];
+	uint32_t s = 0;
+	for (uint32_t r = 0; r < t->rows; r++)
+		s += ((uint32_t *)(t->buf + t->offset))[(size_t)r * t->stride];
+	*tile_u32(args[1]) = s;
+}
+
+/* args: IN x. Copies a tile that leaves x's buffer: -EFAULT. */
+static void k_oob(int64_t *args)
+{
+	struct tp_tile src = *(const struct tp_tile *)(intptr_t)args[0];
+	struct tp_tile dst;
+	src.rows = 1000; /* x holds 4 elements */
+	if (tp_local_tile(&dst, TP_MEM_UB, (enum tp_dtype)src.dtype, 1000, src.cols))
+		return;
+	tp_copy_in(&dst, &src);
+}
+
+/* MIX parts: args INOUT x [4] (uint32), scalar v. Each part writes its
+ * own element and the cluster it ran in. */
+static void k_mix_c(int64_t *args)
+{
+	uint32_t *x = tile_u32(args[0]);
+	x[0] = (uint32_t)args[1];
+	x[2] = (uint32_t)tp_core_ctx_current()->core_id;
+}
+static void k_mix_v(int64_t *args)
+{
+	uint32_t *x = tile_u32(args[0]);
+	x[1] = (uint32_t)args[1] + 1;
+	x[3] = (uint32_t)tp_core_ctx_current()->core_id;
+}
+
+enum { K_STEP_AIC, K_STEP_AIV, K_SET_AIC, K_ADD_AIV, K_SUM_AIC, K_OOB_AIV, K_MIX_C, K_MIX_V, K_COUNT };
+
+static const struct tp_kernel_entry kernels[K_COUNT] = {
+	[K_STEP_AIC] = { k_step, TP_CORE_AIC, "STEP_C" },
+	[K_STEP_AIV] = { k_step, TP_CORE_AIV, "STEP_V" },
+	[K_SET_AIC] = { k_set, TP_CORE_AIC, "SET" },
+	[K_ADD_AIV] = { k_add, TP_CORE_AIV, "ADD" },
+	[K_SUM_AIC] = { k_sum, TP_CORE_AIC, "SUM" },
+	[K_OOB_AIV] = { k_oob, TP_CORE_AIV, "OOB_KERNEL" },
+	[K_MIX_C] = { k_mix_c, TP_CORE_AIC, "MIX_C" },
+	[K_MIX_V] = { k_mix_v, TP_CORE_AIV, "MIX_V" },
+};
+
+/* ---- harness ---------------------------------------------------------- */
+
+static struct tp_device *open_dev(int aicpu_threads)
+{
+	struct tp_device_config cfg = {
+		.block_dim = 8,
+		.aicpu_threads = aicpu_threads,
+		.mem_bytes = 16u << 20,
+	};
+	struct tp_device *dev = tp_device_open(&cfg);
+	if (!dev)
+		printf("open: %s\n", tp_last_error());
+	assert_non_null(dev);
+	return dev;
+}
+
+struct hook_counts {
+	_Atomic uint64_t dispatch, fin, phases[TP_PHASE_COUNT], windows, submits, dummies;
+};
+
+static void h_phase(void *ud, int thread, enum tp_sched_phase ph, uint64_t s, uint64_t e,
+		    uint64_t it, uint32_t n)
+{
+	struct hook_counts *h = ud;
+	(void)thread, (void)it;
+	assert_true(e >= s);
+	assert_true(n > 0);
+	atomic_fetch_add(&h->phases[ph], 1);
+}
+static void h_dispatch(void *ud, int th, int core, tp_task_id t, int f, uint32_t tok,
+		       uint64_t ts)
+{
+	(void)th, (void)core, (void)t, (void)f, (void)tok, (void)ts;
+	atomic_fetch_add(&((struct hook_counts *)ud)->dispatch, 1);
+}
+static void h_fin(void *ud, int th, int core, tp_task_id t, int f, uint32_t tok,
+		  uint64_t d, uint64_t fin)
+{
+	(void)th, (void)core, (void)t, (void)f, (void)tok;
+	assert_true(fin >= d);
+	atomic_fetch_add(&((struct hook_counts *)ud)->fin, 1);
+}
+static void h_dummy(void *ud, int th, tp_task_id t, uint64_t ts)
+{
+	(void)th, (void)t, (void)ts;
+	atomic_fetch_add(&((struct hook_counts *)ud)->dummies, 1);
+}
+static void h_window(void *ud, int th, uint64_t s, uint64_t e)
+{
+	(void)th;
+	assert_true(e >= s);
+	atomic_fetch_add(&((struct hook_counts *)ud)->windows, 1);
+}
+static void h_submit(void *ud, tp_task_id t, uint64_t idx, uint64_t s, uint64_t e)
+{
+	(void)t, (void)idx;
+	assert_true(e >= s);
+	atomic_fetch_add(&((struct hook_counts *)ud)->submits, 1);
+}
+
+static uint32_t g_window = 2048;
+
+static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_orch_fn fn,
+	       void *arg, struct tp_engine_result *res, struct hook_counts *hc)
+{
+	struct tp_device *dev = open_dev(aicpu_threads);
+	struct tp_sched_hooks hooks = {
+		.on_phase = h_phase,
+		.on_dispatch = h_dispatch,
+		.on_fin = h_fin,
+		.on_dummy = h_dummy,
+		.on_sched_window = h_window,
+		.on_orch_submit = h_submit,
+		.ud = hc,
+	};
+	struct tp_engine_config cfg = {
+		.dev = dev,
+		.kernels = k,
+		.num_kernels = nk,
+		.ring_window = g_window,
+		.ring_heap = 4u << 20,
+		.hooks = hc ? &hooks : NULL,
+	};
+	alarm(60); /* a hang fails the test instead of blocking ctest */
+	int rc = tp_engine_run(&cfg, fn, arg, res);
+	alarm(0);
+	tp_device_close(dev);
+	return rc;
+}
+
+static void u32_tensor(struct tp_tensor *t, uint32_t *mem, uint32_t n)
+{
+	uint32_t shape[1] = { n };
+	assert_int_equal(tp_tensor_make_contiguous(t, (uint64_t)(uintptr_t)mem, TP_INT32, 1,
+						   shape), 0);
+}
+
+/* ---- chain and alternation --------------------------------------------- */
+
+struct chain {
+	uint32_t n;
+	int mode; /* 0: AIV only, 1: alternate AIC/AIV */
+	uint32_t x;
+};
+
+static int orch_chain(struct tp_orch *o, void *arg)
+{
+	struct chain *c = arg;
+	struct tp_tensor x;
+	u32_tensor(&x, &c->x, 1);
+	for (uint32_t i = 0; i < c->n; i++) {
+		struct tp_task_args a;
+		tp_args_init(&a);
+		tp_args_add_inout(&a, &x);
+		tp_args_add_scalar(&a, i);
+		int f = c->mode == 1 && (i & 1) == 0 ? K_STEP_AIC : K_STEP_AIV;
+		/* mode 2: every task in its own scope (ring 1), so slots are
+		 * reclaimed and reused through a small window. */
+		if (c->mode == 2 && tp_scope_begin(o))
+			return -EINVAL;
+		int rc = f == K_STEP_AIC ? tp_submit_aic(o, f, &a, NULL)
+					 : tp_submit_aiv(o, f, &a, NULL);
+		if (rc)
+			return rc;
+		if (c->mode == 2 && tp_scope_end(o))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static void check_chain(int threads, uint32_t n, int mode)
+{
+	struct chain c = { .n = n, .mode = mode, .x = 7 };
+	struct tp_engine_result res;
+	struct hook_counts hc;
+	memset(&hc, 0, sizeof(hc));
+	for (uint32_t i = 0; i < n && i < 4096; i++)
+		atomic_store(&step_type[i], 0);
+	int rc = run(threads, kernels, K_COUNT, orch_chain, &c, &res, &hc);
+	g_window = 2048;
+	if (rc)
+		printf("run: %s\n", res.msg);
+	assert_int_equal(rc, 0);
+	uint32_t want = 7;
+	for (uint32_t i = 0; i < n; i++)
+		want = want * 31u + i;
+	assert_int_equal(c.x, want);
+	assert_int_equal(res.total_tasks, n);
+	assert_int_equal(res.completed_tasks, n);
+	assert_int_equal(res.dispatched_subtasks, n);
+	assert_int_equal(res.max_running_per_core, 1);
+	assert_int_equal(hc.dispatch, n);
+	assert_int_equal(hc.fin, n);
+	assert_int_equal(hc.submits, n);
+	assert_int_equal(hc.windows, threads - 1);
+	assert_true(hc.phases[TP_PHASE_DISPATCH] > 0);
+	assert_true(hc.phases[TP_PHASE_COMPLETE] > 0);
+	for (uint32_t i = 0; i < n && i < 4096; i++) {
+		int want_t = (mode == 1 && (i & 1) == 0 ? TP_CORE_AIC : TP_CORE_AIV) + 1;
+		assert_int_equal(atomic_load(&step_type[i]), want_t);
+	}
+}
+
+static void test_chain_1000_1sched(void **s) { (void)s; check_chain(2, 1000, 0); }
+static void test_chain_1000_3sched(void **s) { (void)s; check_chain(4, 1000, 0); }
+/* 3000 tasks through a 64-slot window: reclaim, reuse, back-pressure. */
+static void test_ring_reuse_1sched(void **s) { (void)s; g_window = 64; check_chain(2, 3000, 2); }
+static void test_ring_reuse_3sched(void **s) { (void)s; g_window = 64; check_chain(4, 3000, 2); }
+static void test_alternate_1sched(void **s) { (void)s; check_chain(2, 300, 1); }
+static void test_alternate_3sched(void **s) { (void)s; check_chain(4, 300, 1); }
+
+/* ---- wide graph: 1 producer → 512 consumers → 1 join ------------------- */
+
+#define WIDE 512
+
+struct wide {
+	uint32_t acc[WIDE];
+	uint32_t x, sum;
+};
+
+static int orch_wide(struct tp_orch *o, void *arg)
+{
+	struct wide *w = arg;
+	struct tp_tensor x, acc, sum;
+	struct tp_task_args a;
+	int rc;
+	u32_tensor(&x, &w->x, 1);
+	u32_tensor(&acc, w->acc, WIDE);
+	u32_tensor(&sum, &w->sum, 1);
+
+	tp_args_init(&a);
+	tp_args_add_output_existing(&a, &x);
+	tp_args_add_scalar(&a, 1000);
+	if ((rc = tp_submit_aic(o, K_SET_AIC, &a, NULL)))
+		return rc;
+	for (uint32_t i = 0; i < WIDE; i++) {
+		struct tp_tensor v;
+		uint32_t sh[1] = { 1 }, off[1] = { i };
+		assert_int_equal(tp_tensor_view(&acc, sh, off, &v), 0);
+		tp_args_init(&a);
+		tp_args_add_input(&a, &x);
+		tp_args_add_inout(&a, &v);
+		tp_args_add_scalar(&a, i);
+		if ((rc = tp_submit_aiv(o, K_ADD_AIV, &a, NULL)))
+			return rc;
+	}
+	tp_args_init(&a);
+	tp_args_add_input(&a, &acc);
+	tp_args_add_output_existing(&a, &sum);
+	return tp_submit_aic(o, K_SUM_AIC, &a, NULL);
+}
+
+static void check_wide(int threads)
+{
+	struct wide *w = calloc(1, sizeof(*w));
+	struct tp_engine_result res;
+	assert_non_null(w);
+	int rc = run(threads, kernels, K_COUNT, orch_wide, w, &res, NULL);
+	if (rc)
+		printf("run: %s\n", res.msg);
+	assert_int_equal(rc, 0);
+	uint32_t want = 0;
+	for (uint32_t i = 0; i < WIDE; i++) {
+		assert_int_equal(w->acc[i], 1000 + i);
+		want += 1000 + i;
+	}
+	assert_int_equal(w->sum, want);
+	assert_int_equal(res.total_tasks, WIDE + 2);
+	assert_int_equal(res.completed_tasks, WIDE + 2);
+	free(w);
+}
+
+static void test_wide_1sched(void **s) { (void)s; check_wide(2); }
+static void test_wide_3sched(void **s) { (void)s; check_wide(4); }
+
+/* ---- dummy task and alloc_tensors -------------------------------------- */
+
+struct dummy_case {
+	uint32_t out;
+};
+
+/* A (alloc_tensors t) → SET t = 5 → DUMMY (INOUT t) → ADD out = t + 3. */
+static int orch_dummy(struct tp_orch *o, void *arg)
+{
+	struct dummy_case *d = arg;
+	struct tp_tensor t, out;
+	struct tp_tensor_create ci = { .dtype = TP_INT32, .ndims = 1, .shapes = { 1 } };
+	struct tp_task_args a;
+	int rc;
+	u32_tensor(&out, &d->out, 1);
+	if ((rc = tp_scope_begin(o)))
+		return rc;
+	if ((rc = tp_alloc_tensors(o, 1, &ci, &t, NULL)))
+		return rc;
+	tp_args_init(&a);
+	tp_args_add_inout(&a, &t);
+	tp_args_add_scalar(&a, 5);
+	if ((rc = tp_submit_aic(o, K_SET_AIC, &a, NULL)))
+		return rc;
+	tp_args_init(&a);
+	tp_args_add_inout(&a, &t);
+	tp_task_id did;
+	if ((rc = tp_submit_dummy(o, &a, &did)))
+		return rc;
+	assert_int_equal(tp_task_id_ring(did), 1);
+	tp_args_init(&a);
+	tp_args_add_input(&a, &t);
+	tp_args_add_inout(&a, &out);
+	tp_args_add_scalar(&a, 3);
+	if ((rc = tp_submit_aiv(o, K_ADD_AIV, &a, NULL)))
+		return rc;
+	return tp_scope_end(o);
+}
+
+static void check_dummy(int threads)
+{
+	struct dummy_case d = { 0 };
+	struct tp_engine_result res;
+	struct hook_counts hc;
+	memset(&hc, 0, sizeof(hc));
+	int rc = run(threads, kernels, K_COUNT, orch_dummy, &d, &res, &hc);
+	if (rc)
+		printf("run: %s\n", res.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(d.out, 8);
+	assert_int_equal(res.total_tasks, 4);
+	assert_int_equal(res.completed_tasks, 4);
+	assert_int_equal(res.dummy_tasks, 1);
+	assert_int_equal(res.inline_tasks, 1);
+	assert_int_equal(res.dispatched_subtasks, 2);
+	assert_int_equal(hc.dummies, 1);
+	assert_int_equal(hc.phases[TP_PHASE_DUMMY], 1);
+}
+
+static void test_dummy_1sched(void **s) { (void)s; check_dummy(2); }
+static void test_dummy_3sched(void **s) { (void)s; check_dummy(4); }
+
+/* ---- paged attention CaseSmall1 ---------------------------------------- */
+
+static struct tp_kernel_entry pa_table[PA_FUNC_COUNT];
+
+/* spec/runtime-model.md §5.3. */
+static int orch_pa(struct tp_orch *o, void *arg)
+{
+	struct pa_inputs *in = arg;
+	const struct pa_dims *d = &in->d;
+	const uint32_t M = d->q_tile, S = d->S, D = d->D;
+	struct tp_tensor query, kc, vc, out;
+	uint32_t qs[2] = { d->B * d->H, D }, ks[2] = { d->T * S, D };
+	int rc;
+	if ((rc = tp_tensor_make_contiguous(&query, (uintptr_t)in->query, TP_BF16, 2, qs)) ||
+	    (rc = tp_tensor_make_contiguous(&kc, (uintptr_t)in->key_cache, TP_BF16, 2, ks)) ||
+	    (rc = tp_tensor_make_contiguous(&vc, (uintptr_t)in->value_cache, TP_BF16, 2, ks)) ||
+	    (rc = tp_tensor_make_contiguous(&out, (uintptr_t)in->out, TP_FP32, 2, qs)))
+		return rc;
+	const uint64_t scale = (uint64_t)pa_arg_f32(in->scale);
+
+	for (uint32_t b = 0; b < d->B; b++) {
+		const uint32_t ctx = (uint32_t)in->context_lens[b];
+		const uint32_t bn_b = (ctx + S - 1) / S;
+		for (uint32_t q = 0; q < d->q_loop; q++) {
+			if ((rc = tp_scope_begin(o)))
+				return rc;
+			uint32_t row0 = b * d->H + q * M;
+			uint32_t vsh[2] = { M, D }, voff[2] = { row0, 0 };
+			struct tp_tensor qi, out_v, acc[3];
+			if ((rc = tp_tensor_view(&query, vsh, voff, &qi)) ||
+			    (rc = tp_tensor_view(&out, vsh, voff, &out_v)))
+				return rc;
+			const struct tp_tensor_create ci[3] = {
+				{ TP_FP32, 2, { M, D } }, /* oi */
+				{ TP_FP32, 1, { M } },    /* li */
+				{ TP_FP32, 1, { M } },    /* mi */
+			};
+			if ((rc = tp_alloc_tensors(o, 3, ci, acc, NULL)))
+				return rc;
+			struct tp_tensor *oi = &acc[0], *li = &acc[1], *mi = &acc[2];
+			for (uint32_t bn = 0; bn < bn_b; bn++) {
+				if ((rc = tp_scope_begin(o)))
+					return rc;
+				int32_t blk = in->block_table[(size_t)b * d->max_blocks + bn];
+				uint32_t valid = ctx - bn * S < S ? ctx - bn * S : S;
+				uint32_t ksh[2] = { S, D }, koff[2] = { (uint32_t)blk * S, 0 };
+				struct tp_tensor kj, vj, sij, sij_v, pij, mij, lij, oi_new;
+				if ((rc = tp_tensor_view(&kc, ksh, koff, &kj)) ||
+				    (rc = tp_tensor_view(&vc, ksh, koff, &vj)))
+					return rc;
+				struct tp_task_args a;
+				uint32_t s_ms[2] = { M, S }, s_m[1] = { M }, s_md[2] = { M, D };
+
+				tp_args_init(&a);
+				tp_args_add_input(&a, &qi);
+				tp_args_add_input(&a, &kj);
+				tp_args_add_output(&a, TP_FP32, 2, s_ms);
+				if ((rc = tp_submit_aic(o, PA_FUNC_QK, &a, NULL)))
+					return rc;
+				sij = a.tensors[PA_QK_SIJ];
+
+				uint32_t vv[2] = { M, valid }, z[2] = { 0, 0 };
+				if ((rc = tp_tensor_view(&sij, vv, z, &sij_v)))
+					return rc;
+				tp_args_init(&a);
+				tp_args_add_input(&a, &sij_v);
+				tp_args_add_output(&a, TP_BF16, 2, s_ms);
+				tp_args_add_output(&a, TP_FP32, 1, s_m);
+				tp_args_add_output(&a, TP_FP32, 1, s_m);
+				tp_args_add_scalar(&a, scale);
+				if ((rc = tp_submit_aiv(o, PA_FUNC_SF, &a, NULL)))
+					return rc;
+				pij = a.tensors[PA_SF_PIJ];
+				mij = a.tensors[PA_SF_MIJ];
+				lij = a.tensors[PA_SF_LIJ];
+
+				tp_args_init(&a);
+				tp_args_add_input(&a, &pij);
+				tp_args_add_input(&a, &vj);
+				tp_args_add_output(&a, TP_FP32, 2, s_md);
+				if ((rc = tp_submit_aic(o, PA_FUNC_PV, &a, NULL)))
+					return rc;
+				oi_new = a.tensors[PA_PV_OI_NEW];
+
+				tp_args_init(&a);
+				tp_args_add_input(&a, &mij);
+				tp_args_add_input(&a, &lij);
+				tp_args_add_input(&a, &oi_new);
+				tp_args_add_inout(&a, mi);
+				tp_args_add_inout(&a, li);
+				tp_args_add_inout(&a, oi);
+				tp_args_add_inout(&a, &out_v);
+				tp_args_add_scalar(&a, bn == 0);
+				tp_args_add_scalar(&a, bn == bn_b - 1);
+				if ((rc = tp_submit_aiv(o, PA_FUNC_UP, &a, NULL)))
+					return rc;
+				if ((rc = tp_scope_end(o)))
+					return rc;
+			}
+			if ((rc = tp_scope_end(o)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static void check_pa(int threads)
+{
+	const struct pa_case *c = pa_case_find("CaseSmall1");
+	struct pa_inputs in;
+	assert_non_null(c);
+	assert_int_equal(pa_inputs_create(c, PA_DEFAULT_SEED, &in), 0);
+	for (int f = 0; f < PA_FUNC_COUNT; f++)
+		pa_table[pa_kernels[f].func_id] = (struct tp_kernel_entry){
+			pa_kernels[f].fn, pa_kernels[f].core_type, pa_kernels[f].name
+		};
+	size_t n = (size_t)in.d.B * in.d.H * in.d.D;
+	float *want = calloc(n, sizeof(float));
+	assert_non_null(want);
+	assert_int_equal(pa_golden(&in, want), 0);
+
+	struct tp_engine_result res;
+	int rc = run(threads, pa_table, PA_FUNC_COUNT, orch_pa, &in, &res, NULL);
+	if (rc)
+		printf("run: %s\n", res.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(res.total_tasks, pa_case_task_count(c));
+	assert_int_equal(res.total_tasks, 13);
+	assert_int_equal(res.inline_tasks, 1);
+	assert_int_equal(res.completed_tasks, 13);
+	struct pa_cmp cmp;
+	char line[256];
+	bool ok = pa_compare(want, in.out, n, PA_RTOL, PA_ATOL, &cmp);
+	pa_cmp_format(&cmp, &in.d, PA_RTOL, PA_ATOL, line, sizeof(line));
+	printf("CaseSmall1 (%d sched): %s\n", threads - 1, line);
+	assert_true(ok);
+	free(want);
+	pa_inputs_destroy(&in);
+}
+
+static void test_pa_small1_1sched(void **s) { (void)s; check_pa(2); }
+static void test_pa_small1_3sched(void **s) { (void)s; check_pa(4); }
+
+/* ---- MIX: AIC + AIV0 of one task in one cluster ------------------------ */
+
+#define NMIX 16
+
+static int orch_mix(struct tp_orch *o, void *arg)
+{
+	uint32_t (*x)[4] = arg;
+	for (uint32_t i = 0; i < NMIX; i++) {
+		struct tp_tensor t;
+		struct tp_task_args a;
+		u32_tensor(&t, x[i], 4);
+		tp_args_init(&a);
+		tp_args_add_inout(&a, &t);
+		tp_args_add_scalar(&a, 100 + i);
+		const int32_t k[3] = { K_MIX_C, K_MIX_V, TP_KERNEL_NONE };
+		int rc = tp_submit(o, k, &a, NULL);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void check_mix(int threads)
+{
+	uint32_t x[NMIX][4];
+	memset(x, 0xff, sizeof(x));
+	struct tp_engine_result res;
+	int rc = run(threads, kernels, K_COUNT, orch_mix, x, &res, NULL);
+	if (rc)
+		printf("run: %s\n", res.msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(res.dispatched_subtasks, 2 * NMIX);
+	for (int i = 0; i < NMIX; i++) {
+		assert_int_equal(x[i][0], 100 + i);
+		assert_int_equal(x[i][1], 101 + i);
+		assert_int_equal(tp_topo_core_type(8, (int)x[i][2]), TP_CORE_AIC);
+		assert_int_equal(tp_topo_slot(8, (int)x[i][3]), TP_SLOT_AIV0);
+		assert_int_equal(tp_topo_cluster(8, (int)x[i][2]),
+				 tp_topo_cluster(8, (int)x[i][3]));
+	}
+}
+
+static void test_mix_1sched(void **s) { (void)s; check_mix(2); }
+static void test_mix_3sched(void **s) { (void)s; check_mix(4); }
+
+/* ---- a failing kernel --------------------------------------------------- */
+
+struct oob_case {
+	uint32_t x[4];
+	tp_task_id bad;
+	uint32_t after;
+};
+
+/* 20-step chain on x[0]; step 10 is followed by the OOB kernel reading x;
+ * everything after it still has to drain. */
+static int orch_oob(struct tp_orch *o, void *arg)
+{
+	struct oob_case *c = arg;
+	struct tp_tensor x;
+	int rc;
+	u32_tensor(&x, c->x, 4);
+	for (uint32_t i = 0; i < 20; i++) {
+		struct tp_task_args a;
+		tp_args_init(&a);
+		tp_args_add_inout(&a, &x);
+		tp_args_add_scalar(&a, i);
+		rc = tp_submit_aic(o, K_STEP_AIC, &a, NULL);
+		if (rc == 0 && i == 10) {
+			tp_args_init(&a);
+			tp_args_add_input(&a, &x);
+			rc = tp_submit_aiv(o, K_OOB_AIV, &a, &c->bad);
+		}
+		if (rc)
+			return rc; /* -ECANCELED once the run failed */
+		c->after = i;
+	}
+	return 0;
+}
+
+static void check_oob(int threads)
+{
+	struct oob_case c;
+	memset(&c, 0, sizeof(c));
+	struct tp_engine_result res;
+	int rc = run(threads, kernels, K_COUNT, orch_oob, &c, &res, NULL);
+	printf("failure (%d sched): %s\n", threads - 1, res.msg);
+	assert_int_equal(rc, -EIO);
+	assert_int_equal(res.failed_task, c.bad);
+	assert_int_equal(res.failed_func, K_OOB_AIV);
+	assert_non_null(strstr(res.msg, "OOB_KERNEL"));
+	char idbuf[32];
+	snprintf(idbuf, sizeof(idbuf), "0x%llx", (unsigned long long)c.bad);
+	assert_non_null(strstr(res.msg, idbuf));
+	assert_non_null(strstr(tp_last_error(), "OOB_KERNEL"));
+	assert_int_equal(res.completed_tasks, res.total_tasks);
+}
+
+static void test_oob_fails_1sched(void **s) { (void)s; check_oob(2); }
+static void test_oob_fails_3sched(void **s) { (void)s; check_oob(4); }
+
+/* ---- configuration errors ----------------------------------------------- */
+
+static int orch_nop(struct tp_orch *o, void *arg)
+{
+	(void)o, (void)arg;
+	return 0;
+}
+
+static int orch_bad_func(struct tp_orch *o, void *arg)
+{
+	(void)arg;
+	struct tp_task_args a;
+	tp_args_init(&a);
+	/* An AIV kernel in the AIC slot. */
+	return tp_submit_aic(o, K_ADD_AIV, &a, NULL);
+}
+
+static void test_config_errors(void **s)
+{
+	(void)s;
+	struct tp_device *dev = open_dev(1);
+	struct tp_engine_config cfg = { .dev = dev, .kernels = kernels, .num_kernels = K_COUNT };
+	assert_int_equal(tp_engine_run(&cfg, orch_nop, NULL, NULL), -EINVAL);
+	tp_device_close(dev);
+
+	struct tp_engine_result res;
+	assert_int_equal(run(2, kernels, K_COUNT, orch_nop, NULL, &res, NULL), 0);
+	assert_int_equal(res.total_tasks, 0);
+	assert_int_equal(run(2, kernels, K_COUNT, orch_bad_func, NULL, &res, NULL), -EINVAL);
+	assert_non_null(strstr(res.msg, "AIV kernel"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chain_1000_1sched),
+		cmocka_unit_test(test_chain_1000_3sched),
+		cmocka_unit_test(test_ring_reuse_1sched),
+		cmocka_unit_test(test_ring_reuse_3sched),
+		cmocka_unit_test(test_alternate_1sched),
+		cmocka_unit_test(test_alternate_3sched),
+		cmocka_unit_test(test_wide_1sched),
+		cmocka_unit_test(test_wide_3sched),
+		cmocka_unit_test(test_dummy_1sched),
+		cmocka_unit_test(test_dummy_3sched),
+		cmocka_unit_test(test_pa_small1_1sched),
+		cmocka_unit_test(test_pa_small1_3sched),
+		cmocka_unit_test(test_mix_1sched),
+		cmocka_unit_test(test_mix_3sched),
+		cmocka_unit_test(test_oob_fails_1sched),
+		cmocka_unit_test(test_oob_fails_3sched),
+		cmocka_unit_test(test_config_errors),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
