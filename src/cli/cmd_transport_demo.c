@@ -144,6 +144,12 @@ int cmd_transport_demo(int argc, char **argv)
 			rc = parse_u64("--slow-collector", optarg, 0, 10000000, &slow);
 			break;
 		case 'o':
+			if (strlen(optarg) > PATH_MAX - 64) {
+				fprintf(stderr, "taskprof transport-demo: -o/--output path is too long "
+						"(%zu bytes, at most %d)\n",
+					strlen(optarg), PATH_MAX - 64);
+				return 2;
+			}
 			if (!*optarg) {
 				fprintf(stderr, "taskprof transport-demo: -o/--output expects a folder, "
 						"got an empty string\n");

@@ -356,7 +356,8 @@ size_t bp_replenish_recycled_pools(struct bp_pool *bp)
 			continue;
 		size_t target = (size_t)raw;
 		if (target > bp->recycled_cap) {
-			TP_WARN("%s: recycled warm target too large for every shard, kind=%d: "
+			if (!atomic_exchange_explicit(&bp->warned_target, true, memory_order_relaxed))
+				TP_WARN("%s: recycled warm target too large for every shard, kind=%d: "
 				"target=%zu capacity=%zu; clamping",
 				bp->m->name, k, target, bp->recycled_cap);
 			target = bp->recycled_cap;

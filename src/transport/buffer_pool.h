@@ -88,6 +88,7 @@ struct bp_pool {
 	_Atomic uint64_t n_allocs;       /* ops.alloc calls */
 	_Atomic uint64_t n_regs;         /* registrations (reg or shadow) */
 	_Atomic uint64_t alloc_refused;  /* allocations refused by the cap */
+	_Atomic bool warned_target;      /* warm-target clamp logged once */
 };
 
 /* Build the rings for module `m` (capacities from the module, defaults of

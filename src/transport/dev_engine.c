@@ -48,9 +48,13 @@ void dpe_account_dropped(struct tp_dpe *w, enum tp_drop_cause cause, uint64_t n)
 int dpe_attach(struct tp_dpe *w, struct tp_shm_header *h, uint32_t instance, uint32_t q,
 	       const struct tp_dpe_hooks *hooks, void *hook_ud)
 {
-	if (!w || !pool_ok(h) || instance >= h->num_instances || q >= h->num_threads)
+	if (!w || !pool_ok(h) || instance >= h->num_instances || q >= h->num_threads ||
+	    q >= TP_MAX_AICPU_THREADS || h->slot_count == 0 || h->slot_count > TP_FQ_MAX_SLOTS ||
+	    h->num_kinds == 0 || h->num_kinds > TP_MAX_KINDS)
 		return -EINVAL;
 	struct tp_buffer_state *st = tp_shm_state(h, instance);
+	if (st->kind >= h->num_kinds)
+		return -EINVAL;
 	*w = (struct tp_dpe){
 		.h = h,
 		.st = st,

@@ -36,7 +36,18 @@ static void sleep_us(unsigned us)
 
 static uint32_t rq_size(const struct tp_profiler *p)
 {
-	return p->hdr->ready_queue_size;
+	return p->rq_size;
+}
+
+/* Buffer state / ready queue of the host view, from host-held offsets. */
+static struct tp_buffer_state *state_of(const struct tp_profiler *p, uint32_t i)
+{
+	return (struct tp_buffer_state *)((char *)p->hdr + p->states_off) + i;
+}
+
+static struct tp_ready_entry *queue_of(const struct tp_profiler *p, uint32_t q)
+{
+	return (struct tp_ready_entry *)((char *)p->hdr + p->queues_off) + (size_t)q * p->rq_size;
 }
 
 static void count_host_loss(struct tp_profiler *p, enum tp_host_loss cause, uint32_t instance,
@@ -55,8 +66,10 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 {
 	struct tp_shm_header *h = p->hdr;
 	const uint32_t size = rq_size(p);
-	/* The head is host-owned: the shadow's copy is authoritative, only the
-	 * device's tail is refreshed (narrow read, spec §9). */
+	if (q >= p->num_threads)
+		return false;
+	/* The head is host-owned: the host's private copy is authoritative,
+	 * only the device's tail is refreshed (narrow read, spec §9). */
 	if (bp_read_range(&p->bp, &h->queue_tails[q], sizeof(h->queue_tails[q])) != 0) {
 		TP_ERROR("%s: failed to refresh ready_queue indices for thread %u", p->m->name, q);
 		return false;
@@ -64,7 +77,7 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 	/* acquire: pairs with the device's release store of the tail; the
 	 * entry and the records of its buffer are visible after this load. */
 	uint32_t tail = atomic_load_explicit(&h->queue_tails[q], memory_order_acquire);
-	uint32_t head = atomic_load_explicit(&h->queue_heads[q], memory_order_relaxed);
+	uint32_t head = atomic_load_explicit(&p->host_head[q], memory_order_relaxed);
 	if (head >= size || tail >= size) {
 		/* Never trust out-of-range indices: report and treat as empty. */
 		atomic_fetch_add_explicit(&p->bad_index_events, 1, memory_order_relaxed);
@@ -77,7 +90,7 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 	}
 	if (head == tail)
 		return false;
-	struct tp_ready_entry *e = &tp_shm_queue(h, q)[head];
+	struct tp_ready_entry *e = &queue_of(p, q)[head];
 	if (bp_read_range(&p->bp, e, sizeof(*e)) != 0) {
 		TP_ERROR("%s: failed to read ready entry %u of thread %u", p->m->name, head, q);
 		return false;
@@ -108,6 +121,9 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 		TP_ERROR("%s: failed to advance ready_queue head for thread %u", p->m->name, q);
 		return false;
 	}
+	/* relaxed: read by this drain and by the replenish thread's freeze
+	 * check, which only compares it with the device's tail. */
+	atomic_store_explicit(&p->host_head[q], (head + 1) % size, memory_order_relaxed);
 	return out->buffer_ptr != 0;
 }
 
@@ -129,14 +145,24 @@ static uint64_t obtain_buffer(struct tp_profiler *p, int kind, int shard)
 
 /* Fill instance's free queue; *starved (may be NULL) tells whether it was
  * left short because no buffer was at hand. */
+static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool *starved,
+		       size_t max_push);
+
 static size_t top_up(struct tp_profiler *p, uint32_t instance, int shard, bool *starved)
+{
+	return top_up_n(p, instance, shard, starved, SIZE_MAX);
+}
+
+/* Push at most max_push buffers into instance's free queue. */
+static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool *starved,
+		       size_t max_push)
 {
 	if (starved)
 		*starved = false;
 	if (instance >= p->num_instances)
 		return 0;
-	struct tp_free_queue *fq = &tp_shm_state(p->hdr, instance)->free_queue;
-	const uint32_t slots = p->hdr->slot_count;
+	struct tp_free_queue *fq = &state_of(p, instance)->free_queue;
+	const uint32_t slots = p->slot_count;
 	const int kind = p->inst_kind[instance];
 	size_t pushed = 0;
 	/* One producer per free queue at a time: an instance's buffers may
@@ -153,7 +179,7 @@ static size_t top_up(struct tp_profiler *p, uint32_t instance, int shard, bool *
 		 * the slot, so overwriting that slot below is safe. */
 		uint32_t head = atomic_load_explicit(&fq->head, memory_order_acquire);
 		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_relaxed);
-		if (tail - head >= slots)
+		if (tail - head >= slots || pushed >= max_push)
 			break;
 		uint64_t dev = obtain_buffer(p, kind, shard);
 		if (!dev) {
@@ -196,8 +222,13 @@ size_t prof_top_up_free_queue(struct tp_profiler *p, uint32_t instance, int shar
 size_t prof_replenish_free_queues(struct tp_profiler *p)
 {
 	size_t pushed = 0;
+	/* Fairness when buffers are scarce (pool cap reached): one buffer to
+	 * every instance first, so a producer that is still writing is not
+	 * starved by queues filled to the brim in instance order. */
 	for (uint32_t i = 0; i < p->num_instances; i++)
-		pushed += prof_top_up_free_queue(p, i, -1);
+		pushed += top_up_n(p, i, -1, NULL, 1);
+	for (uint32_t i = 0; i < p->num_instances; i++)
+		pushed += top_up_n(p, i, -1, NULL, SIZE_MAX);
 	return pushed;
 }
 
@@ -321,8 +352,7 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	 * device through the ready queue) rather than lose the buffer. */
 	int wait_ms = p->cfg.ready_push_wait_ms;
 	uint64_t deadline = tp_now_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000u;
-	while (wait_ms > 0 && tp_now_ns() < deadline &&
-	       !atomic_load_explicit(&p->coll_abandoned[shard], memory_order_relaxed)) {
+	while (wait_ms > 0 && tp_now_ns() < deadline) {
 		sleep_us(50);
 		if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
 			bp_wake_ready(&p->bp, shard);
@@ -410,7 +440,7 @@ void prof_update_backpressure(struct tp_profiler *p)
 	}
 	/* Only the live queues: unused ones are 0/0 anyway (spec §11.8). */
 	for (uint32_t q = 0; q < p->num_threads; q++)
-		if (atomic_load_explicit(&p->hdr->queue_heads[q], memory_order_relaxed) !=
+		if (atomic_load_explicit(&p->host_head[q], memory_order_relaxed) !=
 		    atomic_load_explicit(&tails[q], memory_order_acquire))
 			return; /* ready queues not drained yet; drains keep running */
 	if (prof_replenish_free_queues(p) != 0)
@@ -556,20 +586,21 @@ static void consume(struct tp_profiler *p, const struct tp_ready_info *info, int
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(&p->buffers_collected, 1, memory_order_relaxed);
 	/* Return the buffer through the done ring.  When the ring is full the
-	 * replenish thread is behind: wait for it rather than take the buffer
-	 * out of circulation, unless it has already been joined (stop). */
+	 * replenish thread is behind: wait for it (it drains every ring on
+	 * each tick) rather than take the buffer out of circulation, unless it
+	 * has already been joined (stop), when teardown releases it. */
 	for (unsigned tries = 0;; tries++) {
 		if (bp_try_notify_copy_done(&p->bp, info->dev_ptr, (int)info->kind, shard))
 			break;
 		/* acquire: pairs with the release store in prof_stop. */
-		if (!atomic_load_explicit(&p->mgmt_running, memory_order_acquire) || tries == 2000) {
-			if (tries == 2000)
-				TP_WARN("%s: done ring of shard %d stayed full for 100 ms; buffer "
-					"%#" PRIx64 " leaves circulation (its records were delivered)",
-					p->m->name, shard, info->dev_ptr);
+		if (!atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 			bp_retire(&p->bp, (int)info->kind, info->dev_ptr, shard);
 			break;
 		}
+		if (tries == 2000)
+			TP_WARN("%s: done ring of shard %d full for 100 ms: the replenish thread is "
+				"behind; the collector waits",
+				p->m->name, shard);
 		sleep_us(50);
 	}
 }
@@ -581,7 +612,7 @@ static void *collector_main(void *arg)
 	const int shard = a->index;
 	free(a);
 	const int timeout_s = p->m->idle_timeout_sec > 0 ? p->m->idle_timeout_sec : 30;
-	bool seen = false;
+	bool seen = false, stalled = false;
 	uint64_t idle_since = 0;
 	struct tp_ready_info info;
 	for (;;) {
@@ -589,6 +620,13 @@ static void *collector_main(void *arg)
 			consume(p, &info, shard);
 			seen = true;
 			idle_since = 0;
+			if (stalled) {
+				TP_WARN("%s collector shard %d resumed after its idle timeout",
+					p->m->name, shard);
+				atomic_store_explicit(&p->coll_abandoned[shard], false,
+						      memory_order_relaxed);
+				stalled = false;
+			}
 			continue;
 		}
 		/* acquire: pairs with the release store in prof_stop, made after
@@ -603,11 +641,15 @@ static void *collector_main(void *arg)
 		uint64_t now = tp_now_ns();
 		if (!idle_since) {
 			idle_since = now;
-		} else if (now - idle_since >= (uint64_t)timeout_s * 1000000000u) {
-			TP_ERROR("%s collector idle timeout after %d seconds — giving up", p->m->name,
-				 timeout_s);
+		} else if (!stalled && now - idle_since >= (uint64_t)timeout_s * 1000000000u) {
+			/* The hang detector of the spec, without its give-up: a run
+			 * may be quiet for a while, and a shard that stopped
+			 * consuming would lose every later buffer. */
+			TP_ERROR("%s collector idle timeout after %d seconds — no buffer on shard %d "
+				 "since; still waiting",
+				 p->m->name, timeout_s, shard);
 			atomic_store_explicit(&p->coll_abandoned[shard], true, memory_order_relaxed);
-			return NULL;
+			stalled = true;
 		}
 	}
 }
@@ -636,6 +678,21 @@ static bool validate(const struct tp_profiler_config *c)
 	if (c->num_threads < 1 || c->num_threads > TP_MAX_AICPU_THREADS) {
 		tp_set_error(-EINVAL, "%s: num_threads %u out of [1, %d]", m->name, c->num_threads,
 			     TP_MAX_AICPU_THREADS);
+		return false;
+	}
+	size_t lane = m->host_recycled_queue_size   ? m->host_recycled_queue_size
+		      : m->host_pool_queue_size     ? m->host_pool_queue_size
+						    : 1024;
+	if (c->buffers_per_instance > m->slot_count + lane) {
+		tp_set_error(-EINVAL,
+			     "%s: buffers_per_instance %u exceeds what an instance can hold "
+			     "(slot_count %u + recycled lane %zu)",
+			     m->name, c->buffers_per_instance, m->slot_count, lane);
+		return false;
+	}
+	if (m->idle_timeout_sec < 0 || m->idle_timeout_sec > 86400) {
+		tp_set_error(-EINVAL, "%s: idle_timeout_sec %d out of [0, 86400]", m->name,
+			     m->idle_timeout_sec);
 		return false;
 	}
 	if (c->num_instances < 1) {
@@ -686,14 +743,14 @@ static int seed_instance(struct tp_profiler *p, uint32_t i, uint32_t n)
 	uint64_t base = bp_alloc_and_register_block(&p->bp, size * n, &host);
 	if (!base)
 		return -ENOMEM;
-	struct tp_free_queue *fq = &tp_shm_state(p->hdr, i)->free_queue;
+	struct tp_free_queue *fq = &state_of(p, i)->free_queue;
 	for (uint32_t b = 0; b < n; b++) {
 		uint64_t dev = base + (uint64_t)b * size;
 		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_relaxed);
-		if (b < p->hdr->slot_count) {
+		if (b < p->slot_count) {
 			/* Device not running yet: plain order suffices; the whole
 			 * region is pushed (a5) or the launch orders it (a2a3). */
-			atomic_store_explicit(&fq->buffer_ptrs[tail % p->hdr->slot_count], dev,
+			atomic_store_explicit(&fq->buffer_ptrs[tail % p->slot_count], dev,
 					      memory_order_relaxed);
 			atomic_store_explicit(&fq->tail, tail + 1, memory_order_relaxed);
 		} else if (!bp_push_recycled(&p->bp, kind, dev, (int)(i % (uint32_t)p->shard_count))) {
@@ -771,6 +828,10 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 	}
 	p->hdr = host;
 	p->shm_size = (uint32_t)total;
+	p->rq_size = m->ready_queue_size;
+	p->slot_count = m->slot_count;
+	p->queues_off = (uint32_t)queues_off;
+	p->states_off = (uint32_t)states_off;
 	memset(host, 0, total);
 	struct tp_shm_header *h = p->hdr;
 	h->magic = TP_SHM_MAGIC;
@@ -819,6 +880,10 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 		p->bp.pool_cap_bytes = cap < (16u << 20) ? (16u << 20) : cap;
 	} else {
 		p->bp.pool_cap_bytes = cfg->pool_cap_bytes == UINT64_MAX ? 0 : cfg->pool_cap_bytes;
+		if (p->bp.pool_cap_bytes && p->bp.pool_cap_bytes < seeded)
+			TP_WARN("%s: pool cap of %" PRIu64 " bytes is below the %" PRIu64
+				" bytes seeded at open: the pool will not grow",
+				m->name, cfg->pool_cap_bytes, seeded);
 	}
 	if (p->bp.shadow && cfg->ops.copy_to_device(cfg->ops.ud, (void *)(uintptr_t)p->shm_dev,
 						    host, total) != 0) {
@@ -951,12 +1016,28 @@ static const char *kind_name(const struct tp_module *m, int k, char *buf, size_t
 int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
 {
 	struct tp_reconcile r = {.kinds = p->m->kinds, .ok = true};
-	/* The device has stopped: pull the whole region once. */
-	if (p->bp.shadow)
-		p->cfg.ops.copy_from_device(p->cfg.ops.ud, p->hdr, (void *)(uintptr_t)p->shm_dev,
-					    p->shm_size);
+	if (p->started)
+		return tp_set_error(-EBUSY, "%s: reconcile needs a stopped profiler (call prof_stop "
+					    "after the device finished)",
+				    p->m->name);
+	/* The device has stopped: pull the whole region once.  Without the
+	 * device's counters there is nothing to reconcile against: an error,
+	 * never a balanced-looking line of zeros. */
+	if (p->bp.shadow) {
+		int rc = p->cfg.ops.copy_from_device(p->cfg.ops.ud, p->hdr,
+						     (void *)(uintptr_t)p->shm_dev, p->shm_size);
+		if (rc != 0) {
+			TP_ERROR("%s reconcile: cannot read the device counters (copy_from_device "
+				 "failed: %d); the run's records cannot be accounted for",
+				 p->m->name, rc);
+			if (out)
+				*out = (struct tp_reconcile){.kinds = p->m->kinds, .ok = false};
+			return tp_set_error(-EIO, "%s: cannot read the device counters for reconcile",
+					    p->m->name);
+		}
+	}
 	for (uint32_t i = 0; i < p->num_instances; i++) {
-		struct tp_buffer_state *st = tp_shm_state(p->hdr, i);
+		struct tp_buffer_state *st = state_of(p, i);
 		struct tp_reconcile_pool *rp = &r.pool[p->inst_kind[i]];
 		rp->total += atomic_load_explicit(&st->total_record_count, memory_order_relaxed);
 		rp->dropped += atomic_load_explicit(&st->dropped_record_count, memory_order_relaxed);

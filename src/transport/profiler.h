@@ -96,6 +96,11 @@ struct tp_profiler {
 	const struct tp_module *m;
 	struct bp_pool bp;
 	struct tp_shm_header *hdr;  /* host view of the region */
+	/* Host-private copies of the geometry and of the ready-queue heads: on
+	 * a shared mapping the device can overwrite the header, so the host
+	 * never reads its own layout or heads back from it. */
+	uint32_t rq_size, slot_count, queues_off, states_off;
+	_Atomic uint32_t host_head[TP_MAX_AICPU_THREADS];
 	uint64_t shm_dev;           /* device address of the region */
 	uint32_t shm_size;
 	uint32_t num_threads, num_instances;
