@@ -13,6 +13,7 @@ struct tp_command {
 	int (*run)(int argc, char **argv);
 };
 
+int cmd_run(int argc, char **argv);
 int cmd_transport_demo(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 
 static const struct tp_command commands[] = {
+	{"run", "run a case on the simulated device and check its golden", cmd_run},
 	{"transport-demo", "push records from producer threads through the full transport",
 	 cmd_transport_demo},
 };

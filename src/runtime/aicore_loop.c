@@ -4,11 +4,26 @@
  * spec/runtime-model.md §2.8) on a platform AICore thread: handshake, then
  * per token ACK, run the kernel on the bound tile context, FIN; exit on
  * AICORE_EXIT_SIGNAL. Waiting parks on the core's dispatch doorbell.
+ * Dual issue: the scheduler may write the next token (payload token & 1)
+ * once it saw this token's ACK; the core picks it up after the FIN.
  */
 #include <errno.h>
 
 #include "platform/regs.h"
 #include "runtime/engine_internal.h"
+
+/* local_context of the kernel running on this AICore thread. */
+static _Thread_local uint32_t tl_block_idx, tl_block_num;
+
+uint32_t tp_kernel_block_idx(void)
+{
+	return tl_block_idx;
+}
+
+uint32_t tp_kernel_block_num(void)
+{
+	return tl_block_num;
+}
 
 void tp_aicore_loop(struct tp_aicore *core, void *arg)
 {
@@ -32,8 +47,12 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);
 			tp_aicore_kernel_begin(core);
+			tl_block_idx = pl->block_idx;
+			tl_block_num = pl->block_num;
 			if (pl->fn)
 				pl->fn(pl->args);
+			tl_block_idx = 0;
+			tl_block_num = 0;
 			tp_aicore_kernel_end(core);
 			int rc = tp_core_ctx_task_end(ctx);
 			if (rc) {

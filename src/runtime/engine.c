@@ -118,12 +118,35 @@ struct tp_slot *tp_engine_slot_of(struct tp_engine *e, tp_task_id id)
 	return tp_ring_slot(&e->rings[tp_task_id_ring(id)], tp_task_id_local(id));
 }
 
-/* push_ready_routed: DUMMY → dummy queue, else the shape's queue. */
+bool tp_engine_pred_pass(const struct tp_task_payload *p)
+{
+	const void *a = (const void *)(uintptr_t)p->pred_addr;
+	int64_t v;
+	switch (p->pred_size) {
+	case 1: v = *(const int8_t *)a; break;
+	case 2: v = *(const int16_t *)a; break;
+	case 4: v = *(const int32_t *)a; break;
+	default: v = *(const int64_t *)a; break;
+	}
+	switch ((enum tp_pred_op)p->pred_op) {
+	case TP_PRED_EQ: return v == p->pred_target;
+	case TP_PRED_NE: return v != p->pred_target;
+	case TP_PRED_GT: return v > p->pred_target;
+	case TP_PRED_LT: return v < p->pred_target;
+	case TP_PRED_GE: return v >= p->pred_target;
+	default: return v <= p->pred_target;
+	}
+}
+
+/* push_ready_routed: DUMMY or a false predicate (evaluated here, at the
+ * ready point, once) → dummy queue, else the shape's queue. */
 void tp_engine_route_ready(struct tp_slot *s, void *ud)
 {
 	struct tp_engine *e = ud;
 	struct tp_task_payload *p = tp_engine_payload(e, s);
-	if (p->shape == TP_SHAPE_DUMMY)
+	if (p->shape != TP_SHAPE_DUMMY && p->has_pred && !tp_engine_pred_pass(p))
+		p->pred_skip = 1;
+	if (p->shape == TP_SHAPE_DUMMY || p->pred_skip)
 		tp_rq_push(&e->dummy, s);
 	else
 		tp_rq_push(&e->ready[p->shape], s);
@@ -215,6 +238,9 @@ static int engine_setup(struct tp_engine *e)
 					   tp_topo_core_type(e->block_dim, c))))
 			return rc;
 	}
+	atomic_store(&e->idle_cores[TP_CORE_AIC], 0);
+	atomic_store(&e->idle_cores[TP_CORE_AIV], 0);
+	atomic_store(&e->idle_clusters, 0);
 	for (int i = 0; i < e->num_sched; i++) {
 		struct tp_sched_thread *t = &e->sched[i];
 		t->idx = i;
@@ -304,6 +330,10 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		res->dummy_tasks = atomic_load(&e->dummy_done);
 		res->inline_tasks = atomic_load(&e->inline_done);
 		res->max_running_per_core = atomic_load(&e->max_running);
+		res->pending_dispatches = atomic_load(&e->pending_dispatched);
+		res->max_outstanding_per_core = atomic_load(&e->max_outstanding);
+		res->predicated_skips = atomic_load(&e->pred_skips);
+		res->spmd_repushes = atomic_load(&e->spmd_repushes);
 		res->failed_task = e->fail_task;
 		res->failed_func = e->fail_func;
 		snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);

@@ -26,8 +26,27 @@
  * before stamping and calling; with no hooks nothing is stamped or called.
  * Collectors (layer above) fill it in; the runtime never includes them.
  *
- * Single issue only (one task per core at a time): dual issue, SPMD
- * block_num > 1, predicates, early dispatch and async wait are not here yet.
+ * Dual issue (spec §2.7, §2.9): per core one running task and at most one
+ * pending task; the pending one is dispatched (its token written to
+ * DATA_MAIN_BASE, payload buffer token & 1) only after the running one's
+ * ACK was observed; the core picks it up after FINing the running one.
+ * tp_engine_config.single_issue forces single issue (the PMU sets it).
+ *
+ * SPMD (spec §2.7, §2.10): a task submitted with block_num B > 1
+ * (tp_args_set_block_num) runs B blocks, each a subtask on one core (AIC /
+ * AIV) or one cluster (MIX). A scheduler that pops it claims as many blocks
+ * as it has eligible cores (next_block_idx) and re-pushes the task while
+ * blocks remain; the task completes when every block finished. A kernel
+ * learns its block with tp_kernel_block_idx() / tp_kernel_block_num()
+ * (below): the kernel args are shared by all blocks.
+ *
+ * Predicated skip (spec §2.5, §2.10): a predicate (tp_args_set_predicate)
+ * is evaluated once, at the ready point; false → the task completes inline
+ * on a scheduler thread without dispatch (hook on_predicated_skip), its
+ * consumers still run.
+ *
+ * Not here yet: early dispatch, async wait, the MIX-residual rule of the
+ * placement order.
  */
 #ifndef TASKPROF_RUNTIME_ENGINE_H
 #define TASKPROF_RUNTIME_ENGINE_H
@@ -90,6 +109,16 @@ struct tp_sched_hooks {
 	void (*on_orch_submit)(void *ud, tp_task_id task, uint64_t submit_idx,
 			       uint64_t start, uint64_t end);
 	void *ud;
+	/* Added after the first version (append only). */
+	/* @on_pending_dispatch: a subtask published to @core as its PENDING
+	 *               task (dual issue) while @running_token runs (its ACK
+	 *               observed); called before the register write, after
+	 *               on_dispatch. */
+	void (*on_pending_dispatch)(void *ud, int thread, int core, tp_task_id task,
+				    uint32_t reg_task_id, uint32_t running_token);
+	/* @on_predicated_skip: a task whose predicate was false completed
+	 *               inline at @ts (zero-width marker, spec §2.11 step 3). */
+	void (*on_predicated_skip)(void *ud, int thread, tp_task_id task, uint64_t ts);
 };
 
 /* The orchestration: runs on the orchestrator thread inside the outer
@@ -107,6 +136,7 @@ struct tp_engine_config {
 					 * 0 → 10000 (spec §2.11 step 5) */
 	const struct tp_sched_hooks *hooks;   /* NULL: none */
 	struct tp_kernel_hooks kernel_hooks;  /* passed to the device launch */
+	bool single_issue;              /* no PENDING stage (PMU enabled) */
 };
 
 /* What a run did. */
@@ -117,10 +147,17 @@ struct tp_engine_result {
 	uint64_t dispatched_subtasks;
 	uint64_t dummy_tasks;           /* completed inline by schedulers */
 	uint64_t inline_tasks;          /* alloc_tensors */
-	uint64_t max_running_per_core;  /* 1 under single issue */
+	uint64_t max_running_per_core;  /* executing at once on a core: 1 */
 	tp_task_id failed_task;         /* TP_TASK_ID_INVALID if none */
 	int failed_func;                /* -1 if none */
 	char msg[TP_ERROR_MSG_MAX];     /* first failure, "" if none */
+	/* Added after the first version. */
+	uint64_t pending_dispatches;    /* subtasks published as PENDING; 0
+					 * under single_issue */
+	uint64_t max_outstanding_per_core; /* running + pending: <= 2, 1 under
+					 * single_issue */
+	uint64_t predicated_skips;      /* tasks skipped by a false predicate */
+	uint64_t spmd_repushes;         /* SPMD tasks re-pushed with blocks left */
 };
 
 /**
@@ -137,5 +174,13 @@ struct tp_engine_result {
  */
 int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,
 		  struct tp_engine_result *res);
+
+/**
+ * tp_kernel_block_idx() / tp_kernel_block_num() - inside a kernel: the SPMD
+ * block this core runs (0..block_num-1) and the task's block_num (1 for a
+ * plain task). Thread-local to the AICore thread; 0 / 0 outside a kernel.
+ */
+uint32_t tp_kernel_block_idx(void);
+uint32_t tp_kernel_block_num(void);
 
 #endif /* TASKPROF_RUNTIME_ENGINE_H */

@@ -37,6 +37,11 @@ struct tp_task_payload {
 	struct tp_tile tiles[TP_MAX_TENSOR_ARGS];
 	int64_t args[TP_MAX_TENSOR_ARGS + TP_MAX_SCALAR_ARGS];
 	uint8_t shape;  /* enum tp_shape */
+	/* DispatchPredicate (resolved to an absolute address at submit). */
+	uint8_t has_pred, pred_op, pred_size;
+	uint8_t pred_skip;  /* set at the ready point: predicate was false */
+	uint64_t pred_addr;
+	int64_t pred_target;
 };
 
 /* What AICore reads for a token (PTO2DispatchPayload); two per core,
@@ -46,6 +51,7 @@ struct tp_dispatch_payload {
 	int32_t func_id;
 	void (*fn)(int64_t *args);
 	int64_t *args;
+	uint32_t block_idx, block_num;  /* local_context */
 };
 
 /* Bounded MPMC ready queue (mutex; cap >= tasks that can be alive). */
@@ -56,14 +62,20 @@ struct tp_ready_queue {
 	_Atomic uint32_t size;  /* n, readable without the lock */
 };
 
-/* Scheduler-side state of one core (CoreExecState). */
+/* Scheduler-side state of one core (CoreExecState). Touched only by the
+ * owning scheduler thread (and the AICore, for payload[]). */
 struct tp_core_exec {
 	int core_id;
 	enum tp_subslot subslot;
 	uint32_t dispatch_seq;
 	struct tp_slot *running;   /* NULL: idle */
 	uint32_t running_token;
+	bool running_acked;        /* ACK (or FIN) of running_token observed:
+				    * a pending task may be published */
 	uint64_t dispatch_ts;
+	struct tp_slot *pending;   /* dual issue: the pre-loaded task, or NULL */
+	uint32_t pending_token;
+	uint64_t pending_dispatch_ts;
 	struct tp_dispatch_payload payload[2];
 };
 
@@ -73,6 +85,7 @@ struct tp_sched_thread {
 	int *core_ids;
 	int n_running;
 	int idle_by_type[2];       /* idle owned cores per tp_core_type */
+	int idle_clusters;         /* owned clusters with 3 idle cores */
 	struct tp_doorbell *bell;  /* the AICPU thread's doorbell */
 	struct tp_release_list rel;
 	uint64_t loop_iter;
@@ -122,6 +135,14 @@ struct tp_engine {
 	_Atomic uint64_t dummy_done;
 	_Atomic uint64_t inline_done;
 	_Atomic uint64_t max_running;
+	_Atomic uint64_t pending_dispatched;
+	_Atomic uint64_t max_outstanding;
+	_Atomic uint64_t pred_skips;
+	_Atomic uint64_t spmd_repushes;
+	/* Idle cores per tp_core_type / idle clusters over all threads (the
+	 * placement order skips PENDING placement when a peer has idle ones). */
+	_Atomic int idle_cores[2];
+	_Atomic int idle_clusters;
 
 	_Atomic bool abort_all;  /* stall: every scheduler leaves at once */
 	/* First failure wins (fail_mu). */
@@ -158,6 +179,9 @@ void tp_orch_thread(struct tp_engine *e);
 
 /* sched.c */
 void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx);
+
+/* Evaluate a payload's predicate (DispatchPredicate::pass). */
+bool tp_engine_pred_pass(const struct tp_task_payload *p);
 
 /* aicore_loop.c */
 void tp_aicore_loop(struct tp_aicore *core, void *arg);

@@ -18,6 +18,57 @@ void tp_args_init(struct tp_task_args *a)
 	a->n_tensors = 0;
 	a->n_scalars = 0;
 	a->err = 0;
+	a->block_num = 1;
+	a->has_pred = 0;
+	a->pred_op = 0;
+	a->pred_size = 0;
+	a->pred_addr = 0;
+	a->pred_target = 0;
+}
+
+int tp_args_set_block_num(struct tp_task_args *a, uint32_t n)
+{
+	if (n == 0 || n > TP_MAX_BLOCK_NUM) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: block_num %u (1..%u)", n,
+					      TP_MAX_BLOCK_NUM);
+		return -EINVAL;
+	}
+	a->block_num = n;
+	return 0;
+}
+
+int tp_args_set_predicate_addr(struct tp_task_args *a, const void *addr, uint32_t size,
+			       enum tp_pred_op op, int64_t target)
+{
+	if (!addr || (size != 1 && size != 2 && size != 4 && size != 8) ||
+	    (int)op < TP_PRED_EQ || op > TP_PRED_LE) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: bad predicate (size %u, op %d)",
+					      size, (int)op);
+		return -EINVAL;
+	}
+	a->has_pred = 1;
+	a->pred_op = (uint8_t)op;
+	a->pred_size = (uint8_t)size;
+	a->pred_addr = (uint64_t)(uintptr_t)addr;
+	a->pred_target = target;
+	return 0;
+}
+
+int tp_args_set_predicate(struct tp_task_args *a, const struct tp_tensor *t, uint64_t elem,
+			  enum tp_pred_op op, int64_t target)
+{
+	size_t es = t ? tp_dtype_size((enum tp_dtype)t->dtype) : 0;
+	if (!t || t->buffer_addr == 0 || es == 0 ||
+	    (t->start_offset + elem + 1) * es > t->buffer_size) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: bad predicate operand");
+		return -EINVAL;
+	}
+	return tp_args_set_predicate_addr(
+		a, (const void *)(uintptr_t)(t->buffer_addr + (t->start_offset + elem) * es),
+		(uint32_t)es, op, target);
 }
 
 static int add_tensor(struct tp_task_args *a, const struct tp_tensor *t, enum tp_arg_tag tag)
@@ -240,7 +291,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 		return rc;
 	struct tp_slot *slot = a.slot;
 	const tp_task_id id = a.task_id;
-	tp_slot_set_work(slot, mask, 1);
+	const uint32_t block_num = args->block_num ? args->block_num : 1;
+	tp_slot_set_work(slot, mask, block_num);
 	for (int i = 0; i < 3; i++)
 		slot->kernel_id[i] = kid[i];
 	materialise_outputs(args, a.packed, id);
@@ -267,6 +319,12 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	p->shape = (uint8_t)shape;
 	p->n_tensors = args->n_tensors;
 	p->n_scalars = args->n_scalars;
+	p->has_pred = args->has_pred;
+	p->pred_op = args->pred_op;
+	p->pred_size = args->pred_size;
+	p->pred_addr = args->pred_addr;
+	p->pred_target = args->pred_target;
+	p->pred_skip = 0;
 	if (shape != TP_SHAPE_DUMMY)
 		for (uint32_t i = 0; i < args->n_tensors && !rc; i++) {
 			rc = tensor_tile(&args->tensors[i], &p->tiles[i]);
@@ -353,6 +411,8 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 	p->shape = TP_SHAPE_DUMMY;
 	p->n_tensors = 0;
 	p->n_scalars = 0;
+	p->has_pred = 0;
+	p->pred_skip = 0;
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = args.tensors[i];
 	if ((rc = scope_push(&o->scopes[o->depth - 1], slot)))

@@ -46,7 +46,27 @@ struct tp_task_args {
 	uint8_t tags[TP_MAX_TENSOR_ARGS];       /* enum tp_arg_tag */
 	struct tp_tensor tensors[TP_MAX_TENSOR_ARGS];
 	uint64_t scalars[TP_MAX_SCALAR_ARGS];
+	/* Added after the first version; set by tp_args_init(). */
+	uint32_t block_num;                     /* SPMD blocks; 0 counts as 1 */
+	uint8_t has_pred;                       /* predicate below is set */
+	uint8_t pred_op;                        /* enum tp_pred_op */
+	uint8_t pred_size;                      /* 1, 2, 4 or 8 bytes */
+	uint64_t pred_addr;                     /* operand (host address) */
+	int64_t pred_target;
 };
+
+/* DispatchPredicate comparison: operand OP target. */
+enum tp_pred_op {
+	TP_PRED_EQ = 0,
+	TP_PRED_NE,
+	TP_PRED_GT,
+	TP_PRED_LT,
+	TP_PRED_GE,
+	TP_PRED_LE,
+};
+
+/* Max SPMD blocks of one task. */
+#define TP_MAX_BLOCK_NUM 65536u
 
 void tp_args_init(struct tp_task_args *a);
 /* Tensor arguments; an overflow or bad shape sets a->err (-E2BIG, -EINVAL)
@@ -60,6 +80,26 @@ int tp_args_add_no_dep(struct tp_task_args *a, const struct tp_tensor *t);
 int tp_args_add_output(struct tp_task_args *a, enum tp_dtype dtype, uint32_t ndims,
 		       const uint32_t *shapes);
 int tp_args_add_scalar(struct tp_task_args *a, uint64_t v);
+
+/* launch_spec.block_num: the task runs @n SPMD blocks (1..TP_MAX_BLOCK_NUM,
+ * else a->err = -EINVAL). Kernels read their block with
+ * tp_kernel_block_idx() (runtime/engine.h). Return: 0 or -EINVAL. */
+int tp_args_set_block_num(struct tp_task_args *a, uint32_t n);
+
+/**
+ * tp_args_set_predicate() - set_predicate: dispatch the task only if
+ * element @elem (in elements from the view's start_offset, row-major
+ * contiguous) of @t, sign-extended, compares @op to @target. Evaluated once
+ * at the ready point (spec §2.5): the operand's producer must be a
+ * dependency of the task (e.g. @t also added as an input); the predicate
+ * adds no edge. False → the task completes without running.
+ * Return: 0 or -EINVAL (also sets a->err): bad op, dtype size not 1/2/4/8.
+ */
+int tp_args_set_predicate(struct tp_task_args *a, const struct tp_tensor *t, uint64_t elem,
+			  enum tp_pred_op op, int64_t target);
+/* The same on a raw operand of @size bytes (1, 2, 4, 8) at @addr. */
+int tp_args_set_predicate_addr(struct tp_task_args *a, const void *addr, uint32_t size,
+			       enum tp_pred_op op, int64_t target);
 
 /**
  * tp_submit() - submit a task (rt_submit_task, spec §2.4).

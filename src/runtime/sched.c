@@ -3,8 +3,10 @@
  * runtime/sched.c — a scheduler thread: completion poll, resolve, dummy
  * drain, dispatch, deferred release, in the order of
  * spec/runtime-model.md §2.11; dispatch tokens and payloads of §2.7;
- * completion of §2.9; shutdown of §2.12. Single issue: a core gets a new
- * task only after it FINed the previous one.
+ * completion of §2.9 (dual issue: running + one pending task per core, the
+ * pending one published only after the running one's ACK; single issue
+ * under cfg.single_issue); SPMD block claims with re-push; predicated
+ * skips in the dummy drain (§2.10); shutdown of §2.12.
  */
 #include <errno.h>
 #include <string.h>
@@ -51,7 +53,122 @@ static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct
 		tp_engine_wake_all(e);
 }
 
-/* check_running_cores_for_completion (§2.9), single issue. */
+/* Whether every core of cluster @ci is idle (the cluster's cores all
+ * belong to one scheduler thread). */
+static bool cluster_idle(struct tp_engine *e, int ci)
+{
+	for (int sl = TP_SLOT_AIC; sl <= TP_SLOT_AIV1; sl++)
+		if (e->cores[tp_topo_core_id(e->block_dim, ci, (enum tp_subslot)sl)].running)
+			return false;
+	return true;
+}
+
+/* Set @ce's running task (NULL: idle) and keep the idle counters. */
+static void set_running(struct tp_engine *e, struct tp_sched_thread *t,
+			struct tp_core_exec *ce, struct tp_slot *s)
+{
+	bool was_idle = ce->running == NULL, now_idle = s == NULL;
+	if (was_idle == now_idle) {
+		ce->running = s;
+		return;
+	}
+	int ci = tp_topo_cluster(e->block_dim, ce->core_id);
+	bool cl_before = cluster_idle(e, ci);
+	ce->running = s;
+	bool cl_after = cluster_idle(e, ci);
+	int ct = tp_topo_core_type(e->block_dim, ce->core_id);
+	int d = now_idle ? 1 : -1;
+	t->idle_by_type[ct] += d;
+	atomic_fetch_add_explicit(&e->idle_cores[ct], d, memory_order_relaxed);
+	t->n_running -= d;
+	if (cl_before != cl_after) {
+		int dc = cl_after ? 1 : -1;
+		t->idle_clusters += dc;
+		atomic_fetch_add_explicit(&e->idle_clusters, dc, memory_order_relaxed);
+	}
+}
+
+/* The running subtask of @ce finished: hooks, subtask count, completion. */
+static void finish_running(struct tp_engine *e, struct tp_sched_thread *t,
+			   struct tp_core_exec *ce, uint64_t fin_ts)
+{
+	struct tp_slot *s = ce->running;
+	if (e->hooks_on && e->hooks.on_fin)
+		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
+				s->kernel_id[ce->subslot], ce->running_token, ce->dispatch_ts,
+				fin_ts);
+	if (tp_slot_on_subtask_complete(s))
+		complete_task(e, t, s);
+}
+
+/* Promote @ce's pending task to running (its ACK was observed iff @acked),
+ * or go idle when there is none. */
+static void promote_pending(struct tp_engine *e, struct tp_sched_thread *t,
+			    struct tp_core_exec *ce, bool acked)
+{
+	struct tp_slot *p = ce->pending;
+	ce->pending = NULL;
+	if (p) {
+		ce->running_token = ce->pending_token;
+		ce->dispatch_ts = ce->pending_dispatch_ts;
+		ce->running_acked = acked;
+		ce->running = p; /* busy → busy: counters unchanged */
+	} else {
+		ce->running_acked = false;
+		set_running(e, t, ce, NULL);
+	}
+}
+
+/* decide_slot_transition + its application (spec §2.9 table; no gated
+ * pending: early dispatch is not implemented). Return: subtasks finished. */
+static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
+				struct tp_core_exec *ce, uint32_t cond)
+{
+	const uint32_t tok = cond & TP_COND_TOKEN_MASK;
+	const bool fin = (cond & TP_COND_FIN_BIT) != 0;
+	if (ce->pending && tok == ce->pending_token) {
+		/* Pending token, ACK or FIN: the core is serial, so the
+		 * running task is done; the pending one too if FIN. */
+		uint64_t fin_ts = e->hooks_on ? tp_sys_cnt() : 0;
+		finish_running(e, t, ce, fin_ts);
+		promote_pending(e, t, ce, true);
+		if (!fin)
+			return 1;
+		finish_running(e, t, ce, fin_ts);
+		promote_pending(e, t, ce, true);
+		return 2;
+	}
+	if (tok != ce->running_token)
+		return 0; /* still the previous token's COND: not started */
+	if (!fin) {
+		/* Running token, ACK: only opens the PENDING stage. */
+		ce->running_acked = true;
+		return 0;
+	}
+	ce->running_acked = true;
+	if (ce->pending)
+		return 0; /* running FIN, normal pending: wait for its ACK */
+	/* Running token, FIN, no pending: done, core → idle. */
+	uint64_t fin_ts = e->hooks_on ? tp_sys_cnt() : 0;
+	finish_running(e, t, ce, fin_ts);
+	promote_pending(e, t, ce, true);
+	return 1;
+}
+
+/* Whether COND @cond on @ce means a transition core_transition() applies. */
+static bool core_has_event(const struct tp_core_exec *ce, uint32_t cond)
+{
+	const uint32_t tok = cond & TP_COND_TOKEN_MASK;
+	if (ce->pending && tok == ce->pending_token)
+		return true;
+	if (tok != ce->running_token)
+		return false;
+	if (!(cond & TP_COND_FIN_BIT))
+		return !ce->running_acked;
+	return !ce->pending || !ce->running_acked;
+}
+
+/* check_running_cores_for_completion (§2.9). */
 static uint32_t poll_completion(struct tp_engine *e, struct tp_sched_thread *t)
 {
 	uint32_t n = 0;
@@ -60,27 +177,26 @@ static uint32_t poll_completion(struct tp_engine *e, struct tp_sched_thread *t)
 		if (!ce->running)
 			continue;
 		uint32_t cond = tp_reg_read(e->dev, ce->core_id, TP_REG_COND);
-		if (cond != TP_COND_FIN(ce->running_token))
-			continue;
-		uint64_t fin_ts = e->hooks_on ? tp_sys_cnt() : 0;
-		struct tp_slot *s = ce->running;
-		ce->running = NULL;
-		t->n_running--;
-		t->idle_by_type[tp_topo_core_type(e->block_dim, ce->core_id)]++;
-		if (e->hooks_on && e->hooks.on_fin)
-			e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
-					s->kernel_id[ce->subslot], ce->running_token,
-					ce->dispatch_ts, fin_ts);
-		if (tp_slot_on_subtask_complete(s))
-			complete_task(e, t, s);
-		n++;
+		n += core_transition(e, t, ce, cond);
 	}
 	return n;
 }
 
-/* publish_subtask_to_core (§2.7). */
+static inline void atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
+{
+	uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+	while (cur < v && !atomic_compare_exchange_weak_explicit(a, &cur, v,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
+/* publish_subtask_to_core (§2.7): block @block of @s on @ce, as its running
+ * task if the core is idle, else as its pending task (the running one must
+ * have ACKed, and no pending may be there). */
 static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
-			     struct tp_core_exec *ce, struct tp_slot *s, enum tp_subslot ks)
+			     struct tp_core_exec *ce, struct tp_slot *s, enum tp_subslot ks,
+			     uint32_t block)
 {
 	uint32_t tok = tp_reg_token_next(&ce->dispatch_seq);
 	struct tp_dispatch_payload *pl = &ce->payload[tok & 1];
@@ -89,91 +205,222 @@ static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
 	pl->func_id = func;
 	pl->fn = e->cfg.kernels[func].fn;
 	pl->args = tp_engine_payload(e, s)->args;
-	if (ce->running) {
-		/* Never two tasks on one core under single issue. */
-		atomic_store_explicit(&e->max_running, 2, memory_order_relaxed);
-		TP_ERROR("runtime: core %d dispatched while busy", ce->core_id);
-	} else if (atomic_load_explicit(&e->max_running, memory_order_relaxed) == 0) {
-		atomic_store_explicit(&e->max_running, 1, memory_order_relaxed);
-	}
-	ce->running = s;
-	ce->running_token = tok;
-	t->n_running++;
-	t->idle_by_type[tp_topo_core_type(e->block_dim, ce->core_id)]--;
+	pl->block_idx = block;
+	pl->block_num = s->logical_block_num;
+	const bool as_pending = ce->running != NULL;
 	uint64_t ts = e->hooks_on ? tp_sys_cnt() : 0;
-	ce->dispatch_ts = ts;
+	if (as_pending) {
+		if (!ce->running_acked || ce->pending || e->cfg.single_issue) {
+			/* A bug: the core could lose a token. */
+			TP_ERROR("runtime: core %d: pending dispatch without ACK", ce->core_id);
+			atomic_store_explicit(&e->max_outstanding, 3, memory_order_relaxed);
+		}
+		ce->pending = s;
+		ce->pending_token = tok;
+		ce->pending_dispatch_ts = ts;
+		atomic_fetch_add_explicit(&e->pending_dispatched, 1, memory_order_relaxed);
+		atomic_max_u64(&e->max_outstanding, 2);
+	} else {
+		ce->running_token = tok;
+		ce->running_acked = false;
+		ce->dispatch_ts = ts;
+		set_running(e, t, ce, s);
+		atomic_max_u64(&e->max_outstanding, 1);
+	}
+	/* One thread executes per core: running means executing. */
+	atomic_max_u64(&e->max_running, 1);
 	if (e->hooks_on && e->hooks.on_dispatch)
 		e->hooks.on_dispatch(e->hooks.ud, t->idx, ce->core_id, s->task_id, func, tok, ts);
+	if (as_pending && e->hooks_on && e->hooks.on_pending_dispatch)
+		e->hooks.on_pending_dispatch(e->hooks.ud, t->idx, ce->core_id, s->task_id, tok,
+					     ce->running_token);
 	tp_aicpu_dispatch(e->dev, ce->core_id, tok);
 	atomic_fetch_add_explicit(&e->dispatched, 1, memory_order_relaxed);
 }
 
-/* An owned cluster whose three cores are idle, or -1. */
-static int idle_cluster(struct tp_engine *e, struct tp_sched_thread *t)
+enum place_mode { PLACE_IDLE, PLACE_PENDING };
+
+/* Whether @ce can take a subtask in @mode. */
+static inline bool core_eligible(const struct tp_engine *e, const struct tp_core_exec *ce,
+				 enum place_mode mode)
 {
-	for (int ci = t->idx; ci < e->block_dim; ci += e->num_sched) {
-		bool idle = true;
-		for (int sl = TP_SLOT_AIC; sl <= TP_SLOT_AIV1 && idle; sl++)
-			idle = !e->cores[tp_topo_core_id(e->block_dim, ci, (enum tp_subslot)sl)]
-					.running;
-		if (idle)
-			return ci;
-	}
-	return -1;
+	if (mode == PLACE_IDLE)
+		return !ce->running;
+	return !e->cfg.single_issue && ce->running && ce->running_acked && !ce->pending;
 }
 
+/* Whether owned cluster @ci can take a MIX block in @mode: IDLE, all three
+ * cores idle; PENDING, each core idle or able to take a pending task, and
+ * not all idle. */
+static bool cluster_eligible(struct tp_engine *e, int ci, enum place_mode mode)
+{
+	if (mode == PLACE_IDLE)
+		return cluster_idle(e, ci);
+	if (e->cfg.single_issue || cluster_idle(e, ci))
+		return false;
+	for (int sl = TP_SLOT_AIC; sl <= TP_SLOT_AIV1; sl++) {
+		const struct tp_core_exec *ce =
+			&e->cores[tp_topo_core_id(e->block_dim, ci, (enum tp_subslot)sl)];
+		if (ce->running && !core_eligible(e, ce, PLACE_PENDING))
+			return false;
+	}
+	return true;
+}
+
+/* claim_block_range: up to @want blocks of @s from next_block_idx; re-push
+ * @s to @q when blocks remain (other threads take the rest).
+ * Return: blocks claimed, first in *first. */
+static uint32_t claim_blocks(struct tp_engine *e, struct tp_ready_queue *q, struct tp_slot *s,
+			     uint32_t want, uint32_t *first)
+{
+	uint32_t b = atomic_load_explicit(&s->next_block_idx, memory_order_relaxed), k;
+	do {
+		if (b >= s->logical_block_num)
+			return 0;
+		k = s->logical_block_num - b < want ? s->logical_block_num - b : want;
+	} while (!atomic_compare_exchange_weak_explicit(&s->next_block_idx, &b, b + k,
+							memory_order_relaxed,
+							memory_order_relaxed));
+	*first = b;
+	if (b + k < s->logical_block_num) {
+		atomic_fetch_add_explicit(&e->spmd_repushes, 1, memory_order_relaxed);
+		tp_rq_push(q, s);
+		tp_engine_wake_all(e);
+	}
+	return k;
+}
+
+/* dispatch_shape: place ready tasks of @shape on this thread's cores in
+ * @mode; SPMD tasks claim as many blocks as there are eligible places. */
 static uint32_t dispatch_shape(struct tp_engine *e, struct tp_sched_thread *t,
-			       enum tp_shape shape)
+			       enum tp_shape shape, enum place_mode mode)
 {
 	struct tp_ready_queue *q = &e->ready[shape];
-	uint32_t n = 0;
+	struct tp_slot *cur = NULL;
+	uint32_t next = 0, left = 0, n = 0;
 	if (shape == TP_SHAPE_MIX) {
-		int ci;
-		while (tp_rq_size(q) && (ci = idle_cluster(e, t)) >= 0) {
-			struct tp_slot *s = tp_rq_pop(q);
-			if (!s)
-				break;
+		int places[64], np = 0;
+		for (int ci = t->idx; ci < e->block_dim && np < 64; ci += e->num_sched)
+			if (cluster_eligible(e, ci, mode))
+				places[np++] = ci;
+		for (int i = 0; i < np && tp_rq_size(q) + left; i++) {
+			if (!left) {
+				if (!(cur = tp_rq_pop(q)))
+					break;
+				left = claim_blocks(e, q, cur, (uint32_t)(np - i), &next);
+				if (!left) {
+					i--;
+					continue;
+				}
+			}
 			for (int sl = TP_SLOT_AIC; sl <= TP_SLOT_AIV1; sl++)
-				if (s->active_mask & (1u << sl)) {
-					int core = tp_topo_core_id(e->block_dim, ci,
+				if (cur->active_mask & (1u << sl)) {
+					int core = tp_topo_core_id(e->block_dim, places[i],
 								   (enum tp_subslot)sl);
-					dispatch_subtask(e, t, &e->cores[core], s,
-							 (enum tp_subslot)sl);
+					dispatch_subtask(e, t, &e->cores[core], cur,
+							 (enum tp_subslot)sl, next);
 					n++;
 				}
+			next++;
+			left--;
 		}
 		return n;
 	}
 	enum tp_core_type ct = shape == TP_SHAPE_AIC ? TP_CORE_AIC : TP_CORE_AIV;
 	enum tp_subslot ks = shape == TP_SHAPE_AIC ? TP_SLOT_AIC : TP_SLOT_AIV0;
-	for (int i = 0; i < t->n_cores && t->idle_by_type[ct] && tp_rq_size(q); i++) {
+	if (mode == PLACE_IDLE && !t->idle_by_type[ct])
+		return 0;
+	for (int i = 0; i < t->n_cores && (left || tp_rq_size(q)); i++) {
 		struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
-		if (ce->running || tp_topo_core_type(e->block_dim, ce->core_id) != ct)
+		if (tp_topo_core_type(e->block_dim, ce->core_id) != ct ||
+		    !core_eligible(e, ce, mode))
 			continue;
-		struct tp_slot *s = tp_rq_pop(q);
-		if (!s)
-			break;
-		dispatch_subtask(e, t, ce, s, ks);
+		if (!left) {
+			if (!(cur = tp_rq_pop(q)))
+				break;
+			uint32_t places = 0;
+			for (int j = i; j < t->n_cores; j++) {
+				const struct tp_core_exec *cj = &e->cores[t->core_ids[j]];
+				places += tp_topo_core_type(e->block_dim, cj->core_id) == ct &&
+					  core_eligible(e, cj, mode);
+			}
+			left = claim_blocks(e, q, cur, places, &next);
+			if (!left) {
+				i--;
+				continue;
+			}
+		}
+		dispatch_subtask(e, t, ce, cur, ks, next);
+		next++;
+		left--;
 		n++;
 	}
 	return n;
 }
 
-/* dispatch_ready_tasks: MIX first, then AIC / AIV, order by parity. */
+/* Whether a peer thread has an idle place for @shape (then this thread
+ * leaves the task to it instead of queueing it behind a running one). */
+static bool peer_idle(struct tp_engine *e, struct tp_sched_thread *t, enum tp_shape shape)
+{
+	if (shape == TP_SHAPE_MIX)
+		return atomic_load_explicit(&e->idle_clusters, memory_order_relaxed) >
+		       t->idle_clusters;
+	int ct = shape == TP_SHAPE_AIC ? TP_CORE_AIC : TP_CORE_AIV;
+	return atomic_load_explicit(&e->idle_cores[ct], memory_order_relaxed) >
+	       t->idle_by_type[ct];
+}
+
+/* dispatch_ready_tasks, placement order of §2.7: MIX/IDLE, AIC/AIV IDLE
+ * (order by thread parity), then (not under single issue) MIX/PENDING and
+ * AIC/AIV PENDING, each skipped while a peer has an idle place. */
 static uint32_t dispatch_ready(struct tp_engine *e, struct tp_sched_thread *t)
 {
-	uint32_t n = dispatch_shape(e, t, TP_SHAPE_MIX);
-	if (t->idx & 1) {
-		n += dispatch_shape(e, t, TP_SHAPE_AIV);
-		n += dispatch_shape(e, t, TP_SHAPE_AIC);
-	} else {
-		n += dispatch_shape(e, t, TP_SHAPE_AIC);
-		n += dispatch_shape(e, t, TP_SHAPE_AIV);
-	}
+	const enum tp_shape first = t->idx & 1 ? TP_SHAPE_AIV : TP_SHAPE_AIC;
+	const enum tp_shape second = t->idx & 1 ? TP_SHAPE_AIC : TP_SHAPE_AIV;
+	uint32_t n = dispatch_shape(e, t, TP_SHAPE_MIX, PLACE_IDLE);
+	n += dispatch_shape(e, t, first, PLACE_IDLE);
+	n += dispatch_shape(e, t, second, PLACE_IDLE);
+	if (e->cfg.single_issue)
+		return n;
+	const enum tp_shape order[3] = { TP_SHAPE_MIX, first, second };
+	for (int i = 0; i < 3; i++)
+		if (tp_rq_size(&e->ready[order[i]]) && !peer_idle(e, t, order[i]))
+			n += dispatch_shape(e, t, order[i], PLACE_PENDING);
 	return n;
 }
 
-/* Dummy drain (§2.10): up to 8 per iteration, completed inline. */
+/* Whether this thread could place a task of @shape now. */
+static bool can_place(struct tp_engine *e, struct tp_sched_thread *t, enum tp_shape shape)
+{
+	if (!tp_rq_size(&e->ready[shape]))
+		return false;
+	if (shape == TP_SHAPE_MIX) {
+		for (int ci = t->idx; ci < e->block_dim; ci += e->num_sched)
+			if (cluster_eligible(e, ci, PLACE_IDLE))
+				return true;
+	} else if (t->idle_by_type[shape == TP_SHAPE_AIC ? TP_CORE_AIC : TP_CORE_AIV]) {
+		return true;
+	}
+	if (e->cfg.single_issue || peer_idle(e, t, shape))
+		return false;
+	if (shape == TP_SHAPE_MIX) {
+		for (int ci = t->idx; ci < e->block_dim; ci += e->num_sched)
+			if (cluster_eligible(e, ci, PLACE_PENDING))
+				return true;
+		return false;
+	}
+	enum tp_core_type ct = shape == TP_SHAPE_AIC ? TP_CORE_AIC : TP_CORE_AIV;
+	for (int i = 0; i < t->n_cores; i++) {
+		const struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
+		if (tp_topo_core_type(e->block_dim, ce->core_id) == ct &&
+		    core_eligible(e, ce, PLACE_PENDING))
+			return true;
+	}
+	return false;
+}
+
+/* Dummy drain (§2.10): up to 8 per iteration, completed inline; dummy
+ * tasks and predicated skips (predicate false at the ready point). */
 static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, uint64_t *start)
 {
 	uint32_t n = 0;
@@ -181,9 +428,17 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 	while (n < DUMMY_BATCH && (s = tp_rq_pop(&e->dummy))) {
 		if (n == 0 && e->hooks_on)
 			*start = tp_sys_cnt();
-		if (e->hooks_on && e->hooks.on_dummy)
-			e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id, tp_sys_cnt());
-		atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
+		if (tp_engine_payload(e, s)->pred_skip) {
+			if (e->hooks_on && e->hooks.on_predicated_skip)
+				e->hooks.on_predicated_skip(e->hooks.ud, t->idx, s->task_id,
+							    tp_sys_cnt());
+			atomic_fetch_add_explicit(&e->pred_skips, 1, memory_order_relaxed);
+		} else {
+			if (e->hooks_on && e->hooks.on_dummy)
+				e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id,
+						  tp_sys_cnt());
+			atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
+		}
 		complete_task(e, t, s);
 		n++;
 	}
@@ -209,18 +464,14 @@ static bool has_work(void *arg)
 	for (int i = 0; i < t->n_cores; i++) {
 		struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
 		if (ce->running &&
-		    tp_reg_read(e->dev, ce->core_id, TP_REG_COND) ==
-			    TP_COND_FIN(ce->running_token))
+		    core_has_event(ce, tp_reg_read(e->dev, ce->core_id, TP_REG_COND)))
 			return true;
 	}
 	if (t->idx < DUMMY_THREADS && tp_rq_size(&e->dummy))
 		return true;
-	if (t->idle_by_type[TP_CORE_AIC] && tp_rq_size(&e->ready[TP_SHAPE_AIC]))
-		return true;
-	if (t->idle_by_type[TP_CORE_AIV] && tp_rq_size(&e->ready[TP_SHAPE_AIV]))
-		return true;
-	if (tp_rq_size(&e->ready[TP_SHAPE_MIX]) && idle_cluster(e, t) >= 0)
-		return true;
+	for (int sh = 0; sh < TP_NUM_SHAPES; sh++)
+		if (can_place(e, t, (enum tp_shape)sh))
+			return true;
 	return false;
 }
 
@@ -262,9 +513,14 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		tp_engine_wake_all(e);
 	}
 	for (int i = 0; i < t->n_cores; i++) {
+		int ct = tp_topo_core_type(e->block_dim, t->core_ids[i]);
 		tp_reg_set_cond_listener(e->dev, t->core_ids[i], t->bell);
-		t->idle_by_type[tp_topo_core_type(e->block_dim, t->core_ids[i])]++;
+		t->idle_by_type[ct]++;
+		atomic_fetch_add_explicit(&e->idle_cores[ct], 1, memory_order_relaxed);
 	}
+	for (int ci = idx; ci < e->block_dim; ci += e->num_sched)
+		t->idle_clusters++;
+	atomic_fetch_add_explicit(&e->idle_clusters, t->idle_clusters, memory_order_relaxed);
 
 	const uint64_t stall_ns = e->cfg.stall_timeout_ms * 1000000ull;
 	uint64_t sched_start = hooks ? tp_sys_cnt() : 0;

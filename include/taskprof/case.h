@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * taskprof/case.h — declaring a callable and its cases (ARCHITECTURE.md §4,
+ * spec/runtime-model.md §4.1: the seeds' CALLABLE / CASES).
+ *
+ * A callable is an orchestration plus the incore kernels it submits, each
+ * with its func_id, name and core type. A case is a named set of arguments
+ * for it: a generator that builds them in host memory, a golden that
+ * computes the expected outputs, and the tolerances of the comparison
+ * (allclose: |got - expected| <= atol + rtol·|expected|, spec §4.4).
+ *
+ * A run (taskprof/worker.h) does, per case:
+ *
+ *     generate(case, &host)             host tensors + scalars
+ *     golden(case, &expected)           expected = host with its OUT tensors
+ *                                       replaced by fresh buffers to fill
+ *     device copies of every tensor     H2D (OUT tensors too: they start as
+ *                                       the generator left them)
+ *     orchestration(o, &device)         device = host with data pointing to
+ *                                       device memory; runs on the
+ *                                       orchestrator thread (AICPU)
+ *     D2H of the OUT tensors, compare, release(case, &host)
+ *
+ * Kernel ABI: `void fn(int64_t *args)`; args[] holds one pointer to a GM
+ * `struct tp_tile` per tensor argument, in add order, then the raw 64-bit
+ * scalars (runtime/engine.h).
+ *
+ * Built-in examples (paged_attention) declare themselves with these structs
+ * and are listed by tp_callable_find() (taskprof/worker.h). Loading a
+ * callable from a shared object is not available yet.
+ */
+#ifndef TASKPROF_CASE_H
+#define TASKPROF_CASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "taskprof/kernel.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Orchestration signature limits (spec §4.1: tensors, then scalars). */
+#define TP_CASE_MAX_TENSORS 16
+#define TP_CASE_MAX_SCALARS 16
+#define TP_CASE_MAX_DIMS 4
+
+struct tp_orch;
+
+/* Core type of an incore kernel (same values as the runtime's). */
+enum tp_case_core {
+	TP_CASE_AIC = 0,
+	TP_CASE_AIV = 1,
+};
+
+/**
+ * struct tp_case_tensor - one tensor of the orchestration signature.
+ * @name:   "query", "out", ... (messages, golden reports).
+ * @data:   host address (generate / golden) or device address
+ *          (orchestration) of element 0; contiguous, row-major.
+ * @bytes:  size of the buffer.
+ * @dtype:  element type.
+ * @ndims:  1 .. TP_CASE_MAX_DIMS.
+ * @shape:  sizes, outermost first.
+ * @is_out: an OUT / INOUT of the signature, compared with the golden.
+ */
+struct tp_case_tensor {
+	const char *name;
+	void *data;
+	size_t bytes;
+	enum tp_dtype dtype;
+	uint32_t ndims;
+	uint32_t shape[TP_CASE_MAX_DIMS];
+	bool is_out;
+};
+
+/**
+ * struct tp_case_args - the arguments of one run of a callable.
+ * @n_tensors, @tensors: tensors in signature order.
+ * @n_scalars, @scalars: scalars as 64-bit patterns (a float: its binary32
+ *                       bits in the low half), after the tensors.
+ * @priv:                the generator's own state (e.g. its host
+ *                       allocations); kept as is in every copy.
+ */
+struct tp_case_args {
+	uint32_t n_tensors;
+	struct tp_case_tensor tensors[TP_CASE_MAX_TENSORS];
+	uint32_t n_scalars;
+	uint64_t scalars[TP_CASE_MAX_SCALARS];
+	void *priv;
+};
+
+/**
+ * struct tp_case - one named case of a callable.
+ * @name:     "CaseSmall1".
+ * @manual:   the reference runs it only when asked for (informative).
+ * @params:   the callable's own parameter row, for the callbacks.
+ * @rtol, @atol: tolerances of the golden comparison.
+ * @generate: fill @args with host tensors (data owned by the case) and
+ *            scalars. Return 0 or a negative errno (tp_last_error() set).
+ * @golden:   write the expected values into the OUT tensors of @expected,
+ *            whose inputs are the generated ones. Return 0 or -errno.
+ * @release:  free what @generate allocated.
+ */
+struct tp_case {
+	const char *name;
+	bool manual;
+	const void *params;
+	double rtol, atol;
+	int (*generate)(const struct tp_case *c, struct tp_case_args *args);
+	int (*golden)(const struct tp_case *c, struct tp_case_args *expected);
+	void (*release)(const struct tp_case *c, struct tp_case_args *args);
+};
+
+/**
+ * struct tp_case_kernel - one incore kernel of a callable.
+ * @func_id:   the id the orchestration submits it with (0 .. n_kernels-1).
+ * @name:      "QK" (name maps, messages).
+ * @core_type: TP_CASE_AIC or TP_CASE_AIV.
+ * @fn:        the kernel; NULL is an empty kernel.
+ */
+struct tp_case_kernel {
+	int func_id;
+	const char *name;
+	enum tp_case_core core_type;
+	void (*fn)(int64_t *args);
+};
+
+/* The orchestration: @args carries device addresses. Runs on the
+ * orchestrator thread; return 0 or a negative errno (fails the run). */
+typedef int (*tp_case_orch_fn)(struct tp_orch *o, const struct tp_case_args *args);
+
+/**
+ * struct tp_callable - an orchestration, its kernels and its cases.
+ * @name:          "paged_attention" (output folder names).
+ * @orch_name:     the orchestration's name (name maps).
+ * @orch:          the orchestration.
+ * @kernels:       @n_kernels kernels; func_ids unique and < n_kernels.
+ * @cases:         @n_cases cases.
+ * @default_case:  the case a run without a case name uses.
+ */
+struct tp_callable {
+	const char *name;
+	const char *orch_name;
+	tp_case_orch_fn orch;
+	const struct tp_case_kernel *kernels;
+	int n_kernels;
+	const struct tp_case *cases;
+	int n_cases;
+	const char *default_case;
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TASKPROF_CASE_H */

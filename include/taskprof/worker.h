@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * taskprof/worker.h — one Worker: runs the cases of a callable
+ * (taskprof/case.h) on a simulated device with a task runtime, checks
+ * their golden and measures them (ARCHITECTURE.md §2, §4, §6;
+ * spec/runtime-model.md §4, §6).
+ *
+ *     struct tp_worker_config cfg = { .platform = "a5sim" };
+ *     struct tp_worker *w = tp_worker_open(&cfg);      // NULL: tp_last_error()
+ *     struct tp_run_result r;
+ *     int rc = tp_worker_run(w, tp_callable_find("paged_attention"),
+ *                            "CaseSmall1", &r);       // rc 0: r.pass says
+ *     tp_worker_close(w);
+ *
+ * Each run creates OUTPUT_ROOT/<callable>_<case>_<YYYYMMDD_HHMMSS>/ (a
+ * _2, _3, ... suffix when it exists) before it starts and writes
+ * result.txt (the run's configuration and figures) into it.
+ *
+ * Timing (spec §6), per round, reported for the last round:
+ *   host_wall   host clock around the whole call: device allocation and
+ *               H2D of every tensor, the launch and wait, D2H of the
+ *               outputs and the device frees (input generation and the
+ *               golden are not in it).
+ *   device_wall host clock around the launch: device threads started
+ *               until all are joined (init and teardown included).
+ *   orch        the orchestration call on the orchestrator thread.
+ *   sched       union of the scheduler threads' loops (first start to
+ *               last end).
+ * orch and sched overlap; never add them.
+ */
+#ifndef TASKPROF_WORKER_H
+#define TASKPROF_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "taskprof/case.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The only runtime available; "host_build_graph" is declared, not built. */
+#define TP_RUNTIME_TRB "tensormap_and_ringbuffer"
+#define TP_RUNTIME_HBG "host_build_graph"
+#define TP_WORKER_DEFAULT_OUTPUT_ROOT "outputs"
+
+/**
+ * struct tp_worker_config - what every run of a Worker uses; zero fields
+ * take the defaults.
+ * @platform:      "a2a3sim" (NULL) or "a5sim".
+ * @runtime:       "tensormap_and_ringbuffer" (NULL).
+ * @block_dim:     clusters (1 AIC + 2 AIV each), 1..platform max; 0 → 8.
+ * @aicpu_threads: 1 orchestrator + schedulers, 2..platform max; 0 → 4.
+ * @rounds:        runs of each case, >= 1; 0 → 1. Outputs are reset and
+ *                 checked every round.
+ * @output_root:   folder of the run folders; NULL → "outputs".
+ */
+struct tp_worker_config {
+	const char *platform;
+	const char *runtime;
+	int block_dim;
+	int aicpu_threads;
+	int rounds;
+	const char *output_root;
+};
+
+/**
+ * struct tp_run_result - what tp_worker_run() did.
+ * @callable, @case_name, @platform, @runtime: what ran.
+ * @output_dir:     the run folder.
+ * @rounds:         rounds run.
+ * @tasks:          tasks the runtime ran in the last round (inline ones
+ *                  included).
+ * @host_wall_s, @device_wall_s, @orch_s, @sched_s: last round, seconds
+ *                  (see the top of this file).
+ * @tasks_per_s:    tasks / device_wall_s.
+ * @pass:           every round's every OUT tensor within tolerance.
+ * @n_compared:     elements compared (last round).
+ * @n_bad:          elements out of tolerance (worst round).
+ * @worst_tensor:   name of the OUT tensor holding the worst element.
+ * @worst_index:    its flat index in that tensor.
+ * @worst_expected, @worst_got: its two values.
+ * @max_abs_diff:   largest |got - expected| (NaN differences excluded).
+ * @golden_line:    one line: "golden pass: ..." or "golden FAIL: ... worst
+ *                  out[0][4][7] (index 71): expected 0.125, got 0.5".
+ */
+struct tp_run_result {
+	char callable[64];
+	char case_name[64];
+	char platform[16];
+	char runtime[32];
+	char output_dir[4096];
+	int rounds;
+	uint64_t tasks;
+	double host_wall_s, device_wall_s, orch_s, sched_s;
+	double tasks_per_s;
+	bool pass;
+	size_t n_compared;
+	size_t n_bad;
+	char worst_tensor[32];
+	size_t worst_index;
+	double worst_expected, worst_got;
+	double max_abs_diff;
+	char golden_line[512];
+};
+
+struct tp_worker;
+
+/**
+ * tp_worker_open() - check @cfg and make a Worker.
+ * @cfg: configuration; NULL means all defaults.
+ *
+ * Return: the Worker, or NULL with tp_last_error() set: an unknown
+ * platform or runtime, host_build_graph ("not available yet"), block_dim
+ * or aicpu_threads out of the platform's range, rounds < 0, an empty
+ * output root, out of memory. Nothing is created on disk yet.
+ */
+struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg);
+
+/**
+ * tp_worker_run() - run case @case_name of @callable.
+ * @w:         the Worker.
+ * @callable:  a callable (tp_callable_find() or the caller's own).
+ * @case_name: a case of @callable; NULL → its default case.
+ * @res:       receives the result (also on failure: what is known).
+ *
+ * Opens a device whose memory arena holds the case's tensors, runs
+ * @rounds rounds, closes it. A golden mismatch is not an error: the call
+ * returns 0 and @res->pass is false.
+ *
+ * Return: 0 when every round ran; -ENOENT for an unknown case name;
+ * -EINVAL for a bad callable; -EIO when a kernel failed (tp_last_error()
+ * names the task id and function); -ENOMEM; the generator's, golden's,
+ * orchestration's or runtime's error; -EEXIST/-errno when the output
+ * folder cannot be made. tp_last_error() is set on failure.
+ */
+int tp_worker_run(struct tp_worker *w, const struct tp_callable *callable,
+		  const char *case_name, struct tp_run_result *res);
+
+/** tp_worker_close() - free @w (NULL is a no-op). */
+void tp_worker_close(struct tp_worker *w);
+
+/** tp_callable_find() - the built-in callable @name, or NULL. */
+const struct tp_callable *tp_callable_find(const char *name);
+
+/** tp_callable_at() - built-in callable @i, or NULL past the last. */
+const struct tp_callable *tp_callable_at(size_t i);
+
+/**
+ * tp_callable_case() - case @name of @c (NULL: its default case).
+ * Return: the case or NULL.
+ */
+const struct tp_case *tp_callable_case(const struct tp_callable *c, const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TASKPROF_WORKER_H */

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_run.c — `taskprof run CASE`: run one case of a built-in callable on
+ * the simulated device, check its golden and print one result line
+ * (ARCHITECTURE.md §5, spec/runtime-model.md §4, §6).
+ *
+ * Exit codes: 0 golden pass, 1 golden failure or a failed run, 2 bad usage.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "platform/platform.h"
+#include "taskprof/taskprof.h"
+#include "taskprof/worker.h"
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: taskprof run CASE [options]\n\n"
+		"Runs one case of CASE on the simulated device with the task runtime, checks\n"
+		"its outputs against the golden and prints one result line: host wall,\n"
+		"device wall, orchestrator and scheduler times, task count, tasks/s and\n"
+		"PASS / FAIL. Each run writes OUTPUT_ROOT/<CASE>_<case>_<YYYYMMDD_HHMMSS>/\n"
+		"result.txt.\n\n"
+		"CASE (built-in):\n");
+	for (size_t i = 0; tp_callable_at(i); i++) {
+		const struct tp_callable *c = tp_callable_at(i);
+		fprintf(f, "  %-18s cases:", c->name);
+		for (int k = 0; k < c->n_cases; k++)
+			fprintf(f, " %s%s", c->cases[k].name,
+				!strcmp(c->cases[k].name, c->default_case) ? " (default)" : "");
+		fprintf(f, "\n");
+	}
+	fprintf(f,
+		"\noptions:\n"
+		"      --case NAME          the case to run; default: the callable's default\n"
+		"  -p, --platform NAME      a2a3sim (default) or a5sim\n"
+		"      --runtime NAME       tensormap_and_ringbuffer (default);\n"
+		"                           host_build_graph is not available yet\n"
+		"      --block-dim N        clusters (1 AIC + 2 AIV each), 1..24 on a2a3sim,\n"
+		"                           1..36 on a5sim; default 8\n"
+		"      --aicpu-threads N    1 orchestrator + schedulers, 2..4 on a2a3sim,\n"
+		"                           2..7 on a5sim; default 4\n"
+		"      --rounds N           run the case N times (1..1000000), outputs reset\n"
+		"                           and checked each round; figures of the last; default 1\n"
+		"  -o, --output DIR         output root; default ./outputs\n"
+		"  -h, --help               this text\n\n"
+		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage\n");
+}
+
+static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "taskprof run: %s expects an integer from %ld to %ld, got '%s'\n",
+			opt, lo, hi, s);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS };
+	static const struct option opts[] = {
+		{"case", required_argument, NULL, OPT_CASE},
+		{"platform", required_argument, NULL, 'p'},
+		{"runtime", required_argument, NULL, OPT_RUNTIME},
+		{"block-dim", required_argument, NULL, OPT_BLOCK_DIM},
+		{"aicpu-threads", required_argument, NULL, OPT_AICPU},
+		{"rounds", required_argument, NULL, OPT_ROUNDS},
+		{"output", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	struct tp_worker_config cfg = { 0 };
+	const char *case_name = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
+		int rc = 0;
+		switch (c) {
+		case OPT_CASE:
+			case_name = optarg;
+			break;
+		case 'p':
+			cfg.platform = optarg;
+			break;
+		case OPT_RUNTIME:
+			cfg.runtime = optarg;
+			break;
+		case OPT_BLOCK_DIM:
+			/* The platform's own bound is checked by tp_worker_open(). */
+			rc = parse_int("--block-dim", optarg, 1, 1024, &cfg.block_dim);
+			break;
+		case OPT_AICPU:
+			rc = parse_int("--aicpu-threads", optarg, 2, 1024, &cfg.aicpu_threads);
+			break;
+		case OPT_ROUNDS:
+			rc = parse_int("--rounds", optarg, 1, 1000000, &cfg.rounds);
+			break;
+		case 'o':
+			if (!*optarg) {
+				fprintf(stderr, "taskprof run: -o/--output expects a folder, got an "
+						"empty string\n");
+				return 2;
+			}
+			cfg.output_root = optarg;
+			break;
+		case 'h':
+			help(stdout);
+			return 0;
+		default:
+			fprintf(stderr,
+				"taskprof run: unknown option or missing value: '%s' (see taskprof "
+				"run --help)\n",
+				argv[optind - 1]);
+			return 2;
+		}
+		if (rc)
+			return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "taskprof run: missing CASE (see taskprof run --help)\n");
+		return 2;
+	}
+	if (optind + 1 < argc) {
+		fprintf(stderr, "taskprof run: unexpected argument '%s'\n", argv[optind + 1]);
+		return 2;
+	}
+	const char *name = argv[optind];
+	const struct tp_callable *cal = tp_callable_find(name);
+	if (!cal) {
+		if (strchr(name, '/') || strstr(name, ".so"))
+			fprintf(stderr, "taskprof run: cannot load '%s': loading case shared "
+					"objects is not available yet\n", name);
+		else
+			fprintf(stderr, "taskprof run: unknown CASE '%s' (built-in: paged_attention)\n",
+				name);
+		return 2;
+	}
+	if (!tp_callable_case(cal, case_name)) {
+		fprintf(stderr, "taskprof run: %s has no case '%s' (cases:", cal->name, case_name);
+		for (int k = 0; k < cal->n_cases; k++)
+			fprintf(stderr, " %s", cal->cases[k].name);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
+	struct tp_worker *w = tp_worker_open(&cfg);
+	if (!w) {
+		fprintf(stderr, "taskprof run: %s\n", tp_last_error());
+		return 2;
+	}
+	struct tp_run_result *r = malloc(sizeof(*r));
+	if (!r) {
+		tp_worker_close(w);
+		fprintf(stderr, "taskprof run: out of memory\n");
+		return 1;
+	}
+	int rc = tp_worker_run(w, cal, case_name, r);
+	tp_worker_close(w);
+	if (rc) {
+		fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable, r->case_name,
+			r->platform, tp_last_error());
+		free(r);
+		return 1;
+	}
+	printf("%s %s %s %s: %s  host %.3f ms  device %.3f ms  orch %.3f ms  sched %.3f ms  "
+	       "tasks %" PRIu64 "  %.4g tasks/s%s\n",
+	       r->callable, r->case_name, r->platform, r->runtime, r->pass ? "PASS" : "FAIL",
+	       r->host_wall_s * 1e3, r->device_wall_s * 1e3, r->orch_s * 1e3, r->sched_s * 1e3,
+	       r->tasks, r->tasks_per_s, r->rounds > 1 ? "  (last of rounds)" : "");
+	printf("%s\n", r->golden_line);
+	printf("outputs: %s/result.txt\n", r->output_dir);
+	int code = r->pass ? 0 : 1;
+	free(r);
+	return code;
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * worker/worker.c — the Worker (taskprof/worker.h): one case of a callable
+ * on a simulated device with the tensormap_and_ringbuffer runtime, its
+ * golden check and its timing (spec/runtime-model.md §4.3, §4.4, §6).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "platform/dev_memory.h"
+#include "platform/device.h"
+#include "platform/platform.h"
+#include "runtime/engine.h"
+#include "taskprof/worker.h"
+
+struct tp_worker {
+	const struct tp_platform *plat;
+	const char *runtime;
+	int block_dim;
+	int aicpu_threads;
+	int rounds;
+	char *output_root;
+};
+
+struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
+{
+	static const struct tp_worker_config defaults;
+	if (!cfg)
+		cfg = &defaults;
+	const char *pname = cfg->platform ? cfg->platform : "a2a3sim";
+	const struct tp_platform *plat = tp_platform_find(pname);
+	if (!plat) {
+		tp_set_error(-EINVAL, "unknown platform '%s' (expected %s)", pname,
+			     tp_platform_names());
+		return NULL;
+	}
+	const char *rt = cfg->runtime ? cfg->runtime : TP_RUNTIME_TRB;
+	if (!strcmp(rt, TP_RUNTIME_HBG)) {
+		tp_set_error(-ENOTSUP, "runtime '%s' is not available yet (use %s)", rt,
+			     TP_RUNTIME_TRB);
+		return NULL;
+	}
+	if (strcmp(rt, TP_RUNTIME_TRB)) {
+		tp_set_error(-EINVAL, "unknown runtime '%s' (expected %s or %s)", rt,
+			     TP_RUNTIME_TRB, TP_RUNTIME_HBG);
+		return NULL;
+	}
+	int bd = cfg->block_dim ? cfg->block_dim : TP_PLATFORM_DEFAULT_BLOCK_DIM;
+	if (bd < 1 || bd > plat->max_block_dim) {
+		tp_set_error(-EINVAL, "block_dim %d out of range: %s has 1..%d clusters",
+			     cfg->block_dim, plat->name, plat->max_block_dim);
+		return NULL;
+	}
+	int at = cfg->aicpu_threads ? cfg->aicpu_threads : TP_PLATFORM_DEFAULT_AICPU_THREADS;
+	if (at < 2 || at > plat->max_aicpu_threads) {
+		tp_set_error(-EINVAL,
+			     "aicpu_threads %d out of range: %s runs 2..%d (1 orchestrator "
+			     "+ at least 1 scheduler)",
+			     cfg->aicpu_threads, plat->name, plat->max_aicpu_threads);
+		return NULL;
+	}
+	if (cfg->rounds < 0) {
+		tp_set_error(-EINVAL, "rounds %d: expected >= 1", cfg->rounds);
+		return NULL;
+	}
+	const char *root = cfg->output_root ? cfg->output_root : TP_WORKER_DEFAULT_OUTPUT_ROOT;
+	if (!*root) {
+		tp_set_error(-EINVAL, "empty output root");
+		return NULL;
+	}
+	struct tp_worker *w = calloc(1, sizeof(*w));
+	if (!w || !(w->output_root = strdup(root))) {
+		free(w);
+		tp_set_error(-ENOMEM, "worker: out of memory");
+		return NULL;
+	}
+	w->plat = plat;
+	w->runtime = TP_RUNTIME_TRB;
+	w->block_dim = bd;
+	w->aicpu_threads = at;
+	w->rounds = cfg->rounds ? cfg->rounds : 1;
+	return w;
+}
+
+void tp_worker_close(struct tp_worker *w)
+{
+	if (!w)
+		return;
+	free(w->output_root);
+	free(w);
+}
+
+const struct tp_case *tp_callable_case(const struct tp_callable *c, const char *name)
+{
+	if (!c)
+		return NULL;
+	if (!name)
+		name = c->default_case;
+	for (int i = 0; name && i < c->n_cases; i++)
+		if (c->cases[i].name && !strcmp(c->cases[i].name, name))
+			return &c->cases[i];
+	return NULL;
+}
+
+/* ---- output folder ---------------------------------------------------- */
+
+static void sanitize(char *dst, size_t len, const char *src)
+{
+	size_t i = 0;
+	for (; src[i] && i + 1 < len; i++) {
+		char ch = src[i];
+		bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+		dst[i] = ok ? ch : '_';
+	}
+	dst[i] = 0;
+}
+
+/* OUTPUT_ROOT/<label>_<YYYYMMDD_HHMMSS>[_N]: the folder is the uniqueness
+ * boundary (ARCHITECTURE.md §6), so a run never reuses one. */
+static int make_run_dir(const char *root, const char *label, char *dir, size_t len)
+{
+	char stamp[32], safe[160];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
+	sanitize(safe, sizeof(safe), label);
+	int rc = tp_mkdir_p(root, 0755);
+	if (rc)
+		return rc;
+	for (int n = 1; n < 1000; n++) {
+		int k = n == 1 ? snprintf(dir, len, "%s/%s_%s", root, safe, stamp)
+			       : snprintf(dir, len, "%s/%s_%s_%d", root, safe, stamp, n);
+		if (k < 0 || (size_t)k >= len)
+			return tp_set_error(-ENAMETOOLONG, "output folder name too long under %s",
+					    root);
+		if (mkdir(dir, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return tp_set_error(-errno, "cannot create output folder %s: %s", dir,
+					    strerror(errno));
+	}
+	return tp_set_error(-EEXIST, "no free output folder name for %s under %s", safe, root);
+}
+
+/* ---- golden comparison (spec §4.4: allclose) -------------------------- */
+
+static bool to_double(enum tp_dtype dt, const void *p, size_t i, double *v)
+{
+	switch (dt) {
+	case TP_FP32:
+		*v = ((const float *)p)[i];
+		return true;
+	case TP_BF16: {
+		uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+		float f;
+		memcpy(&f, &u, sizeof(f));
+		*v = f;
+		return true;
+	}
+	case TP_INT32:
+		*v = ((const int32_t *)p)[i];
+		return true;
+	case TP_INT8:
+		*v = ((const int8_t *)p)[i];
+		return true;
+	default:
+		return false;
+	}
+}
+
+struct cmp_state {
+	size_t n, n_bad;
+	double worst_ratio;
+	int worst_t;
+	size_t worst_i;
+	double worst_exp, worst_got, max_abs;
+};
+
+static int compare_tensor(const struct tp_case_tensor *t, const void *want, const void *got,
+			  double rtol, double atol, int ti, struct cmp_state *st)
+{
+	size_t es = tp_dtype_size(t->dtype);
+	size_t n = es ? t->bytes / es : 0;
+	double e, g;
+	if (!to_double(t->dtype, want, 0, &e))
+		return tp_set_error(-ENOTSUP, "golden: cannot compare %s tensor '%s'",
+				    tp_dtype_name(t->dtype), t->name);
+	for (size_t i = 0; i < n; i++) {
+		to_double(t->dtype, want, i, &e);
+		to_double(t->dtype, got, i, &g);
+		double d = fabs(g - e), tol = atol + rtol * fabs(e), ratio;
+		if (isnan(e) || isnan(g))
+			ratio = INFINITY;
+		else if (isinf(e) || isinf(g))
+			ratio = e == g ? 0 : INFINITY;
+		else
+			ratio = d / tol;
+		if (!isnan(d) && !(isinf(e) && e == g) && d > st->max_abs)
+			st->max_abs = d;
+		if (ratio > 1.0)
+			st->n_bad++;
+		if (st->worst_t < 0 || ratio > st->worst_ratio) {
+			st->worst_ratio = ratio;
+			st->worst_t = ti;
+			st->worst_i = i;
+			st->worst_exp = e;
+			st->worst_got = g;
+		}
+	}
+	st->n += n;
+	return 0;
+}
+
+static void format_index(char *buf, size_t len, const struct tp_case_tensor *t, size_t flat)
+{
+	size_t idx[TP_CASE_MAX_DIMS] = { 0 }, rest = flat;
+	for (int k = (int)t->ndims - 1; k >= 0; k--) {
+		size_t s = t->shape[k] ? t->shape[k] : 1;
+		idx[k] = rest % s;
+		rest /= s;
+	}
+	int o = snprintf(buf, len, "%s", t->name ? t->name : "out");
+	for (uint32_t k = 0; k < t->ndims && o > 0 && (size_t)o < len; k++)
+		o += snprintf(buf + o, len - (size_t)o, "[%zu]", idx[k]);
+}
+
+/* ---- one run ---------------------------------------------------------- */
+
+struct run_ctx {
+	const struct tp_callable *cal;
+	struct tp_case_args *dev_args;
+	uint64_t orch_start, orch_end;          /* orchestrator thread; read after join */
+	_Atomic uint64_t sched_start, sched_end; /* min start, max end */
+};
+
+static int orch_entry(struct tp_orch *o, void *arg)
+{
+	struct run_ctx *x = arg;
+	x->orch_start = tp_sys_cnt();
+	int rc = x->cal->orch(o, x->dev_args);
+	x->orch_end = tp_sys_cnt();
+	return rc;
+}
+
+static void on_sched_window(void *ud, int thread, uint64_t start, uint64_t end)
+{
+	struct run_ctx *x = ud;
+	(void)thread;
+	uint64_t cur = atomic_load_explicit(&x->sched_start, memory_order_relaxed);
+	while (start < cur && !atomic_compare_exchange_weak_explicit(
+				      &x->sched_start, &cur, start, memory_order_relaxed,
+				      memory_order_relaxed))
+		;
+	cur = atomic_load_explicit(&x->sched_end, memory_order_relaxed);
+	while (end > cur && !atomic_compare_exchange_weak_explicit(
+				    &x->sched_end, &cur, end, memory_order_relaxed,
+				    memory_order_relaxed))
+		;
+}
+
+static double ticks_s(uint64_t a, uint64_t b)
+{
+	return b > a ? (double)tp_sys_cnt_to_ns(b - a) * 1e-9 : 0.0;
+}
+
+/* One round: device copies, launch, D2H of the outputs into got[]. */
+static int run_round(const struct tp_worker *w, struct tp_device *dev,
+		     const struct tp_callable *cal, const struct tp_kernel_entry *kt, int nk,
+		     const struct tp_case_args *host, void **got, struct tp_run_result *res)
+{
+	struct tp_dev_mem *mem = tp_device_mem(dev);
+	struct tp_case_args dargs = *host;
+	struct run_ctx x = { .cal = cal, .dev_args = &dargs };
+	atomic_init(&x.sched_start, UINT64_MAX);
+	atomic_init(&x.sched_end, 0);
+	int rc = 0;
+	(void)w;
+
+	uint64_t h0 = tp_now_ns();
+	for (uint32_t i = 0; i < host->n_tensors; i++)
+		dargs.tensors[i].data = NULL;
+	for (uint32_t i = 0; i < host->n_tensors && !rc; i++) {
+		const struct tp_case_tensor *t = &host->tensors[i];
+		void *d = tp_dev_mem_alloc(mem, t->bytes ? t->bytes : 1, false);
+		if (!d) {
+			rc = tp_set_error(-ENOMEM, "device memory: cannot allocate %zu bytes for '%s'",
+					  t->bytes, t->name);
+			break;
+		}
+		dargs.tensors[i].data = d;
+		rc = tp_dev_mem_copy_to_device(mem, d, t->data, t->bytes);
+	}
+	struct tp_engine_result er;
+	if (!rc) {
+		struct tp_sched_hooks hooks = { .on_sched_window = on_sched_window, .ud = &x };
+		struct tp_engine_config ec = {
+			.dev = dev, .kernels = kt, .num_kernels = nk, .hooks = &hooks,
+		};
+		uint64_t d0 = tp_now_ns();
+		rc = tp_engine_run(&ec, orch_entry, &x, &er);
+		uint64_t d1 = tp_now_ns();
+		res->device_wall_s = (double)(d1 - d0) * 1e-9;
+		res->tasks = er.completed_tasks;
+		if (rc && er.msg[0])
+			tp_set_error(rc, "%s", er.msg);
+	}
+	for (uint32_t i = 0; i < host->n_tensors && !rc; i++)
+		if (host->tensors[i].is_out)
+			rc = tp_dev_mem_copy_from_device(mem, got[i], dargs.tensors[i].data,
+							 host->tensors[i].bytes);
+	for (uint32_t i = 0; i < host->n_tensors; i++)
+		if (dargs.tensors[i].data)
+			tp_dev_mem_free(mem, dargs.tensors[i].data);
+	uint64_t h1 = tp_now_ns();
+	res->host_wall_s = (double)(h1 - h0) * 1e-9;
+	res->orch_s = ticks_s(x.orch_start, x.orch_end);
+	uint64_t ss = atomic_load(&x.sched_start), se = atomic_load(&x.sched_end);
+	res->sched_s = ss == UINT64_MAX ? 0.0 : ticks_s(ss, se);
+	res->tasks_per_s = res->device_wall_s > 0 ? (double)res->tasks / res->device_wall_s : 0;
+	return rc;
+}
+
+static int write_result(const char *dir, const struct tp_worker *w,
+			const struct tp_run_result *r)
+{
+	char path[4200], buf[2048];
+	snprintf(path, sizeof(path), "%s/result.txt", dir);
+	int n = snprintf(buf, sizeof(buf),
+			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
+			 "aicpu_threads %d\nrounds %d\ntasks %" PRIu64 "\nhost_wall_s %.6f\n"
+			 "device_wall_s %.6f\norch_s %.6f\nsched_s %.6f\ntasks_per_s %.6g\n"
+			 "golden %s\n%s\n",
+			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
+			 w->aicpu_threads, r->rounds, r->tasks, r->host_wall_s, r->device_wall_s,
+			 r->orch_s, r->sched_s, r->tasks_per_s, r->pass ? "PASS" : "FAIL",
+			 r->golden_line);
+	return tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry **kt_out,
+			  int *nk_out)
+{
+	if (!cal || !cal->name || !cal->orch || cal->n_kernels < 0 ||
+	    (cal->n_kernels && !cal->kernels))
+		return tp_set_error(-EINVAL, "worker: bad callable");
+	int nk = 0;
+	for (int i = 0; i < cal->n_kernels; i++) {
+		int f = cal->kernels[i].func_id;
+		if (f < 0 || f >= cal->n_kernels)
+			return tp_set_error(-EINVAL, "callable %s: func_id %d of '%s' outside 0..%d",
+					    cal->name, f, cal->kernels[i].name, cal->n_kernels - 1);
+		nk = f + 1 > nk ? f + 1 : nk;
+	}
+	struct tp_kernel_entry *kt = calloc((size_t)(nk ? nk : 1), sizeof(*kt));
+	bool *seen = calloc((size_t)(nk ? nk : 1), sizeof(*seen));
+	if (!kt || !seen) {
+		free(kt);
+		free(seen);
+		return tp_set_error(-ENOMEM, "worker: out of memory");
+	}
+	for (int i = 0; i < cal->n_kernels; i++) {
+		const struct tp_case_kernel *k = &cal->kernels[i];
+		if (seen[k->func_id]) {
+			free(kt);
+			free(seen);
+			return tp_set_error(-EINVAL, "callable %s: func_id %d declared twice",
+					    cal->name, k->func_id);
+		}
+		seen[k->func_id] = true;
+		kt[k->func_id] = (struct tp_kernel_entry){
+			.fn = k->fn,
+			.core_type = k->core_type == TP_CASE_AIC ? TP_CORE_AIC : TP_CORE_AIV,
+			.name = k->name,
+		};
+	}
+	free(seen);
+	*kt_out = kt;
+	*nk_out = nk;
+	return 0;
+}
+
+int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char *case_name,
+		  struct tp_run_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	if (!w)
+		return tp_set_error(-EINVAL, "worker: no worker");
+	struct tp_kernel_entry *kt = NULL;
+	int nk = 0;
+	int rc = check_callable(cal, &kt, &nk);
+	if (rc)
+		return rc;
+	const struct tp_case *cs = tp_callable_case(cal, case_name);
+	if (!cs) {
+		free(kt);
+		return tp_set_error(-ENOENT, "%s has no case '%s'", cal->name,
+				    case_name ? case_name : "(default)");
+	}
+	snprintf(res->callable, sizeof(res->callable), "%s", cal->name);
+	snprintf(res->case_name, sizeof(res->case_name), "%s", cs->name);
+	snprintf(res->platform, sizeof(res->platform), "%s", w->plat->name);
+	snprintf(res->runtime, sizeof(res->runtime), "%s", w->runtime);
+
+	struct tp_case_args host, expected;
+	void *got[TP_CASE_MAX_TENSORS] = { 0 };
+	struct tp_device *dev = NULL;
+	bool generated = false;
+	memset(&host, 0, sizeof(host));
+	memset(&expected, 0, sizeof(expected));
+	if ((rc = cs->generate(cs, &host)))
+		goto out;
+	generated = true;
+	if (host.n_tensors > TP_CASE_MAX_TENSORS || host.n_scalars > TP_CASE_MAX_SCALARS) {
+		rc = tp_set_error(-EINVAL, "case %s: too many arguments", cs->name);
+		goto out;
+	}
+
+	/* The golden works on a clone whose OUT tensors are fresh buffers. */
+	expected = host;
+	size_t arena = 0;
+	for (uint32_t i = 0; i < host.n_tensors; i++) {
+		const struct tp_case_tensor *t = &host.tensors[i];
+		arena += (t->bytes + TP_DEV_MEM_ALIGN - 1) / TP_DEV_MEM_ALIGN * TP_DEV_MEM_ALIGN;
+		if (!t->is_out)
+			continue;
+		expected.tensors[i].data = malloc(t->bytes ? t->bytes : 1);
+		got[i] = malloc(t->bytes ? t->bytes : 1);
+		if (!expected.tensors[i].data || !got[i]) {
+			rc = tp_set_error(-ENOMEM, "worker: out of memory for output '%s'", t->name);
+			goto out;
+		}
+		memcpy(expected.tensors[i].data, t->data, t->bytes);
+	}
+	if (cs->golden && (rc = cs->golden(cs, &expected)))
+		goto out;
+
+	/* The arena reserves address space only (MAP_NORESERVE); size it for
+	 * the case (Case1 holds 1 GiB of KV cache) with room to spare. */
+	arena += 64ull << 20;
+	if (arena < TP_DEV_MEM_DEFAULT_BYTES)
+		arena = TP_DEV_MEM_DEFAULT_BYTES;
+	struct tp_device_config dc = {
+		.platform = w->plat->name,
+		.block_dim = w->block_dim,
+		.aicpu_threads = w->aicpu_threads,
+		.mem_bytes = arena,
+	};
+	if ((rc = tp_device_create(&dc, &dev)))
+		goto out;
+
+	char label[160];
+	snprintf(label, sizeof(label), "%s_%s", cal->name, cs->name);
+	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
+		goto out;
+
+	res->pass = true;
+	for (int r = 0; r < w->rounds; r++) {
+		if ((rc = run_round(w, dev, cal, kt, nk, &host, got, res)))
+			goto out;
+		res->rounds = r + 1;
+		struct cmp_state st = { .worst_t = -1 };
+		for (uint32_t i = 0; i < host.n_tensors && !rc; i++)
+			if (host.tensors[i].is_out)
+				rc = compare_tensor(&host.tensors[i], expected.tensors[i].data,
+						    got[i], cs->rtol, cs->atol, (int)i, &st);
+		if (rc)
+			goto out;
+		bool pass = st.n_bad == 0;
+		/* Keep the worst round's mismatch, or the last round's figures. */
+		if (!pass || res->pass) {
+			res->n_compared = st.n;
+			res->n_bad = st.n_bad > res->n_bad ? st.n_bad : res->n_bad;
+			res->max_abs_diff = st.max_abs;
+			if (st.worst_t >= 0) {
+				const struct tp_case_tensor *t = &host.tensors[st.worst_t];
+				char where[96];
+				format_index(where, sizeof(where), t, st.worst_i);
+				snprintf(res->worst_tensor, sizeof(res->worst_tensor), "%s",
+					 t->name ? t->name : "out");
+				res->worst_index = st.worst_i;
+				res->worst_expected = st.worst_exp;
+				res->worst_got = st.worst_got;
+				if (pass)
+					snprintf(res->golden_line, sizeof(res->golden_line),
+						 "golden pass: %zu elements, max |diff| %.3g", st.n,
+						 st.max_abs);
+				else
+					snprintf(res->golden_line, sizeof(res->golden_line),
+						 "golden FAIL (round %d): %zu of %zu elements out of "
+						 "tolerance (rtol %g, atol %g); worst %s (index %zu): "
+						 "expected %.9g, got %.9g",
+						 r + 1, st.n_bad, st.n, cs->rtol, cs->atol, where,
+						 st.worst_i, st.worst_exp, st.worst_got);
+			} else {
+				snprintf(res->golden_line, sizeof(res->golden_line),
+					 "golden: no output elements");
+			}
+		}
+		res->pass = res->pass && pass;
+	}
+	rc = write_result(res->output_dir, w, res);
+
+out:
+	tp_device_close(dev);
+	for (uint32_t i = 0; i < TP_CASE_MAX_TENSORS; i++) {
+		free(got[i]);
+		if (expected.tensors[i].is_out && expected.tensors[i].data != host.tensors[i].data)
+			free(expected.tensors[i].data);
+	}
+	if (generated && cs->release)
+		cs->release(cs, &host);
+	free(kt);
+	if (rc)
+		res->pass = false;
+	return rc;
+}

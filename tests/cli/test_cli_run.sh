@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run`: exit codes 0 (golden pass) and 2 (bad usage,
+# one clear line on stderr), the result line and the output folder.
+# usage: test_cli_run.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_run_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+
+expect() { # expect CODE NEEDLE ARGS...
+	local want=$1 needle=$2
+	shift 2
+	local out err code
+	out=$("$bin" "$@" 2>"$root/err")
+	code=$?
+	err=$(cat "$root/err")
+	if [[ $code -ne $want ]]; then
+		echo "FAIL: taskprof $* exited $code, expected $want ($err)"
+		fail=1
+	elif ! grep -qF -- "$needle" <<<"$out$err"; then
+		echo "FAIL: taskprof $*: no '$needle' in output: $out $err"
+		fail=1
+	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
+		echo "FAIL: taskprof $*: expected one error line, got: $err"
+		fail=1
+	else
+		echo "ok: taskprof $* -> $code"
+	fi
+}
+
+for p in a2a3sim a5sim; do
+	expect 0 "PASS" run paged_attention -p "$p" -o "$root/out"
+done
+expect 0 "tasks 13" run paged_attention --case CaseSmall1 --rounds 2 --block-dim 2 \
+	--aicpu-threads 2 -o "$root/out"
+n=$(find "$root/out" -maxdepth 1 -type d -name 'paged_attention_CaseSmall1_*' | wc -l)
+if [[ $n -ne 3 ]]; then
+	echo "FAIL: expected 3 run folders, found $n"; fail=1
+else
+	echo "ok: 3 run folders"
+fi
+for d in "$root"/out/paged_attention_CaseSmall1_*; do
+	[[ -s $d/result.txt ]] || { echo "FAIL: $d/result.txt missing"; fail=1; }
+done
+
+expect 0 "usage: taskprof run" run --help
+expect 2 "unknown CASE" run nope
+expect 2 "not available yet" run ./libnope.so
+expect 2 "has no case" run paged_attention --case Nope
+expect 2 "unknown platform" run paged_attention -p a9sim
+expect 2 "unknown runtime" run paged_attention --runtime foo
+expect 2 "not available yet" run paged_attention --runtime host_build_graph
+expect 2 "--block-dim" run paged_attention --block-dim 0
+expect 2 "1..24" run paged_attention --block-dim 25
+expect 2 "1..36" run paged_attention -p a5sim --block-dim 37
+expect 2 "--rounds" run paged_attention --rounds abc
+expect 2 "--aicpu-threads" run paged_attention --aicpu-threads 1x
+expect 2 "missing CASE" run
+expect 2 "unknown option" run paged_attention --bogus
+exit $fail
