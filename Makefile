@@ -3,7 +3,8 @@
 #   make / make all   configure into build/ and build
 #   make test         install missing deps, build, run every unit test
 #   make bench        build, then run every bench program
-#   make demo         install missing deps, build, run `taskprof transport-demo`
+#   make demo         install missing deps, build, run `taskprof transport-demo` and
+#                     `taskprof run paged_attention --case CaseSmall1`
 #   make asan         ASan+UBSan build in build-asan/, run every test
 #   make tsan         TSan build in build-tsan/, run the `transport`, `platform` and `runtime` tests
 #   make clean        remove all build folders
@@ -47,6 +48,8 @@ bench: build
 demo: deps
 	$(MAKE) build
 	./$(BUILD_DIR)/taskprof transport-demo
+	@echo
+	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1
 
 asan: deps
 	$(call configure,$(ASAN_DIR),address)
