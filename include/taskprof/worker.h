@@ -41,7 +41,7 @@
 extern "C" {
 #endif
 
-/* The only runtime available; "host_build_graph" is declared, not built. */
+/* The runtimes (spec/runtime-model.md §3). */
 #define TP_RUNTIME_TRB "tensormap_and_ringbuffer"
 #define TP_RUNTIME_HBG "host_build_graph"
 #define TP_WORKER_DEFAULT_OUTPUT_ROOT "outputs"
@@ -50,7 +50,9 @@ extern "C" {
  * struct tp_worker_config - what every run of a Worker uses; zero fields
  * take the defaults.
  * @platform:      "a2a3sim" (NULL) or "a5sim".
- * @runtime:       "tensormap_and_ringbuffer" (NULL).
+ * @runtime:       "tensormap_and_ringbuffer" (NULL) or "host_build_graph"
+ *                 (the graph is built on the calling thread before launch;
+ *                 every AICPU thread schedules, so aicpu_threads may be 1).
  * @block_dim:     clusters (1 AIC + 2 AIV each), 1..platform max; 0 → 8.
  * @aicpu_threads: 1 orchestrator + schedulers, 2..platform max; 0 → 4.
  * @rounds:        runs of each case, >= 1; 0 → 1. Outputs are reset and
@@ -113,7 +115,7 @@ struct tp_worker;
  * @cfg: configuration; NULL means all defaults.
  *
  * Return: the Worker, or NULL with tp_last_error() set: an unknown
- * platform or runtime, host_build_graph ("not available yet"), block_dim
+ * platform or runtime, block_dim
  * or aicpu_threads out of the platform's range, rounds < 0, an empty
  * output root, out of memory. Nothing is created on disk yet.
  */

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/clock.h"
+#include "runtime/bigmem.h"
 #include "runtime/engine_internal.h"
 
 #define DEFAULT_HEAP (64ull << 20)
@@ -156,7 +158,11 @@ void tp_engine_route_ready(struct tp_slot *s, void *ud)
 void tp_engine_on_consumed(struct tp_slot *s, void *ud)
 {
 	struct tp_engine *e = ud;
-	tp_ring_advance(&e->rings[s->ring_id]);
+	if (e->hbg)
+		return; /* host_build_graph: the whole graph stays resident */
+	uint32_t n = tp_ring_advance(&e->rings[s->ring_id]);
+	if (n)
+		atomic_fetch_add_explicit(&e->reclaimed, n, memory_order_relaxed);
 }
 
 /* ---- the run --------------------------------------------------------- */
@@ -165,7 +171,9 @@ static void aicpu_main(struct tp_aicpu *cpu, void *arg)
 {
 	struct tp_engine *e = arg;
 	int idx = tp_aicpu_index(cpu);
-	if (idx == tp_aicpu_count(cpu) - 1)
+	if (e->hbg)
+		tp_sched_thread_main(e, cpu, idx); /* all N threads schedule */
+	else if (idx == tp_aicpu_count(cpu) - 1)
 		tp_orch_thread(e);
 	else
 		tp_sched_thread_main(e, cpu, idx);
@@ -174,9 +182,11 @@ static void aicpu_main(struct tp_aicpu *cpu, void *arg)
 static void engine_free(struct tp_engine *e)
 {
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		uint32_t win = e->rings[r].window_size;
 		if (e->rings[r].slots)
 			tp_ring_fini(&e->rings[r]);
-		free(e->payloads[r]);
+		tp_bigmem_free(e->payloads[r], win, sizeof(struct tp_task_payload),
+			       e->payloads_mapped[r]);
 	}
 	tp_tensormap_fini(&e->tm);
 	tp_orch_fini(&e->orch);
@@ -203,26 +213,46 @@ static int engine_setup(struct tp_engine *e)
 	uint32_t win = cfg->ring_window ? cfg->ring_window : TP_RING_DEFAULT_WINDOW;
 	uint64_t heap = cfg->ring_heap ? cfg->ring_heap : DEFAULT_HEAP;
 	uint32_t wins[TP_MAX_RING_DEPTH];
+	uint32_t pool = TP_TENSORMAP_DEFAULT_POOL;
+	int nrings = TP_MAX_RING_DEPTH;
+	uint32_t rq_cap;
 	int rc;
 
+	if (e->hbg) {
+		/* One ring holding the whole graph: window > cap (the ring
+		 * keeps one slot free), every output in its heap. */
+		win = 2;
+		while (win <= e->hbg_cap)
+			win <<= 1;
+		heap = cfg->ring_heap ? cfg->ring_heap : TP_HBG_DEFAULT_HEAP;
+		nrings = 1;
+		/* Nothing is reclaimed, so no stale tensor-map entry is freed. */
+		if (pool < win)
+			pool = win;
+		rq_cap = win;
+	} else {
+		rq_cap = win * TP_MAX_RING_DEPTH;
+	}
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		wins[r] = r < nrings ? win : 2;
+		if (r >= nrings)
+			continue;
 		if ((rc = tp_ring_init(&e->rings[r], (uint32_t)r, win, NULL, heap)))
 			return tp_set_error(rc, "runtime: bad ring window %u or heap %llu",
 					    win, (unsigned long long)heap);
-		e->payloads[r] = calloc(win, sizeof(struct tp_task_payload));
+		e->payloads[r] = tp_bigmem_zalloc(win, sizeof(struct tp_task_payload),
+						  &e->payloads_mapped[r]);
 		if (!e->payloads[r])
 			return -ENOMEM;
-		wins[r] = win;
 	}
-	if ((rc = tp_tensormap_init(&e->tm, TP_TENSORMAP_DEFAULT_BUCKETS,
-				    TP_TENSORMAP_DEFAULT_POOL, wins)))
+	if ((rc = tp_tensormap_init(&e->tm, TP_TENSORMAP_DEFAULT_BUCKETS, pool, wins)))
 		return rc;
 	if ((rc = tp_orch_init(&e->orch, e)))
 		return rc;
 	for (int s = 0; s < TP_NUM_SHAPES; s++)
-		if ((rc = rq_init(&e->ready[s], win * TP_MAX_RING_DEPTH)))
+		if ((rc = rq_init(&e->ready[s], rq_cap)))
 			return rc;
-	if ((rc = rq_init(&e->dummy, win * TP_MAX_RING_DEPTH)))
+	if ((rc = rq_init(&e->dummy, rq_cap)))
 		return rc;
 
 	e->cores = calloc((size_t)e->num_cores, sizeof(*e->cores));
@@ -258,6 +288,28 @@ static int engine_setup(struct tp_engine *e)
 	return 0;
 }
 
+static void fill_result(struct tp_engine *e, int rc, struct tp_engine_result *res)
+{
+	if (!res)
+		return;
+	res->rc = rc;
+	res->total_tasks = atomic_load(&e->total_tasks);
+	res->completed_tasks = atomic_load(&e->completed_tasks);
+	res->dispatched_subtasks = atomic_load(&e->dispatched);
+	res->dummy_tasks = atomic_load(&e->dummy_done);
+	res->inline_tasks = atomic_load(&e->inline_done);
+	res->max_running_per_core = atomic_load(&e->max_running);
+	res->pending_dispatches = atomic_load(&e->pending_dispatched);
+	res->max_outstanding_per_core = atomic_load(&e->max_outstanding);
+	res->predicated_skips = atomic_load(&e->pred_skips);
+	res->spmd_repushes = atomic_load(&e->spmd_repushes);
+	res->graph_build_ns = e->graph_build_ns;
+	res->reclaimed_tasks = atomic_load(&e->reclaimed);
+	res->failed_task = e->fail_task;
+	res->failed_func = e->fail_func;
+	snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
+}
+
 int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,
 		  struct tp_engine_result *res)
 {
@@ -269,10 +321,20 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	if (!cfg || !cfg->dev || !orch || (cfg->num_kernels && !cfg->kernels) ||
 	    cfg->num_kernels < 0)
 		return tp_set_error(-EINVAL, "runtime: bad engine configuration");
-	if (tp_device_aicpu_threads(cfg->dev) < 2)
+	const bool hbg = cfg->runtime == TP_RUNTIME_HOST_BUILD_GRAPH;
+	if (cfg->runtime != TP_RUNTIME_TENSORMAP_RINGBUFFER && !hbg)
+		return tp_set_error(-EINVAL, "runtime: unknown runtime mode %d",
+				    (int)cfg->runtime);
+	if (!hbg && tp_device_aicpu_threads(cfg->dev) < 2)
 		return tp_set_error(-EINVAL,
 				    "runtime: %d AICPU thread(s): need 1 orchestrator + "
 				    ">= 1 scheduler", tp_device_aicpu_threads(cfg->dev));
+	if (hbg && tp_device_aicpu_threads(cfg->dev) < 1)
+		return tp_set_error(-EINVAL, "runtime: host_build_graph needs >= 1 AICPU thread");
+	uint32_t cap = cfg->max_graph_tasks ? cfg->max_graph_tasks : TP_HBG_DEFAULT_MAX_TASKS;
+	if (hbg && cap > (1u << 30))
+		return tp_set_error(-EINVAL, "runtime: max_graph_tasks %u above %u", cap,
+				    1u << 30);
 
 	struct tp_engine *e = calloc(1, sizeof(*e));
 	if (!e)
@@ -284,7 +346,9 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	e->dev = cfg->dev;
 	e->block_dim = tp_device_block_dim(cfg->dev);
 	e->num_cores = tp_device_num_cores(cfg->dev);
-	e->num_sched = tp_device_aicpu_threads(cfg->dev) - 1;
+	e->hbg = hbg;
+	e->hbg_cap = cap;
+	e->num_sched = tp_device_aicpu_threads(cfg->dev) - (hbg ? 0 : 1);
 	e->orch_fn = orch;
 	e->orch_arg = arg;
 	e->fail_task = TP_TASK_ID_INVALID;
@@ -300,6 +364,23 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 			tp_set_error(rc, "runtime: out of memory");
 		engine_free(e);
 		return rc;
+	}
+
+	if (hbg) {
+		/* host_build_graph: the whole graph before launch (spec §3). */
+		uint64_t b0 = tp_sys_cnt(), n0 = tp_now_ns();
+		int brc = tp_orch_host_build(e);
+		uint64_t b1 = tp_sys_cnt();
+		e->graph_build_ns = tp_now_ns() - n0;
+		if (brc) {
+			fill_result(e, brc, res);
+			if (e->fail_msg[0])
+				tp_set_error(brc, "%s", e->fail_msg);
+			engine_free(e);
+			return brc;
+		}
+		if (e->hooks_on && e->hooks.on_graph_built)
+			e->hooks.on_graph_built(e->hooks.ud, atomic_load(&e->total_tasks), b0, b1);
 	}
 
 	struct tp_launch_config lc = {
@@ -322,22 +403,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		rc = tp_set_error(wrc, "runtime: device teardown failed");
 	if (rc && e->fail_msg[0])
 		tp_set_error(rc, "%s", e->fail_msg);
-	if (res) {
-		res->rc = rc;
-		res->total_tasks = atomic_load(&e->total_tasks);
-		res->completed_tasks = atomic_load(&e->completed_tasks);
-		res->dispatched_subtasks = atomic_load(&e->dispatched);
-		res->dummy_tasks = atomic_load(&e->dummy_done);
-		res->inline_tasks = atomic_load(&e->inline_done);
-		res->max_running_per_core = atomic_load(&e->max_running);
-		res->pending_dispatches = atomic_load(&e->pending_dispatched);
-		res->max_outstanding_per_core = atomic_load(&e->max_outstanding);
-		res->predicated_skips = atomic_load(&e->pred_skips);
-		res->spmd_repushes = atomic_load(&e->spmd_repushes);
-		res->failed_task = e->fail_task;
-		res->failed_func = e->fail_func;
-		snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
-	}
+	fill_result(e, rc, res);
 	if (wrc == -ETIMEDOUT) {
 		/* Threads may still run: leak rather than free under them. */
 		TP_ERROR("runtime: engine state leaked (device threads still running)");

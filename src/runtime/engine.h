@@ -45,6 +45,29 @@
  * on a scheduler thread without dispatch (hook on_predicated_skip), its
  * consumers still run.
  *
+ * Runtimes (spec §3): cfg.runtime selects
+ *   TP_RUNTIME_TENSORMAP_RINGBUFFER (default, TRB): as above.
+ *   TP_RUNTIME_HOST_BUILD_GRAPH (HBG): tp_engine_run() first calls the
+ *     orchestration on the calling (host) thread, inside the outer scope,
+ *     to completion: the whole graph goes into ONE ring (ring 0 at every
+ *     scope depth) whose window holds cfg.max_graph_tasks tasks (0 →
+ *     TP_HBG_DEFAULT_MAX_TASKS) and whose heap holds every packed output
+ *     (cfg.ring_heap, 0 → TP_HBG_DEFAULT_HEAP). Nothing is reclaimed (no
+ *     ring advance, no window back-pressure): a graph of more tasks fails
+ *     the submit at once with -E2BIG, outputs beyond the heap with
+ *     -ENOSPC, and the device is never launched. Then the device launches
+ *     with ALL N AICPU threads as schedulers (N >= 1) and runs the built
+ *     graph to completion. Dispatch, dual issue, SPMD, predicates, MIX,
+ *     completion are shared with TRB. Dependencies use TRB's fanout lists
+ *     (the reference's fanin_local_ids + wake lists are not modelled).
+ *     Hooks under HBG: on_graph_built (host) stamps the build; no
+ *     on_orch_submit, no DUMMY / RESOLVE / RELEASE phases and no on_dummy
+ *     / on_predicated_skip markers (spec §3 table, Appendix A item 8);
+ *     on_phase COMPLETE / DISPATCH, on_dispatch, on_fin,
+ *     on_pending_dispatch and on_sched_window as under TRB (collectors must
+ *     not turn on_sched_window into a SchedWindow record under HBG; the
+ *     Worker uses it for the scheduler time).
+ *
  * Not here yet: early dispatch, async wait, the MIX-residual rule of the
  * placement order.
  */
@@ -60,6 +83,18 @@
 #include "runtime/task_id.h"
 
 struct tp_orch;
+
+/* The runtime variant of a run (spec §3). */
+enum tp_runtime_mode {
+	TP_RUNTIME_TENSORMAP_RINGBUFFER = 0, /* orchestration on AICPU N-1, 4 rings */
+	TP_RUNTIME_HOST_BUILD_GRAPH,         /* graph built on the host first, 1 ring */
+};
+
+/* HBG: default cap on the tasks of one graph (the ring window is the next
+ * power of 2 above it) and default packed-output heap (address space is
+ * reserved; pages are touched only as outputs are placed). */
+#define TP_HBG_DEFAULT_MAX_TASKS 131071u
+#define TP_HBG_DEFAULT_HEAP (1ull << 30)
 
 /* One incore kernel, indexed by func_id. */
 struct tp_kernel_entry {
@@ -119,6 +154,11 @@ struct tp_sched_hooks {
 	/* @on_predicated_skip: a task whose predicate was false completed
 	 *               inline at @ts (zero-width marker, spec §2.11 step 3). */
 	void (*on_predicated_skip)(void *ud, int thread, tp_task_id task, uint64_t ts);
+	/* @on_graph_built: HBG only, on the host thread before the device
+	 *               launches: the orchestration built @tasks tasks in
+	 *               [start, end] (tp_sys_cnt() ticks); every on_dispatch
+	 *               ts is later than @end. */
+	void (*on_graph_built)(void *ud, uint64_t tasks, uint64_t start, uint64_t end);
 };
 
 /* The orchestration: runs on the orchestrator thread inside the outer
@@ -137,6 +177,11 @@ struct tp_engine_config {
 	const struct tp_sched_hooks *hooks;   /* NULL: none */
 	struct tp_kernel_hooks kernel_hooks;  /* passed to the device launch */
 	bool single_issue;              /* no PENDING stage (PMU enabled) */
+	/* Added after the first version. */
+	enum tp_runtime_mode runtime;   /* 0: tensormap_and_ringbuffer */
+	uint32_t max_graph_tasks;       /* HBG: tasks the one ring holds (cap);
+					 * 0 → TP_HBG_DEFAULT_MAX_TASKS; ignored
+					 * under TRB (use ring_window) */
 };
 
 /* What a run did. */
@@ -158,6 +203,8 @@ struct tp_engine_result {
 					 * single_issue */
 	uint64_t predicated_skips;      /* tasks skipped by a false predicate */
 	uint64_t spmd_repushes;         /* SPMD tasks re-pushed with blocks left */
+	uint64_t graph_build_ns;        /* HBG: host orchestration time; 0 under TRB */
+	uint64_t reclaimed_tasks;       /* ring slots reclaimed (0 under HBG) */
 };
 
 /**
@@ -169,7 +216,10 @@ struct tp_engine_result {
  *
  * Return: 0; -EINVAL for a bad configuration; -ENOMEM; -EIO when a kernel
  * failed (res->msg: task id, function name, the core's message); the
- * orchestration's own error; -ETIMEDOUT on a scheduler stall.
+ * orchestration's own error; -ETIMEDOUT on a scheduler stall; under HBG
+ * -E2BIG when the graph exceeds max_graph_tasks and -ENOSPC when its
+ * outputs exceed ring_heap (unless the orchestration mapped them to
+ * another error).
  * tp_last_error() is set on failure.
  */
 int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,

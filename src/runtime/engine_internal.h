@@ -115,6 +115,13 @@ struct tp_engine {
 
 	struct tp_ring rings[TP_MAX_RING_DEPTH];
 	struct tp_task_payload *payloads[TP_MAX_RING_DEPTH]; /* per slot */
+	bool payloads_mapped[TP_MAX_RING_DEPTH];             /* bigmem */
+	/* host_build_graph (cfg.runtime): the graph is built on the host
+	 * before launch into ring 0 only; no reclaim; every AICPU thread
+	 * schedules. hbg_cap: tasks ring 0 may hold. */
+	bool hbg;
+	uint32_t hbg_cap;
+	uint64_t graph_build_ns;
 	struct tp_tensormap tm;
 	struct tp_orch orch;
 	tp_orch_fn orch_fn;
@@ -139,6 +146,7 @@ struct tp_engine {
 	_Atomic uint64_t max_outstanding;
 	_Atomic uint64_t pred_skips;
 	_Atomic uint64_t spmd_repushes;
+	_Atomic uint64_t reclaimed;
 	/* Idle cores per tp_core_type / idle clusters over all threads (the
 	 * placement order skips PENDING placement when a peer has idle ones). */
 	_Atomic int idle_cores[2];
@@ -176,6 +184,9 @@ static inline uint32_t tp_rq_size(struct tp_ready_queue *q)
 int tp_orch_init(struct tp_orch *o, struct tp_engine *e);
 void tp_orch_fini(struct tp_orch *o);
 void tp_orch_thread(struct tp_engine *e);
+/* HBG: the same, on the calling (host) thread before launch. Return: 0 or
+ * the run's failure (the graph is not launched then). */
+int tp_orch_host_build(struct tp_engine *e);
 
 /* sched.c */
 void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx);

@@ -195,11 +195,44 @@ static inline bool run_failed(struct tp_engine *e)
 
 /* prepare_task (step 1) + step 3: slot and packed region on the ring of
  * the current scope depth. */
+/* host_build_graph: every task in ring 0, whatever the scope depth; no
+ * reclaim ever frees room, so a full ring or heap fails the run at once
+ * (the graph is never launched). */
+static int prepare_hbg(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc *a)
+{
+	struct tp_engine *e = o->e;
+	struct tp_ring *ring = &e->rings[0];
+	uint32_t n = tp_ring_current(ring);
+	int rc;
+	if (n >= e->hbg_cap) {
+		rc = -E2BIG;
+		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
+			       "runtime: host_build_graph: the graph exceeds %u tasks "
+			       "(max_graph_tasks); raise the cap or use "
+			       "tensormap_and_ringbuffer", e->hbg_cap);
+		return tp_set_error(rc, "%s", e->fail_msg);
+	}
+	rc = tp_ring_try_alloc(ring, packed, a);
+	if (rc == -EAGAIN || rc == -ENOSPC) {
+		rc = -ENOSPC;
+		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
+			       "runtime: host_build_graph: task %u needs %llu output bytes, "
+			       "the ring heap of %llu bytes is full (%llu used); raise "
+			       "ring_heap", n, (unsigned long long)packed,
+			       (unsigned long long)ring->heap_size,
+			       (unsigned long long)ring->heap_top);
+		return tp_set_error(rc, "%s", e->fail_msg);
+	}
+	return rc;
+}
+
 static int prepare(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc *a)
 {
 	struct tp_engine *e = o->e;
 	if (o->depth == 0)
 		return tp_set_error(-EINVAL, "runtime: submit outside any scope");
+	if (e->hbg)
+		return prepare_hbg(o, packed, a);
 	struct tp_scope *sc = &o->scopes[o->depth - 1];
 	uint32_t ring_id = tp_ring_for_scope_depth(o->depth - 1);
 	struct tp_ring *ring = &e->rings[ring_id];
@@ -237,7 +270,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	      tp_task_id *out_id)
 {
 	struct tp_engine *e = o->e;
-	const bool hooks = e->hooks_on;
+	/* HBG: the orchestrator is on the host, no orch records (spec §3). */
+	const bool hooks = e->hooks_on && !e->hbg;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
 	int32_t kid[3] = { kernel_id[0], kernel_id[1], kernel_id[2] };
 	int rc;
@@ -383,7 +417,7 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 		     struct tp_tensor *out, tp_task_id *out_id)
 {
 	struct tp_engine *e = o->e;
-	const bool hooks = e->hooks_on;
+	const bool hooks = e->hooks_on && !e->hbg;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
 	struct tp_task_args args;
 	int rc;
@@ -475,6 +509,14 @@ void tp_orch_fini(struct tp_orch *o)
 		free(o->scopes[i].tasks);
 	tp_fanin_fini(&o->fanin);
 	memset(o, 0, sizeof(*o));
+}
+
+int tp_orch_host_build(struct tp_engine *e)
+{
+	tp_orch_thread(e);
+	if (atomic_load_explicit(&e->failed, memory_order_acquire))
+		return e->fail_rc ? e->fail_rc : -EIO;
+	return 0;
 }
 
 void tp_orch_thread(struct tp_engine *e)

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "runtime/bigmem.h"
 
 /* While a progress hook is installed a blocked allocation sleeps at most
  * this long before calling it again (ns). */
@@ -26,20 +27,22 @@ int tp_ring_init(struct tp_ring *r, uint32_t ring_id, uint32_t window_size, void
 		return tp_set_error(-EINVAL, "ring %u: heap size %llu is not a multiple of %u",
 				    ring_id, (unsigned long long)heap_size,
 				    TP_PACKED_OUTPUT_ALIGN);
-	r->slots = calloc(window_size, sizeof(*r->slots));
+	bool mapped;
+	r->slots = tp_bigmem_zalloc(window_size, sizeof(*r->slots), &mapped);
 	if (!r->slots)
 		return tp_set_error(-ENOMEM, "ring %u: no memory for %u slots", ring_id,
 				    window_size);
 	if (!heap && heap_size) {
 		heap = aligned_alloc(TP_PACKED_OUTPUT_ALIGN, heap_size);
 		if (!heap) {
-			free(r->slots);
+			tp_bigmem_free(r->slots, window_size, sizeof(*r->slots), mapped);
 			r->slots = NULL;
 			return tp_set_error(-ENOMEM, "ring %u: no memory for a %llu-byte heap",
 					    ring_id, (unsigned long long)heap_size);
 		}
 		r->heap_owned = 1;
 	}
+	r->slots_mapped = mapped;
 	r->ring_id = ring_id;
 	r->window_size = window_size;
 	r->heap = heap;
@@ -57,10 +60,14 @@ int tp_ring_init(struct tp_ring *r, uint32_t ring_id, uint32_t window_size, void
 
 void tp_ring_fini(struct tp_ring *r)
 {
+	/* Slots past the highest task index were never initialised (a big
+	 * window is mostly untouched): skip them. */
+	uint32_t cur = atomic_load_explicit(&r->current_task_index, memory_order_relaxed);
+	uint32_t used = cur < r->window_size ? cur : r->window_size;
 	if (r->slots)
-		for (uint32_t i = 0; i < r->window_size; i++)
+		for (uint32_t i = 0; i < used; i++)
 			tp_slot_fini(&r->slots[i]);
-	free(r->slots);
+	tp_bigmem_free(r->slots, r->window_size, sizeof(*r->slots), r->slots_mapped);
 	if (r->heap_owned)
 		free(r->heap);
 	memset(r, 0, sizeof(*r));

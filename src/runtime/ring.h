@@ -64,6 +64,8 @@ struct tp_ring {
 	/* Statistics (relaxed): allocations that had to wait, and why. */
 	_Atomic uint64_t waits_window;
 	_Atomic uint64_t waits_heap;
+	/* Added after the first version. */
+	_Bool slots_mapped;            /* slots[] is a bigmem mapping */
 };
 
 /**

@@ -6,7 +6,11 @@
  * completion of §2.9 (dual issue: running + one pending task per core, the
  * pending one published only after the running one's ACK; single issue
  * under cfg.single_issue); SPMD block claims with re-push; predicated
- * skips in the dummy drain (§2.10); shutdown of §2.12.
+ * skips in the dummy drain (§2.10); shutdown of §2.12. Under
+ * host_build_graph (spec §3) the same loop runs on every AICPU thread over
+ * a graph that is complete before launch; it emits no resolve / dummy /
+ * release bars or dummy markers and defers no releases (nothing is
+ * reclaimed).
  */
 #include <errno.h>
 #include <string.h>
@@ -39,7 +43,8 @@ static inline void phase(struct tp_engine *e, struct tp_sched_thread *t,
 /* on_task_complete + deferred release of a finished task (§2.9 step 3). */
 static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct tp_slot *s)
 {
-	const bool hooks = e->hooks_on;
+	/* HBG emits no resolve bars and reclaims nothing (spec §3). */
+	const bool hooks = e->hooks_on && !e->hbg;
 	uint64_t r0 = hooks ? tp_sys_cnt() : 0;
 	uint32_t visited = tp_slot_complete(s, tp_engine_route_ready, e);
 	if (hooks) {
@@ -47,7 +52,8 @@ static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct
 		if (visited && tp_sys_cnt_to_ns(r1 - r0) >= 1000)
 			phase(e, t, TP_PHASE_RESOLVE, r0, r1, visited);
 	}
-	tp_release_defer(&t->rel, s, tp_engine_on_consumed, e);
+	if (!e->hbg)
+		tp_release_defer(&t->rel, s, tp_engine_on_consumed, e);
 	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_release);
 	if (all_done(e))
 		tp_engine_wake_all(e);
@@ -425,16 +431,18 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 {
 	uint32_t n = 0;
 	struct tp_slot *s;
+	/* HBG: dummies complete but emit no records (Appendix A item 8). */
+	const bool hooks = e->hooks_on && !e->hbg;
 	while (n < DUMMY_BATCH && (s = tp_rq_pop(&e->dummy))) {
-		if (n == 0 && e->hooks_on)
+		if (n == 0 && hooks)
 			*start = tp_sys_cnt();
 		if (tp_engine_payload(e, s)->pred_skip) {
-			if (e->hooks_on && e->hooks.on_predicated_skip)
+			if (hooks && e->hooks.on_predicated_skip)
 				e->hooks.on_predicated_skip(e->hooks.ud, t->idx, s->task_id,
 							    tp_sys_cnt());
 			atomic_fetch_add_explicit(&e->pred_skips, 1, memory_order_relaxed);
 		} else {
-			if (e->hooks_on && e->hooks.on_dummy)
+			if (hooks && e->hooks.on_dummy)
 				e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id,
 						  tp_sys_cnt());
 			atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
@@ -550,7 +558,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		if (t->idx < DUMMY_THREADS) {
 			uint64_t d0 = 0;
 			uint32_t n = drain_dummies(e, t, &d0);
-			if (n && hooks) {
+			if (n && hooks && !e->hbg) {
 				t_phase = tp_sys_cnt();
 				phase(e, t, TP_PHASE_DUMMY, d0, t_phase, n);
 			}

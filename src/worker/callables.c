@@ -6,10 +6,12 @@
 #include <string.h>
 
 #include "examples/paged_attention/pa_callable.h"
+#include "examples/synthetic/syn_callable.h"
 #include "taskprof/worker.h"
 
 static const struct tp_callable *const builtins[] = {
 	&pa_callable,
+	&syn_callable,
 };
 
 const struct tp_callable *tp_callable_at(size_t i)

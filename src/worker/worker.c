@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * worker/worker.c — the Worker (taskprof/worker.h): one case of a callable
- * on a simulated device with the tensormap_and_ringbuffer runtime, its
+ * on a simulated device with the tensormap_and_ringbuffer or the
+ * host_build_graph runtime (spec §3: the orchestration then runs on the
+ * calling thread before launch, its time is the orchestrator time), its
  * golden check and its timing (spec/runtime-model.md §4.3, §4.4, §6).
  */
 #include <errno.h>
@@ -46,12 +48,8 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 		return NULL;
 	}
 	const char *rt = cfg->runtime ? cfg->runtime : TP_RUNTIME_TRB;
-	if (!strcmp(rt, TP_RUNTIME_HBG)) {
-		tp_set_error(-ENOTSUP, "runtime '%s' is not available yet (use %s)", rt,
-			     TP_RUNTIME_TRB);
-		return NULL;
-	}
-	if (strcmp(rt, TP_RUNTIME_TRB)) {
+	const bool hbg = !strcmp(rt, TP_RUNTIME_HBG);
+	if (!hbg && strcmp(rt, TP_RUNTIME_TRB)) {
 		tp_set_error(-EINVAL, "unknown runtime '%s' (expected %s or %s)", rt,
 			     TP_RUNTIME_TRB, TP_RUNTIME_HBG);
 		return NULL;
@@ -63,11 +61,18 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 		return NULL;
 	}
 	int at = cfg->aicpu_threads ? cfg->aicpu_threads : TP_PLATFORM_DEFAULT_AICPU_THREADS;
-	if (at < 2 || at > plat->max_aicpu_threads) {
-		tp_set_error(-EINVAL,
-			     "aicpu_threads %d out of range: %s runs 2..%d (1 orchestrator "
-			     "+ at least 1 scheduler)",
-			     cfg->aicpu_threads, plat->name, plat->max_aicpu_threads);
+	if (at < (hbg ? 1 : 2) || at > plat->max_aicpu_threads) {
+		if (hbg)
+			tp_set_error(-EINVAL,
+				     "aicpu_threads %d out of range: %s runs 1..%d (all "
+				     "schedulers under %s)",
+				     cfg->aicpu_threads, plat->name, plat->max_aicpu_threads,
+				     TP_RUNTIME_HBG);
+		else
+			tp_set_error(-EINVAL,
+				     "aicpu_threads %d out of range: %s runs 2..%d (1 orchestrator "
+				     "+ at least 1 scheduler)",
+				     cfg->aicpu_threads, plat->name, plat->max_aicpu_threads);
 		return NULL;
 	}
 	if (cfg->rounds < 0) {
@@ -86,7 +91,7 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 		return NULL;
 	}
 	w->plat = plat;
-	w->runtime = TP_RUNTIME_TRB;
+	w->runtime = hbg ? TP_RUNTIME_HBG : TP_RUNTIME_TRB;
 	w->block_dim = bd;
 	w->aicpu_threads = at;
 	w->rounds = cfg->rounds ? cfg->rounds : 1;
@@ -287,7 +292,6 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	atomic_init(&x.sched_start, UINT64_MAX);
 	atomic_init(&x.sched_end, 0);
 	int rc = 0;
-	(void)w;
 
 	uint64_t h0 = tp_now_ns();
 	for (uint32_t i = 0; i < host->n_tensors; i++)
@@ -308,6 +312,9 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		struct tp_sched_hooks hooks = { .on_sched_window = on_sched_window, .ud = &x };
 		struct tp_engine_config ec = {
 			.dev = dev, .kernels = kt, .num_kernels = nk, .hooks = &hooks,
+			.runtime = strcmp(w->runtime, TP_RUNTIME_HBG)
+					   ? TP_RUNTIME_TENSORMAP_RINGBUFFER
+					   : TP_RUNTIME_HOST_BUILD_GRAPH,
 		};
 		uint64_t d0 = tp_now_ns();
 		rc = tp_engine_run(&ec, orch_entry, &x, &er);

@@ -44,13 +44,24 @@ for d in "$root"/out/paged_attention_CaseSmall1_*; do
 	[[ -s $d/result.txt ]] || { echo "FAIL: $d/result.txt missing"; fail=1; }
 done
 
+# synthetic: every task kind, both platforms, 1 and 3 scheduler threads.
+for p in a2a3sim a5sim; do
+	for t in 2 4; do
+		for rt in tensormap_and_ringbuffer host_build_graph; do
+			expect 0 "tasks 1523" run synthetic -p "$p" --aicpu-threads "$t" \
+				--runtime "$rt" -o "$root/syn"
+		done
+	done
+done
+expect 0 "PASS" run synthetic --case Default --rounds 2 -o "$root/syn"
+expect 2 "has no case" run synthetic --case Nope
 expect 0 "usage: taskprof run" run --help
 expect 2 "unknown CASE" run nope
 expect 2 "not available yet" run ./libnope.so
 expect 2 "has no case" run paged_attention --case Nope
 expect 2 "unknown platform" run paged_attention -p a9sim
 expect 2 "unknown runtime" run paged_attention --runtime foo
-expect 2 "not available yet" run paged_attention --runtime host_build_graph
+expect 0 "PASS" run paged_attention --runtime host_build_graph -o "$root/hbg"
 expect 2 "--block-dim" run paged_attention --block-dim 0
 expect 2 "1..24" run paged_attention --block-dim 25
 expect 2 "1..36" run paged_attention -p a5sim --block-dim 37

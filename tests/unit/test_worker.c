@@ -167,8 +167,9 @@ static void test_bad_config(void **s)
 {
 	(void)s;
 	expect_open_fails((struct tp_worker_config){ .platform = "a9sim" }, "unknown platform");
-	expect_open_fails((struct tp_worker_config){ .runtime = "host_build_graph" },
-			  "not available yet");
+	expect_open_fails((struct tp_worker_config){ .runtime = "host_build_graph",
+						     .aicpu_threads = 99 },
+			  "all schedulers under host_build_graph");
 	expect_open_fails((struct tp_worker_config){ .runtime = "foo" }, "unknown runtime");
 	expect_open_fails((struct tp_worker_config){ .block_dim = -1 }, "block_dim");
 	expect_open_fails((struct tp_worker_config){ .block_dim = 25 }, "1..24");

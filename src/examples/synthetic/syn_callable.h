@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * examples/synthetic/syn_callable.h — the `synthetic` callable: one small
+ * graph that exercises every task kind of the runtime (spec/runtime-model.md
+ * §7.5), each piece with a result the golden checks exactly:
+ *
+ *   dummy    SET a (AIC), SET b (AIV) → DUMMY (in a, b; inout join) →
+ *            ADD2 out = a + b + join (a, b as NO_DEP: ordered only by the
+ *            dummy)                                           tensor "dummy"
+ *   pred     SET flag = 0 → ADDS pout = flag + 1000, predicated on
+ *            flag != 0 (false: skipped, pout keeps its initial 7) →
+ *            ADDS pres = pout + 3 = 10                        tensor "pred"
+ *   spmd     BLOCK (AIV) with block_num SYN_SPMD_BLOCKS (128, more than the
+ *            cores of any platform): block b writes [b, b·b, block_num]
+ *            into its slice and increments a run counter      tensor "spmd"
+ *   mix      one MIX task (AIC + AIV0 + AIV1 in one cluster), each part
+ *            writes its core type check and a value; SUM adds them
+ *                                                             tensor "mix"
+ *   fanout   SET src = 12345 (AIC) → SYN_FANOUT (512) ADDS consumers
+ *            out[i] = src + 7·i                               tensor "fanout"
+ *   chain    SYN_CHAIN (1000) STEP tasks alternating AIC / AIV, each
+ *            c = c·31 + i (uint32 wrap) with trace[i] = c     tensor "chain"
+ *
+ * All tensors are int32, compared exactly (atol 0.5). Not here yet (the
+ * runtime lacks them): an async-wait task and an early-dispatch pair.
+ */
+#ifndef TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
+#define TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
+
+#include <stdint.h>
+
+#include "taskprof/case.h"
+
+#define SYN_SPMD_BLOCKS 128u
+#define SYN_SPMD_SLICE 4u
+#define SYN_FANOUT 512u
+#define SYN_CHAIN 1000u
+
+/* Signature tensors, in order. */
+enum syn_arg {
+	SYN_ARG_DUMMY = 0, /* [4]: a, b, join, out */
+	SYN_ARG_PRED,      /* [3]: flag, pout, pres */
+	SYN_ARG_SPMD,      /* [SYN_SPMD_BLOCKS · SYN_SPMD_SLICE] */
+	SYN_ARG_MIX,       /* [7]: aic_ok, 101, aiv0_ok, 202, aiv1_ok, 303, sum */
+	SYN_ARG_FANOUT,    /* [1 + SYN_FANOUT]: src, out[i] */
+	SYN_ARG_CHAIN,     /* [1 + SYN_CHAIN]: c, trace[i] */
+	SYN_ARG_COUNT
+};
+
+/* Kernels (func ids). */
+enum syn_func {
+	SYN_FUNC_SET_C = 0, /* AIC: OUT x[n], scalar v: x[i] = v + i */
+	SYN_FUNC_SET_V,     /* AIV: the same */
+	SYN_FUNC_ADD2,      /* AIV: NO_DEP a, NO_DEP b, IN j, OUT y: y = a + b + j */
+	SYN_FUNC_ADDS,      /* AIV: IN x, OUT y[n], scalar s: y[i] = x + s + i */
+	SYN_FUNC_BLOCK,     /* AIV SPMD: INOUT x [blocks · slice] */
+	SYN_FUNC_MIX_C,     /* AIC part of MIX: INOUT x[6] */
+	SYN_FUNC_MIX_V0,    /* AIV0 part */
+	SYN_FUNC_MIX_V1,    /* AIV1 part */
+	SYN_FUNC_SUM,       /* AIV: IN x[n], OUT y[1]: y = Σ x */
+	SYN_FUNC_STEP_C,    /* AIC: INOUT c, OUT t, scalar i: c = c·31 + i; t = c */
+	SYN_FUNC_STEP_V,    /* AIV: the same */
+	SYN_FUNC_COUNT
+};
+
+/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN. */
+#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN)
+
+/* The built-in callable "synthetic"; one case, "Default". */
+extern const struct tp_callable syn_callable;
+
+/* The kernels of syn_callable (indexed by enum syn_func). */
+extern const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT];
+
+/**
+ * syn_orchestration() - submit the graph above.
+ * @o:    the orchestrator.
+ * @args: the SYN_ARG_COUNT tensors with device addresses.
+ * Return: 0; -EINVAL for a wrong signature; a submit's error.
+ */
+struct tp_orch;
+int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args);
+
+/* Elements of signature tensor @i (0 for a bad index). */
+uint32_t syn_tensor_len(enum syn_arg i);
+
+#endif /* TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H */

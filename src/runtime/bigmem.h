@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime/bigmem.h — zeroed allocations that may be large but are touched
+ * sparsely (the host_build_graph ring sized for a whole graph): above
+ * TP_BIGMEM_MMAP_MIN bytes they are anonymous MAP_NORESERVE mappings, so
+ * untouched pages cost nothing (calloc would be memset by some sanitizer
+ * allocators). Private to src/runtime/.
+ */
+#ifndef TASKPROF_RUNTIME_BIGMEM_H
+#define TASKPROF_RUNTIME_BIGMEM_H
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#define TP_BIGMEM_MMAP_MIN (16ull << 20)
+
+/* Zeroed @n * @size bytes; *@mapped tells tp_bigmem_free() how. NULL on
+ * failure or overflow. */
+static inline void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
+{
+	*mapped = false;
+	if (size && n > (size_t)-1 / size)
+		return NULL;
+	size_t bytes = n * size;
+	if (bytes < TP_BIGMEM_MMAP_MIN)
+		return calloc(n ? n : 1, size ? size : 1);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*mapped = true;
+	return p;
+}
+
+static inline void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped)
+{
+	if (!p)
+		return;
+	if (mapped)
+		munmap(p, n * size);
+	else
+		free(p);
+}
+
+#endif /* TASKPROF_RUNTIME_BIGMEM_H */
