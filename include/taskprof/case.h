@@ -25,9 +25,21 @@
  * `struct tp_tile` per tensor argument, in add order, then the raw 64-bit
  * scalars (runtime/engine.h).
  *
- * Built-in examples (paged_attention) declare themselves with these structs
- * and are listed by tp_callable_find() (taskprof/worker.h). Loading a
- * callable from a shared object is not available yet.
+ * Built-in examples (paged_attention, synthetic, gemm) declare themselves
+ * with these structs and are listed by tp_callable_find() (taskprof/worker.h).
+ *
+ * A case shared object (`taskprof run ./libmycase.so [--case NAME]`) defines
+ * one entry symbol, TP_CASE_ENTRY_SYMBOL:
+ *
+ *     const struct tp_callable *tp_case_callable(void);
+ *
+ * returning its callable (static storage; not NULL). The CLI dlopens the
+ * file, calls the entry once and runs the callable like a built-in; the
+ * object stays loaded until the process exits. Its orchestration uses the
+ * orchestrator API (tp_args_*, tp_submit_*) and its kernels the tile API,
+ * both resolved from libtaskprof.so: link the object with -ltaskprof (the
+ * taskprof executable links libtaskprof.so too, so there is one runtime).
+ * Example: examples/case_so/mycase.c.
  */
 #ifndef TASKPROF_CASE_H
 #define TASKPROF_CASE_H
@@ -151,6 +163,10 @@ struct tp_callable {
 	int n_cases;
 	const char *default_case;
 };
+
+/* The entry symbol of a case shared object and its type (see the top). */
+#define TP_CASE_ENTRY_SYMBOL "tp_case_callable"
+typedef const struct tp_callable *(*tp_case_entry_fn)(void);
 
 #ifdef __cplusplus
 }

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_run.c — `taskprof run CASE`: run one case of a built-in callable on
- * the simulated device, check its golden and print one result line
- * (ARCHITECTURE.md §5, spec/runtime-model.md §4, §6).
+ * cmd_run.c — `taskprof run CASE`: run one case of a built-in callable, or
+ * of the callable a case shared object declares (taskprof/case.h,
+ * TP_CASE_ENTRY_SYMBOL), on the simulated device, check its golden and
+ * print one result line (ARCHITECTURE.md §5, spec/runtime-model.md §4, §6).
  *
  * Exit codes: 0 golden pass, 1 golden failure or a failed run, 2 bad usage.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "platform/platform.h"
@@ -27,6 +30,9 @@ static void help(FILE *f)
 		"device wall, orchestrator and scheduler times, task count, tasks/s and\n"
 		"PASS / FAIL. Each run writes OUTPUT_ROOT/<CASE>_<case>_<YYYYMMDD_HHMMSS>/\n"
 		"result.txt.\n\n"
+		"CASE is a built-in callable or the path of a case shared object (a name with\n"
+		"a '/' or ending in .so) that defines\n"
+		"  const struct tp_callable *tp_case_callable(void);   (taskprof/case.h)\n\n"
 		"CASE (built-in):\n");
 	for (size_t i = 0; tp_callable_at(i); i++) {
 		const struct tp_callable *c = tp_callable_at(i);
@@ -66,6 +72,85 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 	}
 	*out = (int)v;
 	return 0;
+}
+
+/* A one-line dlerror() (it never holds a newline today; be sure). */
+static const char *dl_msg(void)
+{
+	static char buf[512];
+	const char *e = dlerror();
+	snprintf(buf, sizeof(buf), "%s", e ? e : "unknown error");
+	for (char *p = buf; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	return buf;
+}
+
+/*
+ * Load the callable of case shared object @path (taskprof/case.h). The
+ * object stays loaded: its kernels and strings are used until exit.
+ * Return: the callable, or NULL after one line on stderr.
+ */
+static const struct tp_callable *load_case_so(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "taskprof run: cannot load case shared object '%s': %s\n", path,
+			strerror(errno));
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "taskprof run: cannot load case shared object '%s': not a "
+				"regular file\n", path);
+		return NULL;
+	}
+	/* dlopen() searches the library path for a name without a '/'. */
+	char buf[4096];
+	const char *open_path = path;
+	if (!strchr(path, '/')) {
+		snprintf(buf, sizeof(buf), "./%s", path);
+		open_path = buf;
+	}
+	void *h = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		fprintf(stderr, "taskprof run: cannot load case shared object '%s': expected an "
+				"ELF shared object built against libtaskprof.so: %s\n",
+			path, dl_msg());
+		return NULL;
+	}
+	dlerror();
+	void *sym = dlsym(h, TP_CASE_ENTRY_SYMBOL);
+	if (!sym) {
+		fprintf(stderr, "taskprof run: case shared object '%s' has no symbol %s (expected "
+				"'const struct tp_callable *%s(void)', see taskprof/case.h)\n",
+			path, TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
+		dlclose(h);
+		return NULL;
+	}
+	tp_case_entry_fn entry;
+	memcpy(&entry, &sym, sizeof(entry)); /* object → function pointer */
+	const struct tp_callable *c = entry();
+	const char *bad = NULL;
+	if (!c)
+		bad = "returned NULL";
+	else if (!c->name || !*c->name)
+		bad = "returned a callable without a name";
+	else if (!c->orch)
+		bad = "returned a callable without an orchestration";
+	else if (c->n_kernels < 0 || (c->n_kernels > 0 && !c->kernels))
+		bad = "returned a callable with a bad kernel table";
+	else if (c->n_cases < 1 || !c->cases)
+		bad = "returned a callable without cases";
+	else if (!c->default_case || !tp_callable_case(c, NULL))
+		bad = "returned a callable whose default_case is not one of its cases";
+	if (bad) {
+		fprintf(stderr, "taskprof run: %s() in case shared object '%s' %s (expected a "
+				"struct tp_callable, see taskprof/case.h)\n",
+			TP_CASE_ENTRY_SYMBOL, path, bad);
+		dlclose(h);
+		return NULL;
+	}
+	return c;
 }
 
 int cmd_run(int argc, char **argv)
@@ -141,13 +226,19 @@ int cmd_run(int argc, char **argv)
 	const char *name = argv[optind];
 	const struct tp_callable *cal = tp_callable_find(name);
 	if (!cal) {
-		if (strchr(name, '/') || strstr(name, ".so"))
-			fprintf(stderr, "taskprof run: cannot load '%s': loading case shared "
-					"objects is not available yet\n", name);
-		else
-			fprintf(stderr, "taskprof run: unknown CASE '%s' (built-in: paged_attention)\n",
-				name);
-		return 2;
+		size_t n = strlen(name);
+		if (strchr(name, '/') || (n > 3 && !strcmp(name + n - 3, ".so")) ||
+		    strstr(name, ".so.")) {
+			cal = load_case_so(name);
+			if (!cal)
+				return 2;
+		} else {
+			fprintf(stderr, "taskprof run: unknown CASE '%s' (built-in:", name);
+			for (size_t i = 0; tp_callable_at(i); i++)
+				fprintf(stderr, " %s", tp_callable_at(i)->name);
+			fprintf(stderr, "; or a path to a case shared object)\n");
+			return 2;
+		}
 	}
 	if (!tp_callable_case(cal, case_name)) {
 		fprintf(stderr, "taskprof run: %s has no case '%s' (cases:", cal->name, case_name);

@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "examples/gemm/gemm_callable.h"
 #include "examples/paged_attention/pa_callable.h"
 #include "examples/synthetic/syn_callable.h"
 #include "taskprof/worker.h"
@@ -12,6 +13,7 @@
 static const struct tp_callable *const builtins[] = {
 	&pa_callable,
 	&syn_callable,
+	&gemm_callable,
 };
 
 const struct tp_callable *tp_callable_at(size_t i)

@@ -57,7 +57,40 @@ expect 0 "PASS" run synthetic --case Default --rounds 2 -o "$root/syn"
 expect 2 "has no case" run synthetic --case Nope
 expect 0 "usage: taskprof run" run --help
 expect 2 "unknown CASE" run nope
-expect 2 "not available yet" run ./libnope.so
+# gemm: the tiled matmul, both platforms and runtimes.
+for p in a2a3sim a5sim; do
+	for rt in tensormap_and_ringbuffer host_build_graph; do
+		expect 0 "tasks 4" run gemm --case Small -p "$p" --runtime "$rt" -o "$root/gemm"
+	done
+done
+expect 0 "tasks 64" run gemm --case Medium -o "$root/gemm"
+expect 0 "PASS" run gemm --case Ragged -p a5sim -o "$root/gemm"
+expect 2 "has no case" run gemm --case Big
+
+# Case shared objects (taskprof/case.h): build/examples/libmycase.so.
+so=$(dirname "$bin")/examples/libmycase.so
+for p in a2a3sim a5sim; do
+	expect 0 "mycase Default $p" run "$so" -p "$p" -o "$root/so"
+done
+expect 0 "PASS" run "$so" --case Default --runtime host_build_graph -o "$root/so"
+expect 2 "has no case" run "$so" --case Nope
+expect 2 "No such file" run ./libnope.so
+expect 2 "not a regular file" run "$root/"
+echo 'not elf' >"$root/fake.so"
+expect 2 "expected an ELF shared object" run "$root/fake.so"
+expect 2 "invalid ELF header" run /etc/passwd
+# An object without the entry symbol, and one whose entry returns NULL.
+cc=${CC:-cc}
+if command -v "$cc" >/dev/null; then
+	echo 'int tp_other(void) { return 1; }' >"$root/nosym.c"
+	echo 'const void *tp_case_callable(void) { return 0; }' >"$root/null.c"
+	"$cc" -shared -fPIC -o "$root/libnosym.so" "$root/nosym.c" &&
+		expect 2 "has no symbol tp_case_callable" run "$root/libnosym.so"
+	"$cc" -shared -fPIC -o "$root/libnull.so" "$root/null.c" &&
+		expect 2 "returned NULL" run "$root/libnull.so"
+else
+	echo "skip: no C compiler for the bad case objects"
+fi
 expect 2 "has no case" run paged_attention --case Nope
 expect 2 "unknown platform" run paged_attention -p a9sim
 expect 2 "unknown runtime" run paged_attention --runtime foo
