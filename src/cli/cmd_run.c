@@ -66,8 +66,15 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "taskprof run: %s expects an integer from %ld to %ld, got '%s'\n",
-			opt, lo, hi, s);
+		if (!strcmp(opt, "--block-dim"))
+			fprintf(stderr, "taskprof run: --block-dim expects clusters, 1..24 on a2a3sim "
+					"or 1..36 on a5sim, got '%s'\n", s);
+		else if (!strcmp(opt, "--aicpu-threads"))
+			fprintf(stderr, "taskprof run: --aicpu-threads expects 2..4 on a2a3sim or "
+					"2..7 on a5sim (1 with host_build_graph), got '%s'\n", s);
+		else
+			fprintf(stderr, "taskprof run: %s expects an integer from %ld to %ld, got '%s'\n",
+				opt, lo, hi, s);
 		return -EINVAL;
 	}
 	*out = (int)v;
