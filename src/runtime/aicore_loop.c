@@ -49,8 +49,10 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 			tp_aicore_kernel_begin(core);
 			tl_block_idx = pl->block_idx;
 			tl_block_num = pl->block_num;
+			tp_async_bind(e, &ce->slab[token & 1]);
 			if (pl->fn)
 				pl->fn(pl->args);
+			tp_async_bind(e, NULL);
 			tl_block_idx = 0;
 			tl_block_num = 0;
 			tp_aicore_kernel_end(core);

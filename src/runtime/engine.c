@@ -188,6 +188,7 @@ static void engine_free(struct tp_engine *e)
 		tp_bigmem_free(e->payloads[r], win, sizeof(struct tp_task_payload),
 			       e->payloads_mapped[r]);
 	}
+	tp_async_fini(e);
 	tp_tensormap_fini(&e->tm);
 	tp_orch_fini(&e->orch);
 	for (int s = 0; s < TP_NUM_SHAPES; s++)
@@ -249,6 +250,8 @@ static int engine_setup(struct tp_engine *e)
 		return rc;
 	if ((rc = tp_orch_init(&e->orch, e)))
 		return rc;
+	if ((rc = tp_async_init(e)))
+		return rc;
 	for (int s = 0; s < TP_NUM_SHAPES; s++)
 		if ((rc = rq_init(&e->ready[s], rq_cap)))
 			return rc;
@@ -305,6 +308,9 @@ static void fill_result(struct tp_engine *e, int rc, struct tp_engine_result *re
 	res->spmd_repushes = atomic_load(&e->spmd_repushes);
 	res->graph_build_ns = e->graph_build_ns;
 	res->reclaimed_tasks = atomic_load(&e->reclaimed);
+	res->async_waits = atomic_load(&e->async_waits);
+	res->async_completions = atomic_load(&e->async_done);
+	res->dma_requests = atomic_load(&e->dma.done);
 	res->failed_task = e->fail_task;
 	res->failed_func = e->fail_func;
 	snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
@@ -389,12 +395,17 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		.arg = e,
 		.hooks = cfg->kernel_hooks,
 	};
+	if ((rc = tp_dma_start(e))) {
+		engine_free(e);
+		return rc;
+	}
 	rc = tp_device_launch_ex(cfg->dev, &lc);
 	if (rc) {
 		engine_free(e);
 		return rc;
 	}
 	int wrc = tp_device_wait(cfg->dev);
+	tp_dma_stop(e);
 
 	rc = 0;
 	if (atomic_load(&e->failed))

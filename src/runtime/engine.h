@@ -68,13 +68,26 @@
  *     not turn on_sched_window into a SchedWindow record under HBG; the
  *     Worker uses it for the scheduler time).
  *
- * Not here yet: early dispatch, async wait, the MIX-residual rule of the
- * placement order.
+ * Async wait (spec §2.10, §7.3 Tier 2, simplified): a kernel registers
+ * completion conditions "uint32 counter at addr >= value"
+ * (tp_kernel_async_wait, below); its subtask's FIN then does not complete
+ * the task. A simulated DMA engine thread, started with the engine and
+ * parked on a condition variable while idle, executes delayed copies and
+ * counter bumps (tp_kernel_dma_copy). The scheduler's async_poll step
+ * (spec §2.11 step 2; phase TP_PHASE_ASYNC_POLL, emitted whenever the
+ * async list is non-empty, even with 0 completions) completes a task once
+ * every condition of every subtask holds; only then do its consumers
+ * become ready. Waits that never become true stall the run (-ETIMEDOUT
+ * after stall_timeout_ms), nothing hangs.
+ *
+ * Not here yet: early dispatch, the MIX-residual rule of the placement
+ * order.
  */
 #ifndef TASKPROF_RUNTIME_ENGINE_H
 #define TASKPROF_RUNTIME_ENGINE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/error.h"
@@ -110,6 +123,10 @@ enum tp_sched_phase {
 	TP_PHASE_DUMMY,         /* dummy drain */
 	TP_PHASE_DISPATCH,      /* dispatch_ready_tasks */
 	TP_PHASE_RELEASE,       /* deferred release drain */
+	/* Added after the first version (append only). */
+	TP_PHASE_ASYNC_POLL,    /* async wait list poll (§2.11 step 2) */
+	TP_PHASE_EARLY_DISPATCH,/* try_early_dispatch (§2.11 step 4b); not
+				 * emitted yet: early dispatch is not here */
 	TP_PHASE_COUNT
 };
 
@@ -205,6 +222,9 @@ struct tp_engine_result {
 	uint64_t spmd_repushes;         /* SPMD tasks re-pushed with blocks left */
 	uint64_t graph_build_ns;        /* HBG: host orchestration time; 0 under TRB */
 	uint64_t reclaimed_tasks;       /* ring slots reclaimed (0 under HBG) */
+	uint64_t async_waits;           /* conditions registered by kernels */
+	uint64_t async_completions;     /* tasks completed by the async poll */
+	uint64_t dma_requests;          /* DMA engine requests executed */
 };
 
 /**
@@ -232,5 +252,32 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
  */
 uint32_t tp_kernel_block_idx(void);
 uint32_t tp_kernel_block_num(void);
+
+/* Conditions one subtask may register (MAX_ASYNC_WAITS). */
+#define TP_MAX_ASYNC_WAITS 64
+
+/**
+ * tp_kernel_async_wait() - inside a kernel: the task completes only once
+ * the uint32 at @counter (read atomically, acquire) is >= @value. Any
+ * number of the task's subtasks may register conditions; the task
+ * completes after its last FIN when all of them hold.
+ *
+ * Return: 0; -EPERM outside a kernel; -EINVAL for a NULL or misaligned
+ * @counter; -E2BIG beyond TP_MAX_ASYNC_WAITS conditions in one subtask.
+ */
+int tp_kernel_async_wait(const uint32_t *counter, uint32_t value);
+
+/**
+ * tp_kernel_dma_copy() - inside a kernel: ask the engine's simulated DMA
+ * engine to copy @bytes from @src to @dst (may be 0 bytes) no earlier than
+ * @delay_ns from now, then atomically add 1 (release) to the uint32 at
+ * @counter (may be NULL). Returns at once; the copy runs on the DMA
+ * thread. @src must stay unchanged and @dst unread until the counter
+ * shows the copy (wait on it with tp_kernel_async_wait()).
+ *
+ * Return: 0; -EPERM outside a kernel; -EINVAL for a bad argument; -ENOMEM.
+ */
+int tp_kernel_dma_copy(void *dst, const void *src, size_t bytes, uint32_t *counter,
+		       uint64_t delay_ns);
 
 #endif /* TASKPROF_RUNTIME_ENGINE_H */

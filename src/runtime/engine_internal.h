@@ -42,6 +42,50 @@ struct tp_task_payload {
 	uint8_t pred_skip;  /* set at the ready point: predicate was false */
 	uint64_t pred_addr;
 	int64_t pred_target;
+	/* Async wait (runtime/async.c), reset at submit. has_async: a
+	 * subtask registered conditions (set before its subtask count);
+	 * async_outstanding / async_deferred under engine async_mu. */
+	_Atomic uint8_t has_async;
+	uint8_t async_deferred;     /* every subtask finished, conditions left */
+	uint32_t async_outstanding; /* conditions not yet seen true */
+};
+
+/* Conditions registered by one subtask while it runs (per core, per
+ * payload buffer token & 1): written by the AICore, read by the owning
+ * scheduler after the FIN (the COND acquire publishes them). */
+struct tp_async_slab {
+	uint32_t n;
+	struct {
+		const uint32_t *addr;
+		uint32_t value;
+	} c[TP_MAX_ASYNC_WAITS];
+};
+
+/* One registered condition of a task (the async wait list). */
+struct tp_async_entry {
+	struct tp_slot *slot;
+	const uint32_t *addr;
+	uint32_t value;
+};
+
+/* A delayed copy + counter bump of the simulated DMA engine. */
+struct tp_dma_req {
+	void *dst;
+	const void *src;
+	size_t bytes;
+	uint32_t *counter;
+	uint64_t due_ns;  /* tp_now_ns() */
+};
+
+/* The simulated DMA engine: one thread, parked on a condvar when idle. */
+struct tp_dma {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool inited, started, stop;
+	pthread_t th;
+	struct tp_dma_req *reqs;
+	uint32_t n, cap;
+	_Atomic uint64_t done;
 };
 
 /* What AICore reads for a token (PTO2DispatchPayload); two per core,
@@ -77,6 +121,7 @@ struct tp_core_exec {
 	uint32_t pending_token;
 	uint64_t pending_dispatch_ts;
 	struct tp_dispatch_payload payload[2];
+	struct tp_async_slab slab[2];  /* indexed token & 1, like payload */
 };
 
 struct tp_sched_thread {
@@ -152,6 +197,15 @@ struct tp_engine {
 	_Atomic int idle_cores[2];
 	_Atomic int idle_clusters;
 
+	/* Async wait list (a locked list, spec §7.3) and the DMA engine. */
+	pthread_mutex_t async_mu;
+	struct tp_async_entry *async_list;
+	uint32_t async_n, async_cap;
+	_Atomic uint32_t async_size;  /* async_n, readable without the lock */
+	_Atomic uint64_t async_waits;
+	_Atomic uint64_t async_done;
+	struct tp_dma dma;
+
 	_Atomic bool abort_all;  /* stall: every scheduler leaves at once */
 	/* First failure wins (fail_mu). */
 	_Atomic bool failed;
@@ -193,6 +247,35 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx);
 
 /* Evaluate a payload's predicate (DispatchPredicate::pass). */
 bool tp_engine_pred_pass(const struct tp_task_payload *p);
+
+/* async.c */
+int tp_async_init(struct tp_engine *e);
+void tp_async_fini(struct tp_engine *e);
+/* The DMA engine thread: start before the device launches, stop (join)
+ * after it finished. */
+int tp_dma_start(struct tp_engine *e);
+void tp_dma_stop(struct tp_engine *e);
+/* AICore side: bind the slab the running kernel registers into (NULL
+ * after the kernel). */
+void tp_async_bind(struct tp_engine *e, struct tp_async_slab *slab);
+/* Scheduler side: move @slab's conditions (registered by a subtask of @s)
+ * to the wait list; empties @slab. */
+void tp_async_take(struct tp_engine *e, struct tp_slot *s, struct tp_async_slab *slab);
+/* Every subtask of @s finished: true if conditions are left (the task is
+ * deferred; the poll completes it), false to complete it now. */
+bool tp_async_defer(struct tp_engine *e, struct tp_slot *s);
+/* poll_and_complete: drop satisfied conditions; deferred tasks whose last
+ * condition held go to @out (at most @max). Return: tasks in @out. */
+uint32_t tp_async_poll(struct tp_engine *e, struct tp_slot **out, uint32_t max);
+/* Whether any listed condition holds now. */
+bool tp_async_any_ready(struct tp_engine *e);
+static inline uint32_t tp_async_count(struct tp_engine *e)
+{
+	return atomic_load_explicit(&e->async_size, memory_order_acquire);
+}
+/* First listed task (for the stall message), TP_TASK_ID_INVALID if none. */
+tp_task_id tp_async_first_task(struct tp_engine *e, const uint32_t **addr,
+			       uint32_t *value);
 
 /* aicore_loop.c */
 void tp_aicore_loop(struct tp_aicore *core, void *arg);

@@ -359,6 +359,9 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	p->pred_addr = args->pred_addr;
 	p->pred_target = args->pred_target;
 	p->pred_skip = 0;
+	atomic_store_explicit(&p->has_async, 0, memory_order_relaxed);
+	p->async_deferred = 0;
+	p->async_outstanding = 0;
 	if (shape != TP_SHAPE_DUMMY)
 		for (uint32_t i = 0; i < args->n_tensors && !rc; i++) {
 			rc = tensor_tile(&args->tensors[i], &p->tiles[i]);

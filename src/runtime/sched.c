@@ -103,7 +103,10 @@ static void finish_running(struct tp_engine *e, struct tp_sched_thread *t,
 		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
 				s->kernel_id[ce->subslot], ce->running_token, ce->dispatch_ts,
 				fin_ts);
-	if (tp_slot_on_subtask_complete(s))
+	struct tp_async_slab *sl = &ce->slab[ce->running_token & 1];
+	if (sl->n)
+		tp_async_take(e, s, sl); /* §2.9 step 1: deferred completions */
+	if (tp_slot_on_subtask_complete(s) && !tp_async_defer(e, s))
 		complete_task(e, t, s);
 }
 
@@ -206,6 +209,7 @@ static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
 {
 	uint32_t tok = tp_reg_token_next(&ce->dispatch_seq);
 	struct tp_dispatch_payload *pl = &ce->payload[tok & 1];
+	ce->slab[tok & 1].n = 0;
 	int32_t func = s->kernel_id[ks];
 	pl->task_id = s->task_id;
 	pl->func_id = func;
@@ -477,6 +481,8 @@ static bool has_work(void *arg)
 	}
 	if (t->idx < DUMMY_THREADS && tp_rq_size(&e->dummy))
 		return true;
+	if (tp_async_count(e) && tp_async_any_ready(e))
+		return true;
 	for (int sh = 0; sh < TP_NUM_SHAPES; sh++)
 		if (can_place(e, t, (enum tp_shape)sh))
 			return true;
@@ -499,6 +505,16 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 			       (unsigned long long)e->cfg.stall_timeout_ms);
 		break;
 	}
+	const uint32_t *addr = NULL;
+	uint32_t value = 0;
+	tp_task_id aid = tp_async_first_task(e, &addr, &value);
+	if (aid != TP_TASK_ID_INVALID)
+		tp_engine_fail(e, -ETIMEDOUT, aid, -1,
+			       "runtime: scheduler thread %d: task 0x%llx waits for counter "
+			       "%p >= %u (now %u): no progress for %llu ms", t->idx,
+			       (unsigned long long)aid, (const void *)addr, value,
+			       __atomic_load_n(addr, __ATOMIC_ACQUIRE),
+			       (unsigned long long)e->cfg.stall_timeout_ms);
 	atomic_store_explicit(&e->abort_all, true, memory_order_release);
 	tp_engine_wake_all(e);
 }
@@ -554,6 +570,19 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			}
 			progress |= n > 0;
 		}
+		/* 2: async poll (bar even with 0 completions, §2.11). */
+		if (tp_async_count(e)) {
+			struct tp_slot *done[TP_MAX_ASYNC_WAITS];
+			uint32_t n = tp_async_poll(e, done, TP_MAX_ASYNC_WAITS);
+			for (uint32_t i = 0; i < n; i++)
+				complete_task(e, t, done[i]);
+			if (hooks) {
+				uint64_t now = tp_sys_cnt();
+				phase(e, t, TP_PHASE_ASYNC_POLL, t_phase, now, n);
+				t_phase = now;
+			}
+			progress |= n > 0;
+		}
 		/* 3: dummy drain. */
 		if (t->idx < DUMMY_THREADS) {
 			uint64_t d0 = 0;
@@ -585,7 +614,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			continue;
 		}
 		uint64_t now = tp_now_ns();
-		if (t->n_running && now - last_progress >= stall_ns) {
+		if ((t->n_running || tp_async_count(e)) && now - last_progress >= stall_ns) {
 			stall(e, t);
 			break;
 		}

@@ -48,7 +48,7 @@ done
 for p in a2a3sim a5sim; do
 	for t in 2 4; do
 		for rt in tensormap_and_ringbuffer host_build_graph; do
-			expect 0 "tasks 1523" run synthetic -p "$p" --aicpu-threads "$t" \
+			expect 0 "tasks 1526" run synthetic -p "$p" --aicpu-threads "$t" \
 				--runtime "$rt" -o "$root/syn"
 		done
 	done

@@ -180,6 +180,11 @@ static void test_identical_outputs(void **s)
 			assert_int_equal(g_cap[SYN_ARG_SPMD][4 * 99 + 0], 99);
 			assert_int_equal(g_cap[SYN_ARG_FANOUT][SYN_FANOUT],
 					 12345 + 7 * (SYN_FANOUT - 1));
+			/* Async wait: the DMA copy landed, one bump, the SUM
+			 * after it saw the copied data. */
+			assert_int_equal(g_cap[SYN_ARG_ASYNC][SYN_ASYNC_N + 3], 503);
+			assert_int_equal(g_cap[SYN_ARG_ASYNC][2 * SYN_ASYNC_N], 1);
+			assert_int_equal(g_cap[SYN_ARG_ASYNC][2 * SYN_ASYNC_N + 1], 2006);
 		} else {
 			assert_memory_equal(first, g_cap, sizeof(first));
 		}

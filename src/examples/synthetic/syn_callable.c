@@ -13,7 +13,7 @@
 #include "examples/synthetic/syn_callable.h"
 
 static const char *const syn_names[SYN_ARG_COUNT] = {
-	"dummy", "pred", "spmd", "mix", "fanout", "chain",
+	"dummy", "pred", "spmd", "mix", "fanout", "chain", "async",
 };
 
 /* Initial values: the predicated task's output 7 (must stay), its flag 1
@@ -88,6 +88,15 @@ static int syn_golden(const struct tp_case *c, struct tp_case_args *e)
 		ch[1 + i] = (int32_t)v;
 	}
 	ch[0] = (int32_t)v;
+
+	int32_t *as = e->tensors[SYN_ARG_ASYNC].data;
+	int32_t asum = 0;
+	for (uint32_t i = 0; i < SYN_ASYNC_N; i++) {
+		as[i] = as[SYN_ASYNC_N + i] = (int32_t)(500 + i);
+		asum += as[i];
+	}
+	as[2 * SYN_ASYNC_N] = 1;         /* the DMA engine's one bump */
+	as[2 * SYN_ASYNC_N + 1] = asum;  /* 2006 */
 	return 0;
 }
 

@@ -20,9 +20,14 @@
  *            out[i] = src + 7·i                               tensor "fanout"
  *   chain    SYN_CHAIN (1000) STEP tasks alternating AIC / AIV, each
  *            c = c·31 + i (uint32 wrap) with trace[i] = c     tensor "chain"
+ *   async    SET src[4] = 500 + i (AIC) → ASYNC_COPY (AIV): asks the DMA
+ *            engine to copy src to dst after SYN_ASYNC_DELAY_US, bumping
+ *            cnt, and waits for cnt >= 1 (async wait: its FIN does not
+ *            complete it) → SUM sum = Σ dst = 2006 (only right if SUM ran
+ *            after the copy)                                  tensor "async"
  *
  * All tensors are int32, compared exactly (atol 0.5). Not here yet (the
- * runtime lacks them): an async-wait task and an early-dispatch pair.
+ * runtime lacks it): an early-dispatch pair.
  */
 #ifndef TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
 #define TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
@@ -35,6 +40,8 @@
 #define SYN_SPMD_SLICE 4u
 #define SYN_FANOUT 512u
 #define SYN_CHAIN 1000u
+#define SYN_ASYNC_N 4u
+#define SYN_ASYNC_DELAY_US 2000u
 
 /* Signature tensors, in order. */
 enum syn_arg {
@@ -44,6 +51,7 @@ enum syn_arg {
 	SYN_ARG_MIX,       /* [7]: aic_ok, 101, aiv0_ok, 202, aiv1_ok, 303, sum */
 	SYN_ARG_FANOUT,    /* [1 + SYN_FANOUT]: src, out[i] */
 	SYN_ARG_CHAIN,     /* [1 + SYN_CHAIN]: c, trace[i] */
+	SYN_ARG_ASYNC,     /* [2·SYN_ASYNC_N + 2]: src, dst, cnt, sum */
 	SYN_ARG_COUNT
 };
 
@@ -60,11 +68,14 @@ enum syn_func {
 	SYN_FUNC_SUM,       /* AIV: IN x[n], OUT y[1]: y = Σ x */
 	SYN_FUNC_STEP_C,    /* AIC: INOUT c, OUT t, scalar i: c = c·31 + i; t = c */
 	SYN_FUNC_STEP_V,    /* AIV: the same */
+	SYN_FUNC_ASYNC_COPY,/* AIV: IN src[n], OUT dst[n], INOUT cnt[1], scalar
+			     * delay_us: DMA copy src → dst bumping cnt, async
+			     * wait cnt >= 1 */
 	SYN_FUNC_COUNT
 };
 
-/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN. */
-#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN)
+/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN + 3. */
+#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN + 3u)
 
 /* The built-in callable "synthetic"; one case, "Default". */
 extern const struct tp_callable syn_callable;

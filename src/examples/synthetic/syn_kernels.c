@@ -97,6 +97,19 @@ static void k_step(int64_t *args)
 	tp_scalar_end();
 }
 
+/* The copy runs on the DMA engine thread after the kernel returned; the
+ * task completes when the async poll sees cnt >= 1. */
+static void k_async_copy(int64_t *args)
+{
+	const struct tp_tile *src = arg_tile(args, 0), *dst = arg_tile(args, 1);
+	uint32_t *cnt = (uint32_t *)el(arg_tile(args, 2), 0);
+	tp_scalar_begin();
+	if (tp_kernel_dma_copy(el(dst, 0), el(src, 0), src->rows * sizeof(int32_t), cnt,
+			       (uint64_t)args[3] * 1000u) == 0)
+		tp_kernel_async_wait(cnt, 1);
+	tp_scalar_end();
+}
+
 const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT] = {
 	{ SYN_FUNC_SET_C, "SET_C", TP_CASE_AIC, k_set },
 	{ SYN_FUNC_SET_V, "SET_V", TP_CASE_AIV, k_set },
@@ -109,4 +122,5 @@ const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT] = {
 	{ SYN_FUNC_SUM, "SUM", TP_CASE_AIV, k_sum },
 	{ SYN_FUNC_STEP_C, "STEP_C", TP_CASE_AIC, k_step },
 	{ SYN_FUNC_STEP_V, "STEP_V", TP_CASE_AIV, k_step },
+	{ SYN_FUNC_ASYNC_COPY, "ASYNC_COPY", TP_CASE_AIV, k_async_copy },
 };

@@ -18,6 +18,7 @@ static const uint32_t syn_len[SYN_ARG_COUNT] = {
 	[SYN_ARG_MIX] = 7,
 	[SYN_ARG_FANOUT] = 1 + SYN_FANOUT,
 	[SYN_ARG_CHAIN] = 1 + SYN_CHAIN,
+	[SYN_ARG_ASYNC] = 2 * SYN_ASYNC_N + 2,
 };
 
 /* Elements [off, off + n) of @t; the callers stay inside @t. */
@@ -155,12 +156,34 @@ static int piece_chain(struct tp_orch *o, const struct tp_tensor *t)
 	return 0;
 }
 
+static int piece_async(struct tp_orch *o, const struct tp_tensor *t)
+{
+	struct tp_tensor src = view(t, 0, SYN_ASYNC_N), dst = view(t, SYN_ASYNC_N, SYN_ASYNC_N),
+			 cnt = view(t, 2 * SYN_ASYNC_N, 1), sum = view(t, 2 * SYN_ASYNC_N + 1, 1);
+	struct tp_task_args a;
+	int rc;
+	if ((rc = submit_set(o, SYN_FUNC_SET_C, src, 500)))
+		return rc;
+	tp_args_init(&a);
+	tp_args_add_input(&a, &src);
+	tp_args_add_output_existing(&a, &dst);
+	tp_args_add_inout(&a, &cnt);
+	tp_args_add_scalar(&a, SYN_ASYNC_DELAY_US);
+	if ((rc = submit1(o, SYN_FUNC_ASYNC_COPY, &a)))
+		return rc;
+	tp_args_init(&a);
+	tp_args_add_input(&a, &dst);
+	tp_args_add_output_existing(&a, &sum);
+	return submit1(o, SYN_FUNC_SUM, &a);
+}
+
 int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args)
 {
 	static int (*const pieces[SYN_ARG_COUNT])(struct tp_orch *, const struct tp_tensor *) = {
 		[SYN_ARG_DUMMY] = piece_dummy, [SYN_ARG_PRED] = piece_pred,
 		[SYN_ARG_SPMD] = piece_spmd,   [SYN_ARG_MIX] = piece_mix,
 		[SYN_ARG_FANOUT] = piece_fanout, [SYN_ARG_CHAIN] = piece_chain,
+		[SYN_ARG_ASYNC] = piece_async,
 	};
 	if (args->n_tensors != SYN_ARG_COUNT)
 		return tp_set_error(-EINVAL, "synthetic: expected %d tensors, got %u",
