@@ -6,7 +6,7 @@
 #   make demo         install missing deps, build, run `taskprof transport-demo` and
 #                     `taskprof run paged_attention --case CaseSmall1`
 #   make asan         ASan+UBSan build in build-asan/, run every test
-#   make tsan         TSan build in build-tsan/, run the `transport`, `platform` and `runtime` tests
+#   make tsan         TSan build in build-tsan/, run every test
 #   make clean        remove all build folders
 
 CMAKE      ?= cmake
@@ -59,7 +59,7 @@ asan: deps
 tsan: deps
 	$(call configure,$(TSAN_DIR),thread)
 	$(CMAKE) --build $(TSAN_DIR) --parallel $(JOBS)
-	$(CTEST) --test-dir $(TSAN_DIR) --output-on-failure -j2 -L 'transport|platform|runtime' --no-tests=ignore
+	$(CTEST) --test-dir $(TSAN_DIR) --output-on-failure -j2 --no-tests=error
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
