@@ -6,6 +6,8 @@
  * AICORE_EXIT_SIGNAL. Waiting parks on the core's dispatch doorbell.
  * Dual issue: the scheduler may write the next token (payload token & 1)
  * once it saw this token's ACK; the core picks it up after the FIN.
+ * Early dispatch: a gated payload is ACKed, then the core parks until its
+ * doorbell DATA_MAIN_BASE_HI equals the token (spec §2.8 step 3).
  */
 #include <errno.h>
 
@@ -44,6 +46,10 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		/* The acquire of the token makes the payload visible. */
 		const struct tp_dispatch_payload *pl = &ce->payload[token & 1];
 		tp_aicore_ack(core, token);
+		/* Early dispatch: staged before its producers finished; park
+		 * until the doorbell DATA_MAIN_BASE_HI == token. */
+		if (pl->gated && tp_aicore_wait_gate(core, token) == TP_AICORE_EXITING)
+			break;
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);
 			tp_aicore_kernel_begin(core);

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/clock.h"
+#include "platform/regs.h"
 #include "runtime/bigmem.h"
 #include "runtime/engine_internal.h"
 
@@ -52,6 +53,19 @@ void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s)
 	q->n++;
 	atomic_store_explicit(&q->size, q->n, memory_order_release);
 	pthread_mutex_unlock(&q->mu);
+}
+
+bool tp_rq_try_push(struct tp_ready_queue *q, struct tp_slot *s)
+{
+	pthread_mutex_lock(&q->mu);
+	bool ok = q->n < q->cap;
+	if (ok) {
+		q->buf[(q->head + q->n) % q->cap] = s;
+		q->n++;
+		atomic_store_explicit(&q->size, q->n, memory_order_release);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return ok;
 }
 
 struct tp_slot *tp_rq_pop(struct tp_ready_queue *q)
@@ -140,12 +154,95 @@ bool tp_engine_pred_pass(const struct tp_task_payload *p)
 	}
 }
 
+/* ---- early dispatch (simplified, spec §2.10, §7.3) -------------------- */
+
+_Thread_local int tp_sched_cur_thread = -1;
+
+static inline bool early_cas(struct tp_task_payload *p, uint8_t from, uint8_t to)
+{
+	return atomic_compare_exchange_strong_explicit(&p->early_state, &from, to,
+						       memory_order_acq_rel,
+						       memory_order_acquire);
+}
+
+void tp_engine_early_consider(struct tp_engine *e, struct tp_slot *s)
+{
+	struct tp_task_payload *p = tp_engine_payload(e, s);
+	if ((p->shape != TP_SHAPE_AIC && p->shape != TP_SHAPE_AIV) || p->has_pred ||
+	    s->logical_block_num != 1 || s->fanin_n == 0 ||
+	    atomic_load_explicit(&p->early_state, memory_order_acquire) != TP_EARLY_NONE)
+		return;
+	uint32_t live = 0;
+	for (uint32_t i = 0; i < s->fanin_n; i++) {
+		struct tp_slot *pr = tp_slot_fanin_edge(s, i)->producer;
+		/* seq_cst: pairs with the flag set in propagate, so of two
+		 * producers flagged at once at least one sees the other. */
+		if (atomic_load(&pr->task_state) >= TP_TASK_COMPLETED)
+			continue;
+		if (!(atomic_load(&pr->lifecycle_flags) & TP_SLOT_DISPATCH_PROPAGATED))
+			return;
+		live++;
+	}
+	if (!live || !early_cas(p, TP_EARLY_NONE, TP_EARLY_CANDIDATE))
+		return;
+	if (!tp_rq_try_push(&e->early_q[p->shape], s)) {
+		/* Full: only a hint lost; the task runs when ready. */
+		early_cas(p, TP_EARLY_CANDIDATE, TP_EARLY_NONE);
+		return;
+	}
+	tp_engine_wake_all(e);
+}
+
+static void consider_cb(struct tp_slot *s, void *ud)
+{
+	tp_engine_early_consider(ud, s);
+}
+
+void tp_engine_early_propagate(struct tp_engine *e, struct tp_slot *s)
+{
+	atomic_fetch_or(&s->lifecycle_flags, TP_SLOT_DISPATCH_PROPAGATED);
+	tp_slot_for_each_consumer(s, consider_cb, e);
+}
+
+void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s)
+{
+	struct tp_task_payload *p = tp_engine_payload(e, s);
+	const int core = p->early_core;
+	const uint32_t tok = p->early_token;
+	uint64_t ts = e->hooks_on ? tp_sys_cnt() : 0;
+	if (e->hooks_on && e->hooks.on_early_doorbell)
+		e->hooks.on_early_doorbell(e->hooks.ud, tp_sched_cur_thread, core, s->task_id,
+					   tok, ts);
+	atomic_fetch_add_explicit(&e->early_rung, 1, memory_order_relaxed);
+	/* Release: the producers' outputs (seen by this thread through the
+	 * fanin counter) are visible to the core that reads the doorbell. */
+	tp_reg_write(e->dev, core, TP_REG_DATA_MAIN_BASE_HI, tok);
+}
+
 /* push_ready_routed: DUMMY or a false predicate (evaluated here, at the
- * ready point, once) → dummy queue, else the shape's queue. */
+ * ready point, once) → dummy queue, else the shape's queue. Early
+ * dispatch: a task staged gated gets its doorbell instead. */
 void tp_engine_route_ready(struct tp_slot *s, void *ud)
 {
 	struct tp_engine *e = ud;
 	struct tp_task_payload *p = tp_engine_payload(e, s);
+	while (e->early) {
+		uint8_t st = atomic_load_explicit(&p->early_state, memory_order_acquire);
+		if (st == TP_EARLY_NONE || st == TP_EARLY_CANDIDATE) {
+			if (early_cas(p, st, TP_EARLY_READY))
+				break; /* normal routing below */
+		} else if (st == TP_EARLY_STAGING) {
+			if (early_cas(p, st, TP_EARLY_RING_PENDING))
+				return; /* the stager rings */
+		} else if (st == TP_EARLY_STAGED) {
+			if (early_cas(p, st, TP_EARLY_RUNG)) {
+				tp_engine_early_ring(e, s);
+				return;
+			}
+		} else {
+			break;
+		}
+	}
 	if (p->shape != TP_SHAPE_DUMMY && p->has_pred && !tp_engine_pred_pass(p))
 		p->pred_skip = 1;
 	if (p->shape == TP_SHAPE_DUMMY || p->pred_skip)
@@ -193,6 +290,8 @@ static void engine_free(struct tp_engine *e)
 	tp_orch_fini(&e->orch);
 	for (int s = 0; s < TP_NUM_SHAPES; s++)
 		rq_fini(&e->ready[s]);
+	rq_fini(&e->early_q[0]);
+	rq_fini(&e->early_q[1]);
 	rq_fini(&e->dummy);
 	if (e->ctxs)
 		for (int c = 0; c < e->num_cores; c++)
@@ -257,6 +356,10 @@ static int engine_setup(struct tp_engine *e)
 			return rc;
 	if ((rc = rq_init(&e->dummy, rq_cap)))
 		return rc;
+	if (e->early)
+		for (int s = 0; s < 2; s++)
+			if ((rc = rq_init(&e->early_q[s], rq_cap)))
+				return rc;
 
 	e->cores = calloc((size_t)e->num_cores, sizeof(*e->cores));
 	e->ctxs = calloc((size_t)e->num_cores, sizeof(*e->ctxs));
@@ -311,6 +414,8 @@ static void fill_result(struct tp_engine *e, int rc, struct tp_engine_result *re
 	res->async_waits = atomic_load(&e->async_waits);
 	res->async_completions = atomic_load(&e->async_done);
 	res->dma_requests = atomic_load(&e->dma.done);
+	res->early_staged = atomic_load(&e->early_staged);
+	res->early_doorbells = atomic_load(&e->early_rung);
 	res->failed_task = e->fail_task;
 	res->failed_func = e->fail_func;
 	snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
@@ -354,6 +459,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	e->num_cores = tp_device_num_cores(cfg->dev);
 	e->hbg = hbg;
 	e->hbg_cap = cap;
+	e->early = cfg->early_dispatch && !cfg->single_issue;
 	e->num_sched = tp_device_aicpu_threads(cfg->dev) - (hbg ? 0 : 1);
 	e->orch_fn = orch;
 	e->orch_arg = arg;

@@ -80,8 +80,21 @@
  * become ready. Waits that never become true stall the run (-ETIMEDOUT
  * after stall_timeout_ms), nothing hangs.
  *
- * Not here yet: early dispatch, the MIX-residual rule of the placement
- * order.
+ * Early dispatch (spec §2.10, §7.3 Tier 2, simplified):
+ * cfg.early_dispatch (default off; forced off under single_issue). When
+ * every unfinished producer of a task has all its subtasks published to
+ * cores (flag TP_SLOT_DISPATCH_PROPAGATED), a plain AIC / AIV task
+ * (block_num 1, no predicate) becomes a candidate. A scheduler with an
+ * idle core of its type and empty ready queues stages it there with a
+ * gated payload (token in DATA_MAIN_BASE, DATA_MAIN_BASE_HI != token;
+ * phase TP_PHASE_EARLY_DISPATCH, hook on_early_dispatch); the AICore ACKs,
+ * then parks until DATA_MAIN_BASE_HI == token. The thread that makes the
+ * task ready (the last producer's completion) writes the doorbell
+ * DATA_MAIN_BASE_HI = token (hook on_early_doorbell). The task never runs
+ * before all its producers completed. No PENDING task is placed behind a
+ * gated one.
+ *
+ * Not here yet: the MIX-residual rule of the placement order.
  */
 #ifndef TASKPROF_RUNTIME_ENGINE_H
 #define TASKPROF_RUNTIME_ENGINE_H
@@ -125,8 +138,8 @@ enum tp_sched_phase {
 	TP_PHASE_RELEASE,       /* deferred release drain */
 	/* Added after the first version (append only). */
 	TP_PHASE_ASYNC_POLL,    /* async wait list poll (§2.11 step 2) */
-	TP_PHASE_EARLY_DISPATCH,/* try_early_dispatch (§2.11 step 4b); not
-				 * emitted yet: early dispatch is not here */
+	TP_PHASE_EARLY_DISPATCH,/* try_early_dispatch (§2.11 step 4b): emitted
+				 * when >= 1 task was staged gated */
 	TP_PHASE_COUNT
 };
 
@@ -176,6 +189,16 @@ struct tp_sched_hooks {
 	 *               [start, end] (tp_sys_cnt() ticks); every on_dispatch
 	 *               ts is later than @end. */
 	void (*on_graph_built)(void *ud, uint64_t tasks, uint64_t start, uint64_t end);
+	/* @on_early_dispatch: a task staged gated on idle @core with token
+	 *               @reg_task_id at @ts (after its on_dispatch). */
+	void (*on_early_dispatch)(void *ud, int thread, int core, tp_task_id task,
+				  uint32_t reg_task_id, uint64_t ts);
+	/* @on_early_doorbell: the staged task became ready: its doorbell
+	 *               (DATA_MAIN_BASE_HI = @reg_task_id) was written at
+	 *               @ts, by scheduler @thread or, when -1, the
+	 *               orchestrator. */
+	void (*on_early_doorbell)(void *ud, int thread, int core, tp_task_id task,
+				  uint32_t reg_task_id, uint64_t ts);
 };
 
 /* The orchestration: runs on the orchestrator thread inside the outer
@@ -199,6 +222,8 @@ struct tp_engine_config {
 	uint32_t max_graph_tasks;       /* HBG: tasks the one ring holds (cap);
 					 * 0 → TP_HBG_DEFAULT_MAX_TASKS; ignored
 					 * under TRB (use ring_window) */
+	bool early_dispatch;            /* simplified early dispatch (off by
+					 * default; ignored under single_issue) */
 };
 
 /* What a run did. */
@@ -225,6 +250,8 @@ struct tp_engine_result {
 	uint64_t async_waits;           /* conditions registered by kernels */
 	uint64_t async_completions;     /* tasks completed by the async poll */
 	uint64_t dma_requests;          /* DMA engine requests executed */
+	uint64_t early_staged;          /* tasks staged gated (early dispatch) */
+	uint64_t early_doorbells;       /* gated tasks whose doorbell was rung */
 };
 
 /**

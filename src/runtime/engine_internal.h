@@ -48,6 +48,24 @@ struct tp_task_payload {
 	_Atomic uint8_t has_async;
 	uint8_t async_deferred;     /* every subtask finished, conditions left */
 	uint32_t async_outstanding; /* conditions not yet seen true */
+	/* Early dispatch (engine.c), reset at submit. published: subtasks
+	 * published to cores; early_state: enum tp_early_state; early_core /
+	 * early_token: where the task is staged (written before STAGED). */
+	_Atomic uint32_t published;
+	_Atomic uint8_t early_state;
+	int32_t early_core;
+	uint32_t early_token;
+};
+
+/* Early-dispatch state of a task (payload early_state). */
+enum tp_early_state {
+	TP_EARLY_NONE = 0,
+	TP_EARLY_CANDIDATE,    /* in an early queue */
+	TP_EARLY_STAGING,      /* a scheduler is staging it gated */
+	TP_EARLY_STAGED,       /* gated on early_core, doorbell not rung */
+	TP_EARLY_READY,        /* routed normally (never staged) */
+	TP_EARLY_RING_PENDING, /* became ready while STAGING: stager rings */
+	TP_EARLY_RUNG,         /* doorbell written */
 };
 
 /* Conditions registered by one subtask while it runs (per core, per
@@ -96,6 +114,7 @@ struct tp_dispatch_payload {
 	void (*fn)(int64_t *args);
 	int64_t *args;
 	uint32_t block_idx, block_num;  /* local_context */
+	uint8_t gated;  /* early dispatch: wait for DATA_MAIN_BASE_HI == token */
 };
 
 /* Bounded MPMC ready queue (mutex; cap >= tasks that can be alive). */
@@ -120,6 +139,8 @@ struct tp_core_exec {
 	struct tp_slot *pending;   /* dual issue: the pre-loaded task, or NULL */
 	uint32_t pending_token;
 	uint64_t pending_dispatch_ts;
+	bool gated;                /* running task staged gated (early
+				    * dispatch): no pending behind it */
 	struct tp_dispatch_payload payload[2];
 	struct tp_async_slab slab[2];  /* indexed token & 1, like payload */
 };
@@ -174,6 +195,13 @@ struct tp_engine {
 
 	struct tp_ready_queue ready[TP_NUM_SHAPES];
 	struct tp_ready_queue dummy;
+	/* Early dispatch: on (cfg.early_dispatch && !single_issue), candidate
+	 * queues per AIC / AIV shape (hints: entries are validated by a CAS
+	 * of early_state), counters. */
+	bool early;
+	struct tp_ready_queue early_q[2];
+	_Atomic uint64_t early_staged;
+	_Atomic uint64_t early_rung;
 
 	struct tp_core_exec *cores;     /* per core id */
 	struct tp_core_ctx *ctxs;       /* per core id */
@@ -228,11 +256,24 @@ void tp_engine_on_consumed(struct tp_slot *s, void *ud);  /* tp_slot_fn */
 struct tp_slot *tp_engine_slot_of(struct tp_engine *e, tp_task_id id);
 
 void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s);
+/* Push unless full. Return: true if pushed. */
+bool tp_rq_try_push(struct tp_ready_queue *q, struct tp_slot *s);
 struct tp_slot *tp_rq_pop(struct tp_ready_queue *q);
 static inline uint32_t tp_rq_size(struct tp_ready_queue *q)
 {
 	return atomic_load_explicit(&q->size, memory_order_acquire);
 }
+
+/* Early dispatch (engine.c). consider: @s (linked to its producers) becomes
+ * a candidate if eligible and every unfinished producer is flagged
+ * DISPATCH_PROPAGATED. propagate: every subtask of producer @s is
+ * published: flag it and consider its consumers. ring: write the doorbell
+ * of staged @s (thread: scheduler index or -1). */
+void tp_engine_early_consider(struct tp_engine *e, struct tp_slot *s);
+void tp_engine_early_propagate(struct tp_engine *e, struct tp_slot *s);
+void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s);
+/* The scheduler index of the calling thread, -1 elsewhere. */
+extern _Thread_local int tp_sched_cur_thread;
 
 /* orch.c */
 int tp_orch_init(struct tp_orch *o, struct tp_engine *e);

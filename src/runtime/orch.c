@@ -362,6 +362,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	atomic_store_explicit(&p->has_async, 0, memory_order_relaxed);
 	p->async_deferred = 0;
 	p->async_outstanding = 0;
+	atomic_store_explicit(&p->published, 0, memory_order_relaxed);
+	atomic_store_explicit(&p->early_state, TP_EARLY_NONE, memory_order_relaxed);
 	if (shape != TP_SHAPE_DUMMY)
 		for (uint32_t i = 0; i < args->n_tensors && !rc; i++) {
 			rc = tensor_tile(&args->tensors[i], &p->tiles[i]);
@@ -388,6 +390,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	/* Step 7: wire and publish. */
 	if (tp_slot_wire_fanin(slot))
 		tp_engine_route_ready(slot, e);
+	else if (e->early)
+		tp_engine_early_consider(e, slot); /* producers already on cores */
 	if (out_id)
 		*out_id = id;
 	if (hooks && e->hooks.on_orch_submit)
@@ -450,6 +454,7 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 	p->n_scalars = 0;
 	p->has_pred = 0;
 	p->pred_skip = 0;
+	atomic_store_explicit(&p->early_state, TP_EARLY_NONE, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = args.tensors[i];
 	if ((rc = scope_push(&o->scopes[o->depth - 1], slot)))

@@ -117,6 +117,7 @@ static void promote_pending(struct tp_engine *e, struct tp_sched_thread *t,
 {
 	struct tp_slot *p = ce->pending;
 	ce->pending = NULL;
+	ce->gated = false; /* a gated task is never followed by a pending one */
 	if (p) {
 		ce->running_token = ce->pending_token;
 		ce->dispatch_ts = ce->pending_dispatch_ts;
@@ -128,8 +129,11 @@ static void promote_pending(struct tp_engine *e, struct tp_sched_thread *t,
 	}
 }
 
-/* decide_slot_transition + its application (spec §2.9 table; no gated
- * pending: early dispatch is not implemented). Return: subtasks finished. */
+/* decide_slot_transition + its application (spec §2.9 table). A gated
+ * (early-dispatch) task is staged only on an idle core and never gets a
+ * pending task behind it, so it is handled as a plain running task: its
+ * ACK comes before the gate opens, its FIN after. Return: subtasks
+ * finished. */
 static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
 				struct tp_core_exec *ce, uint32_t cond)
 {
@@ -203,9 +207,9 @@ static inline void atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
 /* publish_subtask_to_core (§2.7): block @block of @s on @ce, as its running
  * task if the core is idle, else as its pending task (the running one must
  * have ACKed, and no pending may be there). */
-static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
-			     struct tp_core_exec *ce, struct tp_slot *s, enum tp_subslot ks,
-			     uint32_t block)
+static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread *t,
+				   struct tp_core_exec *ce, struct tp_slot *s,
+				   enum tp_subslot ks, uint32_t block, bool gated)
 {
 	uint32_t tok = tp_reg_token_next(&ce->dispatch_seq);
 	struct tp_dispatch_payload *pl = &ce->payload[tok & 1];
@@ -217,6 +221,9 @@ static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
 	pl->args = tp_engine_payload(e, s)->args;
 	pl->block_idx = block;
 	pl->block_num = s->logical_block_num;
+	pl->gated = gated;
+	if (gated && tp_reg_read(e->dev, ce->core_id, TP_REG_DATA_MAIN_BASE_HI) == tok)
+		tp_reg_write(e->dev, ce->core_id, TP_REG_DATA_MAIN_BASE_HI, 0);
 	const bool as_pending = ce->running != NULL;
 	uint64_t ts = e->hooks_on ? tp_sys_cnt() : 0;
 	if (as_pending) {
@@ -234,6 +241,7 @@ static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
 		ce->running_token = tok;
 		ce->running_acked = false;
 		ce->dispatch_ts = ts;
+		ce->gated = gated;
 		set_running(e, t, ce, s);
 		atomic_max_u64(&e->max_outstanding, 1);
 	}
@@ -246,6 +254,20 @@ static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
 					     ce->running_token);
 	tp_aicpu_dispatch(e->dev, ce->core_id, tok);
 	atomic_fetch_add_explicit(&e->dispatched, 1, memory_order_relaxed);
+	/* Early dispatch: a producer whose every subtask is on a core may
+	 * let its consumers be staged gated. */
+	if (e->early && !gated &&
+	    atomic_fetch_add_explicit(&tp_engine_payload(e, s)->published, 1,
+				      memory_order_relaxed) + 1 == s->total_required_subtasks)
+		tp_engine_early_propagate(e, s);
+	return tok;
+}
+
+static void dispatch_subtask(struct tp_engine *e, struct tp_sched_thread *t,
+			     struct tp_core_exec *ce, struct tp_slot *s, enum tp_subslot ks,
+			     uint32_t block)
+{
+	(void)dispatch_subtask_ex(e, t, ce, s, ks, block, false);
 }
 
 enum place_mode { PLACE_IDLE, PLACE_PENDING };
@@ -256,7 +278,8 @@ static inline bool core_eligible(const struct tp_engine *e, const struct tp_core
 {
 	if (mode == PLACE_IDLE)
 		return !ce->running;
-	return !e->cfg.single_issue && ce->running && ce->running_acked && !ce->pending;
+	return !e->cfg.single_issue && ce->running && ce->running_acked && !ce->pending &&
+	       !ce->gated;
 }
 
 /* Whether owned cluster @ci can take a MIX block in @mode: IDLE, all three
@@ -399,6 +422,65 @@ static uint32_t dispatch_ready(struct tp_engine *e, struct tp_sched_thread *t)
 	return n;
 }
 
+/* Whether try_early_dispatch may run: early dispatch on, every ready
+ * queue empty (spec §2.10), a candidate of a type this thread has idle. */
+static bool early_possible(struct tp_engine *e, struct tp_sched_thread *t)
+{
+	if (!e->early)
+		return false;
+	for (int sh = 0; sh < TP_NUM_SHAPES; sh++)
+		if (tp_rq_size(&e->ready[sh]))
+			return false;
+	return (t->idle_by_type[TP_CORE_AIC] && tp_rq_size(&e->early_q[TP_SHAPE_AIC])) ||
+	       (t->idle_by_type[TP_CORE_AIV] && tp_rq_size(&e->early_q[TP_SHAPE_AIV]));
+}
+
+/* try_early_dispatch (spec §2.10, simplified): stage candidates gated on
+ * this thread's idle cores. Return: tasks staged. */
+static uint32_t try_early_dispatch(struct tp_engine *e, struct tp_sched_thread *t)
+{
+	uint32_t n = 0;
+	for (int sh = TP_SHAPE_AIC; sh <= TP_SHAPE_AIV; sh++) {
+		enum tp_core_type ct = sh == TP_SHAPE_AIC ? TP_CORE_AIC : TP_CORE_AIV;
+		enum tp_subslot ks = sh == TP_SHAPE_AIC ? TP_SLOT_AIC : TP_SLOT_AIV0;
+		for (int i = 0; i < t->n_cores && t->idle_by_type[ct]; i++) {
+			struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
+			if (tp_topo_core_type(e->block_dim, ce->core_id) != ct || ce->running)
+				continue;
+			struct tp_slot *s;
+			struct tp_task_payload *p = NULL;
+			while ((s = tp_rq_pop(&e->early_q[sh]))) {
+				p = tp_engine_payload(e, s);
+				uint8_t from = TP_EARLY_CANDIDATE;
+				if (atomic_compare_exchange_strong_explicit(
+					    &p->early_state, &from, TP_EARLY_STAGING,
+					    memory_order_acq_rel, memory_order_acquire))
+					break; /* else stale: routed normally */
+			}
+			if (!s)
+				break;
+			uint32_t tok = dispatch_subtask_ex(e, t, ce, s, ks, 0, true);
+			p->early_core = ce->core_id;
+			p->early_token = tok;
+			atomic_fetch_add_explicit(&e->early_staged, 1, memory_order_relaxed);
+			if (e->hooks_on && e->hooks.on_early_dispatch)
+				e->hooks.on_early_dispatch(e->hooks.ud, t->idx, ce->core_id,
+							   s->task_id, tok, tp_sys_cnt());
+			uint8_t from = TP_EARLY_STAGING;
+			if (!atomic_compare_exchange_strong_explicit(
+				    &p->early_state, &from, TP_EARLY_STAGED,
+				    memory_order_acq_rel, memory_order_acquire)) {
+				/* It became ready while staging: ring it here. */
+				atomic_store_explicit(&p->early_state, TP_EARLY_RUNG,
+						      memory_order_release);
+				tp_engine_early_ring(e, s);
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Whether this thread could place a task of @shape now. */
 static bool can_place(struct tp_engine *e, struct tp_sched_thread *t, enum tp_shape shape)
 {
@@ -486,7 +568,7 @@ static bool has_work(void *arg)
 	for (int sh = 0; sh < TP_NUM_SHAPES; sh++)
 		if (can_place(e, t, (enum tp_shape)sh))
 			return true;
-	return false;
+	return early_possible(e, t);
 }
 
 static void stall(struct tp_engine *e, struct tp_sched_thread *t)
@@ -524,6 +606,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	struct tp_sched_thread *t = &e->sched[idx];
 	const bool hooks = e->hooks_on;
 	t->bell = tp_aicpu_doorbell(cpu);
+	tp_sched_cur_thread = idx;
 	t->rel.n = 0;
 	atomic_store_explicit(&e->sched_bells[idx], t->bell, memory_order_release);
 
@@ -601,6 +684,16 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			t_phase = now;
 		}
 		progress |= nd > 0;
+		/* 4b: early dispatch. */
+		if (early_possible(e, t)) {
+			uint64_t e0 = hooks ? tp_sys_cnt() : 0;
+			uint32_t ne = try_early_dispatch(e, t);
+			if (ne && hooks) {
+				t_phase = tp_sys_cnt();
+				phase(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne);
+			}
+			progress |= ne > 0;
+		}
 		/* 5: no progress → deferred releases, then park. */
 		if (progress) {
 			last_progress = tp_now_ns();
@@ -623,6 +716,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 
 	/* After the loop: leftover releases, shutdown of our cores. */
 	tp_release_flush(&t->rel, tp_engine_on_consumed, e);
+	tp_sched_cur_thread = -1;
 	if (hooks && e->hooks.on_sched_window)
 		e->hooks.on_sched_window(e->hooks.ud, idx, sched_start, tp_sys_cnt());
 	for (int i = 0; i < t->n_cores; i++)

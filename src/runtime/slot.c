@@ -239,6 +239,17 @@ bool tp_slot_scope_end(struct tp_slot *s)
 	return add_ref_check_consumed(s, TP_FANOUT_SCOPE_BIT, 0);
 }
 
+uint32_t tp_slot_for_each_consumer(struct tp_slot *s, tp_slot_fn fn, void *ud)
+{
+	uint32_t n = 0;
+	fanout_lock(s);
+	if (atomic_load_explicit(&s->task_state, memory_order_relaxed) == TP_TASK_PENDING)
+		for (struct tp_dep_node *d = s->fanout_head; d; d = d->next, n++)
+			fn(d->consumer, ud);
+	fanout_unlock(s);
+	return n;
+}
+
 void tp_slot_fini(struct tp_slot *s)
 {
 	free(s->fanin_spill);

@@ -57,7 +57,8 @@ enum tp_slot_flag {
 	TP_SLOT_READY_CLAIMED = 1u << 0,       /* routed to a ready queue */
 	TP_SLOT_COMPLETION_DONE = 1u << 1,     /* on_task_complete ran */
 	TP_SLOT_SUBTASK_DEFERRED = 1u << 2,    /* async completion pending */
-	TP_SLOT_DISPATCH_PROPAGATED = 1u << 3, /* early-dispatch bookkeeping */
+	TP_SLOT_DISPATCH_PROPAGATED = 1u << 3, /* early dispatch: every subtask
+						* published to a core */
 	TP_SLOT_FANIN_RELEASED = 1u << 4,      /* tp_slot_release ran */
 };
 
@@ -240,6 +241,14 @@ static inline struct tp_fanin_edge *tp_slot_fanin_edge(struct tp_slot *slot, uin
 	return i < TP_FANIN_INLINE_CAP ? &slot->fanin_inline[i]
 				       : &slot->fanin_spill[i - TP_FANIN_INLINE_CAP];
 }
+
+/**
+ * tp_slot_for_each_consumer() - call @fn on each consumer in @slot's fanout
+ * list, under its fanout_lock, while @slot is not yet COMPLETED (so every
+ * consumer is alive). @fn must not take a fanout lock.
+ * Return: consumers visited (0 when @slot is already COMPLETED).
+ */
+uint32_t tp_slot_for_each_consumer(struct tp_slot *slot, tp_slot_fn fn, void *ud);
 
 /** tp_slot_fini() - free @slot's spill array (ring teardown). */
 void tp_slot_fini(struct tp_slot *slot);
