@@ -152,6 +152,9 @@ typedef int (*tp_case_orch_fn)(struct tp_orch *o, const struct tp_case_args *arg
  * @kernels:       @n_kernels kernels; func_ids unique and < n_kernels.
  * @cases:         @n_cases cases.
  * @default_case:  the case a run without a case name uses.
+ * @wants_early_dispatch: run with the runtime's early dispatch on unless
+ *                 the Worker's configuration turns it off
+ *                 (tp_worker_config.early_dispatch).
  */
 struct tp_callable {
 	const char *name;
@@ -162,6 +165,7 @@ struct tp_callable {
 	const struct tp_case *cases;
 	int n_cases;
 	const char *default_case;
+	bool wants_early_dispatch;
 };
 
 /* The entry symbol of a case shared object and its type (see the top). */

@@ -58,6 +58,12 @@ extern "C" {
  * @rounds:        runs of each case, >= 1; 0 → 1. Outputs are reset and
  *                 checked every round.
  * @output_root:   folder of the run folders; NULL → "outputs".
+ * @early_dispatch: simplified early dispatch of the runtime (a consumer
+ *                 staged gated on an idle core before its producers
+ *                 finished, runtime/engine.h): 0 → on when the callable
+ *                 asks for it (tp_callable.wants_early_dispatch), > 0 →
+ *                 on, < 0 → off. The engine keeps it off under
+ *                 single_issue.
  */
 struct tp_worker_config {
 	const char *platform;
@@ -66,6 +72,7 @@ struct tp_worker_config {
 	int aicpu_threads;
 	int rounds;
 	const char *output_root;
+	int early_dispatch;
 };
 
 /**
@@ -78,6 +85,8 @@ struct tp_worker_config {
  * @host_wall_s, @device_wall_s, @orch_s, @sched_s: last round, seconds
  *                  (see the top of this file).
  * @tasks_per_s:    tasks / device_wall_s.
+ * @early_dispatch: early dispatch was asked of the runtime.
+ * @early_staged:   tasks staged gated by early dispatch (last round).
  * @pass:           every round's every OUT tensor within tolerance.
  * @n_compared:     elements compared (last round).
  * @n_bad:          elements out of tolerance (worst round).
@@ -98,6 +107,8 @@ struct tp_run_result {
 	uint64_t tasks;
 	double host_wall_s, device_wall_s, orch_s, sched_s;
 	double tasks_per_s;
+	bool early_dispatch;
+	uint64_t early_staged;
 	bool pass;
 	size_t n_compared;
 	size_t n_bad;

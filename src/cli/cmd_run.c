@@ -55,6 +55,10 @@ static void help(FILE *f)
 		"                           from 1; default 4\n"
 		"      --rounds N           run the case N times (1..1000000), outputs reset\n"
 		"                           and checked each round; figures of the last; default 1\n"
+		"      --early-dispatch     stage a consumer gated on an idle core before its\n"
+		"                           producers finish (the runtime's early dispatch)\n"
+		"      --no-early-dispatch  never; default: on when CASE asks for it\n"
+		"                           (synthetic does)\n"
 		"  -o, --output DIR         output root; default ./outputs\n"
 		"  -h, --help               this text\n\n"
 		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage\n");
@@ -162,7 +166,8 @@ static const struct tp_callable *load_case_so(const char *path)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS };
+	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS,
+	       OPT_EARLY, OPT_NO_EARLY };
 	static const struct option opts[] = {
 		{"case", required_argument, NULL, OPT_CASE},
 		{"platform", required_argument, NULL, 'p'},
@@ -170,6 +175,8 @@ int cmd_run(int argc, char **argv)
 		{"block-dim", required_argument, NULL, OPT_BLOCK_DIM},
 		{"aicpu-threads", required_argument, NULL, OPT_AICPU},
 		{"rounds", required_argument, NULL, OPT_ROUNDS},
+		{"early-dispatch", no_argument, NULL, OPT_EARLY},
+		{"no-early-dispatch", no_argument, NULL, OPT_NO_EARLY},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
@@ -200,6 +207,12 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_ROUNDS:
 			rc = parse_int("--rounds", optarg, 1, 1000000, &cfg.rounds);
+			break;
+		case OPT_EARLY:
+			cfg.early_dispatch = 1;
+			break;
+		case OPT_NO_EARLY:
+			cfg.early_dispatch = -1;
 			break;
 		case 'o':
 			if (!*optarg) {

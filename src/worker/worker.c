@@ -32,6 +32,7 @@ struct tp_worker {
 	int block_dim;
 	int aicpu_threads;
 	int rounds;
+	int early_dispatch; /* tp_worker_config.early_dispatch */
 	char *output_root;
 };
 
@@ -95,6 +96,7 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 	w->block_dim = bd;
 	w->aicpu_threads = at;
 	w->rounds = cfg->rounds ? cfg->rounds : 1;
+	w->early_dispatch = cfg->early_dispatch;
 	return w;
 }
 
@@ -315,12 +317,16 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 			.runtime = strcmp(w->runtime, TP_RUNTIME_HBG)
 					   ? TP_RUNTIME_TENSORMAP_RINGBUFFER
 					   : TP_RUNTIME_HOST_BUILD_GRAPH,
+			.early_dispatch = w->early_dispatch > 0 ||
+					  (w->early_dispatch == 0 && cal->wants_early_dispatch),
 		};
 		uint64_t d0 = tp_now_ns();
 		rc = tp_engine_run(&ec, orch_entry, &x, &er);
 		uint64_t d1 = tp_now_ns();
 		res->device_wall_s = (double)(d1 - d0) * 1e-9;
 		res->tasks = er.completed_tasks;
+		res->early_dispatch = ec.early_dispatch;
+		res->early_staged = er.early_staged;
 		if (rc && er.msg[0])
 			tp_set_error(rc, "%s", er.msg);
 	}

@@ -171,6 +171,8 @@ static void test_identical_outputs(void **s)
 		assert_true(r.pass);
 		assert_int_equal(r.tasks, SYN_TASKS + 1);
 		assert_int_equal(g_cap_runs, 1);
+		assert_true(r.early_dispatch); /* syn_callable asks for it */
+		assert_true(r.early_staged > 0);
 		if (k == 0) {
 			memcpy(first, g_cap, sizeof(first));
 			/* Spot checks of the captured values. */
@@ -185,6 +187,9 @@ static void test_identical_outputs(void **s)
 			assert_int_equal(g_cap[SYN_ARG_ASYNC][SYN_ASYNC_N + 3], 503);
 			assert_int_equal(g_cap[SYN_ARG_ASYNC][2 * SYN_ASYNC_N], 1);
 			assert_int_equal(g_cap[SYN_ARG_ASYNC][2 * SYN_ASYNC_N + 1], 2006);
+			/* Early dispatch: the consumer saw the producer's value. */
+			assert_int_equal(g_cap[SYN_ARG_EARLY][0], SYN_EARLY_VALUE);
+			assert_int_equal(g_cap[SYN_ARG_EARLY][1], 42);
 		} else {
 			assert_memory_equal(first, g_cap, sizeof(first));
 		}

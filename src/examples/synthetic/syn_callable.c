@@ -13,7 +13,7 @@
 #include "examples/synthetic/syn_callable.h"
 
 static const char *const syn_names[SYN_ARG_COUNT] = {
-	"dummy", "pred", "spmd", "mix", "fanout", "chain", "async",
+	"dummy", "pred", "spmd", "mix", "fanout", "chain", "async", "early",
 };
 
 /* Initial values: the predicated task's output 7 (must stay), its flag 1
@@ -97,6 +97,10 @@ static int syn_golden(const struct tp_case *c, struct tp_case_args *e)
 	}
 	as[2 * SYN_ASYNC_N] = 1;         /* the DMA engine's one bump */
 	as[2 * SYN_ASYNC_N + 1] = asum;  /* 2006 */
+
+	int32_t *ea = e->tensors[SYN_ARG_EARLY].data;
+	ea[0] = SYN_EARLY_VALUE;
+	ea[1] = SYN_EARLY_VALUE + SYN_EARLY_ADD; /* 42 */
 	return 0;
 }
 
@@ -125,4 +129,5 @@ const struct tp_callable syn_callable = {
 	.cases = syn_cases,
 	.n_cases = (int)(sizeof(syn_cases) / sizeof(syn_cases[0])),
 	.default_case = "Default",
+	.wants_early_dispatch = true, /* the "early" pair */
 };

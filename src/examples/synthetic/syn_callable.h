@@ -25,9 +25,14 @@
  *            cnt, and waits for cnt >= 1 (async wait: its FIN does not
  *            complete it) → SUM sum = Σ dst = 2006 (only right if SUM ran
  *            after the copy)                                  tensor "async"
+ *   early    SLOW_SET (AIV) sleeps SYN_EARLY_DELAY_US, then writes
+ *            val = 40 → ADDS out = val + 2 = 42. The callable asks for
+ *            early dispatch (wants_early_dispatch): ADDS is staged gated
+ *            on an idle core while SLOW_SET still sleeps and runs only
+ *            after its doorbell (0 + 2 = 2 would show it ran too early)
+ *                                                             tensor "early"
  *
- * All tensors are int32, compared exactly (atol 0.5). Not here yet (the
- * runtime lacks it): an early-dispatch pair.
+ * All tensors are int32, compared exactly (atol 0.5).
  */
 #ifndef TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
 #define TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H
@@ -42,6 +47,9 @@
 #define SYN_CHAIN 1000u
 #define SYN_ASYNC_N 4u
 #define SYN_ASYNC_DELAY_US 2000u
+#define SYN_EARLY_DELAY_US 5000u
+#define SYN_EARLY_VALUE 40
+#define SYN_EARLY_ADD 2
 
 /* Signature tensors, in order. */
 enum syn_arg {
@@ -52,6 +60,7 @@ enum syn_arg {
 	SYN_ARG_FANOUT,    /* [1 + SYN_FANOUT]: src, out[i] */
 	SYN_ARG_CHAIN,     /* [1 + SYN_CHAIN]: c, trace[i] */
 	SYN_ARG_ASYNC,     /* [2·SYN_ASYNC_N + 2]: src, dst, cnt, sum */
+	SYN_ARG_EARLY,     /* [2]: val, out */
 	SYN_ARG_COUNT
 };
 
@@ -71,11 +80,13 @@ enum syn_func {
 	SYN_FUNC_ASYNC_COPY,/* AIV: IN src[n], OUT dst[n], INOUT cnt[1], scalar
 			     * delay_us: DMA copy src → dst bumping cnt, async
 			     * wait cnt >= 1 */
+	SYN_FUNC_SLOW_SET,  /* AIV: OUT x[n], scalar v, scalar delay_us: sleep,
+			     * then x[i] = v + i */
 	SYN_FUNC_COUNT
 };
 
-/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN + 3. */
-#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN + 3u)
+/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN + 3 + 2. */
+#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN + 3u + 2u)
 
 /* The built-in callable "synthetic"; one case, "Default". */
 extern const struct tp_callable syn_callable;

@@ -5,6 +5,7 @@
  * section so the core's usage record sees them.
  */
 #include <stdint.h>
+#include <time.h>
 
 #include "examples/synthetic/syn_callable.h"
 #include "platform/tile/core_ctx.h"
@@ -110,6 +111,17 @@ static void k_async_copy(int64_t *args)
 	tp_scalar_end();
 }
 
+/* The early-dispatch producer: sleeps, then writes like SET. */
+static void k_slow_set(int64_t *args)
+{
+	const uint64_t us = (uint64_t)args[2];
+	struct timespec ts = { .tv_sec = (time_t)(us / 1000000u),
+			       .tv_nsec = (long)(us % 1000000u) * 1000L };
+	while (nanosleep(&ts, &ts) != 0)
+		;
+	k_set(args);
+}
+
 const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT] = {
 	{ SYN_FUNC_SET_C, "SET_C", TP_CASE_AIC, k_set },
 	{ SYN_FUNC_SET_V, "SET_V", TP_CASE_AIV, k_set },
@@ -123,4 +135,5 @@ const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT] = {
 	{ SYN_FUNC_STEP_C, "STEP_C", TP_CASE_AIC, k_step },
 	{ SYN_FUNC_STEP_V, "STEP_V", TP_CASE_AIV, k_step },
 	{ SYN_FUNC_ASYNC_COPY, "ASYNC_COPY", TP_CASE_AIV, k_async_copy },
+	{ SYN_FUNC_SLOW_SET, "SLOW_SET", TP_CASE_AIV, k_slow_set },
 };

@@ -19,6 +19,7 @@ static const uint32_t syn_len[SYN_ARG_COUNT] = {
 	[SYN_ARG_FANOUT] = 1 + SYN_FANOUT,
 	[SYN_ARG_CHAIN] = 1 + SYN_CHAIN,
 	[SYN_ARG_ASYNC] = 2 * SYN_ASYNC_N + 2,
+	[SYN_ARG_EARLY] = 2,
 };
 
 /* Elements [off, off + n) of @t; the callers stay inside @t. */
@@ -177,13 +178,29 @@ static int piece_async(struct tp_orch *o, const struct tp_tensor *t)
 	return submit1(o, SYN_FUNC_SUM, &a);
 }
 
+/* The early-dispatch pair: ADDS is submitted while SLOW_SET sleeps on
+ * its core, so with early dispatch on it is staged gated. */
+static int piece_early(struct tp_orch *o, const struct tp_tensor *t)
+{
+	struct tp_tensor val = view(t, 0, 1), out = view(t, 1, 1);
+	struct tp_task_args a;
+	int rc;
+	tp_args_init(&a);
+	tp_args_add_output_existing(&a, &val);
+	tp_args_add_scalar(&a, SYN_EARLY_VALUE);
+	tp_args_add_scalar(&a, SYN_EARLY_DELAY_US);
+	if ((rc = submit1(o, SYN_FUNC_SLOW_SET, &a)))
+		return rc;
+	return submit_adds(o, val, out, false, SYN_EARLY_ADD, false);
+}
+
 int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args)
 {
 	static int (*const pieces[SYN_ARG_COUNT])(struct tp_orch *, const struct tp_tensor *) = {
 		[SYN_ARG_DUMMY] = piece_dummy, [SYN_ARG_PRED] = piece_pred,
 		[SYN_ARG_SPMD] = piece_spmd,   [SYN_ARG_MIX] = piece_mix,
 		[SYN_ARG_FANOUT] = piece_fanout, [SYN_ARG_CHAIN] = piece_chain,
-		[SYN_ARG_ASYNC] = piece_async,
+		[SYN_ARG_ASYNC] = piece_async, [SYN_ARG_EARLY] = piece_early,
 	};
 	if (args->n_tensors != SYN_ARG_COUNT)
 		return tp_set_error(-EINVAL, "synthetic: expected %d tensors, got %u",
