@@ -531,10 +531,12 @@ void tp_orch_thread(struct tp_engine *e)
 {
 	struct tp_orch *o = &e->orch;
 	tp_scope_begin(o); /* the executor's outer scope: depth 0, ring 0 */
+	tp_clear_error(); /* a stale message must not explain this failure */
 	int rc = e->orch_fn(o, e->orch_arg);
 	if (rc && rc != -ECANCELED)
 		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
-			       "runtime: orchestration failed (%d): %s", rc, tp_last_error());
+			       "runtime: orchestration failed (%d): %s", rc,
+			       *tp_last_error() ? tp_last_error() : strerror(rc < 0 ? -rc : rc));
 	while (o->depth > 0)
 		tp_scope_end(o);
 	/* on_orchestration_done: every task of every ring. */

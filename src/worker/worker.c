@@ -433,8 +433,13 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	bool generated = false;
 	memset(&host, 0, sizeof(host));
 	memset(&expected, 0, sizeof(expected));
-	if ((rc = cs->generate(cs, &host)))
+	tp_clear_error();
+	if ((rc = cs->generate(cs, &host))) {
+		/* A case that fails without a message still gets a named reason. */
+		if (!*tp_last_error())
+			tp_set_error(rc, "case %s: generate() failed: %s", cs->name, strerror(-rc));
 		goto out;
+	}
 	generated = true;
 	if (host.n_tensors > TP_CASE_MAX_TENSORS || host.n_scalars > TP_CASE_MAX_SCALARS) {
 		rc = tp_set_error(-EINVAL, "case %s: too many arguments", cs->name);
@@ -457,8 +462,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		}
 		memcpy(expected.tensors[i].data, t->data, t->bytes);
 	}
-	if (cs->golden && (rc = cs->golden(cs, &expected)))
+	tp_clear_error();
+	if (cs->golden && (rc = cs->golden(cs, &expected))) {
+		if (!*tp_last_error())
+			tp_set_error(rc, "case %s: golden() failed: %s", cs->name, strerror(-rc));
 		goto out;
+	}
 
 	/* The arena reserves address space only (MAP_NORESERVE); size it for
 	 * the case (Case1 holds 1 GiB of KV cache) with room to spare. */
