@@ -257,9 +257,18 @@ void tp_engine_on_consumed(struct tp_slot *s, void *ud)
 	struct tp_engine *e = ud;
 	if (e->hbg)
 		return; /* host_build_graph: the whole graph stays resident */
-	uint32_t n = tp_ring_advance(&e->rings[s->ring_id]);
-	if (n)
-		atomic_fetch_add_explicit(&e->reclaimed, n, memory_order_relaxed);
+	/* Find the ring by the slot's address, never by reading the slot:
+	 * once CONSUMED it may be reclaimed by another thread's advance and
+	 * reinitialised by the orchestrator at any moment. */
+	for (uint32_t r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		struct tp_ring *ring = &e->rings[r];
+		if (ring->slots && s >= ring->slots && s < ring->slots + ring->window_size) {
+			uint32_t n = tp_ring_advance(ring);
+			if (n)
+				atomic_fetch_add_explicit(&e->reclaimed, n, memory_order_relaxed);
+			return;
+		}
+	}
 }
 
 /* ---- the run --------------------------------------------------------- */
