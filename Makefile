@@ -4,9 +4,12 @@
 #   make test         install missing deps, build, run every unit test
 #   make bench        build, then run every bench program
 #   make demo         install missing deps, build, run `taskprof transport-demo` and
-#                     `taskprof run paged_attention --case CaseSmall1`
+#                     `taskprof run paged_attention --case CaseSmall1
+#                     --enable-l2-swimlane --enable-dep-gen` (Perfetto trace)
 #   make asan         ASan+UBSan build in build-asan/, run every test
 #   make tsan         TSan build in build-tsan/, run every test
+#   make fuzz         clang + ASan/UBSan + libFuzzer build in build-fuzz/, run
+#                     each fuzz target FUZZ_SECS seconds (scripts/run-fuzz.sh)
 #   make clean        remove all build folders
 
 CMAKE      ?= cmake
@@ -15,6 +18,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 TSAN_DIR   ?= build-tsan
+FUZZ_DIR   ?= build-fuzz
+FUZZ_SECS  ?= 60
 GENERATOR  := $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 
 # configure DIR, SANITIZE: -G only on the first configure of a folder, since
@@ -25,7 +30,7 @@ define configure
 	  -DTASKPROF_SANITIZE=$(2)
 endef
 
-.PHONY: all build configure test bench demo asan tsan clean deps
+.PHONY: all build configure test bench demo asan tsan fuzz clean deps
 
 all: build
 
@@ -49,7 +54,9 @@ demo: deps
 	$(MAKE) build
 	./$(BUILD_DIR)/taskprof transport-demo
 	@echo
-	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1
+	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1 --enable-l2-swimlane --enable-dep-gen
+	@echo
+	@echo "Open the merged_swimlane.json printed above in https://ui.perfetto.dev/ (Open trace file)."
 
 asan: deps
 	$(call configure,$(ASAN_DIR),address)
@@ -61,5 +68,12 @@ tsan: deps
 	$(CMAKE) --build $(TSAN_DIR) --parallel $(JOBS)
 	$(CTEST) --test-dir $(TSAN_DIR) --output-on-failure -j2 --no-tests=error
 
+# CC/CXX only matter on the first configure of $(FUZZ_DIR). Only the fuzz
+# targets (and what they link) are built there.
+fuzz: deps
+	CC=clang CXX=clang++ $(call configure,$(FUZZ_DIR),address) -DTASKPROF_FUZZ=ON
+	$(CMAKE) --build $(FUZZ_DIR) --parallel $(JOBS) --target fuzz_records fuzz_deps fuzz_name_map
+	bash scripts/run-fuzz.sh $(FUZZ_DIR) $(FUZZ_SECS)
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

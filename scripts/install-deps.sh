@@ -17,6 +17,12 @@ PACKAGES=(
     pkg-config
     libcmocka-dev
     libjansson-dev
+    g++
+    libyajl-dev
+    libdouble-conversion-dev
+    clang
+    libclang-rt-14-dev
+    python3
 )
 
 check_only=0

@@ -64,6 +64,14 @@ extern "C" {
  *                 asks for it (tp_callable.wants_early_dispatch), > 0 →
  *                 on, < 0 → off. The engine keeps it off under
  *                 single_issue.
+ * @dep_gen:       record the task graph of the first round into
+ *                 deps.json in the run folder, and write the name map
+ *                 (docs/dep_gen.md; spec/swimlane-format.md §3).
+ * @l2_swimlane_level: L2 swimlane collection of the first round, 0 (off)
+ *                 to 4 (seed 002 §3.1; docs/swimlane.md): 1 AICore
+ *                 timing, 2 + AICPU dispatch/finish, 3 + scheduler
+ *                 phases, 4 + orchestrator submits. Writes
+ *                 l2_swimlane_records.json into the run folder.
  */
 struct tp_worker_config {
 	const char *platform;
@@ -73,6 +81,8 @@ struct tp_worker_config {
 	int rounds;
 	const char *output_root;
 	int early_dispatch;
+	bool dep_gen;
+	int l2_swimlane_level;
 };
 
 /**
@@ -96,6 +106,15 @@ struct tp_worker_config {
  * @max_abs_diff:   largest |got - expected| (NaN differences excluded).
  * @golden_line:    one line: "golden pass: ..." or "golden FAIL: ... worst
  *                  out[0][4][7] (index 71): expected 0.125, got 0.5".
+ * @dep_gen:        deps.json was written (output_dir/deps.json).
+ * @dep_tasks, @dep_edges: its tasks[] and edges[] entries.
+ * @name_map:       the name map written, "" if none.
+ * @swimlane_records: the l2_swimlane_records.json written, "" if none.
+ * @subtasks:       subtasks dispatched to AICores (first round when
+ *                  swimlane is on, else the last round).
+ * @swimlane_total, @swimlane_collected, @swimlane_dropped: the swimlane
+ *                  reconcile summed over its four pools (records counted
+ *                  by the device, delivered to the host, lost).
  */
 struct tp_run_result {
 	char callable[64];
@@ -117,6 +136,12 @@ struct tp_run_result {
 	double worst_expected, worst_got;
 	double max_abs_diff;
 	char golden_line[512];
+	bool dep_gen;
+	uint64_t dep_tasks, dep_edges;
+	char name_map[4200];
+	char swimlane_records[4200];
+	uint64_t subtasks;
+	uint64_t swimlane_total, swimlane_collected, swimlane_dropped;
 };
 
 struct tp_worker;

@@ -70,7 +70,8 @@ static bool cpuinfo_has_flags(const char *a, const char *b)
 static bool tsc_is_invariant(void)
 {
 	unsigned int eax, ebx, ecx, edx;
-	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000007 &&
+	/* The cast: clang's <cpuid.h> returns int, gcc's unsigned int. */
+	if ((unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000007u &&
 	    __get_cpuid(0x80000007, &eax, &ebx, &ecx, &edx) &&
 	    (edx & (1u << 8)))
 		return true;

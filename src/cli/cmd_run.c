@@ -20,6 +20,7 @@
 #include "platform/platform.h"
 #include "taskprof/taskprof.h"
 #include "taskprof/worker.h"
+#include "tools/swimlane/trace.h"
 
 static void help(FILE *f)
 {
@@ -59,6 +60,14 @@ static void help(FILE *f)
 		"                           producers finish (the runtime's early dispatch)\n"
 		"      --no-early-dispatch  never; default: on when CASE asks for it\n"
 		"                           (synthetic does)\n"
+		"      --enable-dep-gen     record the task graph of the first round into\n"
+		"                           deps.json (and the name map) in the run folder\n"
+		"      --enable-l2-swimlane [LEVEL]\n"
+		"                           L2 swimlane of the first round, LEVEL 0..4 (bare:\n"
+		"                           4): 1 AICore timing, 2 + AICPU dispatch/finish,\n"
+		"                           3 + scheduler phases, 4 + orchestrator submits;\n"
+		"                           writes l2_swimlane_records.json and converts it to\n"
+		"                           merged_swimlane.json (open in ui.perfetto.dev)\n"
 		"  -o, --output DIR         output root; default ./outputs\n"
 		"  -h, --help               this text\n\n"
 		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage\n");
@@ -83,6 +92,53 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 	}
 	*out = (int)v;
 	return 0;
+}
+
+/*
+ * --enable-l2-swimlane [LEVEL] (seed 002 §3.1): the level is the
+ * "=LEVEL" value, or the next argument when it is an integer (then it is
+ * consumed); a bare flag means 4. An integer outside 0..4 is an error.
+ */
+static int parse_swimlane_level(const char *val, int argc, char **argv, int *level)
+{
+	const char *s = val;
+	if (!s && optind < argc) {
+		const char *n = argv[optind];
+		const char *p = n + (*n == '-' || *n == '+');
+		bool digits = *p != 0;
+		for (; *p; p++)
+			digits = digits && *p >= '0' && *p <= '9';
+		if (digits) {
+			s = n;
+			optind++;
+		}
+	}
+	if (!s) {
+		*level = 4;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > 4) {
+		fprintf(stderr, "taskprof run: --enable-l2-swimlane expects a level from 0 to 4 "
+				"(or none for 4), got '%s'\n", s);
+		return -EINVAL;
+	}
+	*level = (int)v;
+	return 0;
+}
+
+/* Run the converter on @records: @dir/merged_swimlane.json. Return: its
+ * exit code. */
+static int convert_swimlane(const char *records, const char *dir, char *trace, size_t len)
+{
+	snprintf(trace, len, "%s/merged_swimlane.json", dir);
+	char *args[] = { "swimlane", (char *)records, "-o", trace, NULL };
+	fflush(stdout);
+	int rc = sl_convert_main(4, args);
+	fflush(stdout);
+	return rc;
 }
 
 /* A one-line dlerror() (it never holds a newline today; be sure). */
@@ -167,7 +223,7 @@ static const struct tp_callable *load_case_so(const char *path)
 int cmd_run(int argc, char **argv)
 {
 	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS,
-	       OPT_EARLY, OPT_NO_EARLY };
+	       OPT_EARLY, OPT_NO_EARLY, OPT_DEP_GEN, OPT_SWIMLANE };
 	static const struct option opts[] = {
 		{"case", required_argument, NULL, OPT_CASE},
 		{"platform", required_argument, NULL, 'p'},
@@ -177,6 +233,8 @@ int cmd_run(int argc, char **argv)
 		{"rounds", required_argument, NULL, OPT_ROUNDS},
 		{"early-dispatch", no_argument, NULL, OPT_EARLY},
 		{"no-early-dispatch", no_argument, NULL, OPT_NO_EARLY},
+		{"enable-dep-gen", no_argument, NULL, OPT_DEP_GEN},
+		{"enable-l2-swimlane", optional_argument, NULL, OPT_SWIMLANE},
 		{"output", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
@@ -213,6 +271,12 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_NO_EARLY:
 			cfg.early_dispatch = -1;
+			break;
+		case OPT_DEP_GEN:
+			cfg.dep_gen = true;
+			break;
+		case OPT_SWIMLANE:
+			rc = parse_swimlane_level(optarg, argc, argv, &cfg.l2_swimlane_level);
 			break;
 		case 'o':
 			if (!*optarg) {
@@ -293,7 +357,25 @@ int cmd_run(int argc, char **argv)
 	       r->tasks, r->tasks_per_s, r->rounds > 1 ? "  (last of rounds)" : "");
 	printf("%s\n", r->golden_line);
 	printf("outputs: %s/result.txt\n", r->output_dir);
+	if (r->dep_gen)
+		printf("dep_gen: %s/deps.json (%" PRIu64 " tasks, %" PRIu64 " edges)\n",
+		       r->output_dir, r->dep_tasks, r->dep_edges);
+	if (r->name_map[0])
+		printf("name map: %s\n", r->name_map);
 	int code = r->pass ? 0 : 1;
+	if (r->swimlane_records[0]) {
+		char trace[4300];
+		printf("swimlane records: %s\n", r->swimlane_records);
+		if (convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace))) {
+			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",
+				r->swimlane_records);
+			code = 1;
+		} else {
+			printf("swimlane trace: %s (open it in https://ui.perfetto.dev/)\n", trace);
+		}
+	} else if (cfg.l2_swimlane_level) {
+		printf("swimlane: no records written (no task ran on an AICore)\n");
+	}
 	free(r);
 	return code;
 }

@@ -15,5 +15,8 @@ struct tp_command {
 
 int cmd_run(int argc, char **argv);
 int cmd_transport_demo(int argc, char **argv);
+int cmd_sched_overhead(int argc, char **argv);
+int cmd_swimlane(int argc, char **argv);
+int cmd_pmu(int argc, char **argv);
 
 #endif

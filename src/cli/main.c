@@ -11,6 +11,11 @@ static const struct tp_command commands[] = {
 	{"run", "run a case on the simulated device and check its golden", cmd_run},
 	{"transport-demo", "push records from producer threads through the full transport",
 	 cmd_transport_demo},
+	{"sched-overhead", "scheduler-overhead report from l2_swimlane_records.json + deps.json",
+	 cmd_sched_overhead},
+	{"swimlane", "convert l2_swimlane_records.json (+ deps.json) into a Perfetto trace",
+	 cmd_swimlane},
+	{"pmu", "per-function summary of a pmu.csv (counter means, pipe shares)", cmd_pmu},
 };
 
 static void usage(FILE *f)

@@ -7,10 +7,12 @@
  * Dual issue: the scheduler may write the next token (payload token & 1)
  * once it saw this token's ACK; the core picks it up after the FIN.
  * Early dispatch: a gated payload is ACKed, then the core parks until its
- * doorbell DATA_MAIN_BASE_HI equals the token (spec §2.8 step 3).
+ * doorbell DATA_MAIN_BASE_HI equals the token (spec §2.8 step 3); its
+ * swimlane receive time is when the gate opened.
  */
 #include <errno.h>
 
+#include "base/clock.h"
 #include "platform/regs.h"
 #include "runtime/engine_internal.h"
 
@@ -38,26 +40,46 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		return;
 	tp_core_ctx_bind(ctx);
 	uint32_t last = TP_AICPU_IDLE_TASK_ID;
+	/* Swimlane: the one predictable branch; nothing is stamped without it. */
+	const bool swl = e->hooks_on && e->hooks.on_aicore_task;
 	for (;;) {
 		uint32_t token = tp_aicore_wait_dispatch(core, last);
 		if (token == TP_AICORE_EXIT_SIGNAL)
 			break;
+		uint64_t t_recv = 0, t_start = 0, t_end = 0;
+		if (swl) {
+			t_recv = tp_sys_cnt();
+			if (e->hooks.on_aicore_receive)
+				e->hooks.on_aicore_receive(e->hooks.ud, id, token);
+		}
 		last = token;
 		/* The acquire of the token makes the payload visible. */
 		const struct tp_dispatch_payload *pl = &ce->payload[token & 1];
 		tp_aicore_ack(core, token);
 		/* Early dispatch: staged before its producers finished; park
 		 * until the doorbell DATA_MAIN_BASE_HI == token. */
-		if (pl->gated && tp_aicore_wait_gate(core, token) == TP_AICORE_EXITING)
-			break;
+		if (pl->gated) {
+			if (tp_aicore_wait_gate(core, token) == TP_AICORE_EXITING)
+				break;
+			/* Swimlane: a gated task is received when its gate opens
+			 * (after its producers completed), not when its token was
+			 * read: the wait is not the task's (docs/swimlane.md
+			 * "Early dispatch"). */
+			if (swl)
+				t_recv = tp_sys_cnt();
+		}
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);
 			tp_aicore_kernel_begin(core);
 			tl_block_idx = pl->block_idx;
 			tl_block_num = pl->block_num;
 			tp_async_bind(e, &ce->slab[token & 1]);
+			if (swl)
+				t_start = tp_sys_cnt();
 			if (pl->fn)
 				pl->fn(pl->args);
+			if (swl)
+				t_end = tp_sys_cnt();
 			tp_async_bind(e, NULL);
 			tl_block_idx = 0;
 			tl_block_num = 0;
@@ -74,6 +96,15 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 					       tp_engine_func_name(e, pl->func_id, nb, sizeof(nb)),
 					       pl->func_id, id, tp_core_ctx_error_msg(ctx));
 			}
+		}
+		if (swl) {
+			/* A skipped kernel (failed run) still gets its row. */
+			if (!t_start)
+				t_start = t_end = tp_sys_cnt();
+			/* Before the FIN: its release store publishes the record
+			 * to the AICPU that observes it (see on_aicore_task). */
+			e->hooks.on_aicore_task(e->hooks.ud, id, pl->task_id, token, t_recv,
+						t_start, t_end);
 		}
 		tp_aicore_fin(core, token);
 	}

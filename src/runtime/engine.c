@@ -209,13 +209,27 @@ void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s)
 	struct tp_task_payload *p = tp_engine_payload(e, s);
 	const int core = p->early_core;
 	const uint32_t tok = p->early_token;
-	uint64_t ts = e->hooks_on ? tp_sys_cnt() : 0;
+	uint64_t ts = 0;
+	if (e->hooks_on) {
+		/* Profiling decision (docs/swimlane.md "Early dispatch"): a gated
+		 * task counts as dispatched when its doorbell is written, not when
+		 * it was staged, so its swimlane dispatch never precedes its
+		 * producers' finish. Plain store: the owning scheduler reads it
+		 * only after the FIN of this token, and the chain below orders
+		 * it: this thread's release store of DATA_MAIN_BASE_HI → the
+		 * AICore's acquire load of it in its gate → the AICore's release
+		 * store of the FIN (COND) → the scheduler's acquire load of COND
+		 * (sched.c finish_running). */
+		ts = tp_sys_cnt();
+		p->early_ring_ts = ts;
+	}
 	if (e->hooks_on && e->hooks.on_early_doorbell)
 		e->hooks.on_early_doorbell(e->hooks.ud, tp_sched_cur_thread, core, s->task_id,
 					   tok, ts);
 	atomic_fetch_add_explicit(&e->early_rung, 1, memory_order_relaxed);
 	/* Release: the producers' outputs (seen by this thread through the
-	 * fanin counter) are visible to the core that reads the doorbell. */
+	 * fanin counter) and early_ring_ts are visible to the core that reads
+	 * the doorbell, and through its FIN to the owning scheduler. */
 	tp_reg_write(e->dev, core, TP_REG_DATA_MAIN_BASE_HI, tok);
 }
 

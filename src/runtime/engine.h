@@ -92,7 +92,9 @@
  * task ready (the last producer's completion) writes the doorbell
  * DATA_MAIN_BASE_HI = token (hook on_early_doorbell). The task never runs
  * before all its producers completed. No PENDING task is placed behind a
- * gated one.
+ * gated one. Hooks: a gated task's on_fin @dispatch_ts is its doorbell
+ * write time and its on_aicore_task @receive is when the gate opened
+ * (on_dispatch / on_early_dispatch keep the staging time).
  *
  * Not here yet: the MIX-residual rule of the placement order.
  */
@@ -143,6 +145,13 @@ enum tp_sched_phase {
 	TP_PHASE_COUNT
 };
 
+/* Extra figures of one scheduler phase record (on_phase_detail). */
+struct tp_phase_detail {
+	uint32_t pop_hit, pop_miss;  /* DISPATCH only; 0 otherwise */
+	int16_t depth_start[3];      /* ready-queue depth [AIC, AIV, MIX] */
+	int16_t depth_end[3];
+};
+
 /**
  * struct tp_sched_hooks - optional collector hook points (NULL: not called).
  * Timestamps are tp_sys_cnt() ticks. All run on the scheduler thread
@@ -153,7 +162,9 @@ enum tp_sched_phase {
  * @on_dispatch: a subtask published to @core with token @reg_task_id;
  *               @ts stamped before the register write.
  * @on_fin:      a subtask's FIN observed on @core; @finish_ts stamped right
- *               after the COND load, before any bookkeeping.
+ *               after the COND load, before any bookkeeping; @dispatch_ts
+ *               is on_dispatch's @ts, or for a gated (early-dispatched)
+ *               task the doorbell write time.
  * @on_dummy:    a dummy task completed inline at @ts (zero-width marker).
  * @on_sched_window: [start, end] of thread @thread's scheduler loop.
  * @on_orch_submit: orchestrator thread: one submit / alloc_tensors
@@ -199,6 +210,78 @@ struct tp_sched_hooks {
 	 *               orchestrator. */
 	void (*on_early_doorbell)(void *ud, int thread, int core, tp_task_id task,
 				  uint32_t reg_task_id, uint64_t ts);
+	/* Swimlane (seed 002 §5.1, spec/runtime-model.md §2.8, §2.11). */
+	/* @on_aicore_task: on the AICore thread of @core, once per executed
+	 *               subtask, BEFORE its FIN is written (so a FIN the
+	 *               AICPU observes publishes what this hook stored; the
+	 *               reference writes the record after the FIN and must
+	 *               then defer buffer rotation to the next ACK).
+	 *               @receive: the token was read (gated task: its gate
+	 *               opened); @start: right before the kernel; @end:
+	 *               right after it. */
+	void (*on_aicore_task)(void *ud, int core, tp_task_id task, uint32_t reg_task_id,
+			       uint64_t receive, uint64_t start, uint64_t end);
+	/* @on_phase_detail: like on_phase (called instead of it when set),
+	 *               with @d: ready-queue depths per shape [AIC, AIV, MIX]
+	 *               at the phase's start and end, and for DISPATCH the
+	 *               ready-queue pop hits / misses of this thread since
+	 *               its previous DISPATCH record. A final DISPATCH record
+	 *               with @tasks 0 and start == end carries residual pop
+	 *               counts when the loop ends. */
+	void (*on_phase_detail)(void *ud, int thread, enum tp_sched_phase phase,
+				uint64_t start, uint64_t end, uint64_t loop_iter,
+				uint32_t tasks, const struct tp_phase_detail *d);
+	/* @on_marker:   a dummy task (@predicated false) or a predicated skip
+	 *               (@predicated true) completed inline at @ts (zero-width
+	 *               marker stamped at its resolve start); called instead
+	 *               of on_dummy / on_predicated_skip when set. */
+	void (*on_marker)(void *ud, int thread, bool predicated, tp_task_id task,
+			  uint64_t ts, uint64_t loop_iter, const int16_t depth[3]);
+	/* @on_sched_exit: scheduler @thread left its loop (after
+	 *               on_sched_window): flush per-thread buffers. */
+	void (*on_sched_exit)(void *ud, int thread);
+	/* @on_aicore_receive: on the AICore thread of @core, right after it
+	 *               read token @reg_task_id and before its ACK (so before
+	 *               the AICPU may dispatch the next token): where this
+	 *               task's on_aicore_task record will go is decided here
+	 *               (swimlane buffer rotation, seed 002 §5.1). */
+	void (*on_aicore_receive)(void *ud, int core, uint32_t reg_task_id);
+};
+
+struct tp_tensor;
+
+/**
+ * struct tp_orch_hooks - dep_gen hook points of the orchestrator
+ * (spec/runtime-model.md §2.4 step 2, §7.1 item 11: edges are recorded at
+ * submit time). NULL: not called; with cfg.orch_hooks NULL the submit path
+ * tests one pointer and does nothing else. Called on the orchestrator
+ * thread (the AICPU orchestrator under TRB, the host thread under HBG), in
+ * submit order. alloc_tensors calls neither: its task is only ever a
+ * creator edge's @pred.
+ *
+ * @on_dep_task: one submit / submit_dummy, before its outputs are
+ *               materialised: @task, @manual (submitted inside a manual
+ *               scope), @early_dispatch (the task may be staged early),
+ *               @kernel_id [AIC, AIV0, AIV1] after normalisation (-1
+ *               inactive), @block_num (>= 1), @n_args tensor arguments
+ *               with @tags (enum tp_arg_tag) and @tensors (OUTPUT entries
+ *               are create-infos: no buffer yet).
+ * @on_dep_edge: one edge @pred -> @succ, emitted after @succ's
+ *               on_dep_task: through consumer tensor argument @arg (-1 for
+ *               an explicit dependency), @source (enum tp_dep_source),
+ *               @overlap (enum tp_overlap, TENSORMAP only, else 0) and
+ *               @producer_view (the producer's view, TENSORMAP only, else
+ *               NULL). Every edge is reported, also when @pred already
+ *               is a producer of @succ through another argument.
+ * @ud:          passed to both.
+ */
+struct tp_orch_hooks {
+	void (*on_dep_task)(void *ud, tp_task_id task, bool manual, bool early_dispatch,
+			    const int32_t kernel_id[3], uint32_t block_num, uint32_t n_args,
+			    const uint8_t *tags, const struct tp_tensor *tensors);
+	void (*on_dep_edge)(void *ud, tp_task_id pred, tp_task_id succ, int32_t arg,
+			    int source, int overlap, const struct tp_tensor *producer_view);
+	void *ud;
 };
 
 /* The orchestration: runs on the orchestrator thread inside the outer
@@ -224,6 +307,7 @@ struct tp_engine_config {
 					 * under TRB (use ring_window) */
 	bool early_dispatch;            /* simplified early dispatch (off by
 					 * default; ignored under single_issue) */
+	const struct tp_orch_hooks *orch_hooks; /* dep_gen; NULL: none */
 };
 
 /* What a run did. */

@@ -50,11 +50,16 @@ struct tp_task_payload {
 	uint32_t async_outstanding; /* conditions not yet seen true */
 	/* Early dispatch (engine.c), reset at submit. published: subtasks
 	 * published to cores; early_state: enum tp_early_state; early_core /
-	 * early_token: where the task is staged (written before STAGED). */
+	 * early_token: where the task is staged (written before STAGED).
+	 * early_ring_ts: tp_sys_cnt() of the doorbell write (hooks on only),
+	 * stored by the ringing thread before its release store of
+	 * DATA_MAIN_BASE_HI and read by the owning scheduler at the FIN: the
+	 * task's swimlane dispatch time (see tp_engine_early_ring). */
 	_Atomic uint32_t published;
 	_Atomic uint8_t early_state;
 	int32_t early_core;
 	uint32_t early_token;
+	uint64_t early_ring_ts;
 };
 
 /* Early-dispatch state of a task (payload early_state). */
@@ -155,11 +160,16 @@ struct tp_sched_thread {
 	struct tp_doorbell *bell;  /* the AICPU thread's doorbell */
 	struct tp_release_list rel;
 	uint64_t loop_iter;
+	/* Swimlane (hooks on only): ready-queue pops of the dispatch step
+	 * since the last DISPATCH record, and the depths at the phase anchor. */
+	uint32_t pop_hit, pop_miss;
+	int16_t depth_mark[3];
 };
 
 struct tp_scope {
 	struct tp_slot **tasks;
 	uint32_t n, cap;
+	bool manual;  /* MANUAL mode: only explicit dependencies (orch.c) */
 };
 
 #define TP_ORCH_MAX_SCOPES 64

@@ -24,6 +24,29 @@ void tp_args_init(struct tp_task_args *a)
 	a->pred_size = 0;
 	a->pred_addr = 0;
 	a->pred_target = 0;
+	a->n_deps = 0;
+}
+
+int tp_args_set_dependencies(struct tp_task_args *a, const tp_task_id *ids, uint32_t n)
+{
+	if (n > TP_MAX_EXPLICIT_DEPS || (n && !ids)) {
+		if (!a->err)
+			a->err = tp_set_error(-E2BIG, "runtime: %u explicit dependencies (at most "
+					      "%d)", n, TP_MAX_EXPLICIT_DEPS);
+		return -E2BIG;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!tp_task_id_valid(ids[i])) {
+			if (!a->err)
+				a->err = tp_set_error(-EINVAL, "runtime: explicit dependency %u "
+						      "is not a task id (0x%llx)", i,
+						      (unsigned long long)ids[i]);
+			return -EINVAL;
+		}
+	for (uint32_t i = 0; i < n; i++)
+		a->deps[i] = ids[i];
+	a->n_deps = n;
+	return 0;
 }
 
 int tp_args_set_block_num(struct tp_task_args *a, uint32_t n)
@@ -264,6 +287,50 @@ static void materialise_outputs(struct tp_task_args *args, void *packed, tp_task
 	}
 }
 
+/* ---- dep_gen (spec §2.4 step 2, §7.1 item 11) ------------------------ */
+
+struct dep_probe {
+	const struct tp_orch_hooks *h;
+	tp_task_id succ;
+	int32_t arg;
+};
+
+static bool dep_probe_match(struct tp_tensormap *tm, struct tp_tmap_entry *en,
+			    enum tp_overlap ov, void *ud)
+{
+	(void)tm;
+	struct dep_probe *p = ud;
+	p->h->on_dep_edge(p->h->ud, en->producer, p->succ, p->arg, TP_DEP_TENSORMAP, (int)ov,
+			  &en->view);
+	return true;
+}
+
+/* Every edge argument @i of task @id gets, in the order of
+ * tp_fanin_collect_arg(): the creator edge, then one edge per tensor-map
+ * hit. Runs right before that call, so the map is in the state it will
+ * see (an INOUT COVERED hit is removed only by the call itself). The
+ * probe is a second lookup: it costs only when dep_gen is on. */
+static void dep_report_arg(struct tp_engine *e, const struct tp_orch_hooks *h, tp_task_id id,
+			   uint32_t i, const struct tp_tensor *t, enum tp_arg_tag tag)
+{
+	if (tag == TP_ARG_OUTPUT)
+		return;
+	if (tp_tensormap_task_live(&e->tm, t->owner_task_id))
+		h->on_dep_edge(h->ud, t->owner_task_id, id, (int32_t)i, TP_DEP_CREATOR, 0, NULL);
+	if ((tag == TP_ARG_INPUT || tag == TP_ARG_INOUT) && !t->manual_dep) {
+		struct dep_probe p = { h, id, (int32_t)i };
+		tp_tensormap_lookup(&e->tm, t, dep_probe_match, &p);
+	}
+}
+
+/* An explicit dependency must name a task submitted before @id. */
+static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
+{
+	if (!tp_task_id_valid(pid) || pid == id)
+		return false;
+	return tp_task_id_local(pid) < tp_ring_current(&e->rings[tp_task_id_ring(pid)]);
+}
+
 /* ---- submit ---------------------------------------------------------- */
 
 int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
@@ -329,12 +396,40 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	tp_slot_set_work(slot, mask, block_num);
 	for (int i = 0; i < 3; i++)
 		slot->kernel_id[i] = kid[i];
+	/* MANUAL scope: explicit dependencies only (spec §2.3). */
+	const bool manual = o->scopes[o->depth - 1].manual;
+	/* Step 2: dep_gen capture, before the outputs are materialised. */
+	const struct tp_orch_hooks *dh = e->cfg.orch_hooks;
+	if (__builtin_expect(dh != NULL, 0) && dh->on_dep_task) {
+		const bool early = e->early && (shape == TP_SHAPE_AIC || shape == TP_SHAPE_AIV) &&
+				   block_num == 1 && !args->has_pred;
+		dh->on_dep_task(dh->ud, id, manual, early, kid, block_num, args->n_tensors,
+				args->tags, args->tensors);
+	}
+	if (dh && !dh->on_dep_edge)
+		dh = NULL;
 	materialise_outputs(args, a.packed, id);
 
-	/* Step 4: producers; step 5: tensor-map inserts. */
+	/* Step 4: producers (explicit ones first); step 5: tensor-map inserts. */
 	tp_fanin_reset(&o->fanin);
-	for (uint32_t i = 0; i < args->n_tensors && !rc; i++)
+	for (uint32_t i = 0; i < args->n_deps && !rc; i++) {
+		tp_task_id pid = args->deps[i];
+		if (!dep_submitted(e, pid, id)) {
+			rc = tp_set_error(-EINVAL, "runtime: explicit dependency 0x%llx of task "
+					  "0x%llx names no earlier task",
+					  (unsigned long long)pid, (unsigned long long)id);
+			break;
+		}
+		if (__builtin_expect(dh != NULL, 0))
+			dh->on_dep_edge(dh->ud, pid, id, -1, TP_DEP_EXPLICIT, 0, NULL);
+		int n = tp_fanin_add_explicit(&o->fanin, &e->tm, pid);
+		rc = n < 0 ? n : 0;
+	}
+	for (uint32_t i = 0; i < args->n_tensors && !rc && !manual; i++)
 		if (args->tags[i] != TP_ARG_OUTPUT) {
+			if (__builtin_expect(dh != NULL, 0))
+				dep_report_arg(e, dh, id, i, &args->tensors[i],
+					       (enum tp_arg_tag)args->tags[i]);
 			int n = tp_fanin_collect_arg(&o->fanin, &e->tm, &args->tensors[i],
 						     (enum tp_arg_tag)args->tags[i]);
 			rc = n < 0 ? n : 0;
@@ -344,7 +439,7 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 		int n = tp_slot_add_producer(slot, tp_engine_slot_of(e, pid), pid);
 		rc = n < 0 ? n : 0;
 	}
-	for (uint32_t i = 0; i < args->n_tensors && !rc; i++)
+	for (uint32_t i = 0; i < args->n_tensors && !rc && !manual; i++)
 		rc = tp_fanin_register_arg(&e->tm, &args->tensors[i],
 					   (enum tp_arg_tag)args->tags[i], id);
 
@@ -484,8 +579,17 @@ int tp_scope_begin(struct tp_orch *o)
 		return tp_set_error(-EINVAL, "runtime: more than %d nested scopes",
 				    TP_ORCH_MAX_SCOPES);
 	o->scopes[o->depth].n = 0;
+	o->scopes[o->depth].manual = false;
 	o->depth++;
 	return 0;
+}
+
+int tp_scope_begin_manual(struct tp_orch *o)
+{
+	int rc = tp_scope_begin(o);
+	if (!rc)
+		o->scopes[o->depth - 1].manual = true;
+	return rc;
 }
 
 int tp_scope_end(struct tp_orch *o)

@@ -33,6 +33,9 @@
 #define TP_MAX_TENSOR_ARGS 32
 #define TP_MAX_SCALAR_ARGS 16
 
+/* set_dependencies: explicit producers of one submit, at most. */
+#define TP_MAX_EXPLICIT_DEPS 16
+
 /* Kernel id of an inactive subtask slot. */
 #define TP_KERNEL_NONE (-1)
 
@@ -53,7 +56,19 @@ struct tp_task_args {
 	uint8_t pred_size;                      /* 1, 2, 4 or 8 bytes */
 	uint64_t pred_addr;                     /* operand (host address) */
 	int64_t pred_target;
+	/* Added after the second version; set by tp_args_init(). */
+	uint32_t n_deps;                        /* explicit dependencies */
+	tp_task_id deps[TP_MAX_EXPLICIT_DEPS];
 };
+
+/**
+ * tp_args_set_dependencies() - set_dependencies (spec §2.1, §2.3): the task
+ * also waits for each of the @n tasks @ids (explicit edges, added before
+ * the tensor edges; a producer already retired is skipped). Replaces any
+ * earlier list. Return: 0, or -E2BIG beyond TP_MAX_EXPLICIT_DEPS / -EINVAL
+ * for an invalid id (both also set a->err).
+ */
+int tp_args_set_dependencies(struct tp_task_args *a, const tp_task_id *ids, uint32_t n);
 
 /* DispatchPredicate comparison: operand OP target. */
 enum tp_pred_op {
@@ -150,6 +165,17 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
  * begin / too deep), -ENOMEM. */
 int tp_scope_begin(struct tp_orch *o);
 int tp_scope_end(struct tp_orch *o);
+
+/**
+ * tp_scope_begin_manual() - a PTO2 scope in MANUAL mode (spec §2.1): a
+ * task submitted directly inside it does no tensor-map lookup or insert
+ * and gets no creator edge; only its explicit dependencies
+ * (tp_args_set_dependencies) order it. Its OUTPUT tensors still name it
+ * as their creator for later consumers. A scope opened inside it is
+ * automatic again unless opened with this call. Close it with
+ * tp_scope_end(). Return: as tp_scope_begin().
+ */
+int tp_scope_begin_manual(struct tp_orch *o);
 
 /* get_tensor_data-lite: the host pointer of element 0 of @t (device memory
  * is host-addressable on the simulated a2a3 platform). Reads only external

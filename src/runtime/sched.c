@@ -10,7 +10,9 @@
  * host_build_graph (spec §3) the same loop runs on every AICPU thread over
  * a graph that is complete before launch; it emits no resolve / dummy /
  * release bars or dummy markers and defers no releases (nothing is
- * reclaimed).
+ * reclaimed). Swimlane hooks (on_phase_detail, on_marker) additionally
+ * get the ready-queue depths per shape at each bar's start and end and the
+ * dispatch step's pop hits / misses; all of it only with hooks set.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,11 +35,46 @@ static inline bool all_done(struct tp_engine *e)
 	       atomic_load_explicit(&e->total_tasks, memory_order_relaxed);
 }
 
+/* Ready-queue depths per shape [AIC, AIV, MIX] (swimlane records, int16
+ * on the device like the reference's). Only called with hooks on. */
+static inline void sample_depth(struct tp_engine *e, int16_t d[3])
+{
+	for (int sh = 0; sh < TP_NUM_SHAPES; sh++) {
+		uint32_t n = tp_rq_size(&e->ready[sh]);
+		d[sh] = n > INT16_MAX ? INT16_MAX : (int16_t)n;
+	}
+}
+
+/* The phase anchor moved: remember the depths at the next phase's start. */
+static inline void mark(struct tp_engine *e, struct tp_sched_thread *t)
+{
+	if (e->hooks.on_phase_detail)
+		sample_depth(e, t->depth_mark);
+}
+
+/* Emit a phase bar; @d0: depths at its start (NULL: the anchor's). */
+static void phase_at(struct tp_engine *e, struct tp_sched_thread *t, enum tp_sched_phase ph,
+		     uint64_t start, uint64_t end, uint32_t n, const int16_t *d0)
+{
+	if (e->hooks.on_phase_detail) {
+		struct tp_phase_detail d = { 0 };
+		memcpy(d.depth_start, d0 ? d0 : t->depth_mark, sizeof(d.depth_start));
+		sample_depth(e, d.depth_end);
+		if (ph == TP_PHASE_DISPATCH) {
+			d.pop_hit = t->pop_hit;
+			d.pop_miss = t->pop_miss;
+			t->pop_hit = t->pop_miss = 0;
+		}
+		e->hooks.on_phase_detail(e->hooks.ud, t->idx, ph, start, end, t->loop_iter, n, &d);
+	} else if (e->hooks.on_phase) {
+		e->hooks.on_phase(e->hooks.ud, t->idx, ph, start, end, t->loop_iter, n);
+	}
+}
+
 static inline void phase(struct tp_engine *e, struct tp_sched_thread *t,
 			 enum tp_sched_phase ph, uint64_t start, uint64_t end, uint32_t n)
 {
-	if (e->hooks.on_phase)
-		e->hooks.on_phase(e->hooks.ud, t->idx, ph, start, end, t->loop_iter, n);
+	phase_at(e, t, ph, start, end, n, NULL);
 }
 
 /* on_task_complete + deferred release of a finished task (§2.9 step 3). */
@@ -45,12 +82,15 @@ static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct
 {
 	/* HBG emits no resolve bars and reclaims nothing (spec §3). */
 	const bool hooks = e->hooks_on && !e->hbg;
+	int16_t d0[3] = { 0, 0, 0 };
+	if (hooks && e->hooks.on_phase_detail)
+		sample_depth(e, d0);
 	uint64_t r0 = hooks ? tp_sys_cnt() : 0;
 	uint32_t visited = tp_slot_complete(s, tp_engine_route_ready, e);
 	if (hooks) {
 		uint64_t r1 = tp_sys_cnt();
 		if (visited && tp_sys_cnt_to_ns(r1 - r0) >= 1000)
-			phase(e, t, TP_PHASE_RESOLVE, r0, r1, visited);
+			phase_at(e, t, TP_PHASE_RESOLVE, r0, r1, visited, d0);
 	}
 	if (!e->hbg)
 		tp_release_defer(&t->rel, s, tp_engine_on_consumed, e);
@@ -99,10 +139,18 @@ static void finish_running(struct tp_engine *e, struct tp_sched_thread *t,
 			   struct tp_core_exec *ce, uint64_t fin_ts)
 {
 	struct tp_slot *s = ce->running;
-	if (e->hooks_on && e->hooks.on_fin)
+	if (e->hooks_on && e->hooks.on_fin) {
+		/* A gated (early-dispatched) task is dispatched, for the
+		 * swimlane, when its doorbell was written: the staging write is
+		 * not a dispatch of a runnable task (docs/swimlane.md "Early
+		 * dispatch"). Plain read: the acquire load of COND that showed
+		 * this FIN orders it after the ringer's store (see
+		 * tp_engine_early_ring). */
+		uint64_t disp = ce->gated ? tp_engine_payload(e, s)->early_ring_ts
+					  : ce->dispatch_ts;
 		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
-				s->kernel_id[ce->subslot], ce->running_token, ce->dispatch_ts,
-				fin_ts);
+				s->kernel_id[ce->subslot], ce->running_token, disp, fin_ts);
+	}
 	struct tp_async_slab *sl = &ce->slab[ce->running_token & 1];
 	if (sl->n)
 		tp_async_take(e, s, sl); /* §2.9 step 1: deferred completions */
@@ -323,6 +371,15 @@ static uint32_t claim_blocks(struct tp_engine *e, struct tp_ready_queue *q, stru
 	return k;
 }
 
+/* Swimlane pop_hit / pop_miss: every ready-queue pop of the dispatch step. */
+static inline void count_pop(struct tp_sched_thread *t, const struct tp_slot *s)
+{
+	if (s)
+		t->pop_hit++;
+	else
+		t->pop_miss++;
+}
+
 /* dispatch_shape: place ready tasks of @shape on this thread's cores in
  * @mode; SPMD tasks claim as many blocks as there are eligible places. */
 static uint32_t dispatch_shape(struct tp_engine *e, struct tp_sched_thread *t,
@@ -338,7 +395,10 @@ static uint32_t dispatch_shape(struct tp_engine *e, struct tp_sched_thread *t,
 				places[np++] = ci;
 		for (int i = 0; i < np && tp_rq_size(q) + left; i++) {
 			if (!left) {
-				if (!(cur = tp_rq_pop(q)))
+				cur = tp_rq_pop(q);
+				if (e->hooks_on)
+					count_pop(t, cur);
+				if (!cur)
 					break;
 				left = claim_blocks(e, q, cur, (uint32_t)(np - i), &next);
 				if (!left) {
@@ -369,7 +429,10 @@ static uint32_t dispatch_shape(struct tp_engine *e, struct tp_sched_thread *t,
 		    !core_eligible(e, ce, mode))
 			continue;
 		if (!left) {
-			if (!(cur = tp_rq_pop(q)))
+			cur = tp_rq_pop(q);
+			if (e->hooks_on)
+				count_pop(t, cur);
+			if (!cur)
 				break;
 			uint32_t places = 0;
 			for (int j = i; j < t->n_cores; j++) {
@@ -513,22 +576,33 @@ static bool can_place(struct tp_engine *e, struct tp_sched_thread *t, enum tp_sh
 
 /* Dummy drain (§2.10): up to 8 per iteration, completed inline; dummy
  * tasks and predicated skips (predicate false at the ready point). */
-static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, uint64_t *start)
+static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, uint64_t *start,
+			      int16_t d0[3])
 {
 	uint32_t n = 0;
 	struct tp_slot *s;
 	/* HBG: dummies complete but emit no records (Appendix A item 8). */
 	const bool hooks = e->hooks_on && !e->hbg;
 	while (n < DUMMY_BATCH && (s = tp_rq_pop(&e->dummy))) {
-		if (n == 0 && hooks)
+		if (n == 0 && hooks) {
 			*start = tp_sys_cnt();
-		if (tp_engine_payload(e, s)->pred_skip) {
-			if (hooks && e->hooks.on_predicated_skip)
+			if (e->hooks.on_phase_detail)
+				sample_depth(e, d0);
+		}
+		const bool pred = tp_engine_payload(e, s)->pred_skip;
+		if (hooks && e->hooks.on_marker) {
+			int16_t dm[3];
+			sample_depth(e, dm);
+			e->hooks.on_marker(e->hooks.ud, t->idx, pred, s->task_id, tp_sys_cnt(),
+					   t->loop_iter, dm);
+		}
+		if (pred) {
+			if (hooks && !e->hooks.on_marker && e->hooks.on_predicated_skip)
 				e->hooks.on_predicated_skip(e->hooks.ud, t->idx, s->task_id,
 							    tp_sys_cnt());
 			atomic_fetch_add_explicit(&e->pred_skips, 1, memory_order_relaxed);
 		} else {
-			if (hooks && e->hooks.on_dummy)
+			if (hooks && !e->hooks.on_marker && e->hooks.on_dummy)
 				e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id,
 						  tp_sys_cnt());
 			atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
@@ -636,7 +710,11 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 
 	while (!atomic_load_explicit(&e->abort_all, memory_order_acquire)) {
 		t->loop_iter++;
-		uint64_t t_phase = hooks ? tp_sys_cnt() : 0;
+		uint64_t t_phase = 0;
+		if (hooks) {
+			t_phase = tp_sys_cnt();
+			mark(e, t);
+		}
 		bool progress = false;
 
 		/* 0: termination. */
@@ -650,6 +728,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 				if (n)
 					phase(e, t, TP_PHASE_COMPLETE, t_phase, now, n);
 				t_phase = now;
+				mark(e, t);
 			}
 			progress |= n > 0;
 		}
@@ -663,16 +742,19 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 				uint64_t now = tp_sys_cnt();
 				phase(e, t, TP_PHASE_ASYNC_POLL, t_phase, now, n);
 				t_phase = now;
+				mark(e, t);
 			}
 			progress |= n > 0;
 		}
 		/* 3: dummy drain. */
 		if (t->idx < DUMMY_THREADS) {
 			uint64_t d0 = 0;
-			uint32_t n = drain_dummies(e, t, &d0);
+			int16_t dd0[3] = { 0, 0, 0 };
+			uint32_t n = drain_dummies(e, t, &d0, dd0);
 			if (n && hooks && !e->hbg) {
 				t_phase = tp_sys_cnt();
-				phase(e, t, TP_PHASE_DUMMY, d0, t_phase, n);
+				phase_at(e, t, TP_PHASE_DUMMY, d0, t_phase, n, dd0);
+				mark(e, t);
 			}
 			progress |= n > 0;
 		}
@@ -682,15 +764,23 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint64_t now = tp_sys_cnt();
 			phase(e, t, TP_PHASE_DISPATCH, t_phase, now, nd);
 			t_phase = now;
+			mark(e, t);
 		}
 		progress |= nd > 0;
 		/* 4b: early dispatch. */
 		if (early_possible(e, t)) {
-			uint64_t e0 = hooks ? tp_sys_cnt() : 0;
+			uint64_t e0 = 0;
+			int16_t de0[3] = { 0, 0, 0 };
+			if (hooks) {
+				e0 = tp_sys_cnt();
+				if (e->hooks.on_phase_detail)
+					sample_depth(e, de0);
+			}
 			uint32_t ne = try_early_dispatch(e, t);
 			if (ne && hooks) {
 				t_phase = tp_sys_cnt();
-				phase(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne);
+				phase_at(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne, de0);
+				mark(e, t);
 			}
 			progress |= ne > 0;
 		}
@@ -700,10 +790,16 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			continue;
 		}
 		if (t->rel.n) {
-			uint64_t r0 = hooks ? tp_sys_cnt() : 0;
+			uint64_t r0 = 0;
+			int16_t dr0[3] = { 0, 0, 0 };
+			if (hooks) {
+				r0 = tp_sys_cnt();
+				if (e->hooks.on_phase_detail)
+					sample_depth(e, dr0);
+			}
 			uint32_t n = tp_release_flush(&t->rel, tp_engine_on_consumed, e);
 			if (n && hooks)
-				phase(e, t, TP_PHASE_RELEASE, r0, tp_sys_cnt(), n);
+				phase_at(e, t, TP_PHASE_RELEASE, r0, tp_sys_cnt(), n, dr0);
 			continue;
 		}
 		uint64_t now = tp_now_ns();
@@ -717,8 +813,16 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	/* After the loop: leftover releases, shutdown of our cores. */
 	tp_release_flush(&t->rel, tp_engine_on_consumed, e);
 	tp_sched_cur_thread = -1;
+	if (hooks && e->hooks.on_phase_detail && (t->pop_hit || t->pop_miss)) {
+		/* Residual pop counts since the last dispatch record (§2.11). */
+		uint64_t now = tp_sys_cnt();
+		mark(e, t);
+		phase(e, t, TP_PHASE_DISPATCH, now, now, 0);
+	}
 	if (hooks && e->hooks.on_sched_window)
 		e->hooks.on_sched_window(e->hooks.ud, idx, sched_start, tp_sys_cnt());
+	if (hooks && e->hooks.on_sched_exit)
+		e->hooks.on_sched_exit(e->hooks.ud, idx);
 	for (int i = 0; i < t->n_cores; i++)
 		tp_reg_set_cond_listener(e->dev, t->core_ids[i], NULL);
 	if (!rc && tp_aicpu_close_cores(e->dev, t->core_ids, t->n_cores, HANDSHAKE_NS))

@@ -25,6 +25,8 @@
 #include "platform/platform.h"
 #include "runtime/engine.h"
 #include "taskprof/worker.h"
+#include "worker/run_depgen.h"
+#include "worker/run_swimlane.h"
 
 struct tp_worker {
 	const struct tp_platform *plat;
@@ -34,6 +36,10 @@ struct tp_worker {
 	int rounds;
 	int early_dispatch; /* tp_worker_config.early_dispatch */
 	char *output_root;
+	bool dep_gen;
+	struct wk_depgen *dg; /* the running round's dep_gen, or NULL */
+	int swimlane_level;
+	struct wk_swimlane *swl; /* the running round's swimlane, or NULL */
 };
 
 struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
@@ -76,6 +82,11 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 				     cfg->aicpu_threads, plat->name, plat->max_aicpu_threads);
 		return NULL;
 	}
+	if (cfg->l2_swimlane_level < 0 || cfg->l2_swimlane_level > 4) {
+		tp_set_error(-EINVAL, "l2_swimlane_level %d: expected 0..4",
+			     cfg->l2_swimlane_level);
+		return NULL;
+	}
 	if (cfg->rounds < 0) {
 		tp_set_error(-EINVAL, "rounds %d: expected >= 1", cfg->rounds);
 		return NULL;
@@ -97,6 +108,8 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 	w->aicpu_threads = at;
 	w->rounds = cfg->rounds ? cfg->rounds : 1;
 	w->early_dispatch = cfg->early_dispatch;
+	w->dep_gen = cfg->dep_gen;
+	w->swimlane_level = cfg->l2_swimlane_level;
 	return w;
 }
 
@@ -249,6 +262,8 @@ static void format_index(char *buf, size_t len, const struct tp_case_tensor *t, 
 struct run_ctx {
 	const struct tp_callable *cal;
 	struct tp_case_args *dev_args;
+	struct wk_depgen *dg;
+	struct wk_swimlane *swl;
 	uint64_t orch_start, orch_end;          /* orchestrator thread; read after join */
 	_Atomic uint64_t sched_start, sched_end; /* min start, max end */
 };
@@ -259,6 +274,9 @@ static int orch_entry(struct tp_orch *o, void *arg)
 	x->orch_start = tp_sys_cnt();
 	int rc = x->cal->orch(o, x->dev_args);
 	x->orch_end = tp_sys_cnt();
+	wk_depgen_orch_done(x->dg); /* on the orchestrator thread */
+	if (x->swl)
+		wk_swimlane_orch_done(x->swl);
 	return rc;
 }
 
@@ -290,7 +308,8 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 {
 	struct tp_dev_mem *mem = tp_device_mem(dev);
 	struct tp_case_args dargs = *host;
-	struct run_ctx x = { .cal = cal, .dev_args = &dargs };
+	struct run_ctx x = { .cal = cal, .dev_args = &dargs, .dg = w->dg,
+			  .swl = w->swl };
 	atomic_init(&x.sched_start, UINT64_MAX);
 	atomic_init(&x.sched_end, 0);
 	int rc = 0;
@@ -312,6 +331,8 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	struct tp_engine_result er;
 	if (!rc) {
 		struct tp_sched_hooks hooks = { .on_sched_window = on_sched_window, .ud = &x };
+		if (w->swl)
+			wk_swimlane_wire(w->swl, &hooks);
 		struct tp_engine_config ec = {
 			.dev = dev, .kernels = kt, .num_kernels = nk, .hooks = &hooks,
 			.runtime = strcmp(w->runtime, TP_RUNTIME_HBG)
@@ -319,12 +340,15 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 					   : TP_RUNTIME_HOST_BUILD_GRAPH,
 			.early_dispatch = w->early_dispatch > 0 ||
 					  (w->early_dispatch == 0 && cal->wants_early_dispatch),
+			.orch_hooks = wk_depgen_hooks(w->dg),
 		};
 		uint64_t d0 = tp_now_ns();
 		rc = tp_engine_run(&ec, orch_entry, &x, &er);
 		uint64_t d1 = tp_now_ns();
 		res->device_wall_s = (double)(d1 - d0) * 1e-9;
 		res->tasks = er.completed_tasks;
+		if (w->swl || !w->swimlane_level)
+			res->subtasks = er.dispatched_subtasks;
 		res->early_dispatch = ec.early_dispatch;
 		res->early_staged = er.early_staged;
 		if (rc && er.msg[0])
@@ -488,9 +512,51 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
 		goto out;
 
+	/* The name map goes with swimlane or dep_gen (spec §3.4): the
+	 * converter finds it beside the records. */
+	if ((w->dep_gen || w->swimlane_level) &&
+	    (rc = wk_write_name_map(res->output_dir, cal, cs->name, res->name_map,
+				    sizeof(res->name_map))))
+		goto out;
+
 	res->pass = true;
 	for (int r = 0; r < w->rounds; r++) {
-		if ((rc = run_round(w, dev, cal, kt, nk, &host, got, res)))
+		/* dep_gen records the first round only: later rounds stay
+		 * uninstrumented (ARCHITECTURE.md §5). */
+		if (r == 0 && w->dep_gen && (rc = wk_depgen_open(&w->dg, dev, label)))
+			goto out;
+		/* Swimlane too records the first round only (seed 002 §3.1). */
+		if (r == 0 && w->swimlane_level &&
+		    (rc = wk_swimlane_open(&w->swl, w->swimlane_level, w->plat, w->block_dim,
+					   w->aicpu_threads, !strcmp(w->runtime, TP_RUNTIME_HBG))))
+			goto out;
+		rc = run_round(w, dev, cal, kt, nk, &host, got, res);
+		if (w->swl) {
+			struct tp_reconcile sr;
+			memset(&sr, 0, sizeof(sr));
+			int src = wk_swimlane_finish(w->swl, res->output_dir, res->swimlane_records,
+						     sizeof(res->swimlane_records), &sr);
+			for (int k = 0; k < sr.kinds; k++) {
+				res->swimlane_total += sr.pool[k].total;
+				res->swimlane_collected += sr.pool[k].collected;
+				res->swimlane_dropped += sr.pool[k].dropped;
+			}
+			wk_swimlane_close(w->swl);
+			w->swl = NULL;
+			/* No data is a warning, not a failed run (spec §1.1). */
+			if (!rc && src && src != -ENODATA)
+				rc = src;
+		}
+		if (w->dg) {
+			struct dg_summary ds;
+			int drc = wk_depgen_close(w->dg, rc ? NULL : res->output_dir, &ds);
+			w->dg = NULL;
+			rc = rc ? rc : drc;
+			res->dep_gen = !rc;
+			res->dep_tasks = ds.tasks;
+			res->dep_edges = ds.edges;
+		}
+		if (rc)
 			goto out;
 		res->rounds = r + 1;
 		struct cmp_state st = { .worst_t = -1 };
@@ -536,6 +602,10 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	rc = write_result(res->output_dir, w, res);
 
 out:
+	if (w->dg) { /* a later collector failed to open: no export */
+		wk_depgen_close(w->dg, NULL, NULL);
+		w->dg = NULL;
+	}
 	tp_device_close(dev);
 	for (uint32_t i = 0; i < TP_CASE_MAX_TENSORS; i++) {
 		free(got[i]);

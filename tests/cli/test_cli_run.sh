@@ -48,13 +48,13 @@ done
 for p in a2a3sim a5sim; do
 	for t in 2 4; do
 		for rt in tensormap_and_ringbuffer host_build_graph; do
-			expect 0 "tasks 1528" run synthetic -p "$p" --aicpu-threads "$t" \
+			expect 0 "tasks 1531" run synthetic -p "$p" --aicpu-threads "$t" \
 				--runtime "$rt" -o "$root/syn"
 		done
 	done
 done
 expect 0 "PASS" run synthetic --case Default --rounds 2 -o "$root/syn"
-expect 0 "tasks 1528" run synthetic --no-early-dispatch -o "$root/syn"
+expect 0 "tasks 1531" run synthetic --no-early-dispatch -o "$root/syn"
 expect 0 "tasks 13" run paged_attention --case CaseSmall1 --early-dispatch -o "$root/pa"
 expect 0 "--no-early-dispatch" run --help
 expect 2 "has no case" run synthetic --case Nope

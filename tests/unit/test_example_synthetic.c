@@ -190,6 +190,10 @@ static void test_identical_outputs(void **s)
 			/* Early dispatch: the consumer saw the producer's value. */
 			assert_int_equal(g_cap[SYN_ARG_EARLY][0], SYN_EARLY_VALUE);
 			assert_int_equal(g_cap[SYN_ARG_EARLY][1], 42);
+			/* alloc_tensors: SET wrote the allocated scratch, ADDS
+			 * read it back into the signature tensor. */
+			assert_int_equal(g_cap[SYN_ARG_ALLOC][0],
+					 SYN_ALLOC_VALUE + SYN_ALLOC_ADD);
 		} else {
 			assert_memory_equal(first, g_cap, sizeof(first));
 		}

@@ -13,7 +13,7 @@
 #include "examples/synthetic/syn_callable.h"
 
 static const char *const syn_names[SYN_ARG_COUNT] = {
-	"dummy", "pred", "spmd", "mix", "fanout", "chain", "async", "early",
+	"dummy", "pred", "spmd", "mix", "fanout", "chain", "async", "early", "alloc",
 };
 
 /* Initial values: the predicated task's output 7 (must stay), its flag 1
@@ -101,6 +101,9 @@ static int syn_golden(const struct tp_case *c, struct tp_case_args *e)
 	int32_t *ea = e->tensors[SYN_ARG_EARLY].data;
 	ea[0] = SYN_EARLY_VALUE;
 	ea[1] = SYN_EARLY_VALUE + SYN_EARLY_ADD; /* 42 */
+
+	int32_t *al = e->tensors[SYN_ARG_ALLOC].data;
+	al[0] = SYN_ALLOC_VALUE + SYN_ALLOC_ADD; /* 35 */
 	return 0;
 }
 

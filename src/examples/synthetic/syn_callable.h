@@ -31,6 +31,9 @@
  *            on an idle core while SLOW_SET still sleeps and runs only
  *            after its doorbell (0 + 2 = 2 would show it ran too early)
  *                                                             tensor "early"
+ *   alloc    alloc_tensors scratch[1] (an inline task on the orchestrator;
+ *            the creator of scratch) → SET scratch = 30 (AIV) → ADDS
+ *            out = scratch + SYN_ALLOC_ADD = 35               tensor "alloc"
  *
  * All tensors are int32, compared exactly (atol 0.5).
  */
@@ -50,6 +53,8 @@
 #define SYN_EARLY_DELAY_US 5000u
 #define SYN_EARLY_VALUE 40
 #define SYN_EARLY_ADD 2
+#define SYN_ALLOC_VALUE 30
+#define SYN_ALLOC_ADD 5
 
 /* Signature tensors, in order. */
 enum syn_arg {
@@ -61,6 +66,7 @@ enum syn_arg {
 	SYN_ARG_CHAIN,     /* [1 + SYN_CHAIN]: c, trace[i] */
 	SYN_ARG_ASYNC,     /* [2·SYN_ASYNC_N + 2]: src, dst, cnt, sum */
 	SYN_ARG_EARLY,     /* [2]: val, out */
+	SYN_ARG_ALLOC,     /* [1]: out */
 	SYN_ARG_COUNT
 };
 
@@ -85,8 +91,9 @@ enum syn_func {
 	SYN_FUNC_COUNT
 };
 
-/* Tasks of one run: 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN + 3 + 2. */
-#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN + 3u + 2u)
+/* Tasks of one run (alloc_tensors counts as one):
+ * 4 + 3 + 1 + 2 + (1 + SYN_FANOUT) + SYN_CHAIN + 3 + 2 + 3. */
+#define SYN_TASKS (4u + 3u + 1u + 2u + 1u + SYN_FANOUT + SYN_CHAIN + 3u + 2u + 3u)
 
 /* The built-in callable "synthetic"; one case, "Default". */
 extern const struct tp_callable syn_callable;

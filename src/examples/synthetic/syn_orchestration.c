@@ -20,6 +20,7 @@ static const uint32_t syn_len[SYN_ARG_COUNT] = {
 	[SYN_ARG_CHAIN] = 1 + SYN_CHAIN,
 	[SYN_ARG_ASYNC] = 2 * SYN_ASYNC_N + 2,
 	[SYN_ARG_EARLY] = 2,
+	[SYN_ARG_ALLOC] = 1,
 };
 
 /* Elements [off, off + n) of @t; the callers stay inside @t. */
@@ -194,6 +195,20 @@ static int piece_early(struct tp_orch *o, const struct tp_tensor *t)
 	return submit_adds(o, val, out, false, SYN_EARLY_ADD, false);
 }
 
+/* The alloc piece: an intermediate tensor from alloc_tensors, written by
+ * SET (a creator edge alloc → SET) and read by ADDS into the signature
+ * tensor, so the golden sees that the allocation was usable. */
+static int piece_alloc(struct tp_orch *o, const struct tp_tensor *t)
+{
+	const struct tp_tensor_create ci = { .dtype = TP_INT32, .ndims = 1, .shapes = { 1 } };
+	struct tp_tensor scratch;
+	int rc;
+	if ((rc = tp_alloc_tensors(o, 1, &ci, &scratch, NULL)) ||
+	    (rc = submit_set(o, SYN_FUNC_SET_V, scratch, SYN_ALLOC_VALUE)))
+		return rc;
+	return submit_adds(o, scratch, *t, false, SYN_ALLOC_ADD, false);
+}
+
 int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args)
 {
 	static int (*const pieces[SYN_ARG_COUNT])(struct tp_orch *, const struct tp_tensor *) = {
@@ -201,6 +216,7 @@ int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args)
 		[SYN_ARG_SPMD] = piece_spmd,   [SYN_ARG_MIX] = piece_mix,
 		[SYN_ARG_FANOUT] = piece_fanout, [SYN_ARG_CHAIN] = piece_chain,
 		[SYN_ARG_ASYNC] = piece_async, [SYN_ARG_EARLY] = piece_early,
+		[SYN_ARG_ALLOC] = piece_alloc,
 	};
 	if (args->n_tensors != SYN_ARG_COUNT)
 		return tp_set_error(-EINVAL, "synthetic: expected %d tensors, got %u",

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collectors/pmu/pmu_host.h — the host half of the PMU collector: one
+ * transport pool (`const struct tp_module` "PmuModule": one buffer kind,
+ * one instance per logical core, 512 x 64 B records per buffer, 4 free
+ * slots), shard-local temp CSVs while the run executes, the reconcile
+ * cross-check of spec/pmu.md §5 and the export of <output_prefix>/pmu.csv
+ * (spec §2). Seed 000 §5.2–§5.3.
+ *
+ *     struct pmu_config cfg = { .model = m, .num_cores = 24, .num_threads = 3,
+ *                               .event_type = t, .run_epoch = e,
+ *                               .output_prefix = "outputs/case_dir" };
+ *     struct pmu_collector *c = pmu_open(&cfg);  // NULL: tp_last_error()
+ *     pmu_start(c);                               // stale temp files removed
+ *     ... device run: pmu_dev_*(pmu_dev(c), ...) (pmu_dev.h) ...
+ *     pmu_stop(c);                                // after the device stopped
+ *     pmu_reconcile(c, &r);                       // the §5 log lines
+ *     pmu_export(c);                              // pmu.csv (may run later)
+ *     pmu_close(c);
+ *
+ * The run's event type, columns, epoch and destination are frozen at
+ * pmu_open, so a stopped collector can be kept and exported later
+ * (collect_across_runs) while another run uses the device.
+ *
+ * Files. While the run executes, collector shard i appends its rows to
+ *   <prefix>/pmu.csv.e<run_epoch>.p<pid>.shard<i>.tmp
+ * (opened on its first non-empty buffer). pmu_export merges them into
+ * <prefix>/pmu.csv via <prefix>/pmu.csv.e<run_epoch>.p<pid>.merge.tmp and
+ * rename. Row order: thread_id ascending, then core_id ascending, then
+ * the core's record order (its buffer sequence, then the slot in the
+ * buffer) — i.e. per core, the order its tasks were FINed. A run with no
+ * rows writes no file (a pmu.csv already there is untouched). A failed
+ * write removes the partial merge file and keeps the shard files,
+ * renamed to ...shard<i>.failed.tmp, as evidence. pmu_start removes the
+ * shard files of this epoch left by this process and those of processes
+ * that no longer exist (an abrupt exit); .failed.tmp files are never
+ * removed by taskprof.
+ */
+#ifndef TASKPROF_COLLECTORS_PMU_HOST_H
+#define TASKPROF_COLLECTORS_PMU_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collectors/pmu/pmu_dev.h"
+#include "platform/pmu_model.h"
+
+#define PMU_CSV_FILE "pmu.csv"
+
+/**
+ * struct pmu_config - one run's PMU collection.
+ * @model:          the device's PMU model (tp_pmu_model_create); its
+ *                  device's platform decides the arch: a2a3sim shared
+ *                  mapping + AICPU read, a5sim host shadow + AICore staging.
+ * @num_cores:      logical AICores in use, 1..min(model cores,
+ *                  PLATFORM_MAX_CORES = 72 / 108).
+ * @num_threads:    AICPU scheduler threads (ready queues = collector
+ *                  shards), 1..PLATFORM_MAX_AICPU_THREADS (4 / 7).
+ * @event_type:     the resolved event type (tp_pmu_select_event_type);
+ *                  programmed on the cores and printed in every row. One
+ *                  without a table gets PIPE_UTILIZATION columns (spec
+ *                  §1.4 place 2).
+ * @run_epoch:      the process-unique run identity, last CSV column.
+ * @output_prefix:  directory of pmu.csv (created at start if missing).
+ * @backstop_cycles: device gate backstop, system-counter ticks; 0: 30 s.
+ */
+struct pmu_config {
+	struct tp_pmu_model *model;
+	int num_cores;
+	int num_threads;
+	uint32_t event_type;
+	uint64_t run_epoch;
+	const char *output_prefix;
+	uint64_t backstop_cycles;
+};
+
+/* Reconcile figures (records), spec §5 and seed §5.1. */
+struct pmu_reconcile {
+	uint64_t total;     /* Σ device total_record_count */
+	uint64_t collected; /* rows written to the shard files (0 on an I/O failure) */
+	uint64_t dropped;   /* Σ device dropped + host losses */
+	uint64_t mismatch;  /* Σ a5 slot token mismatches */
+	uint64_t unflushed; /* records left in current buffers (device flush bug) */
+	int64_t silent_loss; /* total - (collected + dropped + mismatch) */
+	bool io_failed;     /* a shard file could not be written */
+	bool ok;            /* counters readable and the equality holds */
+	/* Notes per code (enum tp_pmu_note_code), over the run's cores. */
+	uint32_t note_init[6];
+	uint32_t note_close[6];
+};
+
+struct pmu_collector;
+
+/**
+ * pmu_open() - allocate the pool (region + 2 buffers per core + a5
+ * staging rings) and the device state. Logs INFO `PMU collector
+ * initialized: ...`. NULL with tp_last_error() set: -EINVAL (bad config:
+ * the message names the field), -ENOMEM.
+ */
+struct pmu_collector *pmu_open(const struct pmu_config *cfg);
+/* The device state the runtime's hooks write through (pmu_dev.h). */
+struct pmu_dev *pmu_dev(struct pmu_collector *c);
+/**
+ * pmu_start() - create the output directory (WARN `Failed to create PMU
+ * output directory %s: %s` on failure, continues), remove stale shard
+ * files, start the drain / replenish / collector threads. 0 or -errno.
+ */
+int pmu_start(struct pmu_collector *c);
+/* After the device stopped (every flush done): drain and join; idempotent. */
+void pmu_stop(struct pmu_collector *c);
+/**
+ * pmu_reconcile() - after pmu_stop: close the shard files, read the
+ * device counters and log spec §5's lines (un-flushed buffers, drops,
+ * mismatches, the equality) plus one TIMING line of the producer notes.
+ * @out: may be NULL.
+ * Return: 0 when collected + dropped + mismatch == total and no shard
+ * I/O failed; -EPROTO otherwise; -EBUSY before pmu_stop; -EIO when the
+ * device counters cannot be read.
+ */
+int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out);
+/**
+ * pmu_export() - after pmu_stop: merge the shard files into
+ * <prefix>/pmu.csv (order and files: see the top of this header).
+ * Idempotent once it succeeded.
+ * @rows: receives the rows published (0: no records, no file); may be NULL.
+ * Return: 0 (also for a run without records), -EIO (ERROR
+ * `PmuCollector: CSV shard output failed; preserving shard files for
+ * diagnosis`), or the -errno of a failed open / read / write / rename
+ * with the spec's ERROR line; shard files are then kept.
+ */
+int pmu_export(struct pmu_collector *c, uint64_t *rows);
+/* The run's producer notes of @core (after pmu_reconcile). 0 or -EINVAL. */
+int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
+	      struct tp_pmu_note *close);
+/* The frozen event type / epoch / CSV path of the run. */
+uint32_t pmu_event_type(const struct pmu_collector *c);
+uint64_t pmu_run_epoch(const struct pmu_collector *c);
+const char *pmu_csv_path(const struct pmu_collector *c);
+/* Stop if needed and free everything; shard files of a run never
+ * exported successfully are kept. NULL is a no-op. */
+void pmu_close(struct pmu_collector *c);
+
+#endif

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collectors/swimlane/swl_internal.h — state shared by the device half
+ * (swl_dev.c) and the host half (swl_host.c). Private to the collector.
+ */
+#ifndef TASKPROF_COLLECTORS_SWIMLANE_INTERNAL_H
+#define TASKPROF_COLLECTORS_SWIMLANE_INTERNAL_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collectors/swimlane/swl_records.h"
+#include "transport/dev_engine.h"
+
+/* Per-core active head (device memory, a2a3): the AICPU writes it before
+ * the token release that makes the AICore look; the AICore reads it. */
+struct swl_active_head {
+	_Atomic uint64_t buf_ptr; /* device address of the active buffer, 0: none */
+	_Atomic uint32_t seq;     /* bumped on every change */
+	uint32_t pad_[13];
+};
+
+/* AICore-private cache of its head (device memory, AICore thread only). */
+struct swl_aicore_local {
+	uint64_t buf_ptr;
+	uint32_t seq;
+	uint32_t slot;
+	void *rec;        /* the running task's record slot, NULL: none */
+	uint32_t pad_[10];
+};
+
+/* Per-core staging ring (device memory, a5): AICore writes, AICPU reads on
+ * FIN; the FIN's release/acquire pair publishes the slot. */
+struct swl_stage_ring {
+	struct swl_aicore_rec dual_issue_slots[2];
+};
+
+/* AICPU-side state of one core, touched only by its owning scheduler. */
+struct swl_core {
+	struct tp_dpe aicpu_w;  /* kind 0 */
+	struct tp_dpe aicore_w; /* kind 3: a2a3 active buffer / a5 commit writer */
+	int attached;           /* 0 not yet, 1 ok, -1 failed */
+	uint32_t head_seq;      /* a2a3: last sequence published in the head */
+	uint64_t n_disp, n_fin; /* a2a3: dispatches / FINs on this core */
+	/* a2a3: a full buffer waiting for the FINs of its tasks. */
+	struct tp_buf_hdr *retire;
+	uint32_t retire_n, retire_seq;
+	uint64_t retire_at;     /* publish once n_fin >= retire_at */
+	uint64_t lost;          /* records lost because the core could not attach */
+};
+
+struct swl_thread_w {
+	struct tp_dpe w;
+	int attached;
+};
+
+struct swl_dev {
+	int level;
+	bool shadow;            /* a5: staging ring instead of rotation */
+	int num_cores;
+	int num_threads;        /* AICPU threads = ready queues */
+	int orch_thread;        /* ready queue of the orchestrator, -1: none */
+	struct tp_shm_header *h; /* device address of the pool header */
+	const int8_t *core_owner; /* scheduler thread of each core */
+	struct swl_core *cores;
+	struct swl_active_head *heads;   /* device, per core (a2a3) */
+	struct swl_aicore_local *local;  /* device, per core (a2a3) */
+	struct swl_stage_ring *rings;    /* device, per core (a5) */
+	struct swl_thread_w *sched;      /* per AICPU thread */
+	struct swl_thread_w orch;
+};
+
+/* Instance layout of the pool. */
+static inline uint32_t swl_inst_aicpu(const struct swl_dev *d, int core)
+{
+	(void)d;
+	return (uint32_t)core;
+}
+static inline uint32_t swl_inst_sched(const struct swl_dev *d, int thread)
+{
+	return (uint32_t)(d->num_cores + thread);
+}
+static inline uint32_t swl_inst_orch(const struct swl_dev *d)
+{
+	return (uint32_t)(d->num_cores + d->num_threads);
+}
+static inline uint32_t swl_inst_aicore(const struct swl_dev *d, int core)
+{
+	return (uint32_t)(d->num_cores + d->num_threads + 1 + core);
+}
+static inline uint32_t swl_num_instances(int num_cores, int num_threads)
+{
+	return (uint32_t)(2 * num_cores + num_threads + 1);
+}
+
+#endif

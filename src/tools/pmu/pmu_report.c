@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/pmu/pmu_report.c — pmu.csv reader and per-function summary
+ * (pmu_report.h).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "taskprof/taskprof.h"
+#include "tools/pmu/pmu_report.h"
+
+#define NFIXED 6
+static const char *const fixed_cols[NFIXED] = {"thread_id", "core_id",  "task_id",
+					       "func_id",   "core_type", "pmu_total_cycles"};
+
+struct pmu_row {
+	uint32_t func_id;
+	int32_t core_type;
+	uint64_t total;
+	uint64_t *cnt; /* ncnt values */
+};
+
+struct pmu_csv {
+	char *path;
+	char **cols;   /* every header column */
+	int ncols;
+	int ncnt;      /* counter columns: cols[6 .. 6+ncnt) */
+	bool has_epoch;
+	uint32_t event_type;
+	uint64_t *vals; /* rows x ncnt */
+	struct pmu_row *rows;
+	size_t nrows, cap;
+	uint64_t epoch_min, epoch_max;
+};
+
+static const char *event_name(uint32_t t)
+{
+	switch (t) {
+	case 1: return "ARITHMETIC_UTILIZATION";
+	case 2: return "PIPE_UTILIZATION";
+	case 4: return "MEMORY";
+	case 5: return "MEMORY_L0";
+	case 6: return "RESOURCE_CONFLICT";
+	case 7: return "MEMORY_UB";
+	case 8: return "L2_CACHE";
+	default: return "unknown";
+	}
+}
+
+/* Split @line in place on commas; returns the field count (<= max). */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+	for (char *p = line;; p++) {
+		if (n < max)
+			f[n] = p;
+		n++;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p = '\0';
+	}
+	return n;
+}
+
+static int parse_u64(const char *s, bool allow_hex, bool allow_sign, uint64_t *v)
+{
+	const char *p = s;
+	bool neg = false;
+	if (allow_sign && *p == '-') {
+		neg = true;
+		p++;
+	}
+	int base = 10;
+	if (allow_hex && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		base = 16;
+		p += 2;
+	}
+	if (!*p)
+		return -1;
+	for (const char *q = p; *q; q++)
+		if (base == 10 ? (*q < '0' || *q > '9') : !strchr("0123456789abcdefABCDEF", *q))
+			return -1;
+	errno = 0;
+	char *end;
+	unsigned long long x = strtoull(p, &end, base);
+	if (errno || *end)
+		return -1;
+	if (neg && x > (unsigned long long)INT64_MAX)
+		return -1;
+	*v = neg ? (uint64_t)(-(int64_t)x) : x;
+	return 0;
+}
+
+static int bad(const struct pmu_csv *c, size_t line, const char *fmt, const char *a,
+	       const char *b)
+{
+	char msg[512];
+	snprintf(msg, sizeof(msg), fmt, a, b);
+	return tp_set_error(-EINVAL, "%s:%zu: %s", c->path, line, msg);
+}
+
+static int parse_header(struct pmu_csv *c, char *line)
+{
+	char *f[256];
+	int n = split(line, f, 256);
+	if (n > 256)
+		return tp_set_error(-EINVAL, "%s:1: too many columns (%d)", c->path, n);
+	for (int i = 0; i < NFIXED; i++)
+		if (i >= n || strcmp(f[i], fixed_cols[i]))
+			return tp_set_error(-EINVAL,
+					    "%s:1: column %d: expected '%s', got '%s' (not a pmu.csv "
+					    "header)",
+					    c->path, i + 1, fixed_cols[i], i < n ? f[i] : "");
+	int et = -1;
+	for (int i = NFIXED; i < n; i++)
+		if (!strcmp(f[i], "event_type"))
+			et = i;
+	c->has_epoch = et >= 0 && et == n - 2 && !strcmp(f[n - 1], "run_epoch");
+	if (et < 0 || (et != n - 1 && !c->has_epoch))
+		return tp_set_error(-EINVAL,
+				    "%s:1: expected 'event_type' (optionally followed by 'run_epoch') "
+				    "as the last column",
+				    c->path);
+	c->ncols = n;
+	c->ncnt = et - NFIXED;
+	c->cols = calloc((size_t)n, sizeof(*c->cols));
+	if (!c->cols)
+		return tp_set_error(-ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		if (!f[i][0])
+			return tp_set_error(-EINVAL, "%s:1: column %d has an empty name", c->path,
+					    i + 1);
+		if (!(c->cols[i] = strdup(f[i])))
+			return tp_set_error(-ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
+{
+	char *f[256];
+	int n = split(line, f, 256);
+	if (n != c->ncols) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), "%d", c->ncols);
+		snprintf(b, sizeof(b), "%d", n);
+		return bad(c, lineno, "expected %s columns, got %s", a, b);
+	}
+	if (c->nrows == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct pmu_row *nr = realloc(c->rows, cap * sizeof(*nr));
+		if (!nr)
+			return tp_set_error(-ENOMEM, "out of memory");
+		c->rows = nr;
+		uint64_t *nv = realloc(c->vals, cap * (size_t)(c->ncnt ? c->ncnt : 1) * sizeof(*nv));
+		if (!nv)
+			return tp_set_error(-ENOMEM, "out of memory");
+		c->vals = nv;
+		c->cap = cap;
+	}
+	uint64_t v[256];
+	for (int i = 0; i < n; i++) {
+		bool sign = i <= 1 || i == 4; /* thread_id, core_id, core_type: signed */
+		if (parse_u64(f[i], i == 2, sign, &v[i])) {
+			char col[300];
+			snprintf(col, sizeof(col), "column %d (%s)", i + 1, c->cols[i]);
+			return bad(c, lineno,
+				   i == 2 ? "%s: expected a 0x-hex or decimal task id, got '%s'"
+				   : sign ? "%s: expected an integer, got '%s'"
+					  : "%s: expected an unsigned integer, got '%s'",
+				   col, f[i]);
+		}
+	}
+	if (v[4] != 0 && v[4] != 1) {
+		char col[32];
+		snprintf(col, sizeof(col), "column 5 (%s)", c->cols[4]);
+		return bad(c, lineno, "%s: expected 0 (AIC) or 1 (AIV), got '%s'", col, f[4]);
+	}
+	if (v[3] > UINT32_MAX)
+		return bad(c, lineno, "column 4 (%s): func_id '%s' exceeds 32 bits", c->cols[3], f[3]);
+	uint32_t et = (uint32_t)v[NFIXED + c->ncnt];
+	if (c->nrows == 0) {
+		c->event_type = et;
+	} else if (et != c->event_type) {
+		char want[32];
+		snprintf(want, sizeof(want), "%" PRIu32, c->event_type);
+		return bad(c, lineno,
+			   "column event_type: mixed event types in one file (first rows %s, this "
+			   "row %s)",
+			   want, f[NFIXED + c->ncnt]);
+	}
+	if (c->has_epoch) {
+		uint64_t e = v[n - 1];
+		if (!c->nrows || e < c->epoch_min)
+			c->epoch_min = e;
+		if (!c->nrows || e > c->epoch_max)
+			c->epoch_max = e;
+	}
+	struct pmu_row *r = &c->rows[c->nrows];
+	r->func_id = (uint32_t)v[3];
+	r->core_type = (int32_t)v[4];
+	r->total = v[5];
+	r->cnt = NULL;
+	memcpy(c->vals + c->nrows * (size_t)c->ncnt, v + NFIXED, (size_t)c->ncnt * sizeof(*v));
+	c->nrows++;
+	return 0;
+}
+
+int pmu_csv_load(const char *path, struct pmu_csv **out)
+{
+	*out = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	int rc = tp_read_file(path, &text, &len);
+	if (rc)
+		return tp_set_error(rc, "%s: cannot read: %s", path, strerror(-rc));
+	struct pmu_csv *c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		free(text);
+		return tp_set_error(-ENOMEM, "out of memory");
+	}
+	if (memchr(text, '\0', len)) {
+		rc = tp_set_error(-EINVAL, "%s: binary data (a NUL byte); expected a pmu.csv", path);
+		goto fail;
+	}
+	if (!len) {
+		rc = tp_set_error(-EINVAL, "%s:1: empty file; expected the pmu.csv header", path);
+		goto fail;
+	}
+	size_t lineno = 0;
+	char *p = text;
+	while (*p) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		lineno++;
+		size_t l = strlen(p);
+		if (l && p[l - 1] == '\r')
+			p[l - 1] = '\0';
+		if (lineno == 1)
+			rc = parse_header(c, p);
+		else if (!*p)
+			rc = bad(c, lineno, "empty line; expected a data row%s", "", "");
+		else
+			rc = parse_row(c, p, lineno);
+		if (rc)
+			goto fail;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	for (size_t i = 0; i < c->nrows; i++)
+		c->rows[i].cnt = c->vals + i * (size_t)c->ncnt;
+	free(text);
+	*out = c;
+	return 0;
+fail:
+	free(text);
+	pmu_csv_free(c);
+	return rc;
+}
+
+size_t pmu_csv_rows(const struct pmu_csv *c)
+{
+	return c->nrows;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct pmu_row *x = a, *y = b;
+	if (x->func_id != y->func_id)
+		return x->func_id < y->func_id ? -1 : 1;
+	return x->total < y->total ? -1 : x->total > y->total;
+}
+
+int pmu_report_print(const struct pmu_csv *c, FILE *out)
+{
+	/* Sorted by (func_id, total): each function is a run, its median is
+	 * its middle. */
+	struct pmu_row *rows = malloc((c->nrows ? c->nrows : 1) * sizeof(*rows));
+	if (!rows)
+		return tp_set_error(-ENOMEM, "out of memory");
+	if (c->nrows)
+		memcpy(rows, c->rows, c->nrows * sizeof(*rows));
+	qsort(rows, c->nrows, sizeof(*rows), cmp_row);
+	size_t nfunc = 0;
+	for (size_t i = 0; i < c->nrows; i++)
+		nfunc += !i || rows[i].func_id != rows[i - 1].func_id;
+	fprintf(out, "%s: %zu row%s, %zu function%s, event_type %" PRIu32 " (%s)", c->path,
+		c->nrows, c->nrows == 1 ? "" : "s", nfunc, nfunc == 1 ? "" : "s", c->event_type,
+		c->nrows ? event_name(c->event_type) : "no rows");
+	if (c->has_epoch && c->nrows) {
+		if (c->epoch_min == c->epoch_max)
+			fprintf(out, ", run_epoch %" PRIu64, c->epoch_min);
+		else
+			fprintf(out, ", run_epoch %" PRIu64 "..%" PRIu64, c->epoch_min, c->epoch_max);
+	}
+	fputc('\n', out);
+	const bool pipe = c->event_type == 2;
+	int w = 16;
+	for (int k = 0; k < c->ncnt; k++) {
+		int l = (int)strlen(c->cols[NFIXED + k]);
+		w = l > w ? l : w;
+	}
+	for (size_t i = 0; i < c->nrows;) {
+		size_t j = i;
+		uint64_t aic = 0;
+		long double sum_total = 0;
+		while (j < c->nrows && rows[j].func_id == rows[i].func_id) {
+			aic += rows[j].core_type == 0;
+			sum_total += rows[j].total;
+			j++;
+		}
+		size_t n = j - i;
+		long double median = n % 2 ? rows[i + n / 2].total
+					   : ((long double)rows[i + n / 2 - 1].total +
+					      rows[i + n / 2].total) / 2;
+		fprintf(out,
+			"\nfunc_id %" PRIu32 ": %zu row%s (AIC %" PRIu64 ", AIV %" PRIu64
+			"), pmu_total_cycles mean %.1Lf median %.1Lf\n",
+			rows[i].func_id, n, n == 1 ? "" : "s", aic, (uint64_t)n - aic,
+			sum_total / n, median);
+		if (c->ncnt)
+			fprintf(out, "  %-*s %14s%s\n", w, "counter", "mean", pipe ? "   share of total" : "");
+		for (int k = 0; k < c->ncnt; k++) {
+			long double s = 0;
+			for (size_t r = i; r < j; r++)
+				s += rows[r].cnt[k];
+			const char *name = c->cols[NFIXED + k];
+			fprintf(out, "  %-*s %14.1Lf", w, name, s / n);
+			if (pipe && strstr(name, "busy")) {
+				if (sum_total > 0)
+					fprintf(out, "  %14.1Lf%%", 100 * s / sum_total);
+				else
+					fprintf(out, "  %15s", "-");
+			}
+			fputc('\n', out);
+		}
+		i = j;
+	}
+	free(rows);
+	if (fflush(out) != 0 || ferror(out))
+		return tp_set_error(-EIO, "writing the report failed");
+	return 0;
+}
+
+void pmu_csv_free(struct pmu_csv *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; c->cols && i < c->ncols; i++)
+		free(c->cols[i]);
+	free(c->cols);
+	free(c->rows);
+	free(c->vals);
+	free(c->path);
+	free(c);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: taskprof pmu [-h] PMU_CSV\n\n"
+		   "Summarise a pmu.csv per function: rows (AIC / AIV), mean and median\n"
+		   "pmu_total_cycles, and each counter's mean per row; for PIPE_UTILIZATION\n"
+		   "(event_type 2) each pipe's busy cycles as a share of the total cycles.\n\n"
+		   "arguments:\n"
+		   "  PMU_CSV      <output_prefix>/pmu.csv of a run with --enable-pmu\n\n"
+		   "options:\n"
+		   "  -h, --help   this text\n\n"
+		   "exit status: 0 ok, 1 unreadable or malformed CSV, 2 usage error\n");
+}
+
+int pmu_report_main(int argc, char **argv)
+{
+	const char *path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			fprintf(stderr, "taskprof pmu: unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+		if (path) {
+			fprintf(stderr, "taskprof pmu: expected one PMU_CSV, got '%s' and '%s'\n", path,
+				argv[i]);
+			return 2;
+		}
+		path = argv[i];
+	}
+	if (!path) {
+		fprintf(stderr, "taskprof pmu: missing PMU_CSV\n");
+		usage(stderr);
+		return 2;
+	}
+	struct pmu_csv *c;
+	if (pmu_csv_load(path, &c)) {
+		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
+		return 1;
+	}
+	int rc = pmu_report_print(c, stdout);
+	pmu_csv_free(c);
+	if (rc) {
+		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
+		return 1;
+	}
+	return 0;
+}

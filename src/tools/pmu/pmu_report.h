@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/pmu/pmu_report.h — `taskprof pmu PMU_CSV`: the per-function
+ * summary of a pmu.csv (spec/pmu.md §2; seed 000 §3.2, §4). Depends on
+ * base/ only.
+ *
+ *     struct pmu_csv *csv;
+ *     if (pmu_csv_load("out/pmu.csv", &csv))      // tp_last_error(): file:line
+ *             ...
+ *     pmu_report_print(csv, stdout);
+ *     pmu_csv_free(csv);
+ *
+ * Accepted input: the header `thread_id,core_id,task_id,func_id,
+ * core_type,pmu_total_cycles`, zero or more counter columns, then
+ * `event_type` and optionally `run_epoch` (taskprof writes it; the
+ * reference does not). Rows: exactly the header's column count, LF or
+ * CRLF ends, integers only (task_id 0x-hex or decimal).
+ */
+#ifndef TASKPROF_TOOLS_PMU_REPORT_H
+#define TASKPROF_TOOLS_PMU_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct pmu_csv;
+
+/**
+ * pmu_csv_load() - read and validate a pmu.csv.
+ * @path: the file.
+ * @out:  receives the table (free with pmu_csv_free()).
+ *
+ * Return: 0; -ENOENT / -EACCES / ... when the file cannot be read,
+ * -EINVAL for a malformed file (empty, bad header, a row with the wrong
+ * column count, a non-integer field, mixed event types), -ENOMEM. The
+ * one-line tp_last_error() names the file, the line and, for a field,
+ * the column number and name: `FILE:LINE: column 6 (pmu_total_cycles):
+ * expected an unsigned integer, got 'x'`.
+ */
+int pmu_csv_load(const char *path, struct pmu_csv **out);
+
+/** pmu_csv_rows() - data rows in the table. */
+size_t pmu_csv_rows(const struct pmu_csv *c);
+
+/**
+ * pmu_report_print() - the summary: one line for the file (rows,
+ * functions, event type, run epochs), then per func_id ascending: rows
+ * (AIC / AIV), mean and median pmu_total_cycles, and one line per counter
+ * with its mean per row; for PIPE_UTILIZATION (event_type 2) each pipe
+ * counter (a column whose name contains "busy") also shows its share of
+ * the function's total cycles, Σ counter / Σ pmu_total_cycles, in %.
+ * Return: 0, or -EIO when writing @out failed.
+ */
+int pmu_report_print(const struct pmu_csv *c, FILE *out);
+
+void pmu_csv_free(struct pmu_csv *c);
+
+/* `taskprof pmu` (argv[0] is the command name). Exit code: 0, 1 bad
+ * input, 2 usage. */
+int pmu_report_main(int argc, char **argv);
+
+#endif

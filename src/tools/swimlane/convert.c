@@ -1,0 +1,602 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tools/swimlane/convert.c — the `taskprof swimlane` command line
+ * (spec/swimlane-format.md §5): argument parsing, input / names / deps
+ * resolution (§5.3), the processing order of §5.4, the stdout blocks of
+ * §5.5–§5.6 and the exit codes of §5.7. No static state: `taskprof run`
+ * calls sl_convert_main() again after a swimlane run.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "tools/swimlane/trace.h"
+
+#define PROG "taskprof swimlane"
+
+static const char usage_text[] =
+	"usage: " PROG " [-h] [-o OUTPUT] [-k KERNEL_CONFIG]\n"
+	"                         [--func-names FUNC_NAMES] [--deps-json DEPS_JSON]\n"
+	"                         [-v] [--overhead] [--pretty]\n"
+	"                         [input]\n";
+
+static const char help_text[] =
+	"\n"
+	"Convert an l2_swimlane_records.json (+ deps.json, name map) into a Perfetto\n"
+	"trace (merged_swimlane.json, Chrome Trace Event format) and print the task\n"
+	"statistics by function (spec/swimlane-format.md sections 4 and 5).\n"
+	"\n"
+	"positional arguments:\n"
+	"  input                 l2_swimlane_records.json; default: the newest\n"
+	"                        ./outputs/*/l2_swimlane_records.json\n"
+	"\n"
+	"options:\n"
+	"  -h, --help            show this help message and exit\n"
+	"  -o, --output OUTPUT   output file (default: <input dir>/merged_swimlane.json)\n"
+	"  -k, --kernel-config KERNEL_CONFIG\n"
+	"                        accepted for compatibility, but Python kernel_config.py\n"
+	"                        files are not supported by taskprof (error, exit 1);\n"
+	"                        use --func-names with a name map instead\n"
+	"  --func-names FUNC_NAMES\n"
+	"                        name_map*.json (default: the unique sibling\n"
+	"                        name_map*.json next to the input)\n"
+	"  --deps-json DEPS_JSON deps.json of a dep_gen run (default: sibling deps.json);\n"
+	"                        without one the trace has no dependency arrows\n"
+	"  -v, --verbose         verbose output\n"
+	"  --overhead            add the 8 overhead counter tracks (needs deps.json)\n"
+	"  --pretty              write the trace exactly as the reference converter does\n"
+	"                        (json.dump indent=2: one key per line, byte-identical);\n"
+	"                        the default writes the same events one compact event\n"
+	"                        per line, which is several times smaller and faster\n"
+	"\n"
+	"Exit codes: 0 success, 1 error (\"Error: ...\" on stderr), 2 usage error.\n";
+
+struct args {
+	const char *input, *output, *kernel_config, *func_names, *deps_json;
+	bool verbose, overhead, pretty, help;
+};
+
+static void usage_error(const char *fmt, const char *a, const char *b)
+{
+	fputs(usage_text, stderr);
+	fprintf(stderr, "%s: error: ", PROG);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+}
+
+/* Return 0, or the exit code (2) after printing usage + error. */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof(*a));
+	char extras[1024] = "";
+	size_t el = 0;
+	bool only_pos = false;
+	static const struct {
+		const char *s, *l, *dest;
+	} valopts[] = {
+		{"-o", "--output", "OUTPUT"},
+		{"-k", "--kernel-config", "KERNEL_CONFIG"},
+		{NULL, "--func-names", "FUNC_NAMES"},
+		{NULL, "--deps-json", "DEPS_JSON"},
+	};
+	for (int i = 1; i < argc; i++) {
+		const char *s = argv[i];
+		if (only_pos || s[0] != '-' || !strcmp(s, "-")) {
+			if (!a->input)
+				a->input = s;
+			else
+				el += (size_t)snprintf(extras + el, el < sizeof(extras) ? sizeof(extras) - el : 0,
+						       "%s%s", el ? " " : "", s);
+			continue;
+		}
+		if (!strcmp(s, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+			a->help = true;
+			continue;
+		}
+		if (!strcmp(s, "-v") || !strcmp(s, "--verbose")) {
+			a->verbose = true;
+			continue;
+		}
+		if (!strcmp(s, "--overhead")) {
+			a->overhead = true;
+			continue;
+		}
+		if (!strcmp(s, "--pretty")) {
+			a->pretty = true;
+			continue;
+		}
+		bool matched = false;
+		for (size_t k = 0; k < sizeof(valopts) / sizeof(valopts[0]); k++) {
+			const char *val = NULL;
+			size_t ll = strlen(valopts[k].l);
+			if (!strcmp(s, valopts[k].l) || (valopts[k].s && !strcmp(s, valopts[k].s))) {
+				if (i + 1 >= argc) {
+					char name[64];
+					snprintf(name, sizeof(name), "%s%s%s", valopts[k].s ? valopts[k].s : "",
+						 valopts[k].s ? "/" : "", valopts[k].l);
+					usage_error("argument %s: expected one argument%s", name, "");
+					return 2;
+				}
+				val = argv[++i];
+			} else if (!strncmp(s, valopts[k].l, ll) && s[ll] == '=') {
+				val = s + ll + 1;
+			} else if (valopts[k].s && !strncmp(s, valopts[k].s, 2) && s[2]) {
+				val = s + 2;
+			} else {
+				continue;
+			}
+			matched = true;
+			switch (k) {
+			case 0: a->output = val; break;
+			case 1: a->kernel_config = val; break;
+			case 2: a->func_names = val; break;
+			default: a->deps_json = val; break;
+			}
+			break;
+		}
+		if (!matched)
+			el += (size_t)snprintf(extras + el, el < sizeof(extras) ? sizeof(extras) - el : 0,
+					       "%s%s", el ? " " : "", s);
+	}
+	if (a->help)
+		return 0;
+	if (el) {
+		usage_error("unrecognized arguments: %s%s", extras, "");
+		return 2;
+	}
+	return 0;
+}
+
+/* Path text as Python's pathlib prints it: no "." segments, no doubled or
+ * trailing slashes. Returns a malloc'd string. */
+static char *norm_path(const char *p)
+{
+	size_t n = strlen(p);
+	char *out = malloc(n + 2);
+	if (!out)
+		return NULL;
+	size_t o = 0;
+	bool abs = p[0] == '/';
+	if (abs)
+		out[o++] = '/';
+	const char *s = p;
+	while (*s) {
+		while (*s == '/')
+			s++;
+		const char *e = s;
+		while (*e && *e != '/')
+			e++;
+		size_t len = (size_t)(e - s);
+		if (len && !(len == 1 && s[0] == '.')) {
+			if (o && out[o - 1] != '/')
+				out[o++] = '/';
+			memcpy(out + o, s, len);
+			o += len;
+		}
+		s = e;
+	}
+	if (o == 0)
+		out[o++] = '.';
+	out[o] = '\0';
+	return out;
+}
+
+/* parent / name, as pathlib joins them ("." parent: just name). */
+static char *sibling(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *r = NULL;
+	if (!slash) {
+		r = strdup(name);
+	} else if (slash == path) {
+		if (asprintf(&r, "/%s", name) < 0)
+			r = NULL;
+	} else if (asprintf(&r, "%.*s/%s", (int)(slash - path), path, name) < 0) {
+		r = NULL;
+	}
+	return r;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		return strdup(".");
+	if (slash == path)
+		return strdup("/");
+	return strndup(path, (size_t)(slash - path));
+}
+
+/* §5.3 auto-detection: newest ./outputs/<*>/l2_swimlane_records.json. */
+static char *auto_input(bool verbose)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	char *outputs = NULL, *best = NULL;
+	if (asprintf(&outputs, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
+		return NULL;
+	DIR *d = opendir(outputs);
+	struct timespec best_m = {0, 0};
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char *p = NULL;
+			struct stat st;
+			if (asprintf(&p, "%s/%s/l2_swimlane_records.json", outputs, e->d_name) < 0)
+				break;
+			if (stat(p, &st) == 0 &&
+			    (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
+			     (st.st_mtim.tv_sec == best_m.tv_sec && st.st_mtim.tv_nsec > best_m.tv_nsec))) {
+				free(best);
+				best = p;
+				best_m = st.st_mtim;
+			} else {
+				free(p);
+			}
+		}
+		closedir(d);
+	}
+	if (!best) {
+		fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
+			outputs);
+		fprintf(stderr, "Run a test with --enable-l2-swimlane first, or specify an explicit "
+				"input.\n");
+	} else if (verbose) {
+		printf("Auto-selected latest file: %s\n", best);
+	}
+	free(outputs);
+	return best;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The unique sibling name_map*.json of @input, or NULL (warning when there
+ * are several). */
+static char *sibling_name_map(const char *input)
+{
+	char *dir = dir_of(input);
+	if (!dir)
+		return NULL;
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (fnmatch("name_map*.json", e->d_name, FNM_PERIOD))
+				continue;
+			char *p = sibling(input, e->d_name);
+			struct stat st;
+			if (!p || stat(p, &st) || !S_ISREG(st.st_mode)) {
+				free(p);
+				continue;
+			}
+			free(p);
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				char **nn = realloc(names, cap * sizeof(*nn));
+				if (!nn)
+					break;
+				names = nn;
+			}
+			names[n++] = strdup(e->d_name);
+		}
+		closedir(d);
+	}
+	free(dir);
+	char *r = NULL;
+	if (n > 1) {
+		qsort(names, n, sizeof(*names), cmp_str);
+		fprintf(stderr, "Warning: multiple sibling name maps found next to %s: ", input);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+		fprintf(stderr, "; pass --func-names explicitly.\n");
+	} else if (n == 1) {
+		r = sibling(input, names[0]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+static void print_data_info(const struct sl_perf_data *pd)
+{
+	printf("\n=== Performance Data ===\n");
+	printf("  L2 perf level: %d\n", pd->level);
+	printf("  Task Count: %zu\n", pd->n_tasks);
+	if (pd->n_tasks) {
+		double mn = pd->tasks[0].start_us, mx = pd->tasks[0].end_us;
+		for (size_t i = 1; i < pd->n_tasks; i++) {
+			if (pd->tasks[i].start_us < mn)
+				mn = pd->tasks[i].start_us;
+			if (pd->tasks[i].end_us > mx)
+				mx = pd->tasks[i].end_us;
+		}
+		printf("  Time Range: %.3f us - %.3f us (span: %.3f us)\n", mn, mx, mx - mn);
+	}
+	printf("\n");
+	if (pd->has_sched && pd->n_sched) {
+		size_t tot = 0;
+		for (size_t i = 0; i < pd->n_sched; i++)
+			tot += pd->sched[i].n;
+		printf("  Scheduler threads: %zu\n", pd->n_sched);
+		printf("  Total phase records: %zu\n", tot);
+	}
+	if (pd->has_orch && pd->n_orch) {
+		size_t tot = 0;
+		for (size_t i = 0; i < pd->n_orch; i++)
+			tot += pd->orch[i].n;
+		printf("  Orchestrator threads: %zu\n", pd->n_orch);
+		printf("  Total orchestrator phase records: %zu\n", tot);
+		/* every orch record is an orch_submit (spec §2.8) */
+		if (tot)
+			printf("  Orchestrator: %zu tasks submitted\n", tot);
+	}
+	if (pd->n_core_to_thread)
+		printf("  Core-to-thread mapping: %zu cores\n", pd->n_core_to_thread);
+}
+
+/* deps.json is read on its own thread while the records are parsed (the
+ * two files are independent until step 6 of §5.4); the thread's error
+ * message is copied out because tp_last_error() is per thread. */
+struct deps_job {
+	const char *path;
+	struct sl_deps *out;
+	int rc;
+	char err[512];
+};
+
+static void *deps_thread(void *arg)
+{
+	struct deps_job *j = arg;
+	j->rc = sl_read_deps(j->path, j->out);
+	if (j->rc)
+		snprintf(j->err, sizeof(j->err), "%s", tp_last_error());
+	return NULL;
+}
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+int sl_convert_main(int argc, char **argv)
+{
+	struct args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc;
+	if (a.help) {
+		fputs(usage_text, stdout);
+		fputs(help_text, stdout);
+		return 0;
+	}
+
+	struct sl_perf_data pd;
+	struct sl_deps deps;
+	struct sl_name_map nm;
+	bool have_pd = false, have_deps = false, have_nm = false;
+	bool deps_started = false, deps_done = false;
+	pthread_t deps_tid;
+	struct deps_job job = {0};
+	char *input = NULL, *output = NULL, *deps_path = NULL, *names_path = NULL;
+	int exit_code = 1;
+	memset(&pd, 0, sizeof(pd));
+	memset(&deps, 0, sizeof(deps));
+	memset(&nm, 0, sizeof(nm));
+
+	/* 1. input */
+	if (a.input) {
+		input = norm_path(a.input);
+		if (!input)
+			goto oom;
+		if (!file_exists(input)) {
+			fprintf(stderr, "Error: Input file not found: %s\n", input);
+			goto out;
+		}
+	} else {
+		input = auto_input(a.verbose);
+		if (!input)
+			goto out;
+	}
+
+	/* deps.json in parallel with the records (joined at step 6) */
+	deps_path = a.deps_json ? norm_path(a.deps_json) : sibling(input, "deps.json");
+	if (!deps_path)
+		goto oom;
+	job.path = deps_path;
+	job.out = &deps;
+	if (pthread_create(&deps_tid, NULL, deps_thread, &job) == 0) {
+		deps_started = true;
+	} else {
+		deps_thread(&job); /* no thread: read it here */
+		deps_done = true;
+	}
+
+	/* 2–3. records */
+	if (a.verbose)
+		printf("Reading performance data from: %s\n", input);
+	rc = sl_read_perf_data(input, &pd);
+	if (rc) {
+		fflush(stdout);
+		fprintf(stderr, "Error: %s\n", tp_last_error());
+		goto out;
+	}
+	have_pd = true;
+	if (pd.unmatched_warning) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s\n", pd.unmatched_warning);
+	}
+	if (a.verbose)
+		print_data_info(&pd);
+
+	/* 4. names: --func-names, else -k, else the unique sibling name map */
+	if (a.func_names) {
+		names_path = norm_path(a.func_names);
+		if (!names_path)
+			goto oom;
+	} else if (a.kernel_config) {
+		char *k = norm_path(a.kernel_config);
+		if (!k)
+			goto oom;
+		if (a.verbose)
+			printf("Loading kernel config from: %s\n", k);
+		fflush(stdout);
+		if (!file_exists(k))
+			fprintf(stderr, "Error: Kernel config file not found: %s\n", k);
+		else
+			fprintf(stderr,
+				"Error: %s: Python kernel configs (-k) are not supported by taskprof; "
+				"pass a name map with --func-names\n",
+				k);
+		free(k);
+		goto out;
+	} else {
+		names_path = sibling_name_map(input);
+	}
+	if (names_path) {
+		if (a.verbose)
+			printf("%s func names from: %s\n", a.func_names ? "Loading" : "Auto-discovered",
+			       names_path);
+		rc = sl_read_name_map(names_path, &nm);
+		if (rc) {
+			fflush(stdout);
+			if (rc == -ENOENT)
+				fprintf(stderr, "Error: Func names JSON not found: %s\n", names_path);
+			else
+				fprintf(stderr, "Error: %s\n", tp_last_error());
+			goto out;
+		}
+		have_nm = true;
+		if (a.verbose) {
+			printf("  Loaded %zu function name mappings:\n", nm.n);
+			for (size_t i = 0; i < nm.n; i++)
+				printf("    func_id=%lld: %s\n", (long long)nm.func_id[i], nm.name[i]);
+			if (nm.orchestrator_name && *nm.orchestrator_name)
+				printf("  Orchestrator: %s\n", nm.orchestrator_name);
+			printf("\n");
+		}
+	}
+
+	/* 5. output */
+	output = a.output ? norm_path(a.output) : sibling(input, "merged_swimlane.json");
+	if (!output)
+		goto oom;
+
+	/* 6. deps: edges, kernel map, block map */
+	if (deps_started) {
+		pthread_join(deps_tid, NULL);
+		deps_started = false;
+		deps_done = true;
+	}
+	rc = job.rc;
+	if (rc == 0) {
+		have_deps = true;
+		if (!deps.has_edges && deps.edges_warning) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s\n", deps.edges_warning);
+		}
+	} else if (rc != -ENOENT) {
+		/* Decision for taskprof (issue 4, "Bad input"): a deps.json that
+		 * exists but cannot be parsed is an error, not the reference's
+		 * "Warning: failed to read" followed by a trace without arrows —
+		 * the user would otherwise get a silently degraded trace. */
+		fflush(stdout);
+		fprintf(stderr, "Error: %s\n", job.err);
+		goto out;
+	}
+	if (have_deps && deps.has_edges) {
+		if (a.verbose) {
+			printf("  Using deps.json edges (%zu total) from %s\n", deps.n_edges, deps_path);
+			if (deps.n_tasks)
+				printf("  Using deps.json kernel_ids for %zu tasks (level=1 name "
+				       "recovery)\n",
+				       deps.n_tasks);
+		}
+	} else {
+		fflush(stdout);
+		fprintf(stderr,
+			"Warning: no usable deps.json at %s; Perfetto trace will have no dependency "
+			"arrows. Run a dep_gen capture (--enable-dep-gen) and pass --deps-json <path> "
+			"to add them.\n",
+			deps_path);
+	}
+
+	/* 7. the trace */
+	struct sl_trace_opts o = {
+		.output_path = output,
+		.verbose = a.verbose,
+		.overhead = a.overhead,
+		.pretty = a.pretty,
+		.out = stdout,
+		.err = stderr,
+	};
+	fflush(stdout);
+	rc = sl_trace_generate(&pd, have_deps ? &deps : NULL, have_nm ? &nm : NULL, &o, NULL);
+	if (rc) {
+		fflush(stdout);
+		fprintf(stderr, "Error: %s\n", tp_last_error());
+		goto out;
+	}
+
+	/* 8. */
+	if (a.overhead && !(have_deps && deps.has_edges)) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: --overhead needs deps.json for task readiness; no deps "
+				"found, Overhead Analysis track skipped.\n");
+	}
+
+	/* 9–10. */
+	printf("\n\xe2\x9c\x93 Conversion complete\n");
+	printf("  Input:  %s\n", input);
+	printf("  Output: %s\n", output);
+	printf("\nTo visualize: Open https://ui.perfetto.dev/ and drag in %s\n", output);
+	sl_print_stats(stdout, &pd, have_nm ? &nm : NULL);
+	printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with a "
+	       "separately-captured deps.json (--enable-dep-gen).\n");
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "Error: writing stdout: %s\n", strerror(errno));
+		goto out;
+	}
+	exit_code = 0;
+	goto out;
+oom:
+	fprintf(stderr, "Error: out of memory\n");
+out:
+	if (deps_started) {
+		pthread_join(deps_tid, NULL);
+		deps_done = true;
+	}
+	if (deps_done && job.rc == 0 && !have_deps)
+		sl_deps_free(&deps);
+	if (have_pd)
+		sl_perf_data_free(&pd);
+	if (have_deps)
+		sl_deps_free(&deps);
+	if (have_nm)
+		sl_name_map_free(&nm);
+	free(input);
+	free(output);
+	free(deps_path);
+	free(names_path);
+	return exit_code;
+}

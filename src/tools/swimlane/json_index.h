@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/swimlane/json_index.h — the open-addressing hash index the swimlane
+ * readers use for their joins and lookups ((core_id, reg_task_id) → row,
+ * task_id → deps entry, (pred, succ) → edge). Private to the readers.
+ *
+ * A slot holds the index + 1 of an entry in the reader's own arrays (0 =
+ * empty), so the table costs 4 bytes per slot and the keys are never copied:
+ * the caller hashes its key and compares candidates against its arrays.
+ * Linear probing, load kept at or below 1/2. Header-only: the probe loop is
+ * on the per-row path of 1M-row files and must inline with its comparator.
+ */
+#ifndef TASKPROF_TOOLS_SWIMLANE_JSON_INDEX_H
+#define TASKPROF_TOOLS_SWIMLANE_JSON_INDEX_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+struct jx_table {
+	uint32_t *slot;
+	size_t mask; /* capacity - 1; capacity is a power of two */
+	size_t n;    /* entries */
+};
+
+/* splitmix64's finalizer: every input bit affects every output bit. */
+static inline uint64_t jx_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+/* An empty table sized for @expected entries; 0 or -ENOMEM. */
+static inline int jx_init(struct jx_table *t, size_t expected)
+{
+	size_t cap = 16;
+	while (cap < expected * 2)
+		cap <<= 1;
+	t->slot = calloc(cap, sizeof(*t->slot));
+	t->mask = cap - 1;
+	t->n = 0;
+	return t->slot ? 0 : -ENOMEM;
+}
+
+static inline void jx_free(struct jx_table *t)
+{
+	free(t->slot);
+	t->slot = NULL;
+	t->mask = 0;
+	t->n = 0;
+}
+
+/*
+ * The slot for the key hashed to @h: either the one holding an entry for
+ * which eq(ctx, entry, key) is true, or the empty slot where it would go.
+ * Check *slot: 0 = not found (store idx + 1 there and count it with
+ * jx_added()).
+ */
+static inline uint32_t *jx_probe(const struct jx_table *t, uint64_t h,
+				 bool (*eq)(const void *ctx, uint32_t idx, const void *key),
+				 const void *ctx, const void *key)
+{
+	for (size_t i = (size_t)h & t->mask;; i = (i + 1) & t->mask) {
+		uint32_t s = t->slot[i];
+		if (s == 0 || eq(ctx, s - 1, key))
+			return &t->slot[i];
+	}
+}
+
+/*
+ * Count an insertion; when the table gets more than half full, rebuild it
+ * twice as large, rehashing every entry with hash(ctx, idx). 0 or -ENOMEM
+ * (the table is unchanged then, and still valid).
+ */
+static inline int jx_added(struct jx_table *t,
+			   uint64_t (*hash)(const void *ctx, uint32_t idx),
+			   const void *ctx)
+{
+	t->n++;
+	if (t->n * 2 <= t->mask + 1)
+		return 0;
+	size_t cap = (t->mask + 1) * 2;
+	uint32_t *ns = calloc(cap, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i <= t->mask; i++) {
+		uint32_t s = t->slot[i];
+		if (!s)
+			continue;
+		size_t j = (size_t)hash(ctx, s - 1) & (cap - 1);
+		while (ns[j])
+			j = (j + 1) & (cap - 1);
+		ns[j] = s;
+	}
+	free(t->slot);
+	t->slot = ns;
+	t->mask = cap - 1;
+	return 0;
+}
+
+/* Geometric growth of a reader's array: make room for one more element.
+ * 0 or -ENOMEM. */
+static inline int jx_reserve(void **v, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 64;
+	if (nc > SIZE_MAX / elem || nc > UINT32_MAX)
+		return -ENOMEM;
+	void *nv = realloc(*v, nc * elem);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+#endif /* TASKPROF_TOOLS_SWIMLANE_JSON_INDEX_H */

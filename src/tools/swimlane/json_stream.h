@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/swimlane/json_stream.h — private helpers of the swimlane readers
+ * (perf_data.c, deps.c, name_map.c): a yajl streaming driver that keeps the
+ * JSON key path of the current value, and strict integer parsing.
+ *
+ * The driver owns the yajl callbacks. For every value it knows where it is
+ * (a stack of frames: an object frame holds the current key, an array frame
+ * the current index) and calls the reader's three hooks:
+ *
+ *   start(ctx, p, type)   an object or array begins at the current place.
+ *                         Return > 0 to descend (the value becomes the new
+ *                         frame's tag, which the reader switches on), 0 to
+ *                         skip the container and everything inside it, or
+ *                         a negative errno (after js_fail()).
+ *   value(ctx, p, v)      a scalar at the current place.
+ *   end(ctx, p, tag, n)   a container the reader descended into ended; it
+ *                         has been popped already, so the current place is
+ *                         the container itself; @n = number of elements.
+ *
+ * Everything is fed in 1 MiB chunks (files) or at once (memory), so memory
+ * is bounded by what the reader keeps, never by the file size. Nothing here
+ * is public API.
+ */
+#ifndef TASKPROF_TOOLS_SWIMLANE_JSON_STREAM_H
+#define TASKPROF_TOOLS_SWIMLANE_JSON_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <yajl/yajl_parse.h>
+
+enum js_type { JS_NULL, JS_BOOL, JS_NUMBER, JS_STRING, JS_OBJECT, JS_ARRAY };
+
+/* Deeper nesting is rejected: no file of ours nests deeper than 6. */
+#define JS_MAX_DEPTH 64
+/* Keys are kept up to this many bytes (longer ones never match a known
+ * key and are shown truncated in messages). */
+#define JS_KEY_MAX 48
+
+struct js_value {
+	enum js_type type;
+	const char *s; /* number text or string bytes (not NUL-terminated) */
+	size_t len;
+	bool b;        /* JS_BOOL */
+};
+
+struct js_frame {
+	bool is_array;
+	int tag;          /* the reader's state for this container */
+	int64_t idx;      /* array: index of the current element (-1 before) */
+	uint32_t key_len; /* object: full length of the current key */
+	char key[JS_KEY_MAX];
+};
+
+struct js_parser;
+
+struct js_ops {
+	int (*start)(void *ctx, struct js_parser *p, enum js_type type);
+	int (*value)(void *ctx, struct js_parser *p, const struct js_value *v);
+	int (*end)(void *ctx, struct js_parser *p, int tag, int64_t n);
+};
+
+struct js_parser {
+	const char *name;  /* file name for messages */
+	const struct js_ops *ops;
+	void *ctx;
+	int depth;         /* frames in use; st[1..depth] */
+	int skip;          /* > 0: inside a skipped container (its nesting) */
+	int err;           /* first error (negative errno), 0 if none */
+	yajl_handle h;
+	/* position tracking for syntax errors */
+	uint64_t off;       /* bytes of the input before the current chunk */
+	uint64_t line;      /* newlines before the current chunk */
+	uint64_t line_start;/* offset just after the last newline seen */
+	struct js_frame st[JS_MAX_DEPTH + 1];
+};
+
+/* The frame of the container that holds the current value. */
+static inline const struct js_frame *js_top(const struct js_parser *p)
+{
+	return &p->st[p->depth];
+}
+
+/* True if the current key (the parent is an object) is @k. */
+static inline bool js_key_is(const struct js_parser *p, const char *k, size_t klen)
+{
+	const struct js_frame *f = &p->st[p->depth];
+	return !f->is_array && f->key_len == klen && __builtin_memcmp(f->key, k, klen) == 0;
+}
+#define JS_KEY(p, lit) js_key_is((p), lit, sizeof(lit) - 1)
+
+/**
+ * js_parse_file() / js_parse_mem() - stream a JSON text through @ops.
+ * @name: the file name used in messages (and opened by js_parse_file).
+ * Return: 0; -errno when the file cannot be opened or read (message
+ * "<name>: cannot open: <strerror>"), -ENOENT for a missing file; -EINVAL
+ * for a syntax error ("<name>: line L, column C: invalid JSON (<yajl>)")
+ * or whatever a hook returned (its message set with js_fail()).
+ */
+int js_parse_file(const char *name, const struct js_ops *ops, void *ctx);
+int js_parse_mem(const char *name, const uint8_t *buf, size_t len,
+		 const struct js_ops *ops, void *ctx);
+
+/*
+ * Record an error "<name>: <key path of the current place>: <msg>", remember
+ * it in p->err and return -EINVAL. js_fail_at() takes the place as text.
+ */
+int js_fail(struct js_parser *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int js_fail_at(struct js_parser *p, const char *place, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The key path of the current place ("aicore_tasks[3][2]"), or "(top
+ * level)"; always NUL-terminated within @len. */
+void js_path(const struct js_parser *p, char *buf, size_t len);
+
+/* "a string", "an object", ... for messages. */
+const char *js_type_name(enum js_type t);
+
+/* Integer parsing. */
+enum js_int_status {
+	JS_INT_OK = 0,
+	JS_INT_FLOAT,    /* has a fraction or exponent */
+	JS_INT_RANGE,    /* magnitude above 2^64 - 1 */
+	JS_INT_SYNTAX,   /* not an integer at all (strings only) */
+};
+/*
+ * Parse a JSON number's text (@str false) or a numeric string the way
+ * Python's int() takes it (@str true: surrounding whitespace, an optional
+ * sign, decimal digits, '_' between digits). Sets *neg and the magnitude.
+ */
+enum js_int_status js_parse_int(const char *s, size_t len, bool str,
+				bool *neg, uint64_t *mag);
+
+/*
+ * Read an unsigned value at the current place: a JSON integer (or, with
+ * @allow_str, a numeric string). A negative value, a float, a string
+ * (without @allow_str), null or a bool is an error naming the key path.
+ * With @wrap_neg a negative value is reduced modulo 2^64 instead.
+ */
+int js_get_u64(struct js_parser *p, const struct js_value *v, bool allow_str,
+	       bool wrap_neg, uint64_t *out);
+/* A signed value in [@lo, @hi]; out-of-range is an error. */
+int js_get_i64(struct js_parser *p, const struct js_value *v, bool allow_str,
+	       int64_t lo, int64_t hi, int64_t *out);
+
+/* Small string copy (malloc); NULL on ENOMEM. */
+char *js_strndup(const char *s, size_t len);
+
+#endif /* TASKPROF_TOOLS_SWIMLANE_JSON_STREAM_H */

@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/swimlane/name_map.c — the reader of name_map_<case>.json
+ * (spec/swimlane-format.md §3.4): callable_id_to_name and
+ * orchestrator_name, as the converter's load_func_names_json takes them.
+ *
+ * The converter looks names up with str(func_id), so only keys that are
+ * the canonical decimal form of an integer ("0", "-3"; not "00", "+1",
+ * " 1") can ever match; other keys are skipped. A repeated key resolves to
+ * its later value (JSON object semantics). Other top-level keys ("level",
+ * or the ids of a flat {id: name} map) are ignored: a flat map yields no
+ * names. Errors: the top level, callable_id_to_name or a name of the wrong
+ * type, orchestrator_name neither a string nor null.
+ */
+#include "tools/swimlane/perf_data.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "tools/swimlane/json_index.h"
+#include "tools/swimlane/json_stream.h"
+
+enum { T_TOP = 1, T_C2N };
+
+struct nrd {
+	struct sl_name_map *out;
+	size_t cap;
+	bool seen_c2n, seen_orch;
+};
+
+static int oom(struct js_parser *p)
+{
+	if (p->err == 0)
+		p->err = tp_set_error(-ENOMEM, "%s: out of memory", p->name);
+	return -ENOMEM;
+}
+
+/* The current key as str(int) would print it: true and *id if so. */
+static bool canonical_id(const struct js_parser *p, int64_t *id)
+{
+	const struct js_frame *f = js_top(p);
+	if (f->key_len == 0 || f->key_len > 20)
+		return false;
+	const char *k = f->key;
+	size_t n = f->key_len, i = 0;
+	bool neg = k[0] == '-';
+	if (neg)
+		i = 1;
+	if (i >= n || (k[i] == '0' && (n - i > 1 || neg)))
+		return false; /* "", "-", "00", "-0" */
+	bool ng;
+	uint64_t mag;
+	if (js_parse_int(k + i, n - i, false, &ng, &mag) != JS_INT_OK)
+		return false;
+	if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX)
+		return false;
+	*id = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+	return true;
+}
+
+static int nm_start(void *ctx, struct js_parser *p, enum js_type t)
+{
+	struct nrd *r = ctx;
+	if (p->depth == 0) {
+		if (t != JS_OBJECT)
+			return js_fail(p, "expected a JSON object, got %s", js_type_name(t));
+		return T_TOP;
+	}
+	if (js_top(p)->tag == T_TOP) {
+		if (JS_KEY(p, "callable_id_to_name")) {
+			if (r->seen_c2n)
+				return js_fail(p, "duplicate key");
+			r->seen_c2n = true;
+			if (t != JS_OBJECT)
+				return js_fail(p, "expected an object {\"<func_id>\": \"<name>\"}, got %s",
+					       js_type_name(t));
+			return T_C2N;
+		}
+		if (JS_KEY(p, "orchestrator_name"))
+			return js_fail(p, "expected a string or null, got %s", js_type_name(t));
+		return 0;
+	}
+	return js_fail(p, "expected a name string, got %s", js_type_name(t));
+}
+
+static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
+{
+	struct nrd *r = ctx;
+	struct sl_name_map *m = r->out;
+	if (js_top(p)->tag == T_TOP) {
+		if (JS_KEY(p, "orchestrator_name")) {
+			if (r->seen_orch)
+				return js_fail(p, "duplicate key");
+			r->seen_orch = true;
+			if (v->type == JS_NULL)
+				return 0;
+			if (v->type != JS_STRING)
+				return js_fail(p, "expected a string or null, got %s",
+					       js_type_name(v->type));
+			m->orchestrator_name = js_strndup(v->s, v->len);
+			return m->orchestrator_name ? 0 : oom(p);
+		}
+		if (JS_KEY(p, "callable_id_to_name"))
+			return js_fail(p, "expected an object {\"<func_id>\": \"<name>\"}, got %s",
+				       js_type_name(v->type));
+		return 0;
+	}
+	if (v->type != JS_STRING)
+		return js_fail(p, "expected a name string, got %s", js_type_name(v->type));
+	int64_t id;
+	if (!canonical_id(p, &id))
+		return 0; /* str(func_id) can never equal this key */
+	size_t c1 = r->cap, c2 = r->cap;
+	if (jx_reserve((void **)&m->func_id, &c1, m->n, sizeof(int64_t)) ||
+	    jx_reserve((void **)&m->name, &c2, m->n, sizeof(char *)))
+		return oom(p);
+	r->cap = c1 < c2 ? c1 : c2;
+	char *s = js_strndup(v->s, v->len);
+	if (!s)
+		return oom(p);
+	m->func_id[m->n] = id;
+	m->name[m->n] = s;
+	m->n++;
+	return 0;
+}
+
+static int nm_end(void *ctx, struct js_parser *p, int tag, int64_t n)
+{
+	(void)ctx;
+	(void)p;
+	(void)tag;
+	(void)n;
+	return 0;
+}
+
+static const struct js_ops nm_ops = {
+	.start = nm_start,
+	.value = nm_value,
+	.end = nm_end,
+};
+
+struct ent {
+	int64_t id;
+	size_t pos;
+	char *name;
+};
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct ent *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Sort by func_id; of repeated ids keep the last one (later key wins). */
+static int sort_unique(struct sl_name_map *m)
+{
+	if (m->n < 2)
+		return 0;
+	struct ent *e = malloc(m->n * sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->n; i++)
+		e[i] = (struct ent){ m->func_id[i], i, m->name[i] };
+	qsort(e, m->n, sizeof(*e), cmp_ent);
+	size_t k = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (i + 1 < m->n && e[i + 1].id == e[i].id) {
+			free(e[i].name);
+			continue;
+		}
+		m->func_id[k] = e[i].id;
+		m->name[k] = e[i].name;
+		k++;
+	}
+	m->n = k;
+	free(e);
+	return 0;
+}
+
+static int read_common(const char *name, const uint8_t *buf, size_t len, bool mem,
+		       struct sl_name_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct nrd r = { .out = out };
+	int rc = mem ? js_parse_mem(name, buf, len, &nm_ops, &r)
+		     : js_parse_file(name, &nm_ops, &r);
+	if (rc == 0 && sort_unique(out))
+		rc = tp_set_error(-ENOMEM, "%s: out of memory", name);
+	if (rc) {
+		sl_name_map_free(out);
+		if (rc == -ENOENT && !mem)
+			return tp_set_error(-ENOENT, "Func names JSON not found: %s", name);
+	}
+	return rc;
+}
+
+int sl_read_name_map(const char *path, struct sl_name_map *out)
+{
+	return read_common(path, NULL, 0, false, out);
+}
+
+int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
+			 struct sl_name_map *out)
+{
+	return read_common(name, buf, len, true, out);
+}
+
+void sl_name_map_free(struct sl_name_map *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->name[i]);
+	free(m->name);
+	free(m->func_id);
+	free(m->orchestrator_name);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id)
+{
+	size_t lo = 0, hi = m ? m->n : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->func_id[mid] < func_id)
+			lo = mid + 1;
+		else if (m->func_id[mid] > func_id)
+			hi = mid;
+		else
+			return m->name[mid];
+	}
+	return NULL;
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/swimlane/perf_data.h — the offline readers of the L2 swimlane
+ * files, shared by `taskprof swimlane` (the converter) and
+ * `taskprof sched-overhead` (spec/swimlane-format.md §1–§3).
+ *
+ *   sl_read_perf_data()  l2_swimlane_records.json → joined rows in µs
+ *                        (the reader's join, spec §2: key (core_id,
+ *                        reg_task_id), base-subtracted cycles → µs, rows
+ *                        sorted by task id, stable)
+ *   sl_read_deps()       deps.json → unique edges, kernel map, block map
+ *                        (spec §3.1, §3.3)
+ *   sl_read_name_map()   name_map_<case>.json → func_id → name (spec §3.4)
+ *
+ * All three parse with yajl's streaming parser and never build a DOM, so
+ * peak memory is the result, not the file (a 1M-task deps.json is ~1 GB).
+ *
+ * Errors: every reader returns 0 or a negative errno and on failure sets
+ * tp_last_error() to ONE line naming the file, the place (the JSON key path,
+ * e.g. "aicore_tasks[12][3]", or "line 4, column 25" for a syntax error)
+ * and what was expected, e.g.
+ *   "<path>: metadata.clock_freq_hz: metadata missing/zero clock_freq_hz: 0"
+ *   "<path>: l2_swimlane_level: Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)"
+ * (the reference's message is kept after the key path, spec §1.9).
+ * Decisions for taskprof beyond the reference (issue 4): negative cycle
+ * values and duplicate (core_id, reg_task_id) join keys are errors, not
+ * silently wrapped / "later row wins".
+ */
+#ifndef TASKPROF_TOOLS_SWIMLANE_PERF_DATA_H
+#define TASKPROF_TOOLS_SWIMLANE_PERF_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Core types of metadata.core_types (anything else reads as AIV). */
+enum sl_core_type { SL_AIC = 0, SL_AIV = 1 };
+
+/**
+ * struct sl_task - one joined row (one subtask execution on one core),
+ * spec §2.6. Times are µs relative to the base time (spec §2.2, §2.3);
+ * a zero / missing timestamp is 0.0.
+ * @task_id:        raw task id (ring << 32 | local) from the AICore row.
+ * @func_id:        -1 from the reader; the converter resolves it from the
+ *                  deps kernel map and writes it back (spec §2.10).
+ * @core_id:        physical core index.
+ * @core_type:      from metadata.core_types[core_id], else SL_AIV.
+ * @has_propagation: the row came from the join path (aicpu_tasks present);
+ *                  false on the level-1 path (no propagation_us key).
+ * @start_us, @end_us, @duration_us (end − start),
+ * @dispatch_us, @finish_us (0.0 on the level-1 path),
+ * @receive_us (start − local_setup), @local_setup_us (r2s × factor),
+ * @propagation_us (receive − dispatch; valid iff @has_propagation).
+ */
+struct sl_task {
+	uint64_t task_id;
+	int32_t func_id;
+	int32_t core_id;
+	uint8_t core_type;
+	bool has_propagation;
+	double start_us, end_us, duration_us;
+	double dispatch_us, finish_us;
+	double receive_us, local_setup_us, propagation_us;
+};
+
+/* Scheduler phase kinds (spec §1.6 enum values where they exist; the
+ * legacy strings and "unknown" after them). Order is not the file's. */
+enum sl_phase_kind {
+	SL_PH_COMPLETE = 0,
+	SL_PH_DISPATCH = 1,
+	SL_PH_RELEASE = 2,
+	SL_PH_DUMMY = 4,
+	SL_PH_EARLY_DISPATCH = 5,
+	SL_PH_RESOLVE = 6,
+	SL_PH_DUMMY_TASK = 7,
+	SL_PH_DRAIN = 8,
+	SL_PH_DRAIN_PREPARE = 9,
+	SL_PH_DRAIN_PUBLISH = 10,
+	SL_PH_ASYNC_POLL = 11,
+	SL_PH_PREDICATED_SKIP = 12,
+	/* legacy kinds: parsed, passed through, dropped by the renderer */
+	SL_PH_SCAN = 20,
+	SL_PH_POLL,
+	SL_PH_IDLE,
+	SL_PH_FANOUT,
+	SL_PH_PRESTAGE,
+	SL_PH_UNKNOWN,     /* no "kind", or a string not listed above */
+};
+
+/* Which optional keys a phase record carried. */
+#define SL_PF_POP            0x01u /* pop_hit and pop_miss */
+#define SL_PF_TASK_ID        0x02u /* task_id */
+#define SL_PF_SHARED_START   0x04u /* shared_at_start: a list of length 3 */
+#define SL_PF_SHARED_END     0x08u /* shared_at_end: a list of length 3 */
+#define SL_PF_LOOP_ITER      0x10u /* loop_iter */
+#define SL_PF_TASKS          0x20u /* tasks_processed */
+
+/**
+ * struct sl_phase - one scheduler phase record (spec §1.6, §2.8), times in
+ * µs (to_us of start_cycles / end_cycles).
+ * @kind:     enum sl_phase_kind.
+ * @flags:    SL_PF_* of the keys present (absent numbers read 0).
+ * @name:     the "kind" string when @kind is SL_PH_UNKNOWN and a string
+ *            was given (NULL otherwise); owned by the perf data.
+ */
+struct sl_phase {
+	uint8_t kind;
+	uint8_t flags;
+	double start_us, end_us;
+	uint64_t loop_iter;
+	uint64_t tasks_processed;
+	uint64_t pop_hit, pop_miss;
+	uint64_t task_id;
+	int32_t shared_at_start[3];
+	int32_t shared_at_end[3];
+	const char *name;
+};
+
+/**
+ * struct sl_orch - one orchestrator record (spec §1.7); its phase is
+ * always "orch_submit" (spec §2.8).
+ * @has_task_id: the record had a task_id (a negative one counts as
+ *               absent for display: "(submit_idx)" instead, spec §4.5).
+ */
+struct sl_orch {
+	uint64_t submit_idx;
+	uint64_t task_id;
+	bool has_task_id;
+	double start_us, end_us;
+};
+
+/* A per-thread (or per-lane) array of records. */
+struct sl_phase_list { struct sl_phase *v; size_t n; };
+struct sl_orch_list { struct sl_orch *v; size_t n; };
+
+/**
+ * struct sl_perf_data - what sl_read_perf_data() returns (spec §2.9).
+ * @level:             l2_swimlane_level, 1..4.
+ * @clock_freq_hz:     > 0.
+ * @factor:            1e6 / clock_freq_hz (µs per cycle).
+ * @base_cycles:       base time (spec §2.2), 0 if nothing positive.
+ * @num_cores:         metadata.num_cores (0 if absent).
+ * @core_types:        metadata.core_types as SL_AIC / SL_AIV, @n_core_types.
+ * @tasks, @n_tasks:   joined rows sorted by task id (stable, spec §2.7).
+ * @has_sched:         the file had a non-empty aicpu_scheduler_phases outer
+ *                     array ([[],[],[],[]] counts as non-empty).
+ * @sched, @n_sched:   per scheduler thread (index = thread), empty arrays
+ *                     kept.
+ * @has_orch, @orch, @n_orch: the same for aicpu_orchestrator_phases.
+ * @core_to_thread, @n_core_to_thread: metadata.core_to_thread (may be 0).
+ * @n_aicore_rows, @n_aicpu_rows: rows in the file.
+ * @n_unmatched:       aicpu rows without an AICore partner (dropped).
+ * @unmatched_warning: the §2.4 stderr warning text when @n_unmatched > 0
+ *                     (without "Warning: "'s trailing newline), else NULL.
+ *                     The reader does not print it; the caller does.
+ */
+struct sl_perf_data {
+	int level;
+	uint64_t clock_freq_hz;
+	double factor;
+	uint64_t base_cycles;
+	int64_t num_cores;
+	uint8_t *core_types;
+	size_t n_core_types;
+	struct sl_task *tasks;
+	size_t n_tasks;
+	bool has_sched;
+	struct sl_phase_list *sched;
+	size_t n_sched;
+	bool has_orch;
+	struct sl_orch_list *orch;
+	size_t n_orch;
+	int32_t *core_to_thread;
+	size_t n_core_to_thread;
+	uint64_t n_aicore_rows, n_aicpu_rows, n_unmatched;
+	char *unmatched_warning;
+	/* private: string storage etc. */
+	void *priv;
+};
+
+/**
+ * sl_read_perf_data() - read and join an l2_swimlane_records.json.
+ * @path: the file.
+ * @out:  receives the data (zeroed first); free with sl_perf_data_free().
+ *
+ * Accepts schema v2 (5-column aicore rows, r2s = 0) and v3 (6 columns;
+ * extra columns ignored), numeric strings for l2_swimlane_level and
+ * clock_freq_hz, missing optional keys (spec §1.9).
+ *
+ * Return: 0; -ENOENT / -errno if the file cannot be opened or read;
+ * -EINVAL for bad content (see the top of this file for the message).
+ */
+int sl_read_perf_data(const char *path, struct sl_perf_data *out);
+
+/* Same, from memory (@name is used in messages). For the fuzzers. */
+int sl_read_perf_data_mem(const char *name, const uint8_t *buf, size_t len,
+			  struct sl_perf_data *out);
+
+void sl_perf_data_free(struct sl_perf_data *d);
+
+/**
+ * struct sl_deps - what sl_read_deps() returns (spec §3.3).
+ * @has_edges:   the file had an "edges" array (false: the converter's
+ *               load_deps_json returned None; the reason is in
+ *               @edges_warning).
+ * @edges_warning: "failed to read <p>: <e>" or "<p> has no 'edges' array"
+ *               when !has_edges and the file existed, else NULL.
+ * @pred, @succ, @n_edges: unique (pred, succ) pairs in the order each pair
+ *               first appears; self-loops kept.
+ * @n_tasks, @task_id, @kernel_ids, @block_num: one entry per tasks[] entry
+ *               that has a kernel_ids list of length 3 (kernel map), in
+ *               file order; @block_num = max(int(block_num, default 1), 1).
+ *               Lookups: sl_deps_find_task().
+ * @n_block_tasks: entries of the block map (tasks[] entries with a task_id,
+ *               with or without kernel_ids): @block_task_id / @block_value.
+ */
+struct sl_deps {
+	bool has_edges;
+	char *edges_warning;
+	uint64_t *pred, *succ;
+	size_t n_edges;
+	size_t n_tasks;
+	uint64_t *task_id;
+	int32_t (*kernel_ids)[3];
+	uint32_t *block_num;
+	size_t n_block_tasks;
+	uint64_t *block_task_id;
+	uint32_t *block_value;
+	void *priv; /* hash indexes */
+};
+
+/**
+ * sl_read_deps() - read a deps.json (spec §3.1). u64 values may be JSON
+ * strings or numbers; negative ones are reduced modulo 2^64.
+ * @path: the file.
+ * @out:  receives the data; free with sl_deps_free().
+ *
+ * Return: 0 (also when the file has no usable edges: @out->has_edges false);
+ * -ENOENT when the file does not exist (nothing printed, spec §3.3);
+ * -EINVAL for a file that is not valid JSON or whose tasks / edges have the
+ * wrong shape (one-line message, see the top of this file).
+ */
+int sl_read_deps(const char *path, struct sl_deps *out);
+int sl_read_deps_mem(const char *name, const uint8_t *buf, size_t len, struct sl_deps *out);
+void sl_deps_free(struct sl_deps *d);
+
+/* Index into the kernel map of @task_id, or -1. O(1) average. */
+long sl_deps_find_task(const struct sl_deps *d, uint64_t task_id);
+/* Block map value of @task_id, or 0 when it is not in the block map. */
+uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
+
+/**
+ * struct sl_name_map - a name map (spec §3.4): callable_id_to_name and
+ * orchestrator_name. A flat {id: name} map yields no names.
+ * @n, @func_id, @name: entries whose key parses as an integer, sorted by
+ *                      func_id.
+ * @orchestrator_name:  NULL when absent or null.
+ */
+struct sl_name_map {
+	size_t n;
+	int64_t *func_id;
+	char **name;
+	char *orchestrator_name;
+};
+
+/**
+ * sl_read_name_map() - read a name map.
+ * Return: 0; -ENOENT if the file does not exist (message
+ * "Func names JSON not found: <p>"); -EINVAL for invalid JSON or wrong
+ * types (one-line message naming the file and key).
+ */
+int sl_read_name_map(const char *path, struct sl_name_map *out);
+int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
+			 struct sl_name_map *out);
+void sl_name_map_free(struct sl_name_map *m);
+/* The name of @func_id, or NULL. */
+const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);
+
+/* Task-id display (spec §2.9): "t<local>" for ring 0, else "r<ring>t<local>".
+ * Writes at most @len bytes (always terminated); returns @buf. */
+char *sl_tdisp(uint64_t task_id, char *buf, size_t len);
+
+#endif /* TASKPROF_TOOLS_SWIMLANE_PERF_DATA_H */

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tools/swimlane/sched_overhead.h — `taskprof sched-overhead`: the
+ * scheduler-overhead report over l2_swimlane_records.json + deps.json
+ * (spec/swimlane-format.md §6). Part 1 is the shared sweep of overhead.h;
+ * this header exposes the other Parts' computations so tests can check
+ * their numbers without parsing the text.
+ *
+ * All times are µs (the reader's joined rows, struct sl_task).
+ */
+#ifndef TASKPROF_TOOLS_SWIMLANE_SCHED_OVERHEAD_H
+#define TASKPROF_TOOLS_SWIMLANE_SCHED_OVERHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tools/swimlane/overhead.h"
+#include "tools/swimlane/perf_data.h"
+
+/**
+ * sl_so_pysum() - sum @n doubles in order the way the reference's Python
+ * sum() does (Neumaier-compensated, CPython >= 3.12), so Mean / Total lines
+ * round like the reference's.
+ */
+double sl_so_pysum(const double *v, size_t n);
+
+/**
+ * struct sl_so_switch - Part 2, "aicore switch" (spec §6.2 Part 2).
+ * Per core type T (index SL_AIC / SL_AIV):
+ * @n_cores:   cores of type T with rows (0: no table row for T).
+ * @min_core, @mean_core, @max_core: over those cores of the per-core switch
+ *             totals (µs; a core without switches counts 0.0).
+ * @n_events:  counted gaps; @per_event their mean (0.0 if none).
+ * @split_overhead, @split_independent: µs of the gaps during which T had
+ *             (had not) ready, undispatched work.
+ * @lower:     min over all cores of the per-core totals.
+ * @upper:     sum over types of the per-type minimum.
+ */
+struct sl_so_switch {
+	size_t n_cores[SL_OH_NTYPES];
+	double min_core[SL_OH_NTYPES], mean_core[SL_OH_NTYPES], max_core[SL_OH_NTYPES];
+	size_t n_events[SL_OH_NTYPES];
+	double per_event[SL_OH_NTYPES];
+	double split_overhead[SL_OH_NTYPES], split_independent[SL_OH_NTYPES];
+	double lower, upper;
+};
+
+/* Return: 0 or -ENOMEM. @sw is the Part-1 sweep of the same rows. */
+int sl_so_switch_stats(const struct sl_task *tasks, size_t n, const struct sl_oh_sweep *sw,
+		       struct sl_so_switch *out);
+
+/**
+ * sl_so_head_tail() - Part 3/4 per-row head and tail overhead (µs, >= 0):
+ * head = start - dispatch, or min(that, start - previous row's end on the
+ * same core in start order); tail = finish - end. Both arrays have @n
+ * entries in the reference's order (cores by first appearance, rows by
+ * start); the caller frees them.
+ * Return: 0 or -ENOMEM.
+ */
+int sl_so_head_tail(const struct sl_task *tasks, size_t n, double **heads, double **tails);
+
+/* The percentiles of a distribution (P10 .. P99), spec §6.2 Part 3/4. */
+#define SL_SO_NPCT 7
+extern const int sl_so_pcts[SL_SO_NPCT];
+
+/**
+ * struct sl_so_dist - a Part 3/4 distribution.
+ * @n: values; @pct[i]: value at index min(n * sl_so_pcts[i] / 100, n - 1)
+ * of the sorted values; @max, @mean, @total.
+ */
+struct sl_so_dist {
+	size_t n;
+	double pct[SL_SO_NPCT];
+	double max, mean, total;
+};
+
+/* Sorts @vals in place and fills @out (all zero when @n is 0). */
+void sl_so_dist(double *vals, size_t n, struct sl_so_dist *out);
+
+/**
+ * struct sl_so_thread - Part 5, one scheduler thread with work records
+ * (complete / async_poll / dispatch; spec §6.2 Part 5).
+ * @index: thread index; @loops: max loop_iter; @completed: Σ
+ * tasks_processed of complete records; @pop_hit, @pop_miss: Σ over
+ * dispatch records; @complete_us, @async_poll_us, @dispatch_us: Σ positive
+ * durations; @idle_us: Σ gaps between work records; @total_us: the four
+ * summed; @fanout_* / @fanin_*: unique deps edges of the distinct tasks
+ * whose first row's core maps to this thread (core_to_thread).
+ */
+struct sl_so_thread {
+	size_t index;
+	uint64_t loops, completed, pop_hit, pop_miss;
+	double complete_us, async_poll_us, dispatch_us, idle_us, total_us;
+	uint64_t fanout_edges, fanout_max, fanin_edges, fanin_max;
+};
+
+/**
+ * sl_so_sched_threads() - Part 5 per-thread figures.
+ * @pd:        the perf data (sched phases, core_to_thread, rows).
+ * @g:         the graph of @pd's rows.
+ * @pred, @succ, @n_edges: the deps edges (duplicates are removed here;
+ *             self-loops count, as in the reference).
+ * @out, @n_out: receive a malloc'ed array of the threads that have work
+ *             records, by index; *n_out == 0 means "no scheduler phases".
+ * Return: 0 or -ENOMEM.
+ */
+int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph *g,
+			const uint64_t *pred, const uint64_t *succ, size_t n_edges,
+			struct sl_so_thread **out, size_t *n_out);
+
+/**
+ * struct sl_so_cpath - Part 6, the makespan-determining path.
+ * @found:  there are tasks (the walk ran).
+ * @hops, @span, @exec, @sched: spec §6.2 Part 6 (µs).
+ * @cycle:  the walk reached a task it had already visited (cyclic deps);
+ *          it stopped there instead of looping forever like the reference.
+ *          @cycle_task is that task's id.
+ */
+struct sl_so_cpath {
+	bool found;
+	size_t hops;
+	double span, exec, sched;
+	bool cycle;
+	uint64_t cycle_task;
+};
+
+/* Return: 0 or -ENOMEM. */
+int sl_so_critical_path(const struct sl_oh_graph *g, struct sl_so_cpath *out);
+
+/**
+ * sl_sched_overhead_main() - `taskprof sched-overhead [RECORDS]
+ * [--l2-swimlane-records-json P] [--deps-json D]`: prints the report of
+ * spec §6.3 on stdout, errors (one line each, spec §6.1, §7.4) on stderr.
+ * @argc, @argv: argv[0] is the command name.
+ * Return: the exit code: 0, 1 (bad input / missing data), 2 (usage).
+ */
+int sl_sched_overhead_main(int argc, char **argv);
+
+#endif /* TASKPROF_TOOLS_SWIMLANE_SCHED_OVERHEAD_H */

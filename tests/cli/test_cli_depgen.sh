@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run --enable-dep-gen`: the run prints where deps.json
+# and the name map are, both files are there (compact deps.json with a
+# trailing newline), only the first of several rounds records, no flag means
+# no file, and the three workflows of seed 002 §3.5 (paired, split,
+# low-distortion) give the converter the same graph.
+# usage: test_cli_depgen.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_depgen_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+# Run folder of the last run printed in $1 (the "outputs:" line).
+folder() { sed -n 's|^outputs: \(.*\)/result.txt$|\1|p' <<<"$1"; }
+
+out=$("$bin" run paged_attention --enable-dep-gen -o "$root/a" 2>/dev/null) || bad "run failed"
+dir=$(folder "$out")
+grep -qF "dep_gen: $dir/deps.json (12 tasks, 32 edges)" <<<"$out" || bad "no dep_gen line: $out"
+grep -qF "name map: $dir/name_map_paged_attention_CaseSmall1.json" <<<"$out" ||
+	bad "no name map line: $out"
+[[ -s $dir/deps.json ]] || bad "no $dir/deps.json"
+# Compact: one line, ends with a newline, starts with the tasks key.
+[[ $(wc -l <"$dir/deps.json") -eq 1 ]] || bad "deps.json is not one line"
+[[ $(head -c 10 "$dir/deps.json") == '{"tasks":[' ]] || bad "deps.json does not start with tasks"
+[[ $(tail -c 1 "$dir/deps.json" | od -An -c | tr -d ' ') == '\n' ]] || bad "no trailing newline"
+echo "ok: paged_attention --enable-dep-gen -> $dir/deps.json"
+
+# Rounds: only the first records; the graph is the same.
+out=$("$bin" run paged_attention --enable-dep-gen --rounds 3 -o "$root/b" 2>/dev/null) ||
+	bad "rounds run failed"
+grep -qF "(12 tasks, 32 edges)" <<<"$out" || bad "rounds: wrong graph: $out"
+echo "ok: --rounds 3 records the first round"
+
+# No flag: no deps.json, no name map.
+out=$("$bin" run paged_attention -o "$root/c" 2>/dev/null) || bad "plain run failed"
+d2=$(folder "$out")
+[[ ! -e $d2/deps.json ]] || bad "deps.json without --enable-dep-gen"
+ls "$d2"/name_map_*.json >/dev/null 2>&1 && bad "name map without a collector"
+grep -q "dep_gen" <<<"$out" && bad "dep_gen line without the flag"
+echo "ok: no flag, no deps.json"
+
+# Both runtimes and platforms.
+for p in a2a3sim a5sim; do
+	for rt in tensormap_and_ringbuffer host_build_graph; do
+		out=$("$bin" run synthetic --enable-dep-gen -p "$p" --runtime "$rt" -o "$root/s" \
+			2>/dev/null) || bad "synthetic $p $rt failed"
+		grep -qF "(1530 tasks," <<<"$out" || bad "synthetic $p $rt: $out"
+	done
+done
+echo "ok: synthetic on both platforms and runtimes"
+
+# Workflows (seed 002 §3.5), when the swimlane collector is built in.
+if "$bin" run --help | grep -q -- --enable-l2-swimlane; then
+	flows() { python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = t["traceEvents"] if isinstance(t, dict) else t
+print(sum(1 for e in ev if e.get("ph") == "s" and e.get("name") == "dependency"))' "$1"; }
+	# Paired: one run, both flags.
+	out=$("$bin" run paged_attention --enable-dep-gen --enable-l2-swimlane -o "$root/p" \
+		2>/dev/null) || bad "paired run failed"
+	pd=$(folder "$out")
+	paired=$(flows "$pd/merged_swimlane.json")
+	[[ $paired -gt 0 ]] || bad "paired: no dependency flows"
+	# Split / low-distortion: a swimlane run at level 1 without dep_gen, then
+	# the dep_gen run's deps.json joined offline.
+	out=$("$bin" run paged_attention --enable-l2-swimlane 1 -o "$root/l" 2>/dev/null) ||
+		bad "low-distortion run failed"
+	ld=$(folder "$out")
+	[[ -e $ld/deps.json ]] && bad "swimlane-only run wrote deps.json"
+	"$bin" swimlane "$ld/l2_swimlane_records.json" --deps-json "$dir/deps.json" \
+		-o "$root/joined.json" >/dev/null 2>&1 || bad "offline join failed"
+	joined=$(flows "$root/joined.json")
+	[[ $joined -gt 0 ]] || bad "offline join: no dependency flows"
+	echo "ok: paired ($paired flows) and split ($joined flows) workflows"
+fi
+
+exit $fail

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof pmu PMU_CSV`: a hand-written pmu.csv gives the
+# expected per-function summary (rows, mean / median pmu_total_cycles,
+# counter means, pipe shares for PIPE_UTILIZATION); a reference-style file
+# without run_epoch and a non-PIPE group are accepted; bad files exit 1
+# with one line naming the file, the line and the column; usage errors
+# exit 2.
+# usage: test_cli_pmu_report.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_pmu_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+has() { grep -qF -- "$2" <<<"$1" || bad "missing line '$2' in: $1"; }
+
+H='thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles'
+PIPE="$H,vec_busy_cycles,cube_busy_cycles,scalar_busy_cycles,mte1_busy_cycles,mte2_busy_cycles,mte3_busy_cycles,icache_miss,icache_req,event_type,run_epoch"
+cat >"$root/pmu.csv" <<CSV
+$PIPE
+0,0,0x0000000000000010,3,0,1000,0,500,10,200,100,0,0,0,2,4
+0,0,0x0000000000000011,3,0,3000,0,1500,30,600,300,0,0,0,2,4
+1,1,0x0000000200000a00,7,1,2000,1000,0,0,0,400,200,0,0,2,4
+1,2,0x0000000200000a01,7,1,4000,2000,0,0,0,800,400,0,0,2,4
+1,2,0x0000000200000a02,7,1,9000,3000,0,0,0,900,300,0,0,2,4
+CSV
+out=$("$bin" pmu "$root/pmu.csv") || bad "pmu exited $?"
+has "$out" "$root/pmu.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
+has "$out" "func_id 3: 2 rows (AIC 2, AIV 0), pmu_total_cycles mean 2000.0 median 2000.0"
+has "$out" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 median 4000.0"
+# func 3: cube 2000 of 4000 cycles = 50 %, mte1 800/4000 = 20 %.
+grep -qE '^  cube_busy_cycles +1000\.0 +50\.0%$' <<<"$out" || bad "cube share: $out"
+grep -qE '^  mte1_busy_cycles +400\.0 +20\.0%$' <<<"$out" || bad "mte1 share: $out"
+# func 7: vec 6000 of 15000 = 40 %, mte2 2100/15000 = 14 %.
+grep -qE '^  vec_busy_cycles +2000\.0 +40\.0%$' <<<"$out" || bad "vec share: $out"
+grep -qE '^  mte2_busy_cycles +700\.0 +14\.0%$' <<<"$out" || bad "mte2 share: $out"
+# icache columns are not pipes: a mean, no share.
+grep -qE '^  icache_req +0\.0$' <<<"$out" || bad "icache line: $out"
+echo "ok: PIPE_UTILIZATION summary"
+
+# Reference layout (no run_epoch), MEMORY group on a5-like columns: means only.
+cat >"$root/mem.csv" <<CSV
+$H,pmu_rd_l1_instr,pmu_wr_l1_instr,event_type
+2,5,0x0000000000000001,0,1,100,10,4,4
+2,5,0x0000000000000002,0,1,300,30,8,4
+CSV
+out=$("$bin" pmu "$root/mem.csv") || bad "mem exited $?"
+has "$out" "2 rows, 1 function, event_type 4 (MEMORY)"
+has "$out" "func_id 0: 2 rows (AIC 0, AIV 2), pmu_total_cycles mean 200.0 median 200.0"
+grep -qE '^  pmu_rd_l1_instr +20\.0$' <<<"$out" || bad "mem mean: $out"
+grep -q '%' <<<"$out" && bad "non-PIPE group shows shares: $out"
+echo "ok: MEMORY without run_epoch"
+
+# Header only: a valid file with no rows.
+echo "$PIPE" >"$root/empty.csv"
+out=$("$bin" pmu "$root/empty.csv") || bad "header-only exited $?"
+has "$out" "0 rows, 0 functions"
+
+# Bad inputs: exit 1, one line naming file:line and the column.
+expect_err() { # file, expected substring
+	local err rc
+	err=$("$bin" pmu "$1" 2>&1 >/dev/null)
+	rc=$?
+	[[ $rc -eq 1 ]] || bad "$1: exit $rc, want 1"
+	[[ $(wc -l <<<"$err") -eq 1 ]] || bad "$1: not one line: $err"
+	grep -qF -- "$2" <<<"$err" || bad "$1: want '$2', got: $err"
+}
+{ echo "$PIPE"; echo "0,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; echo "0,0,0x11,3,0,12x,0,5,1,2,1,0,0,0,2,4"; } >"$root/b1.csv"
+expect_err "$root/b1.csv" "$root/b1.csv:3: column 6 (pmu_total_cycles): expected an unsigned integer, got '12x'"
+{ echo "$PIPE"; echo "0,0,0x10,3,0,1000,0,500,2,4"; } >"$root/b2.csv"
+expect_err "$root/b2.csv" "$root/b2.csv:2: expected 16 columns, got 10"
+{ echo "$PIPE"; echo "0,0,zz,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b3.csv"
+expect_err "$root/b3.csv" "$root/b3.csv:2: column 3 (task_id): expected a 0x-hex or decimal task id, got 'zz'"
+echo "a,b,c" >"$root/b4.csv"
+expect_err "$root/b4.csv" "$root/b4.csv:1: column 1: expected 'thread_id', got 'a'"
+: >"$root/b5.csv"
+expect_err "$root/b5.csv" "$root/b5.csv:1: empty file"
+{ echo "$PIPE"; echo "0,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; echo "0,0,0x11,3,0,1000,0,500,10,200,100,0,0,0,4,4"; } >"$root/b6.csv"
+expect_err "$root/b6.csv" "$root/b6.csv:3: column event_type: mixed event types"
+{ echo "$PIPE"; echo "0,0,0x10,3,2,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b7.csv"
+expect_err "$root/b7.csv" "$root/b7.csv:2: column 5 (core_type): expected 0 (AIC) or 1 (AIV), got '2'"
+expect_err "$root/missing.csv" "$root/missing.csv: cannot read: No such file or directory"
+echo "ok: bad CSVs exit 1 with file:line"
+
+# Usage.
+"$bin" pmu >/dev/null 2>&1; [[ $? -eq 2 ]] || bad "no argument: want exit 2"
+"$bin" pmu --bogus x >/dev/null 2>&1; [[ $? -eq 2 ]] || bad "unknown option: want exit 2"
+"$bin" pmu --help | grep -q "usage: taskprof pmu" || bad "--help"
+"$bin" --help | grep -q "^  pmu " || bad "pmu not listed in taskprof --help"
+echo "ok: usage"
+exit $fail

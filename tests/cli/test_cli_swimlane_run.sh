@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run --enable-l2-swimlane [LEVEL]` (seed 002 §3.1):
+# the optional level (bare = 4, next argument, =LEVEL), bad levels (exit 2,
+# one line), the records file with its level, the converted trace.
+# usage: test_cli_swimlane_run.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_swl_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+
+# run_level WANT_LEVEL ARGS...: a passing run whose records hold WANT_LEVEL.
+run_level() {
+	local want=$1
+	shift
+	local out code dir
+	out=$("$bin" run "$@" -o "$root/out" 2>"$root/err")
+	code=$?
+	if [[ $code -ne 0 ]]; then
+		echo "FAIL: taskprof run $* exited $code: $(tail -3 "$root/err")"
+		fail=1
+		return
+	fi
+	rec=$(sed -n 's/^swimlane records: //p' <<<"$out")
+	trace=$(sed -n 's/^swimlane trace: \(.*\) (open it in https:\/\/ui.perfetto.dev\/)$/\1/p' <<<"$out")
+	if [[ ! -s $rec ]] || ! grep -q "^  \"l2_swimlane_level\": $want,\$" "$rec"; then
+		echo "FAIL: taskprof run $*: no level-$want records ($rec)"
+		fail=1
+	elif [[ ! -s $trace ]]; then
+		echo "FAIL: taskprof run $*: no trace ($out)"
+		fail=1
+	elif ! grep -q "L2Swimlane reconcile \[aicore_task\]: collected=.* + dropped=0 + mismatch=0" "$root/err"; then
+		echo "FAIL: taskprof run $*: no balanced reconcile line"
+		fail=1
+	else
+		echo "ok: taskprof run $* -> level $want, $(basename "$trace")"
+	fi
+}
+
+run_level 4 paged_attention --case CaseSmall1 --enable-l2-swimlane
+run_level 3 --enable-l2-swimlane 3 paged_attention --case CaseSmall1 -p a5sim
+run_level 1 paged_attention --enable-l2-swimlane=1 --case CaseSmall1
+run_level 2 synthetic --enable-l2-swimlane 2
+# A bare flag followed by the CASE does not consume it.
+run_level 4 --enable-l2-swimlane paged_attention --case CaseSmall1
+
+# Level 0: no records.
+out=$("$bin" run paged_attention --case CaseSmall1 --enable-l2-swimlane 0 -o "$root/out" 2>/dev/null)
+if [[ $? -ne 0 ]] || grep -q "swimlane records" <<<"$out"; then
+	echo "FAIL: --enable-l2-swimlane 0 recorded: $out"; fail=1
+else
+	echo "ok: --enable-l2-swimlane 0 records nothing"
+fi
+
+for bad in 5 -1 x; do
+	err=$("$bin" run paged_attention --enable-l2-swimlane="$bad" 2>&1 >/dev/null)
+	code=$?
+	if [[ $code -ne 2 || $(wc -l <<<"$err") -ne 1 ]] ||
+	   ! grep -qF "expects a level from 0 to 4" <<<"$err"; then
+		echo "FAIL: --enable-l2-swimlane=$bad: exit $code: $err"; fail=1
+	else
+		echo "ok: --enable-l2-swimlane=$bad -> 2"
+	fi
+done
+err=$("$bin" run paged_attention --enable-l2-swimlane 9 2>&1 >/dev/null)
+if [[ $? -ne 2 ]] || ! grep -qF "got '9'" <<<"$err"; then
+	echo "FAIL: --enable-l2-swimlane 9: $err"; fail=1
+else
+	echo "ok: --enable-l2-swimlane 9 -> 2"
+fi
+exit $fail

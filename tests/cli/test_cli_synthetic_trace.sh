@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# CLI test of issue 4's acceptance on the synthetic run: `taskprof run
+# synthetic --enable-l2-swimlane --enable-dep-gen` on a2a3sim and a5sim
+# writes a merged_swimlane.json with >= 1 dummy(...) marker, exactly one
+# predicated_skip marker (args.predicated_pass false), >= 1 `_spmd(` label,
+# >= 1 alloc(...) bar on an AICPU lane, >= 1 dependency arrow and no
+# hb_violation arrow (early dispatch is on: synthetic asks for it).
+# usage: test_cli_synthetic_trace.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_syntrace_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+
+for p in a2a3sim a5sim; do
+	out=$("$bin" run synthetic -p "$p" --enable-l2-swimlane --enable-dep-gen \
+		-o "$root/$p" 2>"$root/err")
+	code=$?
+	if [[ $code -ne 0 ]]; then
+		echo "FAIL: synthetic on $p exited $code: $(tail -3 "$root/err")"
+		fail=1
+		continue
+	fi
+	trace=$(sed -n 's/^swimlane trace: \(.*\) (open it in https:\/\/ui.perfetto.dev\/)$/\1/p' \
+		<<<"$out")
+	if [[ ! -s $trace ]]; then
+		echo "FAIL: synthetic on $p: no trace in: $out"
+		fail=1
+		continue
+	fi
+	if msg=$(python3 - "$trace" <<'EOF'
+import json, sys
+
+with open(sys.argv[1]) as f:
+    doc = json.load(f)
+ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+name = lambda e: e.get("name", "")
+dummy = [e for e in ev if e.get("ph") == "X" and e.get("pid") == 4
+         and name(e).startswith("dummy(") and e.get("args", {}).get("phase") == "dummy_task"]
+skip = [e for e in ev if e.get("args", {}).get("predicated_pass") is False]
+spmd = [e for e in ev if e.get("ph") == "X" and "_spmd(" in name(e)]
+alloc = [e for e in ev if e.get("ph") == "X" and e.get("pid") == 4
+         and name(e).startswith("alloc(") and e.get("args", {}).get("phase") == "alloc"]
+dep = [e for e in ev if e.get("cat") == "flow" and name(e) == "dependency"]
+hb = [e for e in ev if name(e) == "hb_violation"]
+got = "%d dummy, %d predicated_skip, %d _spmd, %d alloc, %d dependency, %d hb_violation" % (
+    len(dummy), len(skip), len(spmd), len(alloc), len(dep), len(hb))
+ok = dummy and len(skip) == 1 and spmd and alloc and dep and not hb
+# The alloc bar sits on an AICPU lane (tid 19000 + ...), spec §4.6.8.
+ok = ok and all(e.get("tid", 0) >= 19000 for e in alloc)
+print(got)
+sys.exit(0 if ok else 1)
+EOF
+	); then
+		echo "ok: synthetic on $p: $msg"
+	else
+		echo "FAIL: synthetic on $p: $msg ($trace)"
+		fail=1
+	fi
+done
+exit $fail

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Conformance test of `taskprof sched-overhead` against the reference's
+# captures (spec/swimlane-format.md §6, §7.3, §7.4): fixture A's report
+# byte for byte, and the error cases (no deps, no phases, broken deps,
+# missing records, bad level, auto-detect). The fixtures are copied to a
+# temp folder first; nothing is written into the source tree.
+# usage: test_sched_overhead.sh TASKPROF_BINARY
+set -u
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+src=$here/fixtures/swimlane-probe
+root=$(mktemp -d /tmp/tp_conf_sched_overhead_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+cp -r "$src"/A_level4_full "$src"/B_level4_nodeps "$src"/C_level1_v2rows "$src"/err_inputs "$root"/
+fail=0
+A=$root/A_level4_full
+
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# run NAME ARGS...: runs in $root, leaves $root/NAME.out / .err / .rc
+run() {
+	local name=$1
+	shift
+	(cd "$root" && "$bin" sched-overhead "$@" >"$root/$name.out" 2>"$root/$name.err")
+	echo $? >"$root/$name.rc"
+}
+
+# expect_err NAME CODE STDERR_LINE
+expect_err() {
+	local name=$1 code=$2 line=$3
+	local got
+	got=$(cat "$root/$name.rc")
+	[[ $got == "$code" ]] || bad "$name: exit $got, expected $code"
+	if [[ $(wc -l <"$root/$name.err") -ne 1 ]]; then
+		bad "$name: expected one stderr line, got: $(cat "$root/$name.err")"
+	elif [[ $(cat "$root/$name.err") != "$line" ]]; then
+		bad "$name: stderr '$(cat "$root/$name.err")', expected '$line'"
+	fi
+}
+
+# 1. fixture A: stdout byte-identical, stderr empty, exit 0 (the reference's
+#    flag spelling and the positional form)
+sed "s|<DIR>|$A|g" "$A/sched_overhead_stdout.txt" >"$root/A.want"
+run A --l2-swimlane-records-json "$A/l2_swimlane_records.json" --deps-json "$A/deps.json"
+[[ $(cat "$root/A.rc") == 0 ]] || bad "A: exit $(cat "$root/A.rc"): $(cat "$root/A.err")"
+cmp -s "$root/A.want" "$root/A.out" || {
+	bad "A: stdout differs from sched_overhead_stdout.txt"
+	diff "$root/A.want" "$root/A.out" | head -20
+}
+[[ -s $root/A.err ]] && bad "A: stderr not empty: $(cat "$root/A.err")"
+run A2 "$A/l2_swimlane_records.json"
+cmp -s "$root/A.want" "$root/A2.out" || bad "A positional + sibling deps.json: stdout differs"
+[[ $(cat "$root/A2.rc") == 0 ]] || bad "A2: exit $(cat "$root/A2.rc")"
+# validator patterns of the reference CI (spec §6.3)
+grep -qE 'Avg scheduler loop iteration:\s+[0-9.]+\s+ns' "$root/A.out" || bad "A: loop line"
+grep -qE 'Pop:\s*hit=5,\s*miss=3' "$root/A.out" || bad "A: Pop line"
+grep -qE 'Fanout \(.*\): total edges=6, max_degree=2' "$root/A.out" || bad "A: Fanout line"
+
+# 2. fixture B (no deps.json): header line, then the DAG error, exit 1
+B=$root/B_level4_nodeps
+run B "$B/l2_swimlane_records.json"
+expect_err B 1 "Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in a SEPARATE run with --enable-dep-gen (not co-run with --enable-l2-swimlane), then pass --deps-json."
+[[ $(cat "$root/B.out") == "Perf data:  $B/l2_swimlane_records.json" ]] ||
+	bad "B: stdout '$(cat "$root/B.out")'"
+
+# 3. fixture C (level 1, no phases): Parts 1-4, then the phases error
+C=$root/C_level1_v2rows
+run C "$C/l2_swimlane_records.json"
+expect_err C 1 "Error: perf JSON has no aicpu_scheduler_phases — rerun the case with --enable-l2-swimlane so phase data is captured."
+head -2 "$root/C.out" | diff - <(printf 'Perf data:  %s\nDeps JSON:  %s\n' \
+	"$C/l2_swimlane_records.json" "$C/deps.json") >/dev/null || bad "C: header lines"
+for p in "Part 1:" "Part 2:" "Part 3:" "Part 4:"; do
+	grep -q "^$p" "$root/C.out" || bad "C: no '$p'"
+done
+grep -q "^Part 5:" "$root/C.out" && bad "C: Part 5 printed"
+grep -q "  Total tasks: 7   window: 27.2 us" "$root/C.out" || bad "C: Total tasks line"
+[[ $(tail -1 "$root/C.out") == "" ]] || bad "C: stdout does not end after Part 4's blank line"
+
+# 4. broken.json as deps: both headers, then the deps error
+run broken "$A/l2_swimlane_records.json" --deps-json "$root/err_inputs/broken.json"
+[[ $(cat "$root/broken.rc") == 1 ]] || bad "broken: exit $(cat "$root/broken.rc")"
+grep -q "^Error: failed to read deps.json $root/err_inputs/broken.json: .*line 1" "$root/broken.err" ||
+	bad "broken: stderr '$(cat "$root/broken.err")'"
+[[ $(wc -l <"$root/broken.err") -eq 1 ]] || bad "broken: more than one stderr line"
+[[ $(cat "$root/broken.out") == "Perf data:  $A/l2_swimlane_records.json
+Deps JSON:  $root/err_inputs/broken.json" ]] || bad "broken: stdout '$(cat "$root/broken.out")'"
+
+# 5. missing records file; missing explicit deps file
+run missing "$root/nope/l2_swimlane_records.json"
+expect_err missing 1 "Error: Perf JSON not found: $root/nope/l2_swimlane_records.json"
+[[ -s $root/missing.out ]] && bad "missing: stdout not empty"
+run nodeps "$A/l2_swimlane_records.json" --deps-json "$root/none.json"
+expect_err nodeps 1 "Error: failed to read deps.json $root/none.json: [Errno 2] No such file or directory: '$root/none.json'"
+
+# 6. bad / missing level: one "failed to read perf JSON" line (no traceback)
+run badlevel "$root/err_inputs/bad_level.json" --deps-json "$A/deps.json"
+[[ $(cat "$root/badlevel.rc") == 1 ]] || bad "bad_level: exit $(cat "$root/badlevel.rc")"
+grep -q "^Error: failed to read perf JSON $root/err_inputs/bad_level.json: .*Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)$" \
+	"$root/badlevel.err" || bad "bad_level: stderr '$(cat "$root/badlevel.err")'"
+run nolevel "$root/err_inputs/no_level.json" --deps-json "$A/deps.json"
+[[ $(cat "$root/nolevel.rc") == 1 ]] || bad "no_level: exit $(cat "$root/nolevel.rc")"
+[[ $(wc -l <"$root/nolevel.err") -eq 1 ]] && grep -q "^Error: failed to read perf JSON $root/err_inputs/no_level.json: " \
+	"$root/nolevel.err" || bad "no_level: stderr '$(cat "$root/nolevel.err")'"
+
+# 7. auto-detect: none under ./outputs, then the newest one
+run auto
+expect_err auto 1 "Error: No outputs/*/l2_swimlane_records.json found under $root/outputs"
+mkdir -p "$root/outputs/old" "$root/outputs/new"
+cp "$B/l2_swimlane_records.json" "$root/outputs/old/"
+touch -d '2020-01-01 00:00:00' "$root/outputs/old/l2_swimlane_records.json"
+cp "$A/l2_swimlane_records.json" "$A/deps.json" "$root/outputs/new/"
+run auto2
+[[ $(cat "$root/auto2.rc") == 0 ]] || bad "auto-detect: exit $(cat "$root/auto2.rc"): $(cat "$root/auto2.err")"
+sed "s|<DIR>|$root/outputs/new|g" "$A/sched_overhead_stdout.txt" | cmp -s - "$root/auto2.out" ||
+	bad "auto-detect: stdout differs"
+
+# 8. cyclic deps (t1 -> t6 -> t1): the reference's Part 6 loops forever;
+#    ours stops the walk at t6 and says so, exit 0
+printf '{"tasks":[],"edges":[{"pred":"1","succ":"6"},{"pred":"6","succ":"1"}]}' >"$root/cyc.json"
+run cyc "$A/l2_swimlane_records.json" --deps-json "$root/cyc.json"
+[[ $(cat "$root/cyc.rc") == 0 && ! -s $root/cyc.err ]] || bad "cyclic deps: exit $(cat "$root/cyc.rc") $(cat "$root/cyc.err")"
+grep -qxF "    (deps.json has a cycle through t6: the walk stopped there)" "$root/cyc.out" ||
+	bad "cyclic deps: no cycle line"
+grep -qxF "  Makespan-determining path: 1 hops, span 27.4 us" "$root/cyc.out" || bad "cyclic deps: path line"
+
+# 9. usage errors: exit 2, one line
+run usage --no-such-flag
+[[ $(cat "$root/usage.rc") == 2 && $(wc -l <"$root/usage.err") -eq 1 ]] || bad "usage error"
+run help --help
+[[ $(cat "$root/help.rc") == 0 ]] && grep -q "usage: taskprof sched-overhead" "$root/help.out" ||
+	bad "--help"
+
+if [[ $fail -eq 0 ]]; then
+	echo "ok: sched-overhead conformance (fixture A byte-identical, B/C/broken/missing/level/auto-detect errors)"
+fi
+exit $fail

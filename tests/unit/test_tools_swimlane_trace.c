@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the swimlane converter (tools/swimlane/trace.h): the
+ * Python-repr float formatter, the JSON writer's escaping and layouts, the
+ * label rules of spec/swimlane-format.md §4.5, and one end-to-end
+ * conversion of fixture A checking exact events, the resolved func ids and
+ * a statistics line.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "tools/swimlane/fmt_double.h"
+#include "tools/swimlane/json_writer.h"
+#include "tools/swimlane/perf_data.h"
+#include "tools/swimlane/trace.h"
+#include "unit_helpers.h"
+
+static char tree[1024];
+
+/* Expected strings from python3 -c 'print(repr(x))'. */
+static void test_fmt_double_repr(void **state)
+{
+	(void)state;
+	static const struct {
+		double v;
+		const char *want;
+	} cases[] = {
+		{2.6, "2.6"},
+		{7.800000000000001, "7.800000000000001"},
+		{0.0, "0.0"},
+		{-0.0, "-0.0"},
+		{26.0, "26.0"},
+		{1e-05, "1e-05"},
+		{1e16, "1e+16"},
+		{1.5e16, "1.5e+16"},
+		{1234567890123456.0, "1234567890123456.0"},
+		{0.0001, "0.0001"},
+		{0.00012345, "0.00012345"},
+		{1e22, "1e+22"},
+		{1e-7, "1e-07"},
+		{5e-324, "5e-324"},
+		{1.7976931348623157e308, "1.7976931348623157e+308"},
+		{0.1 + 0.2, "0.30000000000000004"},
+		{123.456, "123.456"},
+		{-2.5e-05, "-2.5e-05"},
+		{100.0, "100.0"},
+		{0.40000000000000036, "0.40000000000000036"},
+		{12345678901234567.0, "1.2345678901234568e+16"},
+		{9.999999999999999e15, "1e+16"},
+		{(1000140 - 1000000) * 0.02, "2.8000000000000003"},
+		/* the exact 128-bit path: 15, 16 and 17 digits, near powers of
+		 * ten, at the ends of its range */
+		{0.09999999999999998, "0.09999999999999998"},
+		{4.359999999998763, "4.359999999998763"},
+		{8687.640000000001, "8687.640000000001"},
+		{9.999999999999998, "9.999999999999998"},
+		{99.99999999999999, "99.99999999999999"},
+		{0.00010000000000000002, "0.00010000000000000002"},
+		{999999999999999.9, "999999999999999.9"},
+		{123456789012.34567, "123456789012.34567"},
+	};
+	char buf[TP_FMT_DOUBLE_MAX];
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int n = tp_fmt_double_repr(cases[i].v, buf);
+		assert_string_equal(buf, cases[i].want);
+		assert_int_equal(n, (int)strlen(cases[i].want));
+	}
+}
+
+/* The k/1000 fast path agrees with double-conversion on timestamp-like
+ * values (cycles × 0.02 and × 0.001, differences, k / 1000) and others. */
+static void test_fmt_double_fast_path(void **state)
+{
+	(void)state;
+	char a[TP_FMT_DOUBLE_MAX], b[TP_FMT_DOUBLE_MAX];
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < 400000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		uint64_t c = x % 4000000000ull;
+		double v;
+		switch (i % 6) {
+		case 0: v = (double)c * 0.02; break;
+		case 1: v = (double)c * 0.001; break;
+		case 2: v = (double)(c % 100000) * 0.02 - (double)(x % 7777) * 0.02; break;
+		case 3: v = (double)c / 1000.0; break;
+		case 4: v = (double)(x >> 11) * 0x1.0p-53 * 1e6; break;
+		default: v = (double)c * 0.02 - 0.01; break;
+		}
+		tp_fmt_double_repr(v, a);
+		tp_fmt_double_repr_slow(v, b);
+		if (strcmp(a, b))
+			fail_msg("%.17g: fast %s, slow %s", v, a, b);
+	}
+}
+
+/* The exact path (1e-4 <= |v| < 1e15) agrees with double-conversion on
+ * random bit patterns in its range, on µs differences and near powers
+ * of ten, and it takes almost all of them (ties go to the slow path). */
+static void test_fmt_double_exact_path(void **state)
+{
+	(void)state;
+	char a[TP_FMT_DOUBLE_MAX], b[TP_FMT_DOUBLE_MAX];
+	uint64_t x = 0x243F6A8885A308D3ull;
+	int taken = 0, in_range = 0;
+	for (int i = 0; i < 600000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		double v;
+		switch (i % 5) {
+		case 0: { /* any double with exponent in [-14, 50) */
+			uint64_t bits = (x & ((1ull << 52) - 1)) |
+					((uint64_t)(1023 - 14 + (x >> 58) % 64) << 52);
+			memcpy(&v, &bits, sizeof(v));
+			break;
+		}
+		case 1: v = (double)(x % 100000000) * 0.02 - (double)((x >> 30) % 100000000) * 0.02; break;
+		case 2: v = (double)(x % 1000) / 100.0 - (double)((x >> 20) % 1000) / 100.0; break;
+		case 3: { /* a few ulps around 10^k */
+			double p = 1e-4;
+			for (unsigned k = 0; k < (x >> 40) % 19; k++)
+				p *= 10;
+			v = nextafter(p, (x & 1) ? 0.0 : INFINITY);
+			if ((x >> 8) & 1)
+				v = nextafter(v, (x & 2) ? 0.0 : INFINITY);
+			break;
+		}
+		default: v = -(double)(x >> 11) * 0x1.0p-53 * 1e6; break;
+		}
+		double av = fabs(v);
+		in_range += av >= 1e-4 && av < 1e15;
+		int n = tp_fmt_double_repr_exact(v, a);
+		if (!n)
+			continue;
+		taken++;
+		assert_true(av >= 1e-4 && av < 1e15);
+		assert_int_equal(n, (int)strlen(a));
+		tp_fmt_double_repr_slow(v, b);
+		if (strcmp(a, b))
+			fail_msg("%.17g: exact %s, slow %s", v, a, b);
+	}
+	if (taken <= in_range * 99 / 100)
+		fail_msg("exact path took %d of %d in range", taken, in_range);
+	assert_int_equal(tp_fmt_double_repr_exact(1e15, a), 0);
+	assert_int_equal(tp_fmt_double_repr_exact(9e-5, a), 0);
+	assert_int_equal(tp_fmt_double_repr_exact(NAN, a), 0);
+}
+
+static void test_func_tag(void **state)
+{
+	(void)state;
+	char buf[40];
+	assert_string_equal(sl_func_tag(0, buf), "0_a");
+	assert_string_equal(sl_func_tag(4, buf), "4_e");
+	assert_string_equal(sl_func_tag(25, buf), "25_z");
+	assert_string_equal(sl_func_tag(26, buf), "26_aa");
+	assert_string_equal(sl_func_tag(27, buf), "27_ab");
+	assert_string_equal(sl_func_tag(701, buf), "701_zz");
+	assert_string_equal(sl_func_tag(702, buf), "702_aaa");
+	assert_string_equal(sl_func_tag(-1, buf), "-1_");
+}
+
+static void test_task_label(void **state)
+{
+	(void)state;
+	int64_t ids[] = {0, 2, 5};
+	char *names[] = {"SPMDKernel", "PV", "my(odd)"};
+	struct sl_name_map nm = {.n = 3, .func_id = ids, .name = names};
+	char b[128];
+
+	sl_task_label(b, sizeof(b), -1, &nm, "t1", false);
+	assert_string_equal(b, "task(t1)");
+	sl_task_label(b, sizeof(b), -1, NULL, "r1t3", true);
+	assert_string_equal(b, "task_spmd(r1t3)");
+	sl_task_label(b, sizeof(b), 2, &nm, "r1t3", true);
+	assert_string_equal(b, "PV_spmd(r1t3)");
+	sl_task_label(b, sizeof(b), 2, &nm, "r1t3", false);
+	assert_string_equal(b, "PV(r1t3)");
+	/* the name already says spmd (any case): unchanged */
+	sl_task_label(b, sizeof(b), 0, &nm, "t0", true);
+	assert_string_equal(b, "SPMDKernel(t0)");
+	/* no name: func_<tag>; SPMD suffix before the first '(' */
+	sl_task_label(b, sizeof(b), 4, &nm, "t4", false);
+	assert_string_equal(b, "func_4_e(t4)");
+	sl_task_label(b, sizeof(b), 26, NULL, "t9", true);
+	assert_string_equal(b, "func_26_aa_spmd(t9)");
+	/* a name with '(' splits at its first '(' like the reference */
+	sl_task_label(b, sizeof(b), 5, &nm, "t1", true);
+	assert_string_equal(b, "my_spmd(odd)(t1)");
+}
+
+/* The writer: ensure_ascii escapes and both layouts. */
+static void test_json_writer(void **state)
+{
+	(void)state;
+	char *mem = NULL;
+	size_t len = 0;
+	for (int layout = 0; layout < 2; layout++) {
+		FILE *f = open_memstream(&mem, &len);
+		assert_non_null(f);
+		struct jw w;
+		assert_int_equal(jw_init(&w, f, layout ? JW_PRETTY : JW_COMPACT, layout == 1), 0);
+		jw_obj_begin(&w);
+		jw_key(&w, "traceEvents");
+		jw_arr_begin(&w);
+		jw_obj_begin(&w);
+		jw_key(&w, "name");
+		jw_str(&w, "complete\xe2\x86\x92ready \"q\"\n\xf0\x9f\x98\x80");
+		jw_key(&w, "a");
+		jw_arr_begin(&w);
+		jw_i64(&w, -1);
+		jw_u64(&w, UINT64_MAX);
+		jw_arr_end(&w);
+		jw_key(&w, "e");
+		jw_obj_begin(&w);
+		jw_obj_end(&w);
+		jw_key(&w, "x");
+		jw_double(&w, 0.5);
+		jw_obj_end(&w);
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		assert_int_equal(jw_fini(&w), 0);
+		fclose(f);
+		if (!layout)
+			assert_string_equal(
+				mem, "{\"traceEvents\": [\n"
+				     "{\"name\":\"complete\\u2192ready \\\"q\\\"\\n\\ud83d\\ude00\","
+				     "\"a\":[-1,18446744073709551615],\"e\":{},\"x\":0.5}\n]}");
+		else /* python3: json.dump(obj, f, indent=2) */
+			assert_string_equal(
+				mem, "{\n  \"traceEvents\": [\n    {\n"
+				     "      \"name\": \"complete\\u2192ready \\\"q\\\"\\n\\ud83d\\ude00\",\n"
+				     "      \"a\": [\n        -1,\n        18446744073709551615\n      ],\n"
+				     "      \"e\": {},\n      \"x\": 0.5\n    }\n  ]\n}");
+		free(mem);
+		mem = NULL;
+	}
+}
+
+/* Whole events from jw_ev_begin/jw_ev_end between token-built ones give
+ * the bytes the token calls give (compact layout). */
+static void test_json_writer_events(void **state)
+{
+	(void)state;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+	assert_non_null(f);
+	struct jw w;
+	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
+	jw_obj_begin(&w);
+	jw_key(&w, "traceEvents");
+	jw_arr_begin(&w);
+	char *p = jw_ev_begin(&w, 64);
+	memcpy(p, "{\"a\":1}", 7);
+	jw_ev_end(&w, p + 7);
+	jw_obj_begin(&w);
+	jw_key(&w, "b");
+	jw_i64(&w, 2);
+	jw_obj_end(&w);
+	p = jw_ev_begin(&w, 64);
+	memcpy(p, "{\"c\":3}", 7);
+	jw_ev_end(&w, p + 7);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	assert_int_equal(jw_fini(&w), 0);
+	fclose(f);
+	assert_string_equal(mem, "{\"traceEvents\": [\n{\"a\":1},\n{\"b\":2},\n{\"c\":3}\n]}");
+	free(mem);
+}
+
+static char *slurp(const char *path);
+
+/* A threaded writer on a real file with direct I/O asked for: the file
+ * holds exactly the token stream (events of varying size across many 4 KiB
+ * blocks and several buffer hand-offs, a token larger than half a buffer,
+ * a final partial block), whether or not the file system took O_DIRECT. */
+static void test_json_writer_direct(void **state)
+{
+	(void)state;
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	char path[600], *want = NULL;
+	size_t want_len = 0;
+	snprintf(path, sizeof(path), "%s/direct.json", tmp);
+	FILE *f = fopen(path, "w");
+	FILE *m = open_memstream(&want, &want_len);
+	assert_non_null(f);
+	assert_non_null(m);
+	size_t big_n = 3u << 20;
+	char *big = malloc(big_n);
+	assert_non_null(big);
+	for (size_t i = 0; i < big_n; i++)
+		big[i] = (char)('a' + i % 26);
+	for (int pass = 0; pass < 2; pass++) {
+		struct jw w;
+		assert_int_equal(jw_init(&w, pass ? m : f, JW_COMPACT, pass == 0), 0);
+		if (pass == 0)
+			(void)jw_set_direct(&w); /* may be refused (tmpfs) */
+		jw_obj_begin(&w);
+		jw_key(&w, "traceEvents");
+		jw_arr_begin(&w);
+		for (int i = 0; i < 200000; i++) {
+			char *p = jw_ev_begin(&w, 64);
+			p += sprintf(p, "{\"i\":%d,\"pad\":\"%.*s\"}", i, i % 23, big);
+			jw_ev_end(&w, p);
+			if (i == 123457)
+				jw_strn(&w, big, big_n); /* the huge-token path */
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		assert_int_equal(jw_fini(&w), 0);
+	}
+	fclose(f);
+	fclose(m);
+	char *got = slurp(path);
+	assert_non_null(got);
+	assert_int_equal(strlen(got), want_len);
+	assert_true(want_len > (8u << 20));
+	assert_memory_equal(got, want, want_len);
+	free(got);
+	free(want);
+	free(big);
+	uh_rm_rf(tmp);
+}
+
+/* Read a whole file into a NUL-terminated buffer. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)n + 1);
+	if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+		free(b);
+		b = NULL;
+	}
+	if (b)
+		b[n] = '\0';
+	fclose(f);
+	return b;
+}
+
+static size_t count_lines(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_fixture_a_end_to_end(void **state)
+{
+	(void)state;
+	char dir[1100], rec[1200], deps[1200], names[1200], out[1200];
+	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
+		 tree);
+	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
+	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
+	snprintf(names, sizeof(names), "%s/name_map_TestProbe_case1.json", dir);
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	snprintf(out, sizeof(out), "%s/merged.json", tmp);
+
+	struct sl_perf_data pd;
+	struct sl_deps dp;
+	struct sl_name_map nm;
+	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
+	assert_int_equal(sl_read_deps(deps, &dp), 0);
+	assert_int_equal(sl_read_name_map(names, &nm), 0);
+	/* the reader leaves func ids unresolved */
+	for (size_t i = 0; i < pd.n_tasks; i++)
+		assert_int_equal(pd.tasks[i].func_id, -1);
+
+	char *vbuf = NULL, *ebuf = NULL;
+	size_t vlen = 0, elen = 0;
+	FILE *vout = open_memstream(&vbuf, &vlen);
+	FILE *verr = open_memstream(&ebuf, &elen);
+	struct sl_trace_opts o = {.output_path = out, .verbose = true, .out = vout, .err = verr};
+	struct sl_trace_result res;
+	assert_int_equal(sl_trace_generate(&pd, &dp, &nm, &o, &res), 0);
+	fclose(vout);
+	fclose(verr);
+	assert_int_equal(res.n_events, 185);
+	assert_int_equal(res.n_flows, 50);
+	assert_int_equal(res.n_overhead, 0);
+	assert_string_equal(ebuf, "");
+	assert_non_null(strstr(vbuf, "  Dependency flow events: 10 edges (source: deps.json)\n"));
+	assert_non_null(strstr(vbuf, "  Happens-before violations: 1 edge(s) flagged as "
+				     "'hb_violation'\n"));
+	assert_non_null(strstr(vbuf, "  Total events: 185\n  Flow events: 50\n"));
+
+	/* func ids were resolved in place from the kernel map (§2.10): the
+	 * MIX task t4 has its AIC row on func 3 and its AIV row on func 4 */
+	for (size_t i = 0; i < pd.n_tasks; i++) {
+		const struct sl_task *t = &pd.tasks[i];
+		if (t->task_id == 4)
+			assert_int_equal(t->func_id, t->core_type == SL_AIC ? 3 : 4);
+		if (t->task_id == 4294967299ull)
+			assert_int_equal(t->func_id, 2);
+	}
+
+	char *j = slurp(out);
+	assert_non_null(j);
+	/* one compact event per line between the container lines */
+	assert_int_equal(count_lines(j), 185 + 2);
+	assert_true(!strncmp(j, "{\"traceEvents\": [\n", 18));
+	static const char *const want[] = {
+		"{\"args\":{\"event-hint\":\"Task:t1, FuncId:0, CoreId:0\",\"fanout-hint\":\"2: "
+		"[t2, t6]\",\"fanin-hint\":\"1: [t0]\",\"duration-us\":5.4,\"kernel-duration-us\":"
+		"5.199999999999999,\"local_setup_us\":0.2,\"taskId\":1},\"cat\":\"event\",\"id\":0,"
+		"\"name\":\"QK(t1)\",\"ph\":\"X\",\"pid\":4,\"tid\":10000,\"ts\":2.6,\"dur\":5.4}",
+		"\"name\":\"PV_spmd(r1t3)\",\"ph\":\"X\",\"pid\":4,\"tid\":10030,\"ts\":13.08,"
+		"\"dur\":5.020000000000001}",
+		"{\"args\":{\"phase\":\"alloc\",\"task_id\":0,\"event-hint\":\"alloc(t0)\"},\"cat\":"
+		"\"event\",\"cname\":\"olive\",\"id\":16,\"name\":\"alloc(t0)\",\"ph\":\"X\",\"pid\":4,"
+		"\"tid\":19002,\"ts\":0.0,\"dur\":0.8}",
+		"{\"cat\":\"flow\",\"id\":1,\"name\":\"hb_violation\",\"ph\":\"f\",\"pid\":4,\"tid\":"
+		"10020,\"ts\":7.800000000000001,\"bp\":\"e\",\"input_task_count\":1,"
+		"\"output_task_count\":1,\"bind_id\":1}",
+		"{\"cat\":\"flow\",\"id\":27,\"name\":\"complete\\u2192ready\",\"ph\":\"s\",\"pid\":2,"
+		"\"tid\":30000,\"ts\":12.49}",
+		"{\"cat\":\"flow\",\"id\":30,\"name\":\"dispatch\",\"ph\":\"f\",\"pid\":3,\"tid\":10000,"
+		"\"ts\":2.4,\"bp\":\"e\",\"bind_id\":7}",
+		"{\"args\":{\"phase\":\"complete\",\"loop_iter\":12,\"tasks_processed\":2,"
+		"\"shared_at_start (aic,aiv,mix)\":[0,0,0],\"shared_at_end (aic,aiv,mix)\":[0,0,0],"
+		"\"finishes_processed\":2},\"cat\":\"scheduler\",\"cname\":\"good\",\"name\":"
+		"\"complete(2)\",\"ph\":\"X\",\"pid\":2,\"tid\":30010,\"ts\":24.2,"
+		"\"dur\":0.40000000000000213}",
+		"{\"cat\":\"flow\",\"id\":49,\"name\":\"submit\\u2192dispatch\",\"ph\":\"f\",\"pid\":2,"
+		"\"tid\":30010,\"ts\":12.9,\"bp\":\"e\"}\n]}\n",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(j, want[i]))
+			fail_msg("missing event text: %s", want[i]);
+	free(j);
+
+	/* the statistics table sees the resolved ids (spec §9 item 17) */
+	char *sbuf = NULL;
+	size_t slen = 0;
+	FILE *s = open_memstream(&sbuf, &slen);
+	sl_print_stats(s, &pd, &nm);
+	fclose(s);
+	assert_non_null(strstr(sbuf, "\n4        func_4_e         1           4.76             5.66   "
+				     "84.1%              0.40             0.50          0.20           "
+				     "0.20\n"));
+	assert_non_null(strstr(sbuf, "\nTOTAL                     7          32.32            "
+				     "37.06\n"));
+	free(sbuf);
+
+	/* a second conversion of the same data gives the same bytes */
+	char out2[1200];
+	snprintf(out2, sizeof(out2), "%s/merged2.json", tmp);
+	FILE *nul = fopen("/dev/null", "w");
+	struct sl_trace_opts o2 = {.output_path = out2, .out = nul, .err = nul};
+	assert_int_equal(sl_trace_generate(&pd, &dp, &nm, &o2, NULL), 0);
+	fclose(nul);
+	char *a = slurp(out), *b = slurp(out2);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+
+	free(vbuf);
+	free(ebuf);
+	sl_perf_data_free(&pd);
+	sl_deps_free(&dp);
+	sl_name_map_free(&nm);
+	uh_rm_rf(tmp);
+}
+
+/* An output path in a missing directory: an error naming it, no crash. */
+static void test_output_error(void **state)
+{
+	(void)state;
+	char rec[1200];
+	snprintf(rec, sizeof(rec),
+		 "%s/tests/conformance/fixtures/swimlane-probe/C_level1_v2rows/l2_swimlane_records.json",
+		 tree);
+	struct sl_perf_data pd;
+	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
+	FILE *nul = fopen("/dev/null", "w");
+	struct sl_trace_opts o = {.output_path = "/nonexistent-dir/x/merged.json", .out = nul,
+				  .err = nul};
+	int rc = sl_trace_generate(&pd, NULL, NULL, &o, NULL);
+	assert_true(rc < 0);
+	assert_non_null(strstr(tp_last_error(), "/nonexistent-dir/x/merged.json"));
+	fclose(nul);
+	sl_perf_data_free(&pd);
+}
+
+int main(void)
+{
+	snprintf(tree, sizeof(tree), "%s", __FILE__);
+	for (int up = 0; up < 3; up++) {
+		char *s = strrchr(tree, '/');
+		if (s)
+			*s = '\0';
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fmt_double_repr),
+		cmocka_unit_test(test_fmt_double_fast_path),
+		cmocka_unit_test(test_fmt_double_exact_path),
+		cmocka_unit_test(test_func_tag),
+		cmocka_unit_test(test_task_label),
+		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_json_writer_events),
+		cmocka_unit_test(test_json_writer_direct),
+		cmocka_unit_test(test_fixture_a_end_to_end),
+		cmocka_unit_test(test_output_error),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
