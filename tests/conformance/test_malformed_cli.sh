@@ -91,6 +91,15 @@ while IFS= read -r line; do
     esac
 done <"$mal/README.md"
 
+# A named side file that does not exist is an error too (a missing sibling
+# deps.json only warns: fixture B).
+check "swimlane --deps-json missing" "deps.json not found" "$work/nope/deps.json" -- \
+    "$bin" swimlane "$work/l2_swimlane_records.json" --deps-json "$work/nope/deps.json" \
+    -o "$work/out.json"
+check "swimlane --func-names missing" "Func names JSON not found" "$work/nope.json" -- \
+    "$bin" swimlane "$work/l2_swimlane_records.json" --func-names "$work/nope.json" \
+    -o "$work/out.json"
+
 n_files=$(find "$mal" -type f ! -name README.md | wc -l)
 if [[ $n_listed -ne $n_files ]]; then
     echo "FAIL README.md lists $n_listed files, the folder holds $n_files"
