@@ -5,7 +5,8 @@
 #   make bench        build, then run every bench program
 #   make demo         install missing deps, build, run `taskprof transport-demo` and
 #                     `taskprof run paged_attention --case CaseSmall1
-#                     --enable-l2-swimlane --enable-dep-gen` (Perfetto trace)
+#                     --enable-l2-swimlane --enable-dep-gen --enable-pmu` (Perfetto
+#                     trace, pmu.csv and its summary)
 #   make asan         ASan+UBSan build in build-asan/, run every test
 #   make tsan         TSan build in build-tsan/, run every test
 #   make fuzz         clang + ASan/UBSan + libFuzzer build in build-fuzz/, run
@@ -54,7 +55,7 @@ demo: deps
 	$(MAKE) build
 	./$(BUILD_DIR)/taskprof transport-demo
 	@echo
-	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1 --enable-l2-swimlane --enable-dep-gen
+	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 	@echo
 	@echo "Open the merged_swimlane.json printed above in https://ui.perfetto.dev/ (Open trace file)."
 

@@ -72,6 +72,15 @@ extern "C" {
  *                 timing, 2 + AICPU dispatch/finish, 3 + scheduler
  *                 phases, 4 + orchestrator submits. Writes
  *                 l2_swimlane_records.json into the run folder.
+ * @pmu_event_type: per-task PMU counters (docs/pmu.md "Using it";
+ *                 spec/pmu.md §1, §8): 0 → off; N > 0 → on with event
+ *                 group N (1, 2, 4..8; others fall back to 2 with a
+ *                 WARN); < 0 → off (its value is still resolved, so the
+ *                 WARN is logged). TASKPROF_PMU_EVENT_TYPE (alias
+ *                 SIMPLER_PMU_EVENT_TYPE) picks the group when PMU is on.
+ *                 rounds > 1 turns it off (one INFO line). On: the
+ *                 runtime issues one task per core at a time and the run
+ *                 folder gets pmu.csv.
  */
 struct tp_worker_config {
 	const char *platform;
@@ -83,7 +92,22 @@ struct tp_worker_config {
 	int early_dispatch;
 	bool dep_gen;
 	int l2_swimlane_level;
+	int pmu_event_type;
 };
+
+/* PMU terminal bank: one producer's observation of its control window
+ * (seed 000 §5.1). @code: 0 none, 1 no_window, 2 enabled, 3 disabled
+ * (init field); 4 held, 5 lost (close field; 0: no close observation).
+ * @physical_core_id: the core whose window was read; @ctrl0 / @ctrl1:
+ * PMU_CTRL_0 / PMU_CTRL_1 (a5; 0 on a2a3) as read. */
+struct tp_worker_pmu_note {
+	uint32_t code;
+	int32_t physical_core_id;
+	uint32_t ctrl0, ctrl1;
+};
+
+/* Cores of the largest platform (a5sim: 36 clusters x 3). */
+#define TP_WORKER_PMU_MAX_CORES 108
 
 /**
  * struct tp_run_result - what tp_worker_run() did.
@@ -115,6 +139,25 @@ struct tp_worker_config {
  * @swimlane_total, @swimlane_collected, @swimlane_dropped: the swimlane
  *                  reconcile summed over its four pools (records counted
  *                  by the device, delivered to the host, lost).
+ * @max_outstanding_per_core: running + pending tasks a core ever held
+ *                  (1 under single issue, <= 2 with dual issue).
+ * @pending_dispatches: subtasks published as PENDING (0 under single issue).
+ * @pmu:            PMU collection ran (pmu_event_type > 0, rounds 1).
+ * @pmu_event_type: the resolved event type (after the fallback and the
+ *                  environment override).
+ * @pmu_run_epoch:  the run_epoch column: the Worker's run counter (its
+ *                  n-th tp_worker_run call, from 1).
+ * @pmu_csv:        the pmu.csv written, "" if none (no records).
+ * @pmu_rows:       its data rows.
+ * @pmu_total, @pmu_collected, @pmu_dropped, @pmu_mismatch: the reconcile
+ *                  (spec/pmu.md §5): device records, rows collected,
+ *                  dropped, a5 slot mismatches.
+ * @pmu_reconcile_ok: collected + dropped + mismatch == total, no I/O failure.
+ * @pmu_lease_held: driver channel 53 was held for the collection.
+ * @pmu_cores:      producers (logical cores) in the terminal bank.
+ * @pmu_note, @pmu_note_close: per producer, producer_note (run init) and
+ *                  producer_note_close (its close), seed 000 §5.1.
+ * @pmu_note_counts, @pmu_note_close_counts: the same counted per code.
  */
 struct tp_run_result {
 	char callable[64];
@@ -142,6 +185,21 @@ struct tp_run_result {
 	char swimlane_records[4200];
 	uint64_t subtasks;
 	uint64_t swimlane_total, swimlane_collected, swimlane_dropped;
+	/* PMU (appended). */
+	uint64_t max_outstanding_per_core;
+	uint64_t pending_dispatches;
+	bool pmu;
+	uint32_t pmu_event_type;
+	uint64_t pmu_run_epoch;
+	char pmu_csv[4200];
+	uint64_t pmu_rows;
+	uint64_t pmu_total, pmu_collected, pmu_dropped, pmu_mismatch;
+	bool pmu_reconcile_ok;
+	bool pmu_lease_held;
+	int pmu_cores;
+	struct tp_worker_pmu_note pmu_note[TP_WORKER_PMU_MAX_CORES];
+	struct tp_worker_pmu_note pmu_note_close[TP_WORKER_PMU_MAX_CORES];
+	uint32_t pmu_note_counts[6], pmu_note_close_counts[6];
 };
 
 struct tp_worker;

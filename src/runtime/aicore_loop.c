@@ -42,6 +42,8 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 	uint32_t last = TP_AICPU_IDLE_TASK_ID;
 	/* Swimlane: the one predictable branch; nothing is stamped without it. */
 	const bool swl = e->hooks_on && e->hooks.on_aicore_task;
+	/* PMU a5 staging: one predictable branch, like swl. */
+	const bool done_hook = e->hooks_on && e->hooks.on_aicore_done;
 	for (;;) {
 		uint32_t token = tp_aicore_wait_dispatch(core, last);
 		if (token == TP_AICORE_EXIT_SIGNAL)
@@ -97,6 +99,10 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 					       pl->func_id, id, tp_core_ctx_error_msg(ctx));
 			}
 		}
+		/* After the window's close (on_kernel_end), before the FIN:
+		 * the FIN's release store publishes what the hook staged. */
+		if (done_hook)
+			e->hooks.on_aicore_done(e->hooks.ud, id, pl->task_id, token);
 		if (swl) {
 			/* A skipped kernel (failed run) still gets its row. */
 			if (!t_start)

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/clock.h"
+#include "platform/pmu_model.h"
 #include "platform/regs.h"
 #include "runtime/bigmem.h"
 #include "runtime/engine_internal.h"
@@ -317,8 +318,12 @@ static void engine_free(struct tp_engine *e)
 	rq_fini(&e->early_q[1]);
 	rq_fini(&e->dummy);
 	if (e->ctxs)
-		for (int c = 0; c < e->num_cores; c++)
+		for (int c = 0; c < e->num_cores; c++) {
+			/* PMU: the model must not keep a context being freed. */
+			if (e->cfg.pmu_model)
+				tp_pmu_detach(e->cfg.pmu_model, c);
 			tp_core_ctx_fini(&e->ctxs[c]);
+		}
 	free(e->ctxs);
 	free(e->cores);
 	if (e->sched)
@@ -395,6 +400,10 @@ static int engine_setup(struct tp_engine *e)
 		e->cores[c].subslot = tp_topo_slot(e->block_dim, c);
 		if ((rc = tp_core_ctx_init(&e->ctxs[c], c,
 					   tp_topo_core_type(e->block_dim, c))))
+			return rc;
+		/* PMU: the model counts this context's tile ops while the
+		 * core's window is open (platform/pmu_model.h). */
+		if (e->cfg.pmu_model && (rc = tp_pmu_attach(e->cfg.pmu_model, c, &e->ctxs[c])))
 			return rc;
 	}
 	atomic_store(&e->idle_cores[TP_CORE_AIC], 0);

@@ -111,6 +111,7 @@
 #include "runtime/task_id.h"
 
 struct tp_orch;
+struct tp_pmu_model;
 
 /* The runtime variant of a run (spec §3). */
 enum tp_runtime_mode {
@@ -246,6 +247,21 @@ struct tp_sched_hooks {
 	 *               task's on_aicore_task record will go is decided here
 	 *               (swimlane buffer rotation, seed 002 §5.1). */
 	void (*on_aicore_receive)(void *ud, int core, uint32_t reg_task_id);
+	/* PMU (seed 000 §5.1-§5.3, spec/pmu.md §4, §6). */
+	/* @on_sched_cores_up: scheduler @thread handshook its @n cores
+	 *               @cores and has not dispatched to any of them yet
+	 *               (AICPU run init: program the PMU). Not called when
+	 *               the handshake failed. */
+	void (*on_sched_cores_up)(void *ud, int thread, const int *cores, int n);
+	/* @on_sched_cores_down: scheduler @thread left its loop (after
+	 *               on_sched_exit) and is about to shut its cores down
+	 *               (AICPU finalize: restore the PMU control words). */
+	void (*on_sched_cores_down)(void *ud, int thread, const int *cores, int n);
+	/* @on_aicore_done: on the AICore thread of @core, once per executed
+	 *               (or, in a failed run, skipped) subtask, after the
+	 *               kernel body and its kernel_hooks.on_kernel_end, before
+	 *               its FIN (a5 PMU staging). */
+	void (*on_aicore_done)(void *ud, int core, tp_task_id task, uint32_t reg_task_id);
 };
 
 struct tp_tensor;
@@ -308,6 +324,9 @@ struct tp_engine_config {
 	bool early_dispatch;            /* simplified early dispatch (off by
 					 * default; ignored under single_issue) */
 	const struct tp_orch_hooks *orch_hooks; /* dep_gen; NULL: none */
+	struct tp_pmu_model *pmu_model; /* PMU: every core's tile context is
+					 * attached to it for the run
+					 * (tp_pmu_attach); NULL: none */
 };
 
 /* What a run did. */

@@ -702,6 +702,10 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	for (int ci = idx; ci < e->block_dim; ci += e->num_sched)
 		t->idle_clusters++;
 	atomic_fetch_add_explicit(&e->idle_clusters, t->idle_clusters, memory_order_relaxed);
+	/* PMU run init of our cores: after their handshake, before any
+	 * dispatch to them (only this thread dispatches to them). */
+	if (!rc && hooks && e->hooks.on_sched_cores_up)
+		e->hooks.on_sched_cores_up(e->hooks.ud, idx, t->core_ids, t->n_cores);
 
 	const uint64_t stall_ns = e->cfg.stall_timeout_ms * 1000000ull;
 	uint64_t sched_start = hooks ? tp_sys_cnt() : 0;
@@ -823,6 +827,9 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		e->hooks.on_sched_window(e->hooks.ud, idx, sched_start, tp_sys_cnt());
 	if (hooks && e->hooks.on_sched_exit)
 		e->hooks.on_sched_exit(e->hooks.ud, idx);
+	/* PMU finalize of our cores: after the flush, before their shutdown. */
+	if (!rc && hooks && e->hooks.on_sched_cores_down)
+		e->hooks.on_sched_cores_down(e->hooks.ud, idx, t->core_ids, t->n_cores);
 	for (int i = 0; i < t->n_cores; i++)
 		tp_reg_set_cond_listener(e->dev, t->core_ids[i], NULL);
 	if (!rc && tp_aicpu_close_cores(e->dev, t->core_ids, t->n_cores, HANDSHAKE_NS))

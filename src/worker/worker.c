@@ -26,6 +26,7 @@
 #include "runtime/engine.h"
 #include "taskprof/worker.h"
 #include "worker/run_depgen.h"
+#include "worker/run_pmu.h"
 #include "worker/run_swimlane.h"
 
 struct tp_worker {
@@ -40,6 +41,12 @@ struct tp_worker {
 	struct wk_depgen *dg; /* the running round's dep_gen, or NULL */
 	int swimlane_level;
 	struct wk_swimlane *swl; /* the running round's swimlane, or NULL */
+	int pmu_event_type;      /* tp_worker_config.pmu_event_type */
+	struct wk_pmu *pmu;      /* the running round's PMU collection, or NULL */
+	/* run_epoch of pmu.csv: this Worker's run counter, the n-th
+	 * tp_worker_run call (from 1); unique among the Worker's runs. */
+	uint64_t run_epoch;
+	struct wk_pmu_lease pmu_lease; /* channel 53, across the Worker's runs */
 };
 
 struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
@@ -110,6 +117,7 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 	w->early_dispatch = cfg->early_dispatch;
 	w->dep_gen = cfg->dep_gen;
 	w->swimlane_level = cfg->l2_swimlane_level;
+	w->pmu_event_type = cfg->pmu_event_type;
 	return w;
 }
 
@@ -342,6 +350,9 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 					  (w->early_dispatch == 0 && cal->wants_early_dispatch),
 			.orch_hooks = wk_depgen_hooks(w->dg),
 		};
+		/* PMU last: it chains the hooks set above. */
+		if (w->pmu)
+			wk_pmu_wire(w->pmu, &hooks, &ec);
 		uint64_t d0 = tp_now_ns();
 		rc = tp_engine_run(&ec, orch_entry, &x, &er);
 		uint64_t d1 = tp_now_ns();
@@ -349,7 +360,9 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		res->tasks = er.completed_tasks;
 		if (w->swl || !w->swimlane_level)
 			res->subtasks = er.dispatched_subtasks;
-		res->early_dispatch = ec.early_dispatch;
+		res->early_dispatch = ec.early_dispatch && !ec.single_issue;
+		res->max_outstanding_per_core = er.max_outstanding_per_core;
+		res->pending_dispatches = er.pending_dispatches;
 		res->early_staged = er.early_staged;
 		if (rc && er.msg[0])
 			tp_set_error(rc, "%s", er.msg);
@@ -450,6 +463,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	snprintf(res->case_name, sizeof(res->case_name), "%s", cs->name);
 	snprintf(res->platform, sizeof(res->platform), "%s", w->plat->name);
 	snprintf(res->runtime, sizeof(res->runtime), "%s", w->runtime);
+	w->run_epoch++;
+	uint32_t pmu_type = 0;
+	const bool pmu_on = wk_pmu_decide(w->plat, w->pmu_event_type, w->rounds, &pmu_type);
 
 	struct tp_case_args host, expected;
 	void *got[TP_CASE_MAX_TENSORS] = { 0 };
@@ -530,7 +546,22 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		    (rc = wk_swimlane_open(&w->swl, w->swimlane_level, w->plat, w->block_dim,
 					   w->aicpu_threads, !strcmp(w->runtime, TP_RUNTIME_HBG))))
 			goto out;
+		/* PMU too (rounds > 1 turned it off, wk_pmu_decide). */
+		if (r == 0 && pmu_on &&
+		    (rc = wk_pmu_open(&w->pmu, dev, w->aicpu_threads,
+				      !strcmp(w->runtime, TP_RUNTIME_HBG), pmu_type, w->run_epoch,
+				      res->output_dir, &w->pmu_lease)))
+			goto out;
 		rc = run_round(w, dev, cal, kt, nk, &host, got, res);
+		if (w->pmu) {
+			int prc = wk_pmu_finish(w->pmu, res);
+			wk_pmu_close(w->pmu);
+			w->pmu = NULL;
+			/* A failed pmu.csv write fails the run; a reconcile
+			 * mismatch is logged and reported (res->pmu_reconcile_ok). */
+			if (!rc && prc)
+				rc = prc;
+		}
 		if (w->swl) {
 			struct tp_reconcile sr;
 			memset(&sr, 0, sizeof(sr));
@@ -605,6 +636,10 @@ out:
 	if (w->dg) { /* a later collector failed to open: no export */
 		wk_depgen_close(w->dg, NULL, NULL);
 		w->dg = NULL;
+	}
+	if (w->pmu) { /* a later collector failed to open: no export */
+		wk_pmu_close(w->pmu);
+		w->pmu = NULL;
 	}
 	tp_device_close(dev);
 	for (uint32_t i = 0; i < TP_CASE_MAX_TENSORS; i++) {

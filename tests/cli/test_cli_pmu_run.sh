@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run --enable-pmu [N]` (spec/pmu.md §1.4, §2.2, §8):
+# the bare flag (2), "N" and "=N" forms on a2a3sim and a5sim write
+# pmu.csv with the exact header and one row per subtask, then print the
+# `taskprof pmu` summary; 3 and 9 fall back to 2 with the WARN; 0 and -1
+# leave PMU off; a non-integer "=N" is a usage error; the environment
+# override and its invalid values; --rounds > 1 turns PMU off; PMU and
+# the swimlane together.
+# usage: test_cli_pmu_run.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_pmu_run_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+has() { grep -qF -- "$2" <<<"$1" || bad "missing '$2' in: $1"; }
+hasnt() { ! grep -qF -- "$2" <<<"$1" || bad "unexpected '$2' in: $1"; }
+unset TASKPROF_PMU_EVENT_TYPE SIMPLER_PMU_EVENT_TYPE
+
+H='thread_id,core_id,task_id,func_id,core_type,pmu_total_cycles'
+A2A3_PIPE="$H,vec_busy_cycles,cube_busy_cycles,scalar_busy_cycles,mte1_busy_cycles,mte2_busy_cycles,mte3_busy_cycles,icache_miss,icache_req,event_type,run_epoch"
+A5_MEM="$H,bif_sc_pmu_read_main_instr_core,bif_sc_pmu_write_main_instr_core,pmu_aiv_ext_rd_ub_instr,ub_pmu_vec_rd_ub_acc,pmu_aiv_ext_wr_ub_instr,ub_pmu_vec_wr_ub_acc,pmu_rd_l1_instr,pmu_wr_l1_instr,event_type,run_epoch"
+A2A3_L0="$H,l0a_read_req,l0a_write_req,l0b_read_req,l0b_write_req,l0c_read_req,l0c_write_req,event_type,run_epoch"
+
+# run OUTDIR ARGS... → stdout+stderr in $out, exit code in $code
+run() {
+	local o=$1
+	shift
+	out=$("$bin" run paged_attention --case CaseSmall1 -o "$root/$o" "$@" 2>&1)
+	code=$?
+}
+csv_of() { ls "$root/$1"/*/pmu.csv 2>/dev/null | head -1; }
+
+# Bare flag: PIPE_UTILIZATION, summary printed.
+run bare --enable-pmu
+[ "$code" = 0 ] || bad "bare --enable-pmu exited $code: $out"
+f=$(csv_of bare)
+[ -n "$f" ] || bad "bare: no pmu.csv"
+has "$out" "pmu: $f (12 rows, event type 2)"
+has "$out" "$f: 12 rows, 4 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 1"
+has "$out" "func_id 0: 3 rows (AIC 3, AIV 0)"
+has "$out" "share of total"
+[ "$(head -1 "$f")" = "$A2A3_PIPE" ] || bad "bare: header $(head -1 "$f")"
+[ "$(($(wc -l <"$f") - 1))" = 12 ] || bad "bare: $(wc -l <"$f") lines"
+ls "$root/bare"/*/ | grep -q '\.tmp$' && bad "bare: temp files left"
+
+# "N" on a5sim, and "=N".
+run a5mem -p a5sim --enable-pmu 4
+[ "$code" = 0 ] || bad "a5 --enable-pmu 4 exited $code: $out"
+f=$(csv_of a5mem)
+[ "$(head -1 "$f")" = "$A5_MEM" ] || bad "a5 4: header $(head -1 "$f")"
+has "$out" "event_type 4 (MEMORY)"
+run eq --enable-pmu=5
+[ "$code" = 0 ] || bad "--enable-pmu=5 exited $code"
+f=$(csv_of eq)
+[ "$(head -1 "$f")" = "$A2A3_L0" ] || bad "=5: header $(head -1 "$f")"
+# Every row ends with event_type 5, run_epoch 1.
+[ "$(tail -n +2 "$f" | grep -vc ',5,1$')" = 0 ] || bad "=5: rows without ,5,1"
+
+# 3 and 9: PIPE_UTILIZATION with the WARN.
+for n in 3 9; do
+	run "bad$n" --enable-pmu "$n"
+	[ "$code" = 0 ] || bad "--enable-pmu $n exited $code"
+	has "$out" "Invalid PMU event type $n, using default (PIPE_UTILIZATION=2)"
+	has "$out" "event type 2)"
+	[ "$(head -1 "$(csv_of "bad$n")")" = "$A2A3_PIPE" ] || bad "$n: header"
+done
+
+# 0: off and silent; -1: off, the WARN through %u.
+run zero --enable-pmu 0
+[ "$code" = 0 ] || bad "--enable-pmu 0 exited $code"
+[ -z "$(csv_of zero)" ] || bad "--enable-pmu 0 wrote pmu.csv"
+hasnt "$out" "pmu:"
+hasnt "$out" "Invalid PMU event type"
+run neg --enable-pmu -1
+[ "$code" = 0 ] || bad "--enable-pmu -1 exited $code"
+[ -z "$(csv_of neg)" ] || bad "--enable-pmu -1 wrote pmu.csv"
+has "$out" "Invalid PMU event type 4294967295, using default (PIPE_UTILIZATION=2)"
+
+# Non-integers: "=N" is a usage error; a separate word is not the value
+# (it is the next positional, here one too many).
+run nonum --enable-pmu=abc
+[ "$code" = 2 ] || bad "--enable-pmu=abc exited $code"
+has "$out" "--enable-pmu: expected an integer event type (1, 2, 4, 5, 6, 7 or 8), got 'abc'"
+out=$("$bin" run --enable-pmu x2 paged_attention -o "$root/nonum2" 2>&1)
+[ "$?" = 2 ] || bad "--enable-pmu x2 did not exit 2: $out"
+
+# The environment override, and invalid values that keep the flag's type.
+out=$(TASKPROF_PMU_EVENT_TYPE=7 "$bin" run paged_attention --case CaseSmall1 \
+	-o "$root/env7" --enable-pmu 2>&1) || bad "env 7 failed: $out"
+has "$out" "event_type 7 (MEMORY_UB)"
+out=$(SIMPLER_PMU_EVENT_TYPE=8 "$bin" run paged_attention --case CaseSmall1 \
+	-o "$root/envs8" --enable-pmu 2>&1) || bad "alias 8 failed: $out"
+has "$out" "event_type 8 (L2_CACHE)"
+for v in 0 3 9 -1 abc; do
+	out=$(TASKPROF_PMU_EVENT_TYPE=$v "$bin" run paged_attention --case CaseSmall1 \
+		-o "$root/envbad" --enable-pmu 6 2>&1) || bad "env $v failed: $out"
+	has "$out" "Invalid TASKPROF_PMU_EVENT_TYPE=$v, using default (PIPE_UTILIZATION=2)"
+	has "$out" "event_type 6 (RESOURCE_CONFLICT)"
+done
+# The environment alone does not enable PMU.
+out=$(TASKPROF_PMU_EVENT_TYPE=4 "$bin" run paged_attention --case CaseSmall1 \
+	-o "$root/envonly" 2>&1) || bad "env only failed: $out"
+[ -z "$(csv_of envonly)" ] || bad "the environment alone enabled PMU"
+
+# --rounds > 1: PMU off.
+run rounds --rounds 2 --enable-pmu
+[ "$code" = 0 ] || bad "--rounds 2 --enable-pmu exited $code"
+[ -z "$(csv_of rounds)" ] || bad "--rounds 2 wrote pmu.csv"
+
+# PMU and the swimlane in one run: both files, both complete.
+run both --enable-pmu --enable-l2-swimlane
+[ "$code" = 0 ] || bad "pmu + swimlane exited $code: $out"
+has "$out" "swimlane trace:"
+has "$out" "(12 rows, event type 2)"
+
+[ "$fail" = 0 ] && echo "PASS test_cli_pmu_run"
+exit "$fail"
