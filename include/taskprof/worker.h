@@ -81,6 +81,15 @@ extern "C" {
  *                 rounds > 1 turns it off (one INFO line). On: the
  *                 runtime issues one task per core at a time and the run
  *                 folder gets pmu.csv.
+ * @collect_across_runs: retained PMU runs (seed 000 §3.4; docs/pmu.md
+ *                 "Retained runs"): a PMU run's pmu.csv may not exist
+ *                 when tp_worker_run() returns; a background writer
+ *                 publishes it while the next run executes, and
+ *                 tp_worker_flush_diagnostics() (also run by
+ *                 tp_worker_close()) waits for it and is the success
+ *                 signal. At most two runs await publication; a third
+ *                 is refused before it is submitted. No effect while PMU
+ *                 is off.
  */
 struct tp_worker_config {
 	const char *platform;
@@ -93,6 +102,7 @@ struct tp_worker_config {
 	bool dep_gen;
 	int l2_swimlane_level;
 	int pmu_event_type;
+	bool collect_across_runs; /* appended */
 };
 
 /* PMU terminal bank: one producer's observation of its control window
@@ -158,6 +168,9 @@ struct tp_worker_pmu_note {
  * @pmu_note, @pmu_note_close: per producer, producer_note (run init) and
  *                  producer_note_close (its close), seed 000 §5.1.
  * @pmu_note_counts, @pmu_note_close_counts: the same counted per code.
+ * @pmu_retained:   collect_across_runs: the run awaits publication by
+ *                  tp_worker_flush_diagnostics() (@pmu_csv "" and
+ *                  @pmu_rows 0 until then).
  */
 struct tp_run_result {
 	char callable[64];
@@ -200,6 +213,7 @@ struct tp_run_result {
 	struct tp_worker_pmu_note pmu_note[TP_WORKER_PMU_MAX_CORES];
 	struct tp_worker_pmu_note pmu_note_close[TP_WORKER_PMU_MAX_CORES];
 	uint32_t pmu_note_counts[6], pmu_note_close_counts[6];
+	bool pmu_retained; /* appended */
 };
 
 struct tp_worker;
@@ -235,7 +249,45 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg);
 int tp_worker_run(struct tp_worker *w, const struct tp_callable *callable,
 		  const char *case_name, struct tp_run_result *res);
 
-/** tp_worker_close() - free @w (NULL is a no-op). */
+/**
+ * tp_worker_flush_diagnostics() - wait until the background writer has
+ * published every retained PMU run (collect_across_runs) and report
+ * whether every PMU run of @w so far was proved complete; the barrier of
+ * seed 000 §3.4.
+ * @w: the Worker.
+ *
+ * Every run closed before the call has, on return, its
+ * <run folder>/pmu.csv (header + every row collected) — except a run
+ * proved to have produced no records (every device counter 0, transport
+ * cut settled), which has no file and is a success. The presence of a
+ * pmu.csv is not the success signal; this return is. A failure is sticky
+ * for the Worker's life: every later call fails too (there is no
+ * acknowledgement), across PMU being turned off and on and across new
+ * collectors; tp_worker_close() reports it once more in a log line. A
+ * failed write keeps the run's pmu.csv.e<epoch>.*.tmp files as evidence,
+ * and the next PMU run of @w is refused (-EEXIST) until they are removed.
+ * Without collect_across_runs there is nothing to publish and the call
+ * returns 0.
+ *
+ * Return: 0; -EINVAL for a NULL @w; -EIO when any run failed:
+ * tp_last_error() names each newly failed run (run_epoch, its folder, its
+ * verdict "incomplete" / "unknown" / "write failed" and its counts
+ * collected, dropped, mismatch, total, rows published), or the first
+ * failure when no new run failed ("... sticky for this Worker: ...").
+ */
+int tp_worker_flush_diagnostics(struct tp_worker *w);
+
+/**
+ * tp_worker_set_pmu_event_type() - change tp_worker_config.pmu_event_type
+ * for @w's later runs (same values and rules; 0 turns PMU off). Runs
+ * already retained keep their own event type and columns.
+ * Return: 0, or -EINVAL for a NULL @w.
+ */
+int tp_worker_set_pmu_event_type(struct tp_worker *w, int pmu_event_type);
+
+/** tp_worker_close() - free @w (NULL is a no-op). With
+ *  collect_across_runs it first runs tp_worker_flush_diagnostics() once
+ *  more, logging an ERROR line `tp_worker_close: ...` when it fails. */
 void tp_worker_close(struct tp_worker *w);
 
 /** tp_callable_find() - the built-in callable @name, or NULL. */

@@ -4,10 +4,16 @@
  * runtime's hook signatures to the collector's device half, which takes
  * plain values only (ARCHITECTURE.md §2), and holds the channel-53 lease.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -30,7 +36,18 @@ struct wk_pmu {
 	struct wk_pmu_lease *lease; /* NULL: no lease taken */
 	bool lease_held;
 	struct tp_sched_hooks prev; /* hooks set before wk_pmu_wire(), chained */
+	/* Retained runs (wk_pmu_retire): what the device said, and the verdict. */
+	bool retired;
+	int rrc;                  /* pmu_reconcile's */
+	struct pmu_reconcile rec;
+	enum wk_pmu_verdict verdict;
 };
+
+/* Test faults (wk_pmu_test_fault): written by a test before a run, read
+ * once by the run's host thread. */
+static _Atomic int g_fault;
+static _Atomic uint64_t g_fault_n;
+static _Atomic bool g_fault_write;
 
 /* ---- lease (seed 000 §7.0) ------------------------------------------- */
 
@@ -96,9 +113,9 @@ bool wk_pmu_decide(const struct tp_platform *plat, int requested, int rounds, ui
 
 /* ---- open ---------------------------------------------------------------- */
 
-int wk_pmu_open(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads, bool hbg,
-		uint32_t event_type, uint64_t run_epoch, const char *dir,
-		struct wk_pmu_lease *lease)
+static int open_common(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads, bool hbg,
+		       uint32_t event_type, uint64_t run_epoch, const char *dir,
+		       struct wk_pmu_lease *lease, bool retained)
 {
 	*out = NULL;
 	struct wk_pmu *p = calloc(1, sizeof(*p));
@@ -124,6 +141,7 @@ int wk_pmu_open(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads, b
 		.event_type = event_type,
 		.run_epoch = run_epoch,
 		.output_prefix = dir,
+		.retained = retained,
 	};
 	p->c = pmu_open(&cfg);
 	if (!p->c) {
@@ -138,6 +156,20 @@ int wk_pmu_open(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads, b
 fail:
 	wk_pmu_close(p);
 	return rc;
+}
+
+int wk_pmu_open(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads, bool hbg,
+		uint32_t event_type, uint64_t run_epoch, const char *dir,
+		struct wk_pmu_lease *lease)
+{
+	return open_common(out, dev, aicpu_threads, hbg, event_type, run_epoch, dir, lease, false);
+}
+
+int wk_pmu_open_retained(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads,
+			 bool hbg, uint32_t event_type, uint64_t run_epoch, const char *dir,
+			 struct wk_pmu_lease *lease)
+{
+	return open_common(out, dev, aicpu_threads, hbg, event_type, run_epoch, dir, lease, true);
 }
 
 /* ---- PMU hook adapters (device side) ----------------------------------- */
@@ -334,12 +366,50 @@ int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows)
 	uint64_t n = 0;
 	if (path && path_len)
 		path[0] = 0;
+	/* relaxed: a one-shot switch; nothing else is published through it. */
+	if (atomic_exchange_explicit(&g_fault_write, false, memory_order_relaxed) &&
+	    mkdir(pmu_csv_path(p->c), 0755) != 0)
+		TP_WARN("pmu: test fault: cannot create %s: %s", pmu_csv_path(p->c), strerror(errno));
 	int rc = pmu_export(p->c, &n);
 	if (rows)
 		*rows = n;
 	if (!rc && n && path && path_len)
 		snprintf(path, path_len, "%s", pmu_csv_path(p->c));
 	return rc;
+}
+
+/* ---- test fault (wk_pmu_test_fault) --------------------------------------- */
+
+
+void wk_pmu_test_fault(enum wk_pmu_fault f, uint64_t n)
+{
+	if (f == WK_PMU_FAULT_WRITE) {
+		atomic_store_explicit(&g_fault_write, true, memory_order_relaxed); /* a switch */
+		return;
+	}
+	/* Release: a run reading the fault with acquire also sees @n. */
+	atomic_store_explicit(&g_fault_n, n, memory_order_relaxed);
+	atomic_store_explicit(&g_fault, (int)f, memory_order_release);
+}
+
+/* One shot: the next reconcile of any collection takes the fault. */
+static void apply_fault(struct pmu_reconcile *r, int *rrc)
+{
+	int f = atomic_exchange_explicit(&g_fault, WK_PMU_FAULT_NONE, memory_order_acquire);
+	uint64_t n = atomic_load_explicit(&g_fault_n, memory_order_relaxed);
+	if (f == WK_PMU_FAULT_DROP) {
+		/* As the device does when its pool runs dry: the records count
+		 * in its total and in its dropped counter, the equality holds. */
+		r->dropped += n;
+		r->total += n;
+		TP_WARN("PMU reconcile: %" PRIu64 " records dropped on device side (test fault)", n);
+	} else if (f == WK_PMU_FAULT_UNREADABLE) {
+		TP_ERROR("PmuModule reconcile: cannot read the device counters (test fault); the "
+			 "run's records cannot be accounted for");
+		*rrc = tp_set_error(-EIO, "PmuModule: cannot read the device counters for reconcile");
+		/* What the real path reports: no figures at all. */
+		memset(r, 0, sizeof(*r));
+	}
 }
 
 static void copy_note(struct tp_worker_pmu_note *dst, const struct tp_pmu_note *src)
@@ -350,11 +420,13 @@ static void copy_note(struct tp_worker_pmu_note *dst, const struct tp_pmu_note *
 	dst->ctrl1 = src->ctrl1;
 }
 
-int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res)
+/* Stop, reconcile and copy the figures and notes into @res (no export). */
+static int fill_result(struct wk_pmu *p, struct tp_run_result *res, struct pmu_reconcile *out)
 {
 	struct pmu_reconcile r;
 	memset(&r, 0, sizeof(r));
 	int rrc = wk_pmu_stop(p, &r);
+	apply_fault(&r, &rrc);
 	res->pmu = true;
 	res->pmu_event_type = pmu_event_type(p->c);
 	res->pmu_run_epoch = pmu_run_epoch(p->c);
@@ -379,6 +451,14 @@ int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res)
 			copy_note(&res->pmu_note_close[c], &nc);
 		}
 	}
+	*out = r;
+	return rrc;
+}
+
+int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res)
+{
+	struct pmu_reconcile r;
+	fill_result(p, res, &r);
 	return wk_pmu_export(p, res->pmu_csv, sizeof(res->pmu_csv), &res->pmu_rows);
 }
 
@@ -401,4 +481,365 @@ void wk_pmu_close(struct wk_pmu *p)
 		wk_pmu_lease_release(p->lease, p->dev);
 	tp_pmu_model_destroy(p->model);
 	free(p);
+}
+
+/* ---- retained runs (seed 000 §3.4) ----------------------------------------- */
+
+const char *wk_pmu_verdict_name(enum wk_pmu_verdict v)
+{
+	switch (v) {
+	case WK_PMU_COMPLETE:
+		return "complete";
+	case WK_PMU_ZERO:
+		return "proved-zero";
+	case WK_PMU_INCOMPLETE:
+		return "incomplete";
+	default:
+		return "unknown";
+	}
+}
+
+/* Seed §3.4: complete only when the counters were read, the cut settled,
+ * nothing was lost anywhere and collected + dropped (+ mismatch) matched
+ * the device's total; empty only when all of that holds at zero. */
+static enum wk_pmu_verdict judge(int rrc, const struct pmu_reconcile *r)
+{
+	if (rrc && rrc != -EPROTO)
+		return WK_PMU_UNKNOWN; /* -EIO unreadable, -EBUSY cut not settled */
+	if (rrc || !r->ok || r->io_failed || r->dropped || r->mismatch || r->unflushed ||
+	    r->silent_loss)
+		return WK_PMU_INCOMPLETE;
+	return r->total ? WK_PMU_COMPLETE : WK_PMU_ZERO;
+}
+
+int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res)
+{
+	p->rrc = fill_result(p, res, &p->rec);
+	p->verdict = judge(p->rrc, &p->rec);
+	p->retired = true;
+	res->pmu_retained = true;
+	res->pmu_csv[0] = 0;
+	res->pmu_rows = 0;
+	/* Everything tied to the device goes now: it closes after this run. */
+	if (p->lease)
+		wk_pmu_lease_release(p->lease, p->dev);
+	p->lease = NULL;
+	tp_pmu_model_destroy(p->model);
+	p->model = NULL;
+	pmu_release_pool(p->c);
+	p->dev = NULL;
+	return p->rrc;
+}
+
+enum wk_pmu_verdict wk_pmu_get_verdict(const struct wk_pmu *p)
+{
+	return p->verdict;
+}
+
+/* The directory of @p's pmu.csv. */
+static void run_dir(const struct wk_pmu *p, char *out, size_t len)
+{
+	snprintf(out, len, "%s", pmu_csv_path(p->c));
+	char *slash = strrchr(out, '/');
+	if (slash)
+		*slash = 0;
+}
+
+/* A failed write's evidence: pmu.csv.e<epoch>.*.tmp in @dir. */
+static bool has_failed_tmp(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	bool found = false;
+	struct dirent *e;
+	const size_t pl = strlen(PMU_CSV_FILE ".e"), sl = strlen(".tmp");
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		found = n > pl + sl && !strncmp(e->d_name, PMU_CSV_FILE ".e", pl) &&
+			!strcmp(e->d_name + n - sl, ".tmp");
+	}
+	closedir(d);
+	return found;
+}
+
+/* Under rt->mu (wk_pmu_admit reads the list). */
+static void note_failed_dir(struct wk_pmu_retention *rt, const char *dir)
+{
+	for (int i = 0; i < rt->n_failed_dirs; i++)
+		if (!strcmp(rt->failed_dirs[i], dir))
+			return;
+	char **nd = realloc(rt->failed_dirs, (size_t)(rt->n_failed_dirs + 1) * sizeof(*nd));
+	char *copy = strdup(dir);
+	if (!nd || !copy) {
+		free(copy);
+		if (nd)
+			rt->failed_dirs = nd;
+		TP_ERROR("PMU: out of memory recording the failed directory %s", dir);
+		return;
+	}
+	rt->failed_dirs = nd;
+	rt->failed_dirs[rt->n_failed_dirs++] = copy;
+}
+
+/* Publish one run; describe its failure into @msg ("" when none). */
+static void publish(struct wk_pmu *p, char *msg, size_t len, bool *write_failed)
+{
+	char dir[4096], err[1024];
+	run_dir(p, dir, sizeof(dir));
+	const uint64_t epoch = pmu_run_epoch(p->c);
+	uint64_t rows = 0;
+	msg[0] = 0;
+	*write_failed = false;
+	tp_clear_error();
+	int rc = wk_pmu_export(p, NULL, 0, &rows);
+	if (rc) {
+		snprintf(err, sizeof(err), "%s", tp_last_error());
+		*write_failed = true;
+		int k = snprintf(msg, len,
+			 "run_epoch %" PRIu64 " (%.1200s): write failed (%.400s); its temporary files are kept "
+			 "as evidence",
+			 epoch, dir, err);
+		(void)k;
+		return;
+	}
+	const struct pmu_reconcile *r = &p->rec;
+	int k = 0; /* used, so a long folder name truncates quietly */
+	if (p->verdict == WK_PMU_INCOMPLETE)
+		k = snprintf(msg, len,
+			 "run_epoch %" PRIu64 " (%.1200s): %s: collected=%" PRIu64 " dropped=%" PRIu64
+			 " mismatch=%" PRIu64 " total=%" PRIu64 "; %" PRIu64 " rows published",
+			 epoch, dir, wk_pmu_verdict_name(p->verdict), r->collected, r->dropped,
+			 r->mismatch, r->total, rows);
+	else if (p->verdict == WK_PMU_UNKNOWN)
+		k = snprintf(msg, len,
+			 "run_epoch %" PRIu64 " (%.1200s): %s: the device counters could not be read or "
+			 "the transport cut never settled (%.100s); %" PRIu64 " rows published",
+			 epoch, dir, wk_pmu_verdict_name(p->verdict), strerror(-p->rrc), rows);
+	else
+		TP_INFO("PMU: run_epoch %" PRIu64 " published (%s, %" PRIu64 " rows%s)", epoch,
+			wk_pmu_verdict_name(p->verdict), rows, rows ? "" : ", no file");
+	(void)k;
+}
+
+/* Test hold of every writer (wk_pmu_test_hold_writer). */
+static _Atomic bool g_hold_writer;
+
+void wk_pmu_test_hold_writer(bool hold)
+{
+	/* relaxed: a switch; the writer re-reads it under its mutex's timed
+	 * wait, and nothing else is published through it. */
+	atomic_store_explicit(&g_hold_writer, hold, memory_order_relaxed);
+}
+
+/* Add @one to the failures not yet reported by a flush. Under rt->mu. */
+static void record_failure(struct wk_pmu_retention *rt, const char *one)
+{
+	TP_ERROR("PMU flush_diagnostics: %s", one);
+	if (!rt->failed) {
+		rt->failed = true;
+		snprintf(rt->first, sizeof(rt->first), "%s", one);
+	}
+	size_t used = strlen(rt->pending);
+	int k = snprintf(rt->pending + used, sizeof(rt->pending) - used, "%s%s",
+			 used ? "; " : "", one);
+	(void)k; /* a very long list is truncated; the log has every line */
+}
+
+/* The background writer: publishes queued runs oldest first while the
+ * Worker's next run executes (seed §3.4). Run i stays counted in rt->n
+ * until its publication ended, so capacity covers the run being written. */
+static void *writer_main(void *arg)
+{
+	struct wk_pmu_retention *rt = arg;
+	char msg[2048];
+	pthread_mutex_lock(&rt->mu);
+	for (;;) {
+		bool held = atomic_load_explicit(&g_hold_writer, memory_order_relaxed) &&
+			    !rt->flushing && !rt->stop;
+		if (rt->n == 0 || held) {
+			if (rt->stop && rt->n == 0)
+				break;
+			if (held) {
+				/* Poll the test hold; a flush or stop wakes us at once. */
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += 1000000;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				pthread_cond_timedwait(&rt->cv, &rt->mu, &ts);
+			} else {
+				pthread_cond_wait(&rt->cv, &rt->mu);
+			}
+			continue;
+		}
+		struct wk_pmu *p = rt->run[0];
+		pthread_mutex_unlock(&rt->mu);
+		/* Only this thread touches a queued run once it is queued. */
+		bool wf;
+		char dir[4096];
+		run_dir(p, dir, sizeof(dir));
+		publish(p, msg, sizeof(msg), &wf);
+		wk_pmu_close(p);
+		pthread_mutex_lock(&rt->mu);
+		if (wf)
+			note_failed_dir(rt, dir);
+		if (msg[0])
+			record_failure(rt, msg);
+		for (int i = 1; i < rt->n; i++)
+			rt->run[i - 1] = rt->run[i];
+		rt->run[--rt->n] = NULL;
+		pthread_cond_broadcast(&rt->cv);
+	}
+	pthread_mutex_unlock(&rt->mu);
+	return NULL;
+}
+
+/* Lazily: a Worker that never retains a run starts no thread. */
+static int ensure_init(struct wk_pmu_retention *rt)
+{
+	if (rt->inited)
+		return 0;
+	if (pthread_mutex_init(&rt->mu, NULL))
+		return tp_set_error(-ENOMEM, "PMU: cannot create the retained-run lock");
+	if (pthread_cond_init(&rt->cv, NULL)) {
+		pthread_mutex_destroy(&rt->mu);
+		return tp_set_error(-ENOMEM, "PMU: cannot create the retained-run condition");
+	}
+	rt->inited = true;
+	return 0;
+}
+
+int wk_pmu_admit(struct wk_pmu_retention *rt)
+{
+	int rc = ensure_init(rt);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&rt->mu);
+	for (int i = 0; i < rt->n_failed_dirs;) {
+		if (has_failed_tmp(rt->failed_dirs[i])) {
+			rc = tp_set_error(-EEXIST,
+					  "PMU: output directory %s still holds a failed run's "
+					  "temporary files (" PMU_CSV_FILE ".e<epoch>.*.tmp); read "
+					  "and remove them before the next run",
+					  rt->failed_dirs[i]);
+			goto out;
+		}
+		/* Removed by the user: the destination is usable again. */
+		free(rt->failed_dirs[i]);
+		rt->failed_dirs[i] = rt->failed_dirs[--rt->n_failed_dirs];
+	}
+	if (rt->n >= WK_PMU_MAX_RETAINED) {
+		char a[4096], b[4096];
+		run_dir(rt->run[0], a, sizeof(a));
+		run_dir(rt->run[1], b, sizeof(b));
+		rc = tp_set_error(-EBUSY,
+				  "PMU: both retained PMU runs are still unpublished (run_epoch "
+				  "%" PRIu64 " in %s, run_epoch %" PRIu64 " in %s); call "
+				  "tp_worker_flush_diagnostics() before the next run",
+				  pmu_run_epoch(rt->run[0]->c), a, pmu_run_epoch(rt->run[1]->c), b);
+	}
+out:
+	pthread_mutex_unlock(&rt->mu);
+	return rc;
+}
+
+void wk_pmu_retain(struct wk_pmu_retention *rt, struct wk_pmu *p)
+{
+	if (ensure_init(rt)) {
+		TP_ERROR("PMU: run_epoch %" PRIu64 " cannot be retained: %s; its shard files are "
+			 "kept unpublished",
+			 pmu_run_epoch(p->c), tp_last_error());
+		wk_pmu_close(p);
+		return;
+	}
+	pthread_mutex_lock(&rt->mu);
+	if (!rt->th_started) {
+		if (pthread_create(&rt->th, NULL, writer_main, rt) == 0)
+			rt->th_started = true;
+		else
+			TP_WARN("PMU: cannot start the background writer; retained runs are "
+				"published by tp_worker_flush_diagnostics()");
+	}
+	if (rt->n < WK_PMU_MAX_RETAINED) {
+		rt->run[rt->n++] = p;
+		pthread_cond_broadcast(&rt->cv);
+		pthread_mutex_unlock(&rt->mu);
+		return;
+	}
+	pthread_mutex_unlock(&rt->mu);
+	/* wk_pmu_admit() refused this case; never lose a run silently. */
+	TP_ERROR("PMU: run_epoch %" PRIu64 " exceeded the retained-run capacity; its shard files "
+		 "are kept unpublished",
+		 pmu_run_epoch(p->c));
+	wk_pmu_close(p);
+}
+
+int wk_pmu_flush(struct wk_pmu_retention *rt)
+{
+	if (!rt->inited)
+		return 0; /* nothing was ever retained */
+	char msg[2048];
+	pthread_mutex_lock(&rt->mu);
+	rt->flushing = true;
+	pthread_cond_broadcast(&rt->cv);
+	while (rt->n > 0) {
+		if (rt->th_started) {
+			pthread_cond_wait(&rt->cv, &rt->mu);
+			continue;
+		}
+		/* No writer thread: publish here, oldest first. */
+		struct wk_pmu *p = rt->run[0];
+		bool wf;
+		char dir[4096];
+		run_dir(p, dir, sizeof(dir));
+		publish(p, msg, sizeof(msg), &wf);
+		wk_pmu_close(p);
+		if (wf)
+			note_failed_dir(rt, dir);
+		if (msg[0])
+			record_failure(rt, msg);
+		for (int i = 1; i < rt->n; i++)
+			rt->run[i - 1] = rt->run[i];
+		rt->run[--rt->n] = NULL;
+	}
+	rt->flushing = false;
+	int rc = 0;
+	if (rt->pending[0])
+		rc = tp_set_error(-EIO, "PMU flush_diagnostics: %s", rt->pending);
+	else if (rt->failed)
+		rc = tp_set_error(-EIO,
+				  "PMU flush_diagnostics: an earlier PMU run failed and the "
+				  "failure is sticky for this Worker: %s",
+				  rt->first);
+	rt->pending[0] = 0;
+	pthread_mutex_unlock(&rt->mu);
+	return rc;
+}
+
+void wk_pmu_retention_fini(struct wk_pmu_retention *rt)
+{
+	if (rt->inited) {
+		pthread_mutex_lock(&rt->mu);
+		rt->stop = true;
+		pthread_cond_broadcast(&rt->cv);
+		pthread_mutex_unlock(&rt->mu);
+		/* The writer publishes what is still queued, then exits. */
+		if (rt->th_started)
+			pthread_join(rt->th, NULL);
+		rt->th_started = false;
+		for (int i = 0; i < rt->n; i++)
+			wk_pmu_close(rt->run[i]);
+		rt->n = 0;
+		pthread_cond_destroy(&rt->cv);
+		pthread_mutex_destroy(&rt->mu);
+		rt->inited = false;
+	}
+	for (int i = 0; i < rt->n_failed_dirs; i++)
+		free(rt->failed_dirs[i]);
+	free(rt->failed_dirs);
+	rt->failed_dirs = NULL;
+	rt->n_failed_dirs = 0;
 }

@@ -15,6 +15,11 @@
  *     wk_pmu_export()    <dir>/pmu.csv
  *     wk_pmu_close()     collector, lease reference, model
  *
+ * A retained run (collect_across_runs) instead: wk_pmu_open_retained(),
+ * wk_pmu_wire(), the run, wk_pmu_retire() (the device-side reads, the
+ * verdict, then lease / model / pool released), wk_pmu_retain(); later
+ * wk_pmu_flush() exports and closes it (see "retained runs" below).
+ *
  * Device-side calls (pmu_dev.h) and where the runtime makes them:
  *   on_sched_cores_up    pmu_dev_init_core for each core of the thread
  *                        (after the handshake, before its first dispatch)
@@ -29,6 +34,7 @@
 #ifndef TASKPROF_WORKER_RUN_PMU_H
 #define TASKPROF_WORKER_RUN_PMU_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,5 +163,132 @@ struct tp_pmu_model *wk_pmu_model(struct wk_pmu *p);
 /** wk_pmu_close() - close the collector, drop the lease reference,
  *  destroy the model. NULL is a no-op. */
 void wk_pmu_close(struct wk_pmu *p);
+
+/* ---- retained runs (collect_across_runs, seed 000 §3.4, FAQ) -----------
+ *
+ * A retained run is opened with wk_pmu_open_retained() (its pool may grow
+ * to twice its seeded bytes), and at the end of its run wk_pmu_retire()
+ * takes the reads that need the device (stop, reconcile, notes), judges
+ * the run and releases everything tied to the device (lease reference,
+ * model, pool), so the collector outlives the run's device. Its pmu.csv
+ * is written later, by wk_pmu_flush(). The Worker keeps the runs awaiting
+ * publication and the sticky failure in a struct wk_pmu_retention.
+ */
+
+/* What a retained run proved (seed 000 §3.4). */
+enum wk_pmu_verdict {
+	WK_PMU_COMPLETE = 0, /* counters read, cut settled, collected == total, no loss */
+	WK_PMU_ZERO,         /* proved empty: every device counter 0, cut settled */
+	WK_PMU_INCOMPLETE,   /* drops, mismatches, unflushed records, shard I/O
+			      * failure or an unbalanced count: rows published, raises */
+	WK_PMU_UNKNOWN,      /* counters unreadable or the cut never settled */
+};
+
+/** wk_pmu_verdict_name() - "complete", "proved-zero", "incomplete", "unknown". */
+const char *wk_pmu_verdict_name(enum wk_pmu_verdict v);
+
+/**
+ * wk_pmu_open_retained() - wk_pmu_open() for a retained run: the pool's
+ * growth is capped at twice the bytes it was seeded with (pmu_config
+ * .retained); beyond it the device drops and the flush raises.
+ */
+int wk_pmu_open_retained(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads,
+			 bool hbg, uint32_t event_type, uint64_t run_epoch, const char *dir,
+			 struct wk_pmu_lease *lease);
+
+/**
+ * wk_pmu_retire() - end of a retained run, before its device closes: the
+ * wk_pmu_finish() figures into @res without the export (@res->pmu_csv
+ * "", @res->pmu_retained true), the verdict, then the lease reference,
+ * the model and the pool are released.
+ * Return: the reconcile's (informative; the verdict is what counts).
+ */
+int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res);
+
+/** wk_pmu_get_verdict() - the verdict of a retired run. */
+enum wk_pmu_verdict wk_pmu_get_verdict(const struct wk_pmu *p);
+
+/* Retained runs a Worker may hold unpublished (seed 000 §3.4). */
+#define WK_PMU_MAX_RETAINED 2
+
+/**
+ * struct wk_pmu_retention - a Worker's retained runs and their background
+ * writer. Zero-initialise; wk_pmu_retention_fini() frees it. Every field
+ * below @mu is guarded by it once @inited.
+ * @inited:      @mu / @cv made (lazily, on the first admission).
+ * @th_started:  the writer thread runs (started with the first retained run).
+ * @run:         runs awaiting publication, oldest first; the one being
+ *               written stays here (and counted) until it is done.
+ * @n:           how many.
+ * @flushing:    a flush waits: the writer ignores the test hold.
+ * @stop:        fini: the writer publishes what is queued and exits.
+ * @failed:      a run failed (sticky for the Worker's life).
+ * @first:       the first failure's description (the sticky message).
+ * @pending:     failures not yet reported by a flush, "; "-separated.
+ * @failed_dirs: directories where a failed write left its temp files.
+ */
+struct wk_pmu_retention {
+	bool inited, th_started;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct wk_pmu *run[WK_PMU_MAX_RETAINED];
+	int n;
+	bool flushing, stop;
+	bool failed;
+	char first[1024];
+	char pending[4096];
+	char **failed_dirs;
+	int n_failed_dirs;
+};
+
+/**
+ * wk_pmu_admit() - whether a new PMU run may start (before anything is
+ * submitted). Refused with -EBUSY when WK_PMU_MAX_RETAINED runs are
+ * unpublished ("both retained PMU runs are still unpublished ..."), with
+ * -EEXIST while a directory of a failed write still holds its
+ * pmu.csv.e<epoch>.*.tmp files ("... still holds a failed run's temporary
+ * files ..."); a directory whose files were removed is forgotten.
+ * Return: 0 or the negative errno (tp_last_error() set).
+ */
+int wk_pmu_admit(struct wk_pmu_retention *rt);
+
+/** wk_pmu_retain() - queue retired @p for publication by the background
+ *  writer, started on first use (wk_pmu_admit said yes, so there is room).
+ *  The writer publishes it while the Worker's next run executes. */
+void wk_pmu_retain(struct wk_pmu_retention *rt, struct wk_pmu *p);
+
+/**
+ * wk_pmu_flush() - wait until the writer has published every queued run
+ * (pmu.csv of each, none for a proved-zero run; it overrides the test
+ * hold) and report: any run not proved complete or whose write failed
+ * makes the failure sticky. A failed write keeps the temp files and
+ * records the directory (wk_pmu_admit).
+ * Return: 0 when no run of this retention ever failed; -EIO otherwise,
+ * tp_last_error() naming each newly failed run (run_epoch, directory,
+ * verdict, counts) or, with none new, the first (sticky) failure.
+ */
+int wk_pmu_flush(struct wk_pmu_retention *rt);
+
+/** wk_pmu_retention_fini() - let the writer publish what is queued,
+ *  join it and free @rt. Call wk_pmu_flush() first to hear of failures. */
+void wk_pmu_retention_fini(struct wk_pmu_retention *rt);
+
+/* Test faults (one shot, process-wide). For the next reconcile: DROP
+ * counts @n more records as dropped by the device (in its total too),
+ * UNREADABLE makes the device counters unreadable. For the next export
+ * of pmu.csv: WRITE puts a directory where pmu.csv goes, so the final
+ * rename fails as a full or broken disk would (EISDIR). */
+enum wk_pmu_fault {
+	WK_PMU_FAULT_NONE = 0,
+	WK_PMU_FAULT_DROP,
+	WK_PMU_FAULT_UNREADABLE,
+	WK_PMU_FAULT_WRITE,
+};
+void wk_pmu_test_fault(enum wk_pmu_fault f, uint64_t n);
+
+/* Test point: while @hold, every background writer waits before its next
+ * publication (a slow disk); a flush or fini overrides it. */
+void wk_pmu_test_hold_writer(bool hold);
 
 #endif /* TASKPROF_WORKER_RUN_PMU_H */

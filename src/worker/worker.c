@@ -47,6 +47,8 @@ struct tp_worker {
 	 * tp_worker_run call (from 1); unique among the Worker's runs. */
 	uint64_t run_epoch;
 	struct wk_pmu_lease pmu_lease; /* channel 53, across the Worker's runs */
+	bool pmu_across;               /* tp_worker_config.collect_across_runs */
+	struct wk_pmu_retention pmu_ret; /* retained runs, the sticky failure */
 };
 
 struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
@@ -118,13 +120,33 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 	w->dep_gen = cfg->dep_gen;
 	w->swimlane_level = cfg->l2_swimlane_level;
 	w->pmu_event_type = cfg->pmu_event_type;
+	w->pmu_across = cfg->collect_across_runs;
 	return w;
+}
+
+int tp_worker_flush_diagnostics(struct tp_worker *w)
+{
+	if (!w)
+		return tp_set_error(-EINVAL, "worker: no worker");
+	return w->pmu_across ? wk_pmu_flush(&w->pmu_ret) : 0;
+}
+
+int tp_worker_set_pmu_event_type(struct tp_worker *w, int pmu_event_type)
+{
+	if (!w)
+		return tp_set_error(-EINVAL, "worker: no worker");
+	w->pmu_event_type = pmu_event_type;
+	return 0;
 }
 
 void tp_worker_close(struct tp_worker *w)
 {
 	if (!w)
 		return;
+	/* The last call that can report a retained run's failure (seed §3.4). */
+	if (w->pmu_across && wk_pmu_flush(&w->pmu_ret))
+		TP_ERROR("tp_worker_close: %s", tp_last_error());
+	wk_pmu_retention_fini(&w->pmu_ret);
 	free(w->output_root);
 	free(w);
 }
@@ -463,9 +485,15 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	snprintf(res->case_name, sizeof(res->case_name), "%s", cs->name);
 	snprintf(res->platform, sizeof(res->platform), "%s", w->plat->name);
 	snprintf(res->runtime, sizeof(res->runtime), "%s", w->runtime);
-	w->run_epoch++;
 	uint32_t pmu_type = 0;
 	const bool pmu_on = wk_pmu_decide(w->plat, w->pmu_event_type, w->rounds, &pmu_type);
+	/* Retained PMU runs: refused before anything is submitted when two
+	 * await publication or a failed write's temp files remain (seed §3.4). */
+	if (pmu_on && w->pmu_across && (rc = wk_pmu_admit(&w->pmu_ret))) {
+		free(kt);
+		return rc;
+	}
+	w->run_epoch++;
 
 	struct tp_case_args host, expected;
 	void *got[TP_CASE_MAX_TENSORS] = { 0 };
@@ -548,11 +576,19 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			goto out;
 		/* PMU too (rounds > 1 turned it off, wk_pmu_decide). */
 		if (r == 0 && pmu_on &&
-		    (rc = wk_pmu_open(&w->pmu, dev, w->aicpu_threads,
-				      !strcmp(w->runtime, TP_RUNTIME_HBG), pmu_type, w->run_epoch,
-				      res->output_dir, &w->pmu_lease)))
+		    (rc = (w->pmu_across ? wk_pmu_open_retained : wk_pmu_open)(
+			     &w->pmu, dev, w->aicpu_threads, !strcmp(w->runtime, TP_RUNTIME_HBG),
+			     pmu_type, w->run_epoch, res->output_dir, &w->pmu_lease)))
 			goto out;
 		rc = run_round(w, dev, cal, kt, nk, &host, got, res);
+		if (w->pmu && w->pmu_across) {
+			/* Retained: the device-side reads now; the background
+			 * writer publishes pmu.csv while the next run executes, and
+			 * the flush, not this run's return, reports the verdict. */
+			wk_pmu_retire(w->pmu, res);
+			wk_pmu_retain(&w->pmu_ret, w->pmu);
+			w->pmu = NULL;
+		}
 		if (w->pmu) {
 			int prc = wk_pmu_finish(w->pmu, res);
 			wk_pmu_close(w->pmu);

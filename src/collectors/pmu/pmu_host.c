@@ -59,6 +59,8 @@ struct pmu_collector {
 	struct pmu_shard *shards; /* num_threads (= live shards) */
 	bool started, stopped, exported, preserved;
 	uint64_t exported_rows;
+	uint64_t seeded_bytes, cap_bytes; /* pool device bytes at open, ceiling */
+	_Atomic bool test_hold;           /* pmu_test_hold_collect */
 	struct pmu_core_note *host_notes; /* host view, valid after reconcile */
 };
 
@@ -123,6 +125,9 @@ static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 	if (shard < 0 || shard >= c->cfg.num_threads || !info->count)
 		return;
 	struct pmu_shard *s = &c->shards[shard];
+	/* relaxed: a test switch; nothing is published through it. */
+	while (atomic_load_explicit(&c->test_hold, memory_order_relaxed))
+		usleep(1000);
 	if (s->io_failed)
 		return;
 	if (!s->fp) {
@@ -254,6 +259,9 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg)
 		.buffers_per_instance = PMU_BUFFERS_PER_CORE,
 		.priv_size = (uint32_t)(cfg->num_cores * sizeof(struct pmu_core_note)),
 		.backstop_cycles = cfg->backstop_cycles,
+		/* Unbounded unless retained; a retained run's cap is set below
+		 * from the bytes actually seeded (seed 000 §3.4). */
+		.pool_cap_bytes = UINT64_MAX,
 		.on_buffer_collected = pmu_collect,
 		.ud = c,
 	};
@@ -261,6 +269,13 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg)
 	if (!c->p) {
 		pmu_close(c);
 		return NULL;
+	}
+	/* Nothing allocates from the pool before prof_start, so this is the
+	 * seeded size; the replenisher reads the cap only once started. */
+	c->seeded_bytes = atomic_load_explicit(&c->p->bp.pool_bytes, memory_order_relaxed);
+	if (cfg->retained) {
+		c->cap_bytes = 2 * c->seeded_bytes;
+		c->p->bp.pool_cap_bytes = c->cap_bytes;
 	}
 	d->h = prof_shm_dev(c->p);
 	d->notes = (struct pmu_core_note *)((char *)d->h + c->p->hdr->priv_off);
@@ -343,7 +358,7 @@ void pmu_stop(struct pmu_collector *c)
 int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 {
 	struct pmu_reconcile r = {0};
-	if (!c)
+	if (!c || !c->p)
 		return -EINVAL;
 	if (c->started && !c->stopped)
 		return tp_set_error(-EBUSY, "pmu: reconcile needs a stopped collector");
@@ -631,7 +646,7 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
 	      struct tp_pmu_note *close)
 {
-	if (!c || core < 0 || core >= c->cfg.num_cores)
+	if (!c || !c->host_notes || core < 0 || core >= c->cfg.num_cores)
 		return -EINVAL;
 	if (init)
 		*init = c->host_notes[core].init;
@@ -653,6 +668,41 @@ uint64_t pmu_run_epoch(const struct pmu_collector *c)
 const char *pmu_csv_path(const struct pmu_collector *c)
 {
 	return c->csv_path;
+}
+
+void pmu_release_pool(struct pmu_collector *c)
+{
+	if (!c || !c->p)
+		return;
+	pmu_stop(c);
+	close_shards(c);
+	prof_close(c->p);
+	c->p = NULL;
+	c->host_notes = NULL;
+	if (c->dev.rings)
+		c->ops.free_(c->ops.ud, c->dev.rings);
+	c->dev.rings = NULL;
+	c->dev.h = NULL;
+	c->dev.notes = NULL;
+}
+
+void pmu_test_hold_collect(struct pmu_collector *c, bool hold)
+{
+	atomic_store_explicit(&c->test_hold, hold, memory_order_relaxed);
+}
+
+int pmu_pool_bytes(const struct pmu_collector *c, uint64_t *seeded, uint64_t *cap,
+		   uint64_t *now)
+{
+	if (!c || !c->p)
+		return -EINVAL;
+	if (now)
+		*now = atomic_load_explicit(&c->p->bp.pool_bytes, memory_order_relaxed);
+	if (seeded)
+		*seeded = c->seeded_bytes;
+	if (cap)
+		*cap = (uint64_t)c->p->bp.pool_cap_bytes;
+	return 0;
 }
 
 void pmu_close(struct pmu_collector *c)

@@ -63,6 +63,11 @@
  * @run_epoch:      the process-unique run identity, last CSV column.
  * @output_prefix:  directory of pmu.csv (created at start if missing).
  * @backstop_cycles: device gate backstop, system-counter ticks; 0: 30 s.
+ * @retained:       a retained run (collect_across_runs, seed 000 §3.4):
+ *                  the pool may grow to twice the bytes seeded at open
+ *                  (device and host shadow grow together, so the ratio is
+ *                  the same), after which the device drops records.
+ *                  Otherwise the pool's growth is unbounded.
  */
 struct pmu_config {
 	struct tp_pmu_model *model;
@@ -72,6 +77,7 @@ struct pmu_config {
 	uint64_t run_epoch;
 	const char *output_prefix;
 	uint64_t backstop_cycles;
+	bool retained;
 };
 
 /* Reconcile figures (records), spec §5 and seed §5.1. */
@@ -136,6 +142,25 @@ int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
 uint32_t pmu_event_type(const struct pmu_collector *c);
 uint64_t pmu_run_epoch(const struct pmu_collector *c);
 const char *pmu_csv_path(const struct pmu_collector *c);
+/**
+ * pmu_release_pool() - after pmu_reconcile: free the pool, the device
+ * state and the staging rings, keeping only what pmu_export needs (the
+ * shard files, their index, the frozen header), so a retained run's
+ * collector can outlive its device. pmu_notes must not be called after.
+ * Idempotent; NULL is a no-op.
+ */
+void pmu_release_pool(struct pmu_collector *c);
+/**
+ * pmu_pool_bytes() - device bytes of the pool: @seeded at open, @cap the
+ * growth ceiling (0: unbounded), @now allocated at present. Any pointer
+ * may be NULL. 0, or -EINVAL after pmu_release_pool.
+ */
+int pmu_pool_bytes(const struct pmu_collector *c, uint64_t *seeded, uint64_t *cap,
+		   uint64_t *now);
+/* Test point: while @hold, collector shards wait before writing a buffer
+ * (a slow disk), so full buffers stay out of circulation and the pool
+ * grows. */
+void pmu_test_hold_collect(struct pmu_collector *c, bool hold);
 /* Stop if needed and free everything; shard files of a run never
  * exported successfully are kept. NULL is a no-op. */
 void pmu_close(struct pmu_collector *c);
