@@ -4,9 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -19,41 +22,188 @@ static void tx_release(struct tp_file_tx *tx)
 	tx->path = NULL;
 	tx->tmp_path = NULL;
 	tx->fp = NULL;
+	tx->flags = 0;
+	tx->direct = false;
 }
 
-int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
-		     const char *tmp_suffix)
+/* Open the non-regular @path (character device or FIFO) for writing in
+ * place: there is nothing to rename over, and replacing a device node or a
+ * FIFO with a regular file would destroy it. A FIFO is opened without
+ * blocking so that one with no reader is an error, not a hang. */
+static int tx_open_direct(struct tp_file_tx *tx, bool fifo)
+{
+	int fd = open(tx->path, O_WRONLY | O_CLOEXEC | O_NOCTTY | (fifo ? O_NONBLOCK : 0));
+	if (fd < 0) {
+		int err = errno;
+		if (fifo && err == ENXIO)
+			return tp_set_error(-ENXIO, "%s: FIFO has no reader", tx->path);
+		return tp_set_error(-err, "%s: cannot open for writing: %s", tx->path,
+				    strerror(err));
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fifo && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)) {
+		int err = errno;
+		close(fd);
+		return tp_set_error(-err, "%s: cannot open for writing: %s", tx->path,
+				    strerror(err));
+	}
+	tx->fp = fdopen(fd, "wb");
+	if (!tx->fp) {
+		int err = errno;
+		close(fd);
+		return tp_set_error(-err, "%s: cannot open for writing: %s", tx->path,
+				    strerror(err));
+	}
+	tx->direct = true;
+	return 0;
+}
+
+/* Create a fresh "<path>.XXXXXX<suffix>" with O_EXCL, so that concurrent
+ * writers of the same output never share a temporary file. Mode 0666 before
+ * umask, as fopen(3) would create it. */
+static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
+{
+	static const char alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	static _Atomic unsigned long counter; /* relaxed: only mixed into names */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long long seed = ((unsigned long long)ts.tv_nsec << 16) ^
+				  (unsigned long long)ts.tv_sec ^
+				  ((unsigned long long)getpid() << 40) ^
+				  ((unsigned long long)(uintptr_t)tx << 8);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		unsigned long long x = seed + 0x9e3779b97f4a7c15ull *
+			(atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1);
+		x ^= x >> 31;
+		x *= 0xbf58476d1ce4e5b9ull;
+		x ^= x >> 29;
+		char tag[7];
+		for (int i = 0; i < 6; i++) {
+			tag[i] = alnum[x % 36];
+			x /= 36;
+		}
+		tag[6] = '\0';
+		free(tx->tmp_path);
+		if (asprintf(&tx->tmp_path, "%s.%s%s", tx->path, tag, suffix) < 0) {
+			tx->tmp_path = NULL;
+			return tp_set_error(-ENOMEM, "%s: out of memory", tx->path);
+		}
+		int fd = open(tx->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0) {
+			int err = errno;
+			return tp_set_error(-err, "%s: cannot open for writing: %s",
+					    tx->tmp_path, strerror(err));
+		}
+		tx->fp = fdopen(fd, "wb");
+		if (!tx->fp) {
+			int err = errno;
+			close(fd);
+			unlink(tx->tmp_path);
+			return tp_set_error(-err, "%s: cannot open for writing: %s",
+					    tx->tmp_path, strerror(err));
+		}
+		return 0;
+	}
+	return tp_set_error(-EEXIST, "%s: cannot create a unique temporary file", tx->path);
+}
+
+/* Decide where @tx->path is written: -EISDIR for a directory, a direct
+ * write for a character device or FIFO (*direct, *fifo), the link's
+ * resolved target for a symbolic link to a regular file (tx->path is
+ * replaced), an error for anything else. A path that does not exist is
+ * written atomically as itself. */
+static int tx_resolve(struct tp_file_tx *tx, bool *direct, bool *fifo, bool dir_at_commit)
+{
+	struct stat st;
+	*direct = *fifo = false;
+	if (lstat(tx->path, &st) != 0)
+		return 0; /* missing (or unreachable: the open reports it) */
+	if (S_ISLNK(st.st_mode)) {
+		/* Documented choice: write the link's target, never replace the
+		 * link itself; a dangling link is refused. */
+		if (stat(tx->path, &st) != 0) {
+			int err = errno;
+			return tp_set_error(-err, "%s: symbolic link to a missing target: %s",
+					    tx->path, strerror(err));
+		}
+		if (S_ISREG(st.st_mode)) {
+			char *real = realpath(tx->path, NULL);
+			if (!real) {
+				int err = errno;
+				return tp_set_error(-err, "%s: cannot resolve symbolic link: %s",
+						    tx->path, strerror(err));
+			}
+			free(tx->path);
+			tx->path = real;
+			return 0;
+		}
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return dir_at_commit ? 0 : tp_set_error(-EISDIR, "%s: is a directory", tx->path);
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+		*direct = true;
+		*fifo = S_ISFIFO(st.st_mode);
+		return 0;
+	}
+	return tp_set_error(-EINVAL, "%s: not a regular file, character device or FIFO",
+			    tx->path);
+}
+
+int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *tmp_suffix,
+			   unsigned flags)
 {
 	if (!tx)
 		return tp_set_error(-EINVAL, "tp_file_tx_begin: tx is NULL");
 	tx->path = tx->tmp_path = NULL;
 	tx->fp = NULL;
+	tx->flags = flags;
+	tx->direct = false;
 	if (!path || !*path)
 		return tp_set_error(-EINVAL, "tp_file_tx_begin: empty path");
-	if (!tmp_suffix)
-		tmp_suffix = TP_FILE_TX_DEFAULT_SUFFIX;
-	if (!*tmp_suffix)
+	if (tmp_suffix && !*tmp_suffix)
 		return tp_set_error(-EINVAL,
 				    "%s: empty temporary suffix would write "
 				    "the final file in place", path);
 
 	tx->path = strdup(path);
-	if (tx->path && asprintf(&tx->tmp_path, "%s%s", path, tmp_suffix) < 0)
-		tx->tmp_path = NULL;
-	if (!tx->path || !tx->tmp_path) {
+	if (!tx->path) {
 		tx_release(tx);
 		return tp_set_error(-ENOMEM, "%s: out of memory", path);
 	}
-
-	tx->fp = fopen(tx->tmp_path, "wb");
-	if (!tx->fp) {
-		int err = errno;
-		int rc = tp_set_error(-err, "%s: cannot open for writing: %s",
-				      tx->tmp_path, strerror(err));
-		tx_release(tx);
-		return rc;
+	bool direct, fifo;
+	/* a caller-chosen suffix keeps the older contract for directories:
+	 * the rename in tp_file_tx_commit() reports them (the PMU collector
+	 * logs that failure as "failed to flush merged CSV file") */
+	int rc = tx_resolve(tx, &direct, &fifo, tmp_suffix != NULL);
+	if (rc == 0 && direct)
+		rc = tx_open_direct(tx, fifo);
+	else if (rc == 0 && !tmp_suffix)
+		rc = tx_open_unique(tx, TP_FILE_TX_DEFAULT_SUFFIX);
+	else if (rc == 0) {
+		/* A caller-chosen suffix names the temporary file exactly
+		 * (callers such as the PMU collector rely on the name). */
+		if (asprintf(&tx->tmp_path, "%s%s", tx->path, tmp_suffix) < 0) {
+			tx->tmp_path = NULL;
+			rc = tp_set_error(-ENOMEM, "%s: out of memory", path);
+		} else if (!(tx->fp = fopen(tx->tmp_path, "wb"))) {
+			int err = errno;
+			rc = tp_set_error(-err, "%s: cannot open for writing: %s",
+					  tx->tmp_path, strerror(err));
+		}
 	}
-	return 0;
+	if (rc)
+		tx_release(tx);
+	return rc;
+}
+
+int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
+		     const char *tmp_suffix)
+{
+	return tp_file_tx_begin_flags(tx, path, tmp_suffix, 0);
 }
 
 /* Flush and close tx->fp. Return 0 or -errno with the error message set. */
@@ -61,6 +211,7 @@ static int tx_close(struct tp_file_tx *tx)
 {
 	int err = 0;
 	const char *what = NULL;
+	const char *name = tx->direct ? tx->path : tx->tmp_path;
 
 	errno = 0;
 	if (fflush(tx->fp) != 0) {
@@ -78,9 +229,23 @@ static int tx_close(struct tp_file_tx *tx)
 	}
 	tx->fp = NULL;
 	if (err)
-		return tp_set_error(-err, "%s: %s failed: %s", tx->tmp_path,
-				    what, strerror(err));
+		return tp_set_error(-err, "%s: %s failed: %s", name, what, strerror(err));
 	return 0;
+}
+
+/* Remove the temporary file after a failed commit unless the caller asked
+ * for it as evidence; say which in the message. */
+static int tx_fail_temp(struct tp_file_tx *tx, int rc)
+{
+	if (tx->direct || !tx->tmp_path)
+		return rc;
+	if (tx->flags & TP_FILE_TX_KEEP_TEMP_ON_FAILURE) {
+		return tp_set_error(rc, "%s (temporary file %s kept)", tp_last_error(),
+				    tx->tmp_path);
+	}
+	if (unlink(tx->tmp_path) != 0 && errno != ENOENT)
+		TP_WARN("%s: cannot remove temporary file: %s", tx->tmp_path, strerror(errno));
+	return rc;
 }
 
 int tp_file_tx_commit(struct tp_file_tx *tx)
@@ -90,24 +255,26 @@ int tp_file_tx_commit(struct tp_file_tx *tx)
 				    "tp_file_tx_commit: transaction not open");
 
 	int rc = tx_close(tx);
-	if (rc == 0 && rename(tx->tmp_path, tx->path) != 0) {
+	if (rc == 0 && !tx->direct && rename(tx->tmp_path, tx->path) != 0) {
 		int err = errno;
-		rc = tp_set_error(-err, "%s: cannot rename %s into place: %s "
-				  "(temporary file kept)", tx->path,
+		rc = tp_set_error(-err, "%s: cannot rename %s into place: %s", tx->path,
 				  tx->tmp_path, strerror(err));
 	}
+	if (rc)
+		rc = tx_fail_temp(tx, rc);
 	tx_release(tx);
 	return rc;
 }
 
 void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp)
 {
-	if (!tx || !tx->tmp_path)
+	if (!tx || !tx->path)
 		return;
+	const char *name = tx->direct ? tx->path : tx->tmp_path;
 	if (tx->fp && fclose(tx->fp) != 0)
-		TP_WARN("%s: close failed: %s", tx->tmp_path, strerror(errno));
+		TP_WARN("%s: close failed: %s", name, strerror(errno));
 	tx->fp = NULL;
-	if (!keep_temp && unlink(tx->tmp_path) != 0 && errno != ENOENT)
+	if (!tx->direct && !keep_temp && unlink(tx->tmp_path) != 0 && errno != ENOENT)
 		TP_WARN("%s: cannot remove temporary file: %s", tx->tmp_path,
 			strerror(errno));
 	tx_release(tx);
@@ -121,10 +288,9 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len)
 		return rc;
 	if (len > 0 && fwrite(data, 1, len, tx.fp) != len) {
 		int err = errno ? errno : EIO;
-		rc = tp_set_error(-err, "%s: write of %zu bytes failed: %s "
-				  "(temporary file kept)", tx.tmp_path, len,
-				  strerror(err));
-		tp_file_tx_abort(&tx, true);
+		rc = tp_set_error(-err, "%s: write of %zu bytes failed: %s",
+				  tx.direct ? tx.path : tx.tmp_path, len, strerror(err));
+		tp_file_tx_abort(&tx, false);
 		return rc;
 	}
 	return tp_file_tx_commit(&tx);

@@ -4,7 +4,20 @@
  *
  * Every output of taskprof is written to a temporary name beside its final
  * path and renamed into place when complete (ARCHITECTURE.md §3 step 6). A
- * failed write keeps the temporary file as evidence of how far it got.
+ * failed write removes the temporary file unless the caller asks to keep it
+ * as evidence (TP_FILE_TX_KEEP_TEMP_ON_FAILURE, tp_file_tx_abort(.., true)).
+ *
+ * What the final path already is decides how it is written:
+ *   - missing or a regular file: temporary file + rename (atomic);
+ *   - a symbolic link: its target is written (resolved, then as above or
+ *     below); the link itself is never replaced; a dangling link is refused;
+ *   - a character device or FIFO (/dev/stdout, a terminal, a pipe): written
+ *     straight through, there is nothing to rename over; a FIFO without a
+ *     reader is an error (-ENXIO), not a hang;
+ *   - a directory: -EISDIR at tp_file_tx_begin(), nothing written (with an
+ *     explicit temporary suffix: -EISDIR from the rename at commit, the
+ *     older contract some callers log differently);
+ *   - anything else (socket, block device): -EINVAL.
  *
  *     struct tp_file_tx tx;
  *     int rc = tp_file_tx_begin(&tx, "out/pmu.csv", NULL);
@@ -24,14 +37,22 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* Suffix of the temporary file when tp_file_tx_begin() gets NULL. */
+/* Suffix of the temporary file when tp_file_tx_begin() gets NULL; the
+ * file is then named "<path>.XXXXXX.tmp" with a unique XXXXXX. */
 #define TP_FILE_TX_DEFAULT_SUFFIX ".tmp"
+
+/* tp_file_tx_begin_flags() flag: a failed tp_file_tx_commit() keeps the
+ * temporary file as evidence (and says so in the message) instead of
+ * removing it. */
+#define TP_FILE_TX_KEEP_TEMP_ON_FAILURE 0x1u
 
 /**
  * struct tp_file_tx - one file being written under a temporary name.
  * @path:     final path (owned copy).
- * @tmp_path: @path followed by the temporary suffix (owned copy).
- * @fp:       stream open for writing on @tmp_path; write through it.
+ * @tmp_path: the temporary file (owned copy); NULL when @direct.
+ * @fp:       stream open for writing on @tmp_path (or @path when @direct).
+ * @flags:    TP_FILE_TX_* flags from tp_file_tx_begin_flags().
+ * @direct:   @path is a character device or FIFO written in place.
  *
  * All fields are NULL once the transaction has been committed or aborted
  * (successfully or not), so calling tp_file_tx_abort() again is harmless.
@@ -40,22 +61,37 @@ struct tp_file_tx {
 	char *path;
 	char *tmp_path;
 	FILE *fp;
+	unsigned flags;
+	bool direct;
 };
 
 /**
  * tp_file_tx_begin() - open @path's temporary file for writing.
  * @tx:         transaction to fill in; its previous contents are ignored.
  * @path:       final path; its parent directory must exist.
- * @tmp_suffix: appended to @path to name the temporary file, or NULL for
- *              TP_FILE_TX_DEFAULT_SUFFIX (".tmp"). An existing temporary
- *              file of that name is truncated.
+ * @tmp_suffix: NULL: the temporary file is a fresh "<path>.XXXXXX.tmp"
+ *              (unique, so concurrent writers of one path do not collide);
+ *              otherwise "<path><tmp_suffix>" exactly, truncated if present.
+ *
+ * Same as tp_file_tx_begin_flags() with no flags.
  *
  * Return: 0 with @tx->fp open; or -EINVAL (@tx or @path NULL, @path or
- * @tmp_suffix empty), -ENOMEM, or the -errno of fopen(3). On failure all
- * @tx fields are NULL and nothing is left on disk.
+ * @tmp_suffix empty, @path a socket or block device), -EISDIR (@path is a
+ * directory and @tmp_suffix NULL), -ENXIO (a FIFO without reader), -ENOENT (dangling symbolic
+ * link or missing parent), -ENOMEM, or the -errno of open(2). On failure
+ * all @tx fields are NULL and nothing is left on disk.
  */
 int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
 		     const char *tmp_suffix);
+
+/**
+ * tp_file_tx_begin_flags() - tp_file_tx_begin() with TP_FILE_TX_* @flags.
+ * @flags: 0 or TP_FILE_TX_KEEP_TEMP_ON_FAILURE.
+ *
+ * Return: as tp_file_tx_begin().
+ */
+int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *tmp_suffix,
+			   unsigned flags);
 
 /**
  * tp_file_tx_commit() - finish the temporary file and rename it to its path.
@@ -68,8 +104,11 @@ int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
  *
  * Return: 0 when the file is in place; otherwise -EINVAL (@tx not open),
  * -EIO for a stream error without errno, or the -errno of fflush / fclose /
- * rename(2) (e.g. -EISDIR when @path is a directory). On failure the
- * temporary file is kept as evidence. Either way @tx is released.
+ * rename(2) (e.g. -EISDIR when @path became a directory). On failure the
+ * temporary file is removed, or kept when the transaction was begun with
+ * TP_FILE_TX_KEEP_TEMP_ON_FAILURE. A direct (device / FIFO) transaction
+ * only flushes and closes; a full device gives "<path>: write failed: No
+ * space left on device". Either way @tx is released.
  */
 int tp_file_tx_commit(struct tp_file_tx *tx);
 
@@ -87,12 +126,12 @@ void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
 
 /**
  * tp_write_file_atomic() - publish @len bytes as the whole content of @path.
- * @path: final path; written via "@path.tmp" and rename.
+ * @path: final path; written as tp_file_tx_begin() with a NULL suffix.
  * @data: bytes to write (may be NULL when @len is 0).
  * @len:  number of bytes.
  *
  * Return: 0, or a negative errno as for tp_file_tx_begin() / _commit(). If
- * writing fails, the temporary file is kept as evidence.
+ * writing fails, the temporary file is removed.
  */
 int tp_write_file_atomic(const char *path, const void *data, size_t len);
 

@@ -74,8 +74,9 @@ static void help(FILE *f)
 		"                           1 ARITHMETIC_UTILIZATION, 2 PIPE_UTILIZATION,\n"
 		"                           4 MEMORY, 5 MEMORY_L0, 6 RESOURCE_CONFLICT,\n"
 		"                           7 MEMORY_UB, 8 L2_CACHE (others: 2 with a warning;\n"
-		"                           0 or negative: off); TASKPROF_PMU_EVENT_TYPE\n"
-		"                           overrides N; one task per core at a time; off\n"
+		"                           0 or negative: off); TASKPROF_PMU_EVENT_TYPE (or\n"
+		"                           SIMPLER_PMU_EVENT_TYPE) overrides N; one task per\n"
+		"                           core at a time (early dispatch off); off\n"
 		"                           with --rounds > 1; writes pmu.csv and prints\n"
 		"                           its summary (taskprof pmu)\n"
 		"  -o, --output DIR         output root; default ./outputs\n"
@@ -105,6 +106,21 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 }
 
 /*
+ * Whether @n, the argument after an optional-value flag, is meant as its
+ * value: it starts like a number (blanks, a sign, then a digit) or is
+ * empty. It is then consumed and checked in full, so "2x" gets the flag's
+ * own message instead of "unexpected argument"; a CASE never looks so.
+ */
+static bool looks_like_value(const char *n)
+{
+	while (*n == ' ' || *n == '\t')
+		n++;
+	if (*n == '-' || *n == '+')
+		n++;
+	return *n == 0 || (*n >= '0' && *n <= '9');
+}
+
+/*
  * --enable-l2-swimlane [LEVEL] (seed 002 §3.1): the level is the
  * "=LEVEL" value, or the next argument when it is an integer (then it is
  * consumed); a bare flag means 4. An integer outside 0..4 is an error.
@@ -112,17 +128,8 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 static int parse_swimlane_level(const char *val, int argc, char **argv, int *level)
 {
 	const char *s = val;
-	if (!s && optind < argc) {
-		const char *n = argv[optind];
-		const char *p = n + (*n == '-' || *n == '+');
-		bool digits = *p != 0;
-		for (; *p; p++)
-			digits = digits && *p >= '0' && *p <= '9';
-		if (digits) {
-			s = n;
-			optind++;
-		}
-	}
+	if (!s && optind < argc && looks_like_value(argv[optind]))
+		s = argv[optind++];
 	if (!s) {
 		*level = 4;
 		return 0;
@@ -241,17 +248,8 @@ static const struct tp_callable *load_case_so(const char *path)
 static int parse_pmu_event_type(const char *val, int argc, char **argv, int *type)
 {
 	const char *s = val;
-	if (!s && optind < argc) {
-		const char *n = argv[optind];
-		const char *p = n + (*n == '-' || *n == '+');
-		bool digits = *p != 0;
-		for (; *p; p++)
-			digits = digits && *p >= '0' && *p <= '9';
-		if (digits) {
-			s = n;
-			optind++;
-		}
-	}
+	if (!s && optind < argc && looks_like_value(argv[optind]))
+		s = argv[optind++];
 	if (!s) {
 		*type = TP_PMU_EVENT_TYPE_DEFAULT;
 		return 0;

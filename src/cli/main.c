@@ -2,6 +2,7 @@
  * main.c — the `taskprof` command: dispatch to one subcommand.
  * ARCHITECTURE.md §5.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,6 +33,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A reader that goes away (`| head`) must not kill a conversion half
+	 * way: writes then fail with EPIPE and each command reports
+	 * "Error: writing stdout: Broken pipe", exit 1. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -148,8 +148,12 @@ static void finish_running(struct tp_engine *e, struct tp_sched_thread *t,
 		 * tp_engine_early_ring). */
 		uint64_t disp = ce->gated ? tp_engine_payload(e, s)->early_ring_ts
 					  : ce->dispatch_ts;
+		/* The func_id the dispatch put in this token's payload: an AIV
+		 * task can run on either AIV core of a cluster, so the core's
+		 * subslot does not name the task's kernel slot. */
 		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
-				s->kernel_id[ce->subslot], ce->running_token, disp, fin_ts);
+				ce->payload[ce->running_token & 1].func_id, ce->running_token,
+				disp, fin_ts);
 	}
 	struct tp_async_slab *sl = &ce->slab[ce->running_token & 1];
 	if (sl->n)
@@ -652,7 +656,7 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 		struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
 		if (!ce->running)
 			continue;
-		int func = ce->running->kernel_id[ce->subslot];
+		int func = ce->payload[ce->running_token & 1].func_id;
 		tp_engine_fail(e, -ETIMEDOUT, ce->running->task_id, func,
 			       "runtime: scheduler thread %d: task 0x%llx (%s) on core %d "
 			       "made no progress for %llu ms",

@@ -80,6 +80,14 @@ expect_err "$root/b6.csv" "$root/b6.csv:3: column event_type: mixed event types"
 { echo "$PIPE"; echo "0,0,0x10,3,2,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b7.csv"
 expect_err "$root/b7.csv" "$root/b7.csv:2: column 5 (core_type): expected 0 (AIC) or 1 (AIV), got '2'"
 expect_err "$root/missing.csv" "$root/missing.csv: cannot read: No such file or directory"
+# Not regular files: a FIFO would block the open, /dev/zero never ends.
+mkfifo "$root/fifo.csv"
+err=$(timeout 10 "$bin" pmu "$root/fifo.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 1 ]] || bad "fifo: exit $rc, want 1 (124 = hung)"
+grep -qF "$root/fifo.csv: not a regular file" <<<"$err" || bad "fifo: got: $err"
+err=$(timeout 10 "$bin" pmu /dev/zero 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 1 ]] || bad "/dev/zero: exit $rc, want 1 (124 = hung)"
+grep -qF "/dev/zero: not a regular file" <<<"$err" || bad "/dev/zero: got: $err"
 echo "ok: bad CSVs exit 1 with file:line"
 
 # Usage.

@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -48,6 +51,20 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* Number of entries of directory @d besides "." and "..". */
+static int count_entries(const char *d)
+{
+	DIR *dh = opendir(d);
+	if (!dh)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dh)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dh);
+	return n;
+}
+
 static bool is_dir(const char *path)
 {
 	struct stat st;
@@ -80,8 +97,13 @@ static void test_publish(void **state)
 	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
 	assert_non_null(tx.fp);
 	assert_string_equal(tx.path, path);
-	char *want_tmp = join("pmu.csv.tmp");
-	assert_string_equal(tx.tmp_path, want_tmp);
+	/* "<path>.XXXXXX.tmp": unique per transaction (F7) */
+	char *want_tmp = strdup(tx.tmp_path);
+	size_t pl = strlen(path);
+	assert_int_equal(strlen(want_tmp), pl + 1 + 6 + 4);
+	assert_memory_equal(want_tmp, path, pl);
+	assert_int_equal(want_tmp[pl], '.');
+	assert_string_equal(want_tmp + pl + 7, ".tmp");
 
 	fprintf(tx.fp, "task_id,func_id\n1,2\n");
 	/* Not published before commit. */
@@ -124,34 +146,170 @@ static void test_publish_replaces_and_custom_suffix(void **state)
 	free(path);
 }
 
-static void test_commit_onto_directory_keeps_temp(void **state)
+/* F1/F6: a directory output fails at begin, before anything is written */
+static void test_begin_onto_directory(void **state)
 {
 	(void)state;
 	char *path = join("out");
 	assert_int_equal(mkdir(path, 0755), 0);
 	struct tp_file_tx tx;
-	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
-	char *tmp = strdup(tx.tmp_path);
-	fputs("evidence", tx.fp);
-
 	tp_clear_error();
-	int rc = tp_file_tx_commit(&tx);
-	printf("commit onto a directory: %d (%s)\n", rc, tp_last_error());
-	assert_int_equal(rc, -EISDIR);
-	assert_non_null(strstr(tp_last_error(), path));
-	assert_non_null(strstr(tp_last_error(), "temporary file kept"));
-	/* The temp file stays, complete; the directory is untouched. */
-	char *kept = slurp(tmp);
-	assert_string_equal(kept, "evidence");
-	assert_true(is_dir(path));
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), -EISDIR);
+	char want[4200];
+	snprintf(want, sizeof(want), "%s: is a directory", path);
+	assert_string_equal(tp_last_error(), want);
 	assert_null(tx.fp);
-	assert_null(tx.tmp_path);
-	/* Aborting a finished transaction is harmless. */
-	tp_file_tx_abort(&tx, false);
-	assert_true(exists(tmp));
+	assert_true(is_dir(path));
+	assert_int_equal(count_entries(dir), 1); /* only "out" */
+	free(path);
+}
 
-	free(kept);
+/* With an explicit suffix a directory is reported by the rename at commit
+ * (the older contract the PMU collector logs), and the temp is removed. */
+static void test_suffix_directory_at_commit(void **state)
+{
+	(void)state;
+	char *path = join("pmu.csv");
+	assert_int_equal(mkdir(path, 0755), 0);
+	struct tp_file_tx tx;
+	assert_int_equal(tp_file_tx_begin(&tx, path, ".merge.tmp"), 0);
+	char *tmp = join("pmu.csv.merge.tmp");
+	assert_string_equal(tx.tmp_path, tmp);
+	fputs("rows", tx.fp);
+	assert_int_equal(tp_file_tx_commit(&tx), -EISDIR);
+	assert_false(exists(tmp));
+	assert_true(is_dir(path));
 	free(tmp);
+	free(path);
+}
+
+/* F6: a failed commit removes its temporary file unless the caller asked
+ * for it as evidence with TP_FILE_TX_KEEP_TEMP_ON_FAILURE. */
+static void test_commit_failure_temp(void **state)
+{
+	(void)state;
+	char *path = join("out");
+	for (int keep = 0; keep < 2; keep++) {
+		struct tp_file_tx tx;
+		assert_int_equal(tp_file_tx_begin_flags(&tx, path, NULL,
+							keep ? TP_FILE_TX_KEEP_TEMP_ON_FAILURE : 0), 0);
+		char *tmp = strdup(tx.tmp_path);
+		fputs("evidence", tx.fp);
+		/* the path becomes a directory after begin: rename fails */
+		assert_int_equal(mkdir(path, 0755), 0);
+		tp_clear_error();
+		int rc = tp_file_tx_commit(&tx);
+		printf("commit onto a directory (keep=%d): %d (%s)\n", keep, rc, tp_last_error());
+		assert_int_equal(rc, -EISDIR);
+		assert_non_null(strstr(tp_last_error(), path));
+		assert_true(is_dir(path));
+		assert_null(tx.fp);
+		assert_null(tx.tmp_path);
+		if (keep) {
+			assert_non_null(strstr(tp_last_error(), "kept"));
+			char *kept = slurp(tmp);
+			assert_string_equal(kept, "evidence");
+			free(kept);
+			unlink(tmp);
+		} else {
+			assert_false(exists(tmp));
+		}
+		tp_file_tx_abort(&tx, false); /* finished: harmless */
+		assert_int_equal(rmdir(path), 0);
+		free(tmp);
+	}
+	free(path);
+}
+
+/* F1: devices and FIFOs are written in place, never replaced; a link's
+ * target is written, the link stays. */
+static void test_special_outputs(void **state)
+{
+	(void)state;
+	struct stat st;
+	struct tp_file_tx tx;
+	char *nul = join("mynull"), *full = join("myfull");
+	assert_int_equal(mknod(nul, S_IFCHR | 0666, makedev(1, 3)), 0);
+	assert_int_equal(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	assert_int_equal(tp_file_tx_begin(&tx, nul, NULL), 0);
+	assert_true(tx.direct);
+	assert_null(tx.tmp_path);
+	fputs("discarded", tx.fp);
+	assert_int_equal(tp_file_tx_commit(&tx), 0);
+	assert_int_equal(lstat(nul, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(count_entries(dir), 2);
+
+	assert_int_equal(tp_file_tx_begin(&tx, full, NULL), 0);
+	fputs("no room", tx.fp);
+	assert_int_equal(tp_file_tx_commit(&tx), -ENOSPC);
+	char want[4200];
+	snprintf(want, sizeof(want), "%s: write failed: No space left on device", full);
+	assert_string_equal(tp_last_error(), want);
+	assert_int_equal(lstat(full, &st), 0);
+	assert_true(S_ISCHR(st.st_mode));
+	assert_int_equal(count_entries(dir), 2);
+
+	/* a FIFO without a reader: an error at once, not a hang */
+	char *fifo = join("fifo");
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(tp_file_tx_begin(&tx, fifo, NULL), -ENXIO);
+	snprintf(want, sizeof(want), "%s: FIFO has no reader", fifo);
+	assert_string_equal(tp_last_error(), want);
+	/* with a reader it is written through */
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(rfd >= 0);
+	assert_int_equal(tp_file_tx_begin(&tx, fifo, NULL), 0);
+	fputs("piped", tx.fp);
+	assert_int_equal(tp_file_tx_commit(&tx), 0);
+	char buf[16] = {0};
+	assert_int_equal(read(rfd, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "piped");
+	close(rfd);
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+
+	/* a symbolic link: the target is replaced atomically, the link kept */
+	char *target = join("target.txt"), *link = join("link.json");
+	write_plain(target, "keep");
+	assert_int_equal(symlink("target.txt", link), 0);
+	assert_int_equal(tp_write_file_atomic(link, "new", 3), 0);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	char *got = slurp(target);
+	assert_string_equal(got, "new");
+	free(got);
+	/* a dangling link is refused, nothing created */
+	assert_int_equal(unlink(target), 0);
+	assert_int_equal(tp_write_file_atomic(link, "x", 1), -ENOENT);
+	assert_non_null(strstr(tp_last_error(), "symbolic link to a missing target"));
+	assert_false(exists(target));
+	assert_int_equal(count_entries(dir), 4); /* mynull myfull fifo link.json */
+	free(nul);
+	free(full);
+	free(fifo);
+	free(target);
+	free(link);
+}
+
+/* F7: two open transactions on one path never share a temporary file; the
+ * last commit wins whole. */
+static void test_concurrent_temps(void **state)
+{
+	(void)state;
+	char *path = join("same.json");
+	struct tp_file_tx a, b;
+	assert_int_equal(tp_file_tx_begin(&a, path, NULL), 0);
+	assert_int_equal(tp_file_tx_begin(&b, path, NULL), 0);
+	assert_string_not_equal(a.tmp_path, b.tmp_path);
+	fputs("from a, the longer one", a.fp);
+	fputs("from b", b.fp);
+	assert_int_equal(tp_file_tx_commit(&b), 0);
+	assert_int_equal(tp_file_tx_commit(&a), 0);
+	char *got = slurp(path);
+	assert_string_equal(got, "from a, the longer one");
+	free(got);
+	assert_int_equal(count_entries(dir), 1);
 	free(path);
 }
 
@@ -199,7 +357,8 @@ static void test_begin_errors(void **state)
 	int rc = tp_file_tx_begin(&tx, path, NULL);
 	printf("begin in missing dir: %d (%s)\n", rc, tp_last_error());
 	assert_int_equal(rc, -ENOENT);
-	assert_non_null(strstr(tp_last_error(), "pmu.csv.tmp"));
+	assert_non_null(strstr(tp_last_error(), "pmu.csv."));
+	assert_non_null(strstr(tp_last_error(), ".tmp"));
 	assert_null(tx.fp);
 	assert_null(tx.path);
 	assert_null(tx.tmp_path);
@@ -239,6 +398,7 @@ static void test_write_file_atomic(void **state)
 
 	char *tmp = join("blob.bin.tmp");
 	assert_false(exists(tmp));
+	assert_int_equal(count_entries(dir), 1); /* no temporary file left */
 	char *missing = join("missing/blob.bin");
 	assert_int_equal(tp_write_file_atomic(missing, "x", 1), -ENOENT);
 	free(missing);
@@ -318,8 +478,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_publish_replaces_and_custom_suffix, setup,
 			teardown),
-		cmocka_unit_test_setup_teardown(
-			test_commit_onto_directory_keeps_temp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin_onto_directory, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_failure_temp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_suffix_directory_at_commit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_special_outputs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_temps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_removes_temp, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_abort_keeps_temp, setup,

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "tools/swimlane/perf_data.h"
@@ -324,7 +326,7 @@ static void test_mem_u64_and_variants(void **state)
 
 	/* [[],[],[]] counts as non-empty; no kind → unknown; legacy and
 	 * unknown kind strings; a negative orch task id counts as absent */
-	assert_int_equal(read_mem(HDR("4") "\"aicpu_scheduler_phases\": [[], [{\"start_cycles\": 5}, "
+	assert_int_equal(read_mem(HDR("4") "\"aicpu_scheduler_phases\": [[], [{\"start_cycles\": 5, \"end_cycles\": 5}, "
 				  "{\"kind\": \"fanout\"}, {\"kind\": \"bogus\", \"shared_at_start\": [1,2]}], []],"
 				  "\"aicpu_orchestrator_phases\": [[{\"submit_idx\": 1, \"task_id\": -1, "
 				  "\"start_cycles\": 7, \"end_cycles\": 9}]]}", &d), 0);
@@ -603,10 +605,10 @@ static void test_name_map_variants(void **state)
 	assert_int_equal(m.n, 0);
 	assert_null(m.orchestrator_name);
 	sl_name_map_free(&m);
-	/* only str(int) keys can match; a repeated key: the later wins */
+	/* only str(int) keys can match */
 	assert_int_equal(nm_mem("{\"orchestrator_name\": null, \"callable_id_to_name\": "
-				"{\"10\": \"A\", \"00\": \"B\", \"-3\": \"C\", \"+1\": \"D\", \"x\": \"E\","
-				"\"10\": \"F\", \" 2\": \"G\", \"-0\": \"H\"}}", &m), 0);
+				"{\"10\": \"F\", \"00\": \"B\", \"-3\": \"C\", \"+1\": \"D\", \"x\": \"E\","
+				"\" 2\": \"G\", \"-0\": \"H\"}}", &m), 0);
 	assert_int_equal(m.n, 2);
 	assert_int_equal(m.func_id[0], -3);
 	assert_string_equal(sl_name_map_get(&m, -3), "C");
@@ -621,6 +623,126 @@ static void test_name_map_variants(void **state)
 	char want[8192];
 	snprintf(want, sizeof(want), "Func names JSON not found: %s", missing);
 	assert_string_equal(tp_last_error(), want);
+}
+
+/* ---- adversarial inputs (F2 F3 F9 F11 F12 F14 F15) ----------------------- */
+
+/* @rc is -EINVAL and the message is exactly "<file>: <want>". */
+static void expect_err(int rc, const char *file, const char *want)
+{
+	char full[1024];
+	snprintf(full, sizeof(full), "%s: %s", file, want);
+	printf("  %s\n", tp_last_error());
+	assert_int_equal(rc, -EINVAL);
+	assert_string_equal(tp_last_error(), full);
+}
+
+static void test_adversarial_values(void **state)
+{
+	(void)state;
+	struct sl_perf_data d;
+	struct sl_deps dp;
+	struct sl_name_map m;
+	/* F2: core_to_thread is an int8 thread index, -1..127 */
+	expect_err(read_mem(HDR("4") "\"metadata\": {}}", &d), "mem.json",
+		   "metadata: duplicate key");
+	expect_err(read_mem("{\"l2_swimlane_level\": 4, \"metadata\": {\"clock_freq_hz\": 1000, "
+			    "\"core_to_thread\": [0, -1, 2147483647]}}", &d), "mem.json",
+		   "metadata.core_to_thread[2]: integer 2147483647 out of range (expected -1..127)");
+	expect_err(read_mem("{\"l2_swimlane_level\": 4, \"metadata\": {\"clock_freq_hz\": 1000, "
+			    "\"core_to_thread\": [-2]}}", &d), "mem.json",
+		   "metadata.core_to_thread[0]: integer -2 out of range (expected -1..127)");
+	assert_int_equal(read_mem("{\"l2_swimlane_level\": 4, \"metadata\": {\"clock_freq_hz\": 1000, "
+				  "\"core_to_thread\": [-1, 127]}, \"aicore_tasks\": [], \"aicpu_tasks\": []}",
+				  &d), 0);
+	assert_int_equal(d.n_core_to_thread, 2);
+	assert_int_equal(d.core_to_thread[1], 127);
+	sl_perf_data_free(&d);
+	/* F9: core_types strings are exactly "aic" or "aiv" */
+	expect_err(read_mem("{\"l2_swimlane_level\": 1, \"metadata\": {\"clock_freq_hz\": 1000, "
+			    "\"core_types\": [\"aic\", \"AIV\"]}}", &d), "mem.json",
+		   "metadata.core_types[1]: expected \"aic\" or \"aiv\", got another string");
+	/* F11: every repeated key is an error, at any depth */
+	expect_err(read_mem("{\"l2_swimlane_level\": 1, \"metadata\": {\"clock_freq_hz\": 1000, "
+			    "\"clock_freq_hz\": 2000}}", &d), "mem.json",
+		   "metadata.clock_freq_hz: duplicate key");
+	expect_err(read_mem(HDR("4") "\"aicpu_scheduler_phases\": [[{\"kind\": \"complete\", "
+			    "\"kind\": \"fanout\"}]]}", &d), "mem.json",
+		   "aicpu_scheduler_phases[0][0].kind: duplicate key");
+	expect_err(deps_mem("{\"edges\": [{\"pred\": 1, \"succ\": 2, \"pred\": 3}]}", &dp),
+		   "deps.json", "edges[0].pred: duplicate key");
+	expect_err(nm_mem("{\"callable_id_to_name\": {\"10\": \"A\", \"10\": \"F\"}}", &m),
+		   "nm.json", "callable_id_to_name.10: duplicate key");
+	/* past the 8 keys of the plain scan: 200 distinct ids read, then a
+	 * repeat of the 3rd and of the 150th is caught */
+	for (int dup = -1; dup < 2; dup++) {
+		char big[8192];
+		size_t o = (size_t)snprintf(big, sizeof(big), "{\"callable_id_to_name\": {");
+		for (int i = 0; i < 200; i++)
+			o += (size_t)snprintf(big + o, sizeof(big) - o, "%s\"%d\": \"n%d\"", i ? ", " : "",
+					      i, i);
+		if (dup >= 0)
+			o += (size_t)snprintf(big + o, sizeof(big) - o, ", \"%d\": \"again\"",
+					      dup ? 150 : 2);
+		snprintf(big + o, sizeof(big) - o, "}}");
+		if (dup < 0) {
+			assert_int_equal(nm_mem(big, &m), 0);
+			assert_int_equal(m.n, 200);
+			assert_string_equal(sl_name_map_get(&m, 199), "n199");
+			sl_name_map_free(&m);
+		} else {
+			expect_err(nm_mem(big, &m), "nm.json",
+				   dup ? "callable_id_to_name.150: duplicate key"
+				       : "callable_id_to_name.2: duplicate key");
+		}
+	}
+	/* F12: end before start, including end 0 after a start */
+	expect_err(read_mem(HDR("1") "\"aicore_tasks\": [[0, 1, 1, 10, 20], [0, 2, 2, 7, 5]]}", &d),
+		   "mem.json", "aicore_tasks[1]: end_cycles 5 < start_cycles 7");
+	expect_err(read_mem(HDR("2") "\"aicore_tasks\": [[0, 1, 1, 10, 20]], "
+			    "\"aicpu_tasks\": [[0, 1, 9, 0]]}", &d), "mem.json",
+		   "aicpu_tasks[0]: finish_cycles 0 < dispatch_cycles 9");
+	expect_err(read_mem(HDR("4") "\"aicpu_scheduler_phases\": [[{\"kind\": \"complete\", "
+			    "\"start_cycles\": 7, \"end_cycles\": 5}]]}", &d), "mem.json",
+		   "aicpu_scheduler_phases[0][0]: end_cycles 5 < start_cycles 7");
+	expect_err(read_mem(HDR("4") "\"aicpu_orchestrator_phases\": [[{\"submit_idx\": 1, "
+			    "\"start_cycles\": 7}]]}", &d), "mem.json",
+		   "aicpu_orchestrator_phases[0][0]: end_cycles 0 < start_cycles 7");
+	/* F14: a name with a NUL; a fractional block_num */
+	expect_err(nm_mem("{\"callable_id_to_name\": {\"1\": \"a\\u0000b\"}}", &m), "nm.json",
+		   "callable_id_to_name.1: expected a name, got a string with a NUL character");
+	expect_err(deps_mem("{\"tasks\": [{\"task_id\": 1, \"block_num\": 2.5}], \"edges\": []}", &dp),
+		   "deps.json", "tasks[0].block_num: expected an integer, got 2.5");
+	/* F15: any level out of 1..4, however large, has the one message */
+	expect_err(read_mem("{\"l2_swimlane_level\": 18446744073709551615}", &d), "mem.json",
+		   "l2_swimlane_level: Unsupported l2_swimlane_level: 18446744073709551615 "
+		   "(expected 1, 2, 3, or 4)");
+	expect_err(read_mem("{\"l2_swimlane_level\": 5}", &d), "mem.json",
+		   "l2_swimlane_level: Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)");
+}
+
+/* F3: a FIFO (no writer) is refused at once, never waited on */
+static void test_fifo_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_reader_fifo_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128];
+	snprintf(path, sizeof(path), "%s/in.json", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	char want[256];
+	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	struct sl_perf_data d;
+	struct sl_deps dp;
+	struct sl_name_map m;
+	assert_int_equal(sl_read_perf_data(path, &d), -EINVAL);
+	assert_string_equal(tp_last_error(), want);
+	assert_int_equal(sl_read_deps(path, &dp), -EINVAL);
+	assert_string_equal(tp_last_error(), want);
+	assert_int_equal(sl_read_name_map(path, &m), -EINVAL);
+	assert_string_equal(tp_last_error(), want);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* ---- tdisp -------------------------------------------------------------- */
@@ -724,6 +846,8 @@ int main(void)
 		cmocka_unit_test(test_fixture_a_name_map),
 		cmocka_unit_test(test_name_map_variants),
 		cmocka_unit_test(test_tdisp),
+		cmocka_unit_test(test_adversarial_values),
+		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_malformed_corpus),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

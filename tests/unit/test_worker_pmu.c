@@ -594,6 +594,45 @@ static void test_foreign_writer_with_lease(void **state)
 /* With PMU on no core ever holds two tasks, under both runtimes; with it
  * off, the same spinning graph (4 tasks per AIV core, all ready at once)
  * is dual-issued (pending tasks placed behind running ones). */
+/*
+ * Every row names the kernel that ran: CaseSmall2 on one cluster puts AIV
+ * tasks (SF, UP) on both AIV cores (1 and 2); the row's func_id must be the
+ * task's AIV kernel on either core (it once came from the core's subslot,
+ * so rows on the second AIV core read -1).
+ */
+static void test_func_id_every_core(void **state)
+{
+	(void)state;
+	/* Which AIV core takes a task depends on timing: run until the
+	 * second AIV core has rows (it does in most runs). */
+	for (int p = 0, tries = 0; p < 2; p++) {
+		struct tp_run_result *r = calloc(1, sizeof(*r));
+		struct csv *c = malloc(sizeof(*c));
+		assert_int_equal(run_case(PLATS[p], "CaseSmall2", 2, 1, 1, r), 0);
+		assert_true(r->pass);
+		load_csv(r->pmu_csv, c);
+		assert_int_equal(c->nrows, (int)r->subtasks);
+		int per_core[3] = { 0 };
+		for (int i = 0; i < c->nrows; i++) {
+			uint64_t core = c->v[i][1], func = c->v[i][3], type = c->v[i][4];
+			assert_true(core < 3);
+			per_core[core]++;
+			assert_true(func < 4);
+			/* QK (0) and PV (2) are AIC kernels, SF (1) and UP (3) AIV. */
+			assert_int_equal(type, func & 1);
+			assert_int_equal(type, core == 0 ? 0 : 1);
+		}
+		free(c);
+		free(r);
+		if (per_core[2] == 0 && ++tries < 20) {
+			p--;
+			continue;
+		}
+		assert_true(per_core[0] > 0 && per_core[2] > 0);
+		tries = 0;
+	}
+}
+
 static void test_single_issue(void **state)
 {
 	(void)state;
@@ -689,6 +728,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_event_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_utilization_truth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_func_id_every_core, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_single_issue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_flag_values, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -217,6 +218,16 @@ int pmu_csv_load(const char *path, struct pmu_csv **out)
 	*out = NULL;
 	char *text = NULL;
 	size_t len = 0;
+	/* A pmu.csv is a regular file: a FIFO would block the open and a
+	 * device (/dev/zero) never ends, so both are refused up front. stat()
+	 * does not open, so it cannot block. */
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		int err = errno;
+		return tp_set_error(-err, "%s: cannot read: %s", path, strerror(err));
+	}
+	if (!S_ISREG(st.st_mode))
+		return tp_set_error(-EINVAL, "%s: not a regular file; expected a pmu.csv", path);
 	int rc = tp_read_file(path, &text, &len);
 	if (rc)
 		return tp_set_error(rc, "%s: cannot read: %s", path, strerror(-rc));

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +247,9 @@ static char *auto_input(bool verbose)
 			struct stat st;
 			if (asprintf(&p, "%s/%s/l2_swimlane_records.json", outputs, e->d_name) < 0)
 				break;
-			if (stat(p, &st) == 0 &&
+			/* non-regular files (FIFOs, devices) are skipped: reading
+			 * one would block or never end */
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
 			    (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
 			     (st.st_mtim.tv_sec == best_m.tv_sec && st.st_mtim.tv_nsec > best_m.tv_nsec))) {
 				free(best);
@@ -381,10 +384,39 @@ static void *deps_thread(void *arg)
 	return NULL;
 }
 
+int sl_stdout_finish(void)
+{
+	errno = 0;
+	int err = 0;
+	if (fflush(stdout) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(stdout))
+		err = EIO; /* an earlier buffered write failed; errno is gone */
+	if (!err)
+		return 0;
+	if (err == EIO) {
+		/* a pipe whose reader left reports POLLERR: name the cause */
+		struct pollfd pf = {.fd = STDOUT_FILENO, .events = POLLOUT};
+		if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+			err = EPIPE;
+	}
+	fprintf(stderr, "Error: writing stdout: %s\n", strerror(err));
+	return 1;
+}
+
 static bool file_exists(const char *p)
 {
 	struct stat st;
 	return stat(p, &st) == 0;
+}
+
+/* True when @a and @b name the same existing file (st_dev + st_ino, links
+ * followed). */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
 }
 
 int sl_convert_main(int argc, char **argv)
@@ -396,7 +428,7 @@ int sl_convert_main(int argc, char **argv)
 	if (a.help) {
 		fputs(usage_text, stdout);
 		fputs(help_text, stdout);
-		return 0;
+		return sl_stdout_finish();
 	}
 
 	struct sl_perf_data pd;
@@ -411,6 +443,15 @@ int sl_convert_main(int argc, char **argv)
 	memset(&pd, 0, sizeof(pd));
 	memset(&deps, 0, sizeof(deps));
 	memset(&nm, 0, sizeof(nm));
+
+	if (a.output && !*a.output) {
+		fprintf(stderr, "Error: empty output path\n");
+		return 2;
+	}
+	if (a.deps_json && !*a.deps_json) {
+		fprintf(stderr, "Error: empty path for --deps-json\n");
+		return 2;
+	}
 
 	/* 1. input */
 	if (a.input) {
@@ -433,7 +474,14 @@ int sl_convert_main(int argc, char **argv)
 		goto oom;
 	job.path = deps_path;
 	job.out = &deps;
-	if (pthread_create(&deps_tid, NULL, deps_thread, &job) == 0) {
+	struct stat dst;
+	if (!a.deps_json && stat(deps_path, &dst) == 0 && !S_ISREG(dst.st_mode)) {
+		/* a sibling deps.json that is a FIFO or device is skipped like a
+		 * missing one (reading it could block); a named one is read and
+		 * refused by the reader */
+		job.rc = -ENOENT;
+		deps_done = true;
+	} else if (pthread_create(&deps_tid, NULL, deps_thread, &job) == 0) {
 		deps_started = true;
 	} else {
 		deps_thread(&job); /* no thread: read it here */
@@ -556,7 +604,27 @@ int sl_convert_main(int argc, char **argv)
 			deps_path);
 	}
 
-	/* 7. the trace */
+	/* 7. the trace: never over one of its own inputs */
+	{
+		const char *ins[3] = {input, have_deps ? deps_path : NULL, have_nm ? names_path : NULL};
+		for (int i = 0; i < 3; i++) {
+			if (same_file(output, ins[i])) {
+				fflush(stdout);
+				if (strcmp(output, ins[i]))
+					fprintf(stderr, "Error: output %s is the input file %s\n",
+						output, ins[i]);
+				else
+					fprintf(stderr, "Error: output %s is the input file\n", output);
+				goto out;
+			}
+		}
+	}
+	if (pd.level >= 2 && pd.n_tasks == 0) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s: no AICPU tasks (aicpu_tasks is empty); the trace has "
+				"no task slices\n",
+			input);
+	}
 	struct sl_trace_opts o = {
 		.output_path = output,
 		.verbose = a.verbose,
@@ -588,10 +656,8 @@ int sl_convert_main(int argc, char **argv)
 	sl_print_stats(stdout, &pd, have_nm ? &nm : NULL);
 	printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with a "
 	       "separately-captured deps.json (--enable-dep-gen).\n");
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "Error: writing stdout: %s\n", strerror(errno));
+	if (sl_stdout_finish())
 		goto out;
-	}
 	exit_code = 0;
 	goto out;
 oom:

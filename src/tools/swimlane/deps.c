@@ -16,7 +16,9 @@
  *   - edges[] entries that are not objects, or whose pred / succ is missing
  *     or not an integer (number or numeric string): skipped (§3.3);
  *   - tasks[] entries without a parsable task_id: skipped; a block_num that
- *     cannot be parsed counts as 1 (§3.3);
+ *     cannot be parsed counts as 1 (§3.3), but a JSON number that is not an
+ *     integer (2.5) is an error (taskprof decision: not a block count);
+ *   - a key repeated in one object (edges[0].pred twice): an error;
  *   - no "edges" key (or null): has_edges false with the §3.3 warning text.
  * A task id listed twice resolves to its later entry (JSON dict semantics).
  */
@@ -285,7 +287,14 @@ static int dp_value(void *ctx, struct js_parser *p, const struct js_value *v)
 		if (JS_KEY(p, "task_id")) {
 			r->has_tid = soft_u64(v, &r->tid, NULL);
 		} else if (JS_KEY(p, "block_num")) {
-			bool neg = false;
+			bool neg = false, n2;
+			uint64_t m2;
+			/* a JSON number must be an integer (2.5 is not a block
+			 * count); other unparsable values count as 1 (§3.3) */
+			if (v->type == JS_NUMBER &&
+			    js_parse_int(v->s, v->len, false, &n2, &m2) != JS_INT_OK)
+				return js_fail(p, "expected an integer, got %.*s",
+					       v->len > 32 ? 32 : (int)v->len, v->s);
 			r->block_set = soft_u64(v, &r->block, &neg);
 			if (r->block_set && neg)
 				r->block = 1; /* max(int(...), 1) */

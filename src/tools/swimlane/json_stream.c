@@ -8,10 +8,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -303,6 +305,12 @@ static int on_start(struct js_parser *p, enum js_type t)
 	f->idx = -1;
 	f->key_len = 0;
 	f->key[0] = '\0';
+	if (f->seen) { /* only objects of more than 8 keys had a table */
+		free(f->seen);
+		f->seen = NULL;
+		f->cap_seen = 0;
+	}
+	f->n_seen = 0;
 	return 1;
 }
 
@@ -335,6 +343,76 @@ static int cb_end(void *ctx)
 	return on_end(ctx);
 }
 
+/* 64-bit hash of a key under the parse's random seed (a collision, which
+ * would report a false duplicate, cannot be crafted without the seed). */
+static uint64_t key_hash(uint64_t seed, const unsigned char *k, size_t len)
+{
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
+	for (size_t i = 0; i < len; i++) {
+		h ^= k[i];
+		h *= 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+#define JS_SMALL_KEYS (sizeof(((struct js_frame *)0)->small) / sizeof(uint64_t))
+
+/* Add @h to @f's key set; 1 if new, 0 if already there, -1 out of memory. */
+static int key_add(struct js_frame *f, uint64_t h)
+{
+	if (!f->seen) {
+		for (uint32_t i = 0; i < f->n_seen; i++)
+			if (f->small[i] == h)
+				return 0;
+		if (f->n_seen < JS_SMALL_KEYS) {
+			f->small[f->n_seen++] = h;
+			return 1;
+		}
+		/* the object outgrew the scan: move its keys into a table */
+		uint32_t cap = 64;
+		f->seen = calloc(cap, sizeof(*f->seen));
+		if (!f->seen)
+			return -1;
+		f->cap_seen = cap;
+		for (uint32_t i = 0; i < f->n_seen; i++) {
+			uint32_t j = (uint32_t)f->small[i] & (cap - 1);
+			while (f->seen[j])
+				j = (j + 1) & (cap - 1);
+			f->seen[j] = f->small[i];
+		}
+	}
+	if ((f->n_seen + 1) * 2 > f->cap_seen) {
+		uint32_t ncap = f->cap_seen ? f->cap_seen * 2 : 16;
+		uint64_t *nt = calloc(ncap, sizeof(*nt));
+		if (!nt)
+			return -1;
+		for (uint32_t i = 0; i < f->cap_seen; i++) {
+			if (!f->seen[i])
+				continue;
+			uint32_t j = (uint32_t)f->seen[i] & (ncap - 1);
+			while (nt[j])
+				j = (j + 1) & (ncap - 1);
+			nt[j] = f->seen[i];
+		}
+		free(f->seen);
+		f->seen = nt;
+		f->cap_seen = ncap;
+	}
+	uint32_t j = (uint32_t)h & (f->cap_seen - 1);
+	while (f->seen[j]) {
+		if (f->seen[j] == h)
+			return 0;
+		j = (j + 1) & (f->cap_seen - 1);
+	}
+	f->seen[j] = h;
+	f->n_seen++;
+	return 1;
+}
+
 static int cb_key(void *ctx, const unsigned char *k, size_t len)
 {
 	struct js_parser *p = ctx;
@@ -344,7 +422,22 @@ static int cb_key(void *ctx, const unsigned char *k, size_t len)
 	f->idx++; /* keys counted so that end() gets the member count */
 	f->key_len = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 	memcpy(f->key, k, len < JS_KEY_MAX ? len : JS_KEY_MAX);
+	int added = key_add(f, key_hash(p->key_seed, k, len));
+	if (added < 0) {
+		p->err = tp_set_error(-ENOMEM, "%s: out of memory", p->name);
+		return 0;
+	}
+	if (added == 0) {
+		js_fail(p, "duplicate key");
+		return 0;
+	}
 	return 1;
+}
+
+static void js_free_keys(struct js_parser *p)
+{
+	for (int d = 0; d <= JS_MAX_DEPTH; d++)
+		free(p->st[d].seen);
 }
 
 static const yajl_callbacks js_callbacks = {
@@ -366,7 +459,10 @@ static const yajl_callbacks js_callbacks = {
 static int js_begin(struct js_parser *p, const char *name,
 		    const struct js_ops *ops, void *ctx)
 {
-	memset(p, 0, offsetof(struct js_parser, st));
+	memset(p, 0, sizeof(*p));
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p->key_seed = ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)ts.tv_sec ^ (uint64_t)(uintptr_t)p;
 	p->st[0].is_array = false;
 	p->st[0].idx = -1;
 	p->st[0].key_len = 0;
@@ -462,7 +558,7 @@ static int js_finish(struct js_parser *p)
 int js_parse_mem(const char *name, const uint8_t *buf, size_t len,
 		 const struct js_ops *ops, void *ctx)
 {
-	struct js_parser *p = malloc(sizeof(*p));
+	struct js_parser *p = calloc(1, sizeof(*p));
 	if (!p)
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
 	int rc = js_begin(p, name, ops, ctx);
@@ -472,19 +568,39 @@ int js_parse_mem(const char *name, const uint8_t *buf, size_t len,
 		rc = js_finish(p);
 	if (p->h)
 		yajl_free(p->h);
+	if (p)
+		js_free_keys(p);
 	free(p);
 	return rc;
 }
 
 int js_parse_file(const char *name, const struct js_ops *ops, void *ctx)
 {
-	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; anything
+	 * but a regular file is refused (a FIFO or device would block or
+	 * never end), then reads block normally again. */
+	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
 		return tp_set_error(-e, "%s: cannot open: %s", name, strerror(e));
 	}
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return tp_set_error(-e, "%s: cannot stat: %s", name, strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		if (S_ISDIR(st.st_mode))
+			return tp_set_error(-EISDIR, "%s: is a directory", name);
+		return tp_set_error(-EINVAL, "%s: not a regular file", name);
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	uint8_t *buf = malloc(JS_CHUNK);
-	struct js_parser *p = malloc(sizeof(*p));
+	struct js_parser *p = calloc(1, sizeof(*p));
 	int rc = 0;
 	if (!buf || !p) {
 		rc = tp_set_error(-ENOMEM, "%s: out of memory", name);
@@ -513,6 +629,8 @@ int js_parse_file(const char *name, const struct js_ops *ops, void *ctx)
 out:
 	if (p && p->h)
 		yajl_free(p->h);
+	if (p)
+		js_free_keys(p);
 	free(p);
 	free(buf);
 	close(fd);

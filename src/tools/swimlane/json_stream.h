@@ -52,6 +52,13 @@ struct js_frame {
 	int64_t idx;      /* array: index of the current element (-1 before) */
 	uint32_t key_len; /* object: full length of the current key */
 	char key[JS_KEY_MAX];
+	/* object: hashes of the keys seen so far, so that a repeated key is
+	 * an error instead of "last wins": the first 8 in @small
+	 * (most objects: a plain scan), then all of them in @seen (open
+	 * addressing, 0 = free) */
+	uint64_t small[8];
+	uint64_t *seen;
+	uint32_t n_seen, cap_seen;
 };
 
 struct js_parser;
@@ -74,6 +81,7 @@ struct js_parser {
 	uint64_t off;       /* bytes of the input before the current chunk */
 	uint64_t line;      /* newlines before the current chunk */
 	uint64_t line_start;/* offset just after the last newline seen */
+	uint64_t key_seed;  /* per-parse seed of the key hashes */
 	struct js_frame st[JS_MAX_DEPTH + 1];
 };
 
@@ -95,7 +103,11 @@ static inline bool js_key_is(const struct js_parser *p, const char *k, size_t kl
  * js_parse_file() / js_parse_mem() - stream a JSON text through @ops.
  * @name: the file name used in messages (and opened by js_parse_file).
  * Return: 0; -errno when the file cannot be opened or read (message
- * "<name>: cannot open: <strerror>"), -ENOENT for a missing file; -EINVAL
+ * "<name>: cannot open: <strerror>"), -ENOENT for a missing file; -EISDIR
+ * ("<name>: is a directory") or -EINVAL ("<name>: not a regular file") for
+ * anything but a regular file (a FIFO is refused at once, never waited
+ * on); -EINVAL for a repeated key in one object ("<key path>: duplicate
+ * key"); -EINVAL
  * for a syntax error ("<name>: line L, column C: invalid JSON (<yajl>)")
  * or whatever a hook returned (its message set with js_fail()).
  */

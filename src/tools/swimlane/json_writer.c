@@ -5,6 +5,7 @@
 #include "tools/swimlane/json_writer.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,9 @@ bool jw_set_direct(struct jw *w)
 {
 	if (!w->threaded || w->fd < 0 || w->len || w->direct)
 		return w->direct;
+	struct stat st; /* direct I/O only on regular files (not devices) */
+	if (fstat(w->fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
 	off_t off = lseek(w->fd, 0, SEEK_CUR);
 	int fl = fcntl(w->fd, F_GETFL);
 	if (off < 0 || off % JW_DIRECT_ALIGN || fl < 0)

@@ -100,6 +100,8 @@ static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 			if (v->type != JS_STRING)
 				return js_fail(p, "expected a string or null, got %s",
 					       js_type_name(v->type));
+			if (memchr(v->s, '\0', v->len))
+				return js_fail(p, "expected a name, got a string with a NUL character");
 			m->orchestrator_name = js_strndup(v->s, v->len);
 			return m->orchestrator_name ? 0 : oom(p);
 		}
@@ -110,6 +112,8 @@ static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 	}
 	if (v->type != JS_STRING)
 		return js_fail(p, "expected a name string, got %s", js_type_name(v->type));
+	if (memchr(v->s, '\0', v->len))
+		return js_fail(p, "expected a name, got a string with a NUL character");
 	int64_t id;
 	if (!canonical_id(p, &id))
 		return 0; /* str(func_id) can never equal this key */

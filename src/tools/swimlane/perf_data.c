@@ -20,7 +20,12 @@
  * l2_swimlane_level and clock_freq_hz take numeric strings, §1.9), aicpu
  * rows of length != 4, aicore rows shorter than 5, core_id outside
  * 0..INT32_MAX, repeated (core_id, reg_task_id) keys within aicore_tasks or
- * within aicpu_tasks, a repeated top-level key. Unknown keys are skipped.
+ * within aicpu_tasks, a key repeated in any object, core_types strings other
+ * than "aic" / "aiv", core_to_thread values outside -1..SL_C2T_MAX (an int8
+ * thread index: 2^31 would mean 2^31 trace lanes), and records that end
+ * before they start (aicore end < start, aicpu finish < dispatch, sched /
+ * orch end_cycles < start_cycles; an end of 0 after a non-zero start too,
+ * since 0 converts to 0.0, §2.3). Unknown keys are skipped.
  * Measured (1M tasks, 0.75 sched + 1 orch record per task, 335 MB): ~1.9 s,
  * 228 MB peak; the peak is the result itself (sl_task 88 B, sl_phase 96 B).
  */
@@ -622,6 +627,14 @@ static int top_value(struct rd *r, struct js_parser *p, const struct js_value *v
 		int64_t lv;
 		if (v->type == JS_NULL)
 			return js_fail(p, "missing (expected an integer 1..4)");
+		bool lneg;
+		uint64_t lmag;
+		int lk = v->type == JS_NUMBER ? js_parse_int(v->s, v->len, false, &lneg, &lmag)
+					       : JS_INT_SYNTAX;
+		/* any integer outside 1..4, however large, gets the one message */
+		if (lk == JS_INT_RANGE || (lk == JS_INT_OK && (lneg || lmag < 1 || lmag > 4)))
+			return js_fail(p, "Unsupported l2_swimlane_level: %.*s (expected 1, 2, 3, or 4)",
+				       v->len > 40 ? 40 : (int)v->len, v->s);
 		int rc = js_get_i64(p, v, true, INT64_MIN, INT64_MAX, &lv);
 		if (rc)
 			return rc;
@@ -763,14 +776,16 @@ static int pd_value(void *ctx, struct js_parser *p, const struct js_value *v)
 		if (v->type != JS_STRING)
 			return js_fail(p, "expected \"aic\" or \"aiv\", got %s",
 				       js_type_name(v->type));
+		if (!(v->len == 3 && (!memcmp(v->s, "aic", 3) || !memcmp(v->s, "aiv", 3))))
+			return js_fail(p, "expected \"aic\" or \"aiv\", got another string");
 		if (jx_reserve((void **)&o->core_types, &r->cap_core_types, o->n_core_types, 1))
 			return oom(p);
-		o->core_types[o->n_core_types++] =
-			v->len == 3 && memcmp(v->s, "aic", 3) == 0 ? SL_AIC : SL_AIV;
+		o->core_types[o->n_core_types++] = v->s[2] == 'c' ? SL_AIC : SL_AIV;
 		return 0;
 	case T_C2T: {
 		int64_t x;
-		int rc = js_get_i64(p, v, false, INT32_MIN, INT32_MAX, &x);
+		/* an int8 scheduler thread index on the device, -1 = none */
+		int rc = js_get_i64(p, v, false, -1, SL_C2T_MAX, &x);
 		if (rc)
 			return rc;
 		if (jx_reserve((void **)&o->core_to_thread, &r->cap_c2t, o->n_core_to_thread,
@@ -808,6 +823,11 @@ static int sched_rec_end(struct rd *r, struct js_parser *p)
 		return oom(p);
 	if (r->ph_pop == 3)
 		r->ph.flags |= SL_PF_POP;
+	/* a negative duration (also end 0 after a start: a zero timestamp
+	 * converts to 0.0, §2.3) would draw a slice running backwards */
+	if (r->ph_end < r->ph_start)
+		return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, r->ph_end,
+			       r->ph_start);
 	r->ph.start_us = park(r->ph_start);
 	r->ph.end_us = park(r->ph_end);
 	base_cand(r, r->ph_start);
@@ -823,6 +843,9 @@ static int orch_rec_end(struct rd *r, struct js_parser *p)
 	struct sl_orch_list *l = &o->orch[t];
 	if (jx_reserve((void **)&l->v, &r->cap_orch[t], l->n, sizeof(*l->v)))
 		return oom(p);
+	if (r->orch_end < r->orch_start)
+		return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, r->orch_end,
+			       r->orch_start);
 	r->orch.start_us = park(r->orch_start);
 	r->orch.end_us = park(r->orch_end);
 	base_cand(r, r->orch_start);
@@ -841,6 +864,9 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, task_token_raw, reg_task_id, start_cycles, "
 					  "end_cycles], got %lld", (long long)n);
 		const struct core_row *c = &r->core[r->n_core++];
+		if (c->end < c->start)
+			return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, c->end,
+				       c->start);
 		if (c->start > c->r2s) /* the receive time, start - r2s (§2.2) */
 			base_cand(r, c->start - c->r2s);
 		base_cand(r, c->end);
@@ -852,6 +878,9 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, reg_task_id, dispatch_cycles, finish_cycles], "
 					  "got %lld", (long long)n);
 		const struct cpu_row *a = &r->cpu[r->n_cpu++];
+		if (a->finish < a->dispatch)
+			return js_fail(p, "finish_cycles %" PRIu64 " < dispatch_cycles %" PRIu64,
+				       a->finish, a->dispatch);
 		base_cand(r, a->dispatch);
 		base_cand(r, a->finish);
 		return 0;

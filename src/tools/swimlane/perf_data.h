@@ -133,6 +133,10 @@ struct sl_orch {
 struct sl_phase_list { struct sl_phase *v; size_t n; };
 struct sl_orch_list { struct sl_orch *v; size_t n; };
 
+/* Largest metadata.core_to_thread value: the device keeps the scheduler
+ * thread index of a core in an int8. */
+#define SL_C2T_MAX 127
+
 /**
  * struct sl_perf_data - what sl_read_perf_data() returns (spec §2.9).
  * @level:             l2_swimlane_level, 1..4.
@@ -147,7 +151,8 @@ struct sl_orch_list { struct sl_orch *v; size_t n; };
  * @sched, @n_sched:   per scheduler thread (index = thread), empty arrays
  *                     kept.
  * @has_orch, @orch, @n_orch: the same for aicpu_orchestrator_phases.
- * @core_to_thread, @n_core_to_thread: metadata.core_to_thread (may be 0).
+ * @core_to_thread, @n_core_to_thread: metadata.core_to_thread (may be 0);
+ *      each entry is -1 (none) or a scheduler thread index 0..SL_C2T_MAX.
  * @n_aicore_rows, @n_aicpu_rows: rows in the file.
  * @n_unmatched:       aicpu rows without an AICore partner (dropped).
  * @unmatched_warning: the §2.4 stderr warning text when @n_unmatched > 0

@@ -16,6 +16,7 @@
  *     (cyclic deps.json) and says so, where the reference loops forever.
  */
 #include "tools/swimlane/sched_overhead.h"
+#include "tools/swimlane/trace.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -896,6 +897,23 @@ static bool path_exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
+static bool regular_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* tp_last_error() without a leading "@path: " (the caller's message names
+ * the file already). */
+static const char *err_sans_path(const char *path)
+{
+	const char *e = tp_last_error();
+	size_t n = strlen(path);
+	if (!strncmp(e, path, n) && e[n] == ':' && e[n + 1] == ' ')
+		return e + n + 2;
+	return e;
+}
+
 /* The newest ./outputs/<x>/l2_swimlane_records.json by mtime, as an
  * absolute path (Path.cwd() / "outputs" / ...). */
 static int auto_detect(char *out, size_t len)
@@ -917,7 +935,8 @@ static int auto_detect(char *out, size_t len)
 			char p[PATH_MAX + 300];
 			snprintf(p, sizeof(p), "%s/%s/l2_swimlane_records.json", dir, de->d_name);
 			struct stat st;
-			if (stat(p, &st))
+			/* FIFOs and devices are skipped: reading one would block */
+			if (stat(p, &st) || !S_ISREG(st.st_mode))
 				continue;
 			bool newer = !found || st.st_mtim.tv_sec > best.tv_sec ||
 				     (st.st_mtim.tv_sec == best.tv_sec &&
@@ -1029,7 +1048,7 @@ int sl_sched_overhead_main(int argc, char **argv)
 		int which = 0; /* 1 records, 2 deps */
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			return 0;
+			return sl_stdout_finish();
 		}
 		if (!strncmp(a, "--l2-swimlane-records-json", 26) && (a[26] == '\0' || a[26] == '='))
 			which = 1;
@@ -1052,6 +1071,10 @@ int sl_sched_overhead_main(int argc, char **argv)
 			which = 1;
 			val = a;
 		}
+		if (which == 2 && !*val) {
+			fprintf(stderr, "Error: empty path for --deps-json\n");
+			return 2;
+		}
 		const char **slot = which == 1 ? &records : &deps_arg;
 		if (*slot) {
 			fprintf(stderr, "taskprof sched-overhead: %s given twice\n",
@@ -1073,7 +1096,8 @@ int sl_sched_overhead_main(int argc, char **argv)
 	struct sl_perf_data pd;
 	tp_clear_error();
 	if (sl_read_perf_data(perf_path, &pd)) {
-		int r = fail("Error: failed to read perf JSON %s: %s", perf_path, tp_last_error());
+		int r = fail("Error: failed to read perf JSON %s: %s", perf_path,
+			     err_sans_path(perf_path));
 		sl_perf_data_free(&pd);
 		return r;
 	}
@@ -1083,7 +1107,7 @@ int sl_sched_overhead_main(int argc, char **argv)
 		py_path(deps_arg, deps_path, sizeof(deps_path));
 	else {
 		sibling_deps(perf_path, deps_path, sizeof(deps_path));
-		have_deps = path_exists(deps_path);
+		have_deps = regular_exists(deps_path);
 	}
 	printf("Perf data:  %s\n", perf_path);
 	if (have_deps)
@@ -1093,7 +1117,7 @@ int sl_sched_overhead_main(int argc, char **argv)
 	struct sl_deps deps;
 	memset(&deps, 0, sizeof(deps));
 	if (pd.n_tasks == 0) {
-		fail("Error: No tasks found in perf data");
+		fail("Error: No tasks found in perf data %s", perf_path);
 		goto out;
 	}
 	if (!have_deps) {
@@ -1109,11 +1133,12 @@ int sl_sched_overhead_main(int argc, char **argv)
 		     deps_path, deps_path);
 		goto out;
 	} else if (drc) {
-		fail("Error: failed to read deps.json %s: %s", deps_path, tp_last_error());
+		fail("Error: failed to read deps.json %s: %s", deps_path, err_sans_path(deps_path));
 		goto out;
 	}
 	rc = report(stdout, &pd, &deps);
-	fflush(stdout);
+	if (sl_stdout_finish())
+		rc = 1;
 out:
 	sl_deps_free(&deps);
 	sl_perf_data_free(&pd);

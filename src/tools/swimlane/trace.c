@@ -1262,7 +1262,8 @@ static int64_t c2t(const struct gen *g, int32_t core)
 {
 	if (core < 0 || (size_t)core >= g->pd->n_core_to_thread)
 		return -1;
-	return g->pd->core_to_thread[core];
+	int32_t t = g->pd->core_to_thread[core];
+	return t <= SL_C2T_MAX ? t : -1;
 }
 
 static int add_anchor(struct gen *g, uint64_t task_id, double start, double end, int64_t tid,
@@ -2660,8 +2661,10 @@ static void aicpu_lanes(struct gen *g)
 {
 	const struct sl_perf_data *pd = g->pd;
 	int64_t mx = -1;
+	/* values above SL_C2T_MAX never reach here from the reader; the bound
+	 * is kept so that the lane count can never be driven by one number */
 	for (size_t i = 0; i < pd->n_core_to_thread; i++)
-		if (pd->core_to_thread[i] > mx)
+		if (pd->core_to_thread[i] > mx && pd->core_to_thread[i] <= SL_C2T_MAX)
 			mx = pd->core_to_thread[i];
 	if (pd->has_sched)
 		for (size_t i = 0; i < pd->n_sched; i++)

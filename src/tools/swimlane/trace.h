@@ -99,4 +99,15 @@ size_t sl_task_label(char *buf, size_t len, int64_t func_id, const struct sl_nam
  */
 int sl_convert_main(int argc, char **argv);
 
+/**
+ * sl_stdout_finish() - flush stdout and check that everything written to it
+ * arrived (a full device, a closed descriptor, a reader that went away).
+ *
+ * On failure prints "Error: writing stdout: <strerror>" on stderr (EPIPE
+ * when the reader of a pipe is gone, even when the failing write was an
+ * earlier buffered one).
+ * Return: 0, or 1 (the exit code) on failure.
+ */
+int sl_stdout_finish(void);
+
 #endif /* TASKPROF_TOOLS_SWIMLANE_TRACE_H */

@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# CLI test of where `taskprof swimlane` and `taskprof sched-overhead` read
+# and write (adversarial findings F1 F3-F8 F13 F15): device, FIFO, symlink
+# and directory outputs; FIFO inputs; output == input; concurrent
+# conversions to one path; stdout errors (full device, closed, broken pipe).
+# Devices are private mknod'ed nodes under the test directory (never /dev/*).
+# usage: test_cli_swimlane_io.sh TASKPROF_BINARY
+set -u
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+fixA=$here/../conformance/fixtures/swimlane-probe/A_level4_full
+fixC=$here/../conformance/fixtures/swimlane-probe/C_level1_v2rows
+root=$(mktemp -d /tmp/tp_cli_swio_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+T=10 # seconds: anything slower is a hang
+
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+a=$root/a
+mkdir -p "$a"
+cp "$fixA"/l2_swimlane_records.json "$fixA"/deps.json "$fixA"/name_map_TestProbe_case1.json "$a"/
+rec=$a/l2_swimlane_records.json
+# the reference output of a plain conversion to a regular file
+timeout $T "$bin" swimlane "$rec" -o "$root/solo.json" >/dev/null 2>"$root/err" ||
+	bad "plain conversion: $(cat "$root/err")"
+
+# only_line FILE WANT: FILE holds exactly the one line WANT
+only_line() {
+	if [[ $(wc -l <"$1") -ne 1 || $(cat "$1") != "$2" ]]; then
+		bad "stderr is '$(cat "$1")', expected '$2'"
+	fi
+}
+
+# no_temps DIR: nothing named *.tmp was left in DIR
+no_temps() {
+	local left
+	left=$(find "$1" -maxdepth 1 -name '*.tmp*')
+	[[ -z $left ]] || bad "temporary files left in $1: $left"
+}
+
+# ---- F1: device, FIFO and symlink outputs -------------------------------
+o=$root/out
+mkdir -p "$o"
+mknod -m 666 "$o/mynull" c 1 3
+mknod -m 666 "$o/myfull" c 1 7
+timeout $T "$bin" swimlane "$rec" -o "$o/mynull" >/dev/null 2>"$root/err" ||
+	bad "-o a null device: exit $? $(cat "$root/err")"
+[[ -c $o/mynull ]] || bad "-o a null device replaced the device node"
+timeout $T "$bin" swimlane "$rec" -o "$o/myfull" >/dev/null 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "-o a full device: exit $code, expected 1"
+only_line "$root/err" "Error: $o/myfull: write failed: No space left on device"
+[[ -c $o/myfull ]] || bad "-o a full device replaced the device node"
+no_temps "$o"
+
+mkfifo "$o/fifo"
+timeout $T "$bin" swimlane "$rec" -o "$o/fifo" >/dev/null 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "-o a FIFO without reader: exit $code, expected 1 (124 = hang)"
+only_line "$root/err" "Error: $o/fifo: FIFO has no reader"
+timeout $T cat "$o/fifo" >"$root/fromfifo.json" &
+reader=$!
+for _ in $(seq 50); do # wait until cat has the FIFO open
+	[[ -n $(find /proc/$reader/fd -lname "$o/fifo" 2>/dev/null) ]] && break
+	sleep 0.1
+done
+timeout $T "$bin" swimlane "$rec" -o "$o/fifo" >/dev/null 2>"$root/err" ||
+	bad "-o a FIFO with a reader: $(cat "$root/err")"
+wait $reader
+cmp -s "$root/fromfifo.json" "$root/solo.json" || bad "-o a FIFO: the reader got another trace"
+[[ -p $o/fifo ]] || bad "-o a FIFO replaced the FIFO"
+
+echo keep >"$o/target.json"
+ln -s target.json "$o/link.json"
+timeout $T "$bin" swimlane "$rec" -o "$o/link.json" >/dev/null 2>"$root/err" ||
+	bad "-o a symlink: $(cat "$root/err")"
+[[ -L $o/link.json ]] || bad "-o a symlink replaced the link"
+cmp -s "$o/target.json" "$root/solo.json" || bad "-o a symlink: the target is not the trace"
+ln -s missing.json "$o/dangling.json"
+timeout $T "$bin" swimlane "$rec" -o "$o/dangling.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "-o a dangling symlink: exit 0"
+grep -q "^Error: $o/dangling.json: symbolic link to a missing target" "$root/err" ||
+	bad "-o a dangling symlink: $(cat "$root/err")"
+[[ ! -e $o/missing.json ]] || bad "-o a dangling symlink created its target"
+no_temps "$o"
+
+# ---- F6: directory and empty outputs fail before writing -----------------
+mkdir -p "$root/adir"
+timeout $T "$bin" swimlane "$rec" -o "$root/adir" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "-o a directory: exit not 1"
+only_line "$root/err" "Error: $root/adir: is a directory"
+[[ -z $(ls -A "$root/adir") ]] || bad "-o a directory wrote into it"
+no_temps "$root"
+mkdir -p "$root/e"
+(cd "$root/e" && timeout $T "$bin" swimlane "$rec" -o "" >/dev/null 2>"$root/err")
+[[ $? -ne 0 ]] || bad "-o '': exit 0"
+only_line "$root/err" "Error: empty output path"
+[[ -z $(ls -A "$root/e") ]] || bad "-o '' wrote into the working directory"
+for tool in swimlane sched-overhead; do
+	timeout $T "$bin" $tool "$rec" --deps-json "" >/dev/null 2>"$root/err"
+	[[ $? -ne 0 ]] || bad "$tool --deps-json '': exit 0"
+	only_line "$root/err" "Error: empty path for --deps-json"
+done
+
+# ---- F3: FIFO inputs are refused at once, discovery skips them ------------
+f=$root/f
+mkdir -p "$f/outputs/run1"
+mkfifo "$f/in.json" "$f/outputs/run1/l2_swimlane_records.json"
+# run NAME WANT_EXIT WANT_LINE CMD...: exit code and the one stderr line
+run() {
+	local name=$1 want=$2 line=$3
+	shift 3
+	timeout $T "$@" >"$root/out.txt" 2>"$root/err"
+	local code=$?
+	[[ $code -eq $want ]] || bad "$name: exit $code, expected $want (124 = hang)"
+	only_line "$root/err" "$line"
+}
+run "records FIFO" 1 "Error: $f/in.json: not a regular file" \
+	"$bin" swimlane "$f/in.json" -o "$f/x.json"
+run "--deps-json FIFO" 1 "Error: $f/in.json: not a regular file" \
+	"$bin" swimlane "$rec" --deps-json "$f/in.json" -o "$f/x.json"
+run "--func-names FIFO" 1 "Error: $f/in.json: not a regular file" \
+	"$bin" swimlane "$rec" --func-names "$f/in.json" -o "$f/x.json"
+run "sched-overhead records FIFO" 1 \
+	"Error: failed to read perf JSON $f/in.json: not a regular file" \
+	"$bin" sched-overhead "$f/in.json" --deps-json "$a/deps.json"
+run "sched-overhead --deps-json FIFO" 1 \
+	"Error: failed to read deps.json $f/in.json: not a regular file" \
+	"$bin" sched-overhead "$rec" --deps-json "$f/in.json"
+pushd "$f" >/dev/null || exit 1
+timeout $T "$bin" swimlane -o "$f/x.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "auto-detected FIFO: exit not 1"
+[[ $(head -1 "$root/err") == "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs" ]] ||
+	bad "auto-detected FIFO: $(cat "$root/err")"
+timeout $T "$bin" sched-overhead >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "sched-overhead auto-detected FIFO: exit not 1"
+only_line "$root/err" "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs"
+popd >/dev/null || exit 1
+[[ ! -e $f/x.json ]] || bad "a FIFO input produced a trace"
+# a sibling deps.json that is a FIFO is skipped like a missing one
+s=$root/s
+mkdir -p "$s"
+cp "$rec" "$s"/
+mkfifo "$s/deps.json"
+timeout $T "$bin" swimlane "$s/l2_swimlane_records.json" -o "$s/x.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "sibling FIFO deps.json: $(cat "$root/err")"
+grep -q "^Warning: no usable deps.json at $s/deps.json" "$root/err" ||
+	bad "sibling FIFO deps.json: $(cat "$root/err")"
+
+# ---- F8: the output is never one of the inputs ----------------------------
+cp "$rec" "$root/rec.orig"
+for out in "$rec" "$a/deps.json" "$a/name_map_TestProbe_case1.json"; do
+	run "-o an input" 1 "Error: output $out is the input file" \
+		"$bin" swimlane "$rec" -o "$out"
+done
+ln -s l2_swimlane_records.json "$a/alias.json"
+run "-o a link to the input" 1 "Error: output $a/alias.json is the input file $rec" \
+	"$bin" swimlane "$rec" -o "$a/alias.json"
+cmp -s "$rec" "$root/rec.orig" || bad "an input was overwritten"
+cmp -s "$a/deps.json" "$fixA/deps.json" || bad "deps.json was overwritten"
+
+# ---- F7: concurrent conversions to one output ---------------------------
+c=$root/c
+mkdir -p "$c"
+cp "$fixC"/l2_swimlane_records.json "$c"/
+timeout $T "$bin" swimlane "$c/l2_swimlane_records.json" -o "$root/soloC.json" >/dev/null 2>&1
+for i in $(seq 10); do
+	rm -f "$root/same.json"
+	timeout $T "$bin" swimlane "$rec" -o "$root/same.json" >/dev/null 2>"$root/err1" &
+	p1=$!
+	timeout $T "$bin" swimlane "$c/l2_swimlane_records.json" -o "$root/same.json" \
+		>/dev/null 2>"$root/err2" || bad "concurrent run $i (C): $(cat "$root/err2")"
+	wait $p1 || bad "concurrent run $i (A): $(cat "$root/err1")"
+	if ! cmp -s "$root/same.json" "$root/solo.json" && ! cmp -s "$root/same.json" "$root/soloC.json"; then
+		bad "concurrent run $i: the output is neither conversion whole"
+	fi
+done
+no_temps "$root"
+
+# ---- F4 F5: stdout errors -------------------------------------------------
+# closed_pipe CMD...: run with stdout a pipe whose reader is already gone
+closed_pipe() {
+	python3 - "$@" <<'EOF'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, timeout=20)
+sys.stderr.write(p.stderr.decode())
+sys.exit(p.returncode)
+EOF
+}
+pipe_msg="Error: writing stdout: Broken pipe"
+closed_pipe "$bin" sched-overhead "$rec" 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "sched-overhead into a broken pipe: exit $code (141 = SIGPIPE)"
+only_line "$root/err" "$pipe_msg"
+rm -f "$root/v.json"
+closed_pipe "$bin" swimlane "$rec" -v -o "$root/v.json" 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "swimlane -v into a broken pipe: exit $code (141 = SIGPIPE)"
+only_line "$root/err" "$pipe_msg"
+# the trace is complete, never half written
+cmp -s "$root/v.json" "$root/solo.json" || bad "swimlane -v into a broken pipe: trace not whole"
+for tool in swimlane sched-overhead; do
+	closed_pipe "$bin" $tool --help 2>"$root/err"
+	[[ $? -eq 1 ]] || bad "$tool --help into a broken pipe: exit not 1"
+	only_line "$root/err" "$pipe_msg"
+	timeout $T "$bin" $tool --help >"$o/myfull" 2>"$root/err"
+	[[ $? -eq 1 ]] || bad "$tool --help into a full device: exit not 1"
+	only_line "$root/err" "Error: writing stdout: No space left on device"
+done
+timeout $T "$bin" sched-overhead "$rec" >"$o/myfull" 2>"$root/err"
+[[ $? -eq 1 ]] || bad "sched-overhead into a full device: exit not 1"
+only_line "$root/err" "Error: writing stdout: No space left on device"
+timeout $T "$bin" sched-overhead "$rec" >&- 2>"$root/err"
+[[ $? -eq 1 ]] || bad "sched-overhead with stdout closed: exit not 1"
+only_line "$root/err" "Error: writing stdout: Bad file descriptor"
+timeout $T "$bin" sched-overhead "$rec" >"$o/mynull" 2>"$root/err" ||
+	bad "sched-overhead into a null device: $(cat "$root/err")"
+
+# ---- F13 F15: messages naming the file ------------------------------------
+e4=$root/empty4.json
+sed 's/^  "aicpu_tasks": \[$/  "aicpu_tasks": [], "x_aicpu_tasks": [/' "$rec" >"$e4"
+timeout $T "$bin" swimlane "$e4" -o "$root/e4.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "empty aicpu_tasks: exit not 0"
+grep -q "^Warning: $e4: no AICPU tasks (aicpu_tasks is empty)" "$root/err" ||
+	bad "empty aicpu_tasks: no warning naming the file: $(cat "$root/err")"
+run "sched-overhead without tasks" 1 "Error: No tasks found in perf data $e4" \
+	"$bin" sched-overhead "$e4" --deps-json "$a/deps.json"
+sed 's/"l2_swimlane_level": 4/"l2_swimlane_level": 5/' "$rec" >"$root/l5.json"
+timeout $T "$bin" sched-overhead "$root/l5.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
+only_line "$root/err" "Error: failed to read perf JSON $root/l5.json: l2_swimlane_level: Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)"
+
+if [[ $fail -eq 0 ]]; then
+	echo "swimlane I/O: all checks passed"
+fi
+exit $fail
