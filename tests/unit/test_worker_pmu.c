@@ -595,41 +595,52 @@ static void test_foreign_writer_with_lease(void **state)
  * off, the same spinning graph (4 tasks per AIV core, all ready at once)
  * is dual-issued (pending tasks placed behind running ones). */
 /*
- * Every row names the kernel that ran: CaseSmall2 on one cluster puts AIV
- * tasks (SF, UP) on both AIV cores (1 and 2); the row's func_id must be the
- * task's AIV kernel on either core (it once came from the core's subslot,
- * so rows on the second AIV core read -1).
+ * Every row names the kernel that ran on its core: synthetic on one cluster
+ * (1 AIC + 2 AIV) spreads its 128-block SPMD AIV task over both AIV cores
+ * (1 and 2) and runs MIX tasks on all three; each row's func_id must be a
+ * kernel of the callable whose core type is the row's (it once came from
+ * the core's subslot, so rows on the second AIV core read -1).
  */
 static void test_func_id_every_core(void **state)
 {
 	(void)state;
-	/* Which AIV core takes a task depends on timing: run until the
-	 * second AIV core has rows (it does in most runs). */
-	for (int p = 0, tries = 0; p < 2; p++) {
+	const struct tp_callable *cal = tp_callable_find("synthetic");
+	assert_non_null(cal);
+	for (int p = 0; p < 2; p++) {
+		struct tp_worker_config cfg = { .platform = PLATS[p], .output_root = g_root,
+						.pmu_event_type = 2, .block_dim = 1 };
+		struct tp_worker *w = tp_worker_open(&cfg);
+		assert_non_null(w);
 		struct tp_run_result *r = calloc(1, sizeof(*r));
-		struct csv *c = malloc(sizeof(*c));
-		assert_int_equal(run_case(PLATS[p], "CaseSmall2", 2, 1, 1, r), 0);
+		assert_int_equal(tp_worker_run(w, cal, NULL, r), 0);
+		tp_worker_close(w);
 		assert_true(r->pass);
-		load_csv(r->pmu_csv, c);
-		assert_int_equal(c->nrows, (int)r->subtasks);
-		int per_core[3] = { 0 };
-		for (int i = 0; i < c->nrows; i++) {
-			uint64_t core = c->v[i][1], func = c->v[i][3], type = c->v[i][4];
+		FILE *f = fopen(r->pmu_csv, "r");
+		assert_non_null(f);
+		char line[1024];
+		assert_non_null(fgets(line, sizeof(line), f)); /* header */
+		uint64_t rows = 0, per_core[3] = { 0 };
+		while (fgets(line, sizeof(line), f)) {
+			/* thread_id,core_id,task_id,func_id,core_type,... */
+			char *save, *tok = strtok_r(line, ",", &save);
+			uint64_t v[5];
+			for (int k = 0; k < 5; k++) {
+				assert_non_null(tok);
+				v[k] = strtoull(tok, NULL, 0);
+				tok = strtok_r(NULL, ",", &save);
+			}
+			uint64_t core = v[1], func = v[3], type = v[4];
 			assert_true(core < 3);
 			per_core[core]++;
-			assert_true(func < 4);
-			/* QK (0) and PV (2) are AIC kernels, SF (1) and UP (3) AIV. */
-			assert_int_equal(type, func & 1);
+			assert_true(func < (uint64_t)cal->n_kernels);
 			assert_int_equal(type, core == 0 ? 0 : 1);
+			assert_int_equal(type, (uint64_t)cal->kernels[func].core_type);
+			rows++;
 		}
-		free(c);
+		fclose(f);
+		assert_int_equal(rows, r->subtasks);
+		assert_true(per_core[0] > 0 && per_core[1] > 0 && per_core[2] > 0);
 		free(r);
-		if (per_core[2] == 0 && ++tries < 20) {
-			p--;
-			continue;
-		}
-		assert_true(per_core[0] > 0 && per_core[2] > 0);
-		tries = 0;
 	}
 }
 
