@@ -266,15 +266,10 @@ static int parse_pmu_event_type(const char *val, int argc, char **argv, int *typ
 /* Print the `taskprof pmu` summary of @csv. Return: 0 or -errno. */
 static int print_pmu_summary(const char *csv)
 {
-	struct pmu_csv *t;
-	int rc = pmu_csv_load(csv, &t);
-	if (rc) {
-		fprintf(stderr, "taskprof run: %s\n", tp_last_error());
-		return rc;
-	}
-	rc = pmu_report_print(t, stdout);
-	pmu_csv_free(t);
-	return rc;
+	/* As `taskprof pmu CSV`: it also names the functions from the run
+	 * folder's name map. */
+	char *argv[] = { "taskprof pmu", (char *)csv, NULL };
+	return pmu_report_main(2, argv) ? -EIO : 0;
 }
 
 int cmd_run(int argc, char **argv)

@@ -556,9 +556,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
 		goto out;
 
-	/* The name map goes with swimlane or dep_gen (spec §3.4): the
-	 * converter finds it beside the records. */
-	if ((w->dep_gen || w->swimlane_level) &&
+	/* The name map goes with swimlane, dep_gen or PMU (spec §3.4): the
+	 * converter and `taskprof pmu` find it beside their inputs. */
+	if ((w->dep_gen || w->swimlane_level || w->pmu_event_type > 0) &&
 	    (rc = wk_write_name_map(res->output_dir, cal, cs->name, res->name_map,
 				    sizeof(res->name_map))))
 		goto out;

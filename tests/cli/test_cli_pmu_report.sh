@@ -38,6 +38,20 @@ grep -qE '^  mte2_busy_cycles +700\.0 +14\.0%$' <<<"$out" || bad "mte2 share: $o
 grep -qE '^  icache_req +0\.0$' <<<"$out" || bad "icache line: $out"
 echo "ok: PIPE_UTILIZATION summary"
 
+# Names: the unique sibling name map, or --func-names (func 7 has no name).
+mkdir "$root/named"
+cp "$root/pmu.csv" "$root/named/pmu.csv"
+printf '{\n  "level": 2,\n  "orchestrator_name": "O",\n  "callable_id_to_name": {\n    "3": "QK"\n  }\n}' \
+    >"$root/named/name_map_X_Y.json"
+out=$("$bin" pmu "$root/named/pmu.csv") || bad "named exited $?"
+has "$out" "func_id 3 (QK): 2 rows (AIC 2, AIV 0)"
+has "$out" "func_id 7: 3 rows (AIC 0, AIV 3)"
+out=$("$bin" pmu --func-names "$root/named/name_map_X_Y.json" "$root/pmu.csv") || bad "--func-names exited $?"
+has "$out" "func_id 3 (QK): 2 rows"
+"$bin" pmu --func-names "$root/none.json" "$root/pmu.csv" >/dev/null 2>&1
+[[ $? -eq 1 ]] || bad "--func-names missing: want exit 1"
+echo "ok: function names"
+
 # Reference layout (no run_epoch), MEMORY group on a5-like columns: means only.
 cat >"$root/mem.csv" <<CSV
 $H,pmu_rd_l1_instr,pmu_wr_l1_instr,event_type

@@ -38,7 +38,7 @@ f=$(csv_of bare)
 [ -n "$f" ] || bad "bare: no pmu.csv"
 has "$out" "pmu: $f (12 rows, event type 2)"
 has "$out" "$f: 12 rows, 4 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 1"
-has "$out" "func_id 0: 3 rows (AIC 3, AIV 0)"
+has "$out" "func_id 0 (QK): 3 rows (AIC 3, AIV 0)"
 has "$out" "share of total"
 [ "$(head -1 "$f")" = "$A2A3_PIPE" ] || bad "bare: header $(head -1 "$f")"
 [ "$(($(wc -l <"$f") - 1))" = 12 ] || bad "bare: $(wc -l <"$f") lines"

@@ -8,12 +8,14 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include "base/error.h"
 #include "base/file.h"
 #include "taskprof/taskprof.h"
 #include "tools/pmu/pmu_report.h"
+#include "tools/swimlane/perf_data.h"
 
 #define NFIXED 6
 static const char *const fixed_cols[NFIXED] = {"thread_id", "core_id",  "task_id",
@@ -293,6 +295,12 @@ static int cmp_row(const void *a, const void *b)
 
 int pmu_report_print(const struct pmu_csv *c, FILE *out)
 {
+	return pmu_report_print_named(c, NULL, out);
+}
+
+int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *names,
+			   FILE *out)
+{
 	/* Sorted by (func_id, total): each function is a run, its median is
 	 * its middle. */
 	struct pmu_row *rows = malloc((c->nrows ? c->nrows : 1) * sizeof(*rows));
@@ -333,11 +341,14 @@ int pmu_report_print(const struct pmu_csv *c, FILE *out)
 		long double median = n % 2 ? rows[i + n / 2].total
 					   : ((long double)rows[i + n / 2 - 1].total +
 					      rows[i + n / 2].total) / 2;
+		const char *fname = names ? sl_name_map_get(names, rows[i].func_id) : NULL;
+		fprintf(out, "\nfunc_id %" PRIu32, rows[i].func_id);
+		if (fname)
+			fprintf(out, " (%s)", fname);
 		fprintf(out,
-			"\nfunc_id %" PRIu32 ": %zu row%s (AIC %" PRIu64 ", AIV %" PRIu64
+			": %zu row%s (AIC %" PRIu64 ", AIV %" PRIu64
 			"), pmu_total_cycles mean %.1Lf median %.1Lf\n",
-			rows[i].func_id, n, n == 1 ? "" : "s", aic, (uint64_t)n - aic,
-			sum_total / n, median);
+			n, n == 1 ? "" : "s", aic, (uint64_t)n - aic, sum_total / n, median);
 		if (c->ncnt)
 			fprintf(out, "  %-*s %14s%s\n", w, "counter", "mean", pipe ? "   share of total" : "");
 		for (int k = 0; k < c->ncnt; k++) {
@@ -375,26 +386,79 @@ void pmu_csv_free(struct pmu_csv *c)
 	free(c);
 }
 
+/* The unique regular name_map*.json next to @csv (the run folder), as a
+ * malloc'd path; NULL when there is none or more than one. */
+static char *sibling_name_map(const char *csv)
+{
+	char dir[4096];
+	const char *slash = strrchr(csv, '/');
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - csv), csv);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	if (!dir[0])
+		snprintf(dir, sizeof(dir), "/");
+	DIR *d = opendir(dir);
+	if (!d)
+		return NULL;
+	char *found = NULL;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (strncmp(e->d_name, "name_map", 8) || l < 13 || strcmp(e->d_name + l - 5, ".json"))
+			continue;
+		char p[8192];
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(p, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (++n == 1)
+			found = strdup(p);
+	}
+	closedir(d);
+	if (n != 1) {
+		free(found);
+		return NULL;
+	}
+	return found;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: taskprof pmu [-h] PMU_CSV\n\n"
+	fprintf(f, "usage: taskprof pmu [-h] [--func-names NAME_MAP] PMU_CSV\n\n"
 		   "Summarise a pmu.csv per function: rows (AIC / AIV), mean and median\n"
 		   "pmu_total_cycles, and each counter's mean per row; for PIPE_UTILIZATION\n"
 		   "(event_type 2) each pipe's busy cycles as a share of the total cycles.\n\n"
 		   "arguments:\n"
 		   "  PMU_CSV      <output_prefix>/pmu.csv of a run with --enable-pmu\n\n"
 		   "options:\n"
+		   "  --func-names NAME_MAP\n"
+		   "               func_id -> name map (default: the unique sibling\n"
+		   "               name_map*.json next to PMU_CSV, written by runs with\n"
+		   "               PMU, swimlane or dep_gen on); names follow the ids\n"
 		   "  -h, --help   this text\n\n"
 		   "exit status: 0 ok, 1 unreadable or malformed CSV, 2 usage error\n");
 }
 
 int pmu_report_main(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *path = NULL, *names_arg = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
+		}
+		if (!strcmp(argv[i], "--func-names") || !strncmp(argv[i], "--func-names=", 13)) {
+			if (argv[i][12] == '=')
+				names_arg = argv[i] + 13;
+			else if (i + 1 < argc)
+				names_arg = argv[++i];
+			if (!names_arg || !*names_arg) {
+				fprintf(stderr, "taskprof pmu: --func-names needs a file\n");
+				return 2;
+			}
+			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "taskprof pmu: unknown option '%s'\n", argv[i]);
@@ -418,7 +482,26 @@ int pmu_report_main(int argc, char **argv)
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
 		return 1;
 	}
-	int rc = pmu_report_print(c, stdout);
+	/* Names: --func-names (an error when unreadable), else the unique
+	 * sibling name map (silently none when it cannot be read). */
+	struct sl_name_map nm;
+	bool have_nm = false;
+	if (names_arg) {
+		if (sl_read_name_map(names_arg, &nm)) {
+			fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
+			pmu_csv_free(c);
+			return 1;
+		}
+		have_nm = true;
+	} else {
+		char *sib = sibling_name_map(path);
+		if (sib && sl_read_name_map(sib, &nm) == 0)
+			have_nm = true;
+		free(sib);
+	}
+	int rc = pmu_report_print_named(c, have_nm ? &nm : NULL, stdout);
+	if (have_nm)
+		sl_name_map_free(&nm);
 	pmu_csv_free(c);
 	if (rc) {
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());

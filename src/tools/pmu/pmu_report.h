@@ -52,6 +52,15 @@ size_t pmu_csv_rows(const struct pmu_csv *c);
  */
 int pmu_report_print(const struct pmu_csv *c, FILE *out);
 
+struct sl_name_map;
+/**
+ * pmu_report_print_named() - pmu_report_print() with each func_id's name
+ * from @names (a name_map_<case>.json, spec/swimlane-format.md §3.4) after
+ * it: "func_id 0 (QK): ...". @names may be NULL (no names).
+ */
+int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *names,
+			   FILE *out);
+
 void pmu_csv_free(struct pmu_csv *c);
 
 /* `taskprof pmu` (argv[0] is the command name). Exit code: 0, 1 bad
