@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "examples/paged_attention/pa_callable.h"
 #include "examples/paged_attention/pa_golden.h"
 #include "examples/paged_attention/pa_inputs.h"
 #include "examples/paged_attention/pa_kernels.h"
@@ -486,106 +487,13 @@ static void test_dummy_3sched(void **s) { (void)s; check_dummy(3); }
 
 static struct tp_kernel_entry pa_table[PA_FUNC_COUNT];
 
-/* spec/runtime-model.md §5.3 (the same orchestration as under TRB). */
+/* The example's own orchestration (spec/runtime-model.md §5.3) on the
+ * signature view of @arg (a struct pa_inputs). */
 static int orch_pa(struct tp_orch *o, void *arg)
 {
-	struct pa_inputs *in = arg;
-	const struct pa_dims *d = &in->d;
-	const uint32_t M = d->q_tile, S = d->S, D = d->D;
-	struct tp_tensor query, kc, vc, out;
-	uint32_t qs[2] = { d->B * d->H, D }, ks[2] = { d->T * S, D };
-	int rc;
-	if ((rc = tp_tensor_make_contiguous(&query, (uintptr_t)in->query, TP_BF16, 2, qs)) ||
-	    (rc = tp_tensor_make_contiguous(&kc, (uintptr_t)in->key_cache, TP_BF16, 2, ks)) ||
-	    (rc = tp_tensor_make_contiguous(&vc, (uintptr_t)in->value_cache, TP_BF16, 2, ks)) ||
-	    (rc = tp_tensor_make_contiguous(&out, (uintptr_t)in->out, TP_FP32, 2, qs)))
-		return rc;
-	const uint64_t scale = (uint64_t)pa_arg_f32(in->scale);
-
-	for (uint32_t b = 0; b < d->B; b++) {
-		const uint32_t ctx = (uint32_t)in->context_lens[b];
-		const uint32_t bn_b = (ctx + S - 1) / S;
-		for (uint32_t q = 0; q < d->q_loop; q++) {
-			if ((rc = tp_scope_begin(o)))
-				return rc;
-			uint32_t row0 = b * d->H + q * M;
-			uint32_t vsh[2] = { M, D }, voff[2] = { row0, 0 };
-			struct tp_tensor qi, out_v, acc[3];
-			if ((rc = tp_tensor_view(&query, vsh, voff, &qi)) ||
-			    (rc = tp_tensor_view(&out, vsh, voff, &out_v)))
-				return rc;
-			const struct tp_tensor_create ci[3] = {
-				{ TP_FP32, 2, { M, D } }, /* oi */
-				{ TP_FP32, 1, { M } },    /* li */
-				{ TP_FP32, 1, { M } },    /* mi */
-			};
-			if ((rc = tp_alloc_tensors(o, 3, ci, acc, NULL)))
-				return rc;
-			struct tp_tensor *oi = &acc[0], *li = &acc[1], *mi = &acc[2];
-			for (uint32_t bn = 0; bn < bn_b; bn++) {
-				if ((rc = tp_scope_begin(o)))
-					return rc;
-				int32_t blk = in->block_table[(size_t)b * d->max_blocks + bn];
-				uint32_t valid = ctx - bn * S < S ? ctx - bn * S : S;
-				uint32_t ksh[2] = { S, D }, koff[2] = { (uint32_t)blk * S, 0 };
-				struct tp_tensor kj, vj, sij, sij_v, pij, mij, lij, oi_new;
-				if ((rc = tp_tensor_view(&kc, ksh, koff, &kj)) ||
-				    (rc = tp_tensor_view(&vc, ksh, koff, &vj)))
-					return rc;
-				struct tp_task_args a;
-				uint32_t s_ms[2] = { M, S }, s_m[1] = { M }, s_md[2] = { M, D };
-
-				tp_args_init(&a);
-				tp_args_add_input(&a, &qi);
-				tp_args_add_input(&a, &kj);
-				tp_args_add_output(&a, TP_FP32, 2, s_ms);
-				if ((rc = tp_submit_aic(o, PA_FUNC_QK, &a, NULL)))
-					return rc;
-				sij = a.tensors[PA_QK_SIJ];
-
-				uint32_t vv[2] = { M, valid }, z[2] = { 0, 0 };
-				if ((rc = tp_tensor_view(&sij, vv, z, &sij_v)))
-					return rc;
-				tp_args_init(&a);
-				tp_args_add_input(&a, &sij_v);
-				tp_args_add_output(&a, TP_BF16, 2, s_ms);
-				tp_args_add_output(&a, TP_FP32, 1, s_m);
-				tp_args_add_output(&a, TP_FP32, 1, s_m);
-				tp_args_add_scalar(&a, scale);
-				if ((rc = tp_submit_aiv(o, PA_FUNC_SF, &a, NULL)))
-					return rc;
-				pij = a.tensors[PA_SF_PIJ];
-				mij = a.tensors[PA_SF_MIJ];
-				lij = a.tensors[PA_SF_LIJ];
-
-				tp_args_init(&a);
-				tp_args_add_input(&a, &pij);
-				tp_args_add_input(&a, &vj);
-				tp_args_add_output(&a, TP_FP32, 2, s_md);
-				if ((rc = tp_submit_aic(o, PA_FUNC_PV, &a, NULL)))
-					return rc;
-				oi_new = a.tensors[PA_PV_OI_NEW];
-
-				tp_args_init(&a);
-				tp_args_add_input(&a, &mij);
-				tp_args_add_input(&a, &lij);
-				tp_args_add_input(&a, &oi_new);
-				tp_args_add_inout(&a, mi);
-				tp_args_add_inout(&a, li);
-				tp_args_add_inout(&a, oi);
-				tp_args_add_inout(&a, &out_v);
-				tp_args_add_scalar(&a, bn == 0);
-				tp_args_add_scalar(&a, bn == bn_b - 1);
-				if ((rc = tp_submit_aiv(o, PA_FUNC_UP, &a, NULL)))
-					return rc;
-				if ((rc = tp_scope_end(o)))
-					return rc;
-			}
-			if ((rc = tp_scope_end(o)))
-				return rc;
-		}
-	}
-	return 0;
+	struct tp_case_args ca;
+	int rc = pa_case_args(arg, &ca);
+	return rc ? rc : pa_orchestration(o, &ca);
 }
 
 static int orch_pa_hbg(struct tp_orch *o, void *arg)
