@@ -180,9 +180,16 @@ TP_RT_API int tp_rt_memcpy(void *dst, const void *src, size_t size,
  * simulated stream has depth 1), so @args may live on the caller's stack.
  * Launches on one device from several threads run one after another.
  *
+ * Kernels may use the tile API (taskprof/kernel.h): each AICore thread
+ * has its core's context bound, reset before every block. When a tile op
+ * of a block fails, every block still runs to its end and the launch
+ * returns that op's error (the failing block with the lowest index); the
+ * message names the kernel (tp_rt_launch_attr's name, its symbol, or
+ * "kernel_<address>"), the block, the core and the op's own message.
+ *
  * Return: 0; -EINVAL for a NULL @kernel or @block_dim out of range;
- * -EPERM from a kernel; the errors of tp_rt_set_device() when the device
- * cannot be opened.
+ * -EPERM from a kernel; a tile op's negative errno (above); the errors of
+ * tp_rt_set_device() when the device cannot be opened.
  */
 TP_RT_API int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args);
 
@@ -196,6 +203,56 @@ TP_RT_API int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *arg
  * Return: 0, or -EPERM from a kernel.
  */
 TP_RT_API int tp_rt_synchronize(void);
+
+/**
+ * enum tp_rt_cores - which AICores a launch's blocks run on.
+ * @TP_RT_CORES_ANY: the order of tp_rt_launch(): AIV cores first, then AIC.
+ * @TP_RT_CORES_AIV: vector cores only (16 per device); blocks beyond them
+ *                   wait for a free AIV core.
+ * @TP_RT_CORES_AIC: cube cores only (8 per device); needed by kernels that
+ *                   use L1 / L0A / L0B / L0C and tp_mmad.
+ */
+enum tp_rt_cores {
+	TP_RT_CORES_ANY = 0,
+	TP_RT_CORES_AIV = 1,
+	TP_RT_CORES_AIC = 2,
+};
+
+/**
+ * struct tp_rt_launch_attr - optional attributes of a launch.
+ * @name:  the kernel's name as tools report it (`taskprof op -k` matches
+ *         it); NULL: the kernel function's symbol name (dladdr), or
+ *         "kernel_<address>" when it has none. A string with static storage.
+ * @cores: where the blocks run (enum tp_rt_cores).
+ */
+struct tp_rt_launch_attr {
+	const char *name;
+	enum tp_rt_cores cores;
+};
+
+/**
+ * tp_rt_launch_ex() - tp_rt_launch() with attributes.
+ * @attr: NULL behaves exactly as tp_rt_launch().
+ *
+ * Return: as tp_rt_launch(); -EINVAL also for an unknown @attr->cores.
+ */
+TP_RT_API int tp_rt_launch_ex(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+			      const struct tp_rt_launch_attr *attr);
+
+/**
+ * tp_rt_range_push() / tp_rt_range_pop() - mark a range of device API
+ * calls (the mstx range markers' role). On their own they do nothing but
+ * check pairing; `taskprof op --replay-mode range` replays every launch
+ * between them as one unit (spec/opprof.md §4.8).
+ * @name: the range's name, a string with static storage, not NULL.
+ *
+ * Ranges do not nest and are per thread.
+ *
+ * Return: 0; -EINVAL for a NULL @name, a push while a range is open on
+ * the thread, or a pop with none open.
+ */
+TP_RT_API int tp_rt_range_push(const char *name);
+TP_RT_API int tp_rt_range_pop(void);
 
 #ifdef __cplusplus
 }

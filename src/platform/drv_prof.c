@@ -28,7 +28,7 @@ static int check(struct tp_device *dev, uint32_t channel, uint64_t owner, int *i
 	return 0;
 }
 
-int tp_drv_prof_start(struct tp_device *dev, uint32_t channel, uint64_t owner,
+int tp_drv_lease_start(struct tp_device *dev, uint32_t channel, uint64_t owner,
 		      uint32_t cfg_mode)
 {
 	int id = -1, rc = check(dev, channel, owner, &id);
@@ -51,7 +51,7 @@ int tp_drv_prof_start(struct tp_device *dev, uint32_t channel, uint64_t owner,
 	return TP_DRV_PROF_EHELD;
 }
 
-int tp_drv_prof_stop(struct tp_device *dev, uint32_t channel, uint64_t owner)
+int tp_drv_lease_stop(struct tp_device *dev, uint32_t channel, uint64_t owner)
 {
 	int id = -1, rc = check(dev, channel, owner, &id);
 	if (rc)
@@ -69,7 +69,7 @@ int tp_drv_prof_stop(struct tp_device *dev, uint32_t channel, uint64_t owner)
 			    "owner", id, channel);
 }
 
-uint64_t tp_drv_prof_holder(int device_id, uint32_t channel)
+uint64_t tp_drv_lease_holder(int device_id, uint32_t channel)
 {
 	if (device_id < 0 || device_id >= TP_DRV_PROF_MAX_DEVICES ||
 	    channel >= TP_DRV_PROF_MAX_CHANNELS)

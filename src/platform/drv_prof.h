@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * platform/drv_prof.h — the simulated driver's profiling channels (seed
- * 000 §7.0, issue 5 scope 7).
+ * platform/drv_prof.h — the simulated driver's channel leases (seed 000
+ * §7.0, issue 5 scope 7): who holds a profiling channel of a device id.
+ *
+ * This is the ownership half only (tp_drv_lease_*). The public channels
+ * that carry records — tp_drv_prof_start / _stop / _channel_read /
+ * _channel_poll of include/taskprof/rt_tool.h — are rt.c and op_chan.c;
+ * they share nothing with the leases but the idea of a channel.
  *
  * A profiling channel is started on a device by one owner at a time; the
  * exclusion is the driver's, below any one process, so two tp_device
@@ -37,7 +42,7 @@ struct tp_device;
 #define TP_DRV_PROF_EHELD (-10)
 
 /**
- * tp_drv_prof_start() - start profiling channel @channel on @dev's device.
+ * tp_drv_lease_start() - start profiling channel @channel on @dev's device.
  * @dev:      the device (its tp_device_id() names the channel's device).
  * @channel:  0 .. TP_DRV_PROF_MAX_CHANNELS-1 (53 for the PMU lease).
  * @owner:    who starts it, non-zero (a process or collector token).
@@ -49,29 +54,29 @@ struct tp_device;
  * not count references: the lease above it does); -EINVAL for a bad
  * channel, device id, owner or mode (tp_last_error() says which).
  */
-int tp_drv_prof_start(struct tp_device *dev, uint32_t channel, uint64_t owner,
+int tp_drv_lease_start(struct tp_device *dev, uint32_t channel, uint64_t owner,
 		      uint32_t cfg_mode);
 
 /**
- * tp_drv_prof_stop() - stop a channel @owner started.
+ * tp_drv_lease_stop() - stop a channel @owner started.
  *
  * Return: 0; -ENOENT when the channel is not started; -EPERM when another
- * owner holds it; -EINVAL as for tp_drv_prof_start().
+ * owner holds it; -EINVAL as for tp_drv_lease_start().
  */
-int tp_drv_prof_stop(struct tp_device *dev, uint32_t channel, uint64_t owner);
+int tp_drv_lease_stop(struct tp_device *dev, uint32_t channel, uint64_t owner);
 
 /**
- * tp_drv_prof_holder() - owner of a channel of device id @device_id.
+ * tp_drv_lease_holder() - owner of a channel of device id @device_id.
  *
  * Return: the owner token, or 0 when the channel is not started (or the
  * id / channel is out of range).
  */
-uint64_t tp_drv_prof_holder(int device_id, uint32_t channel);
+uint64_t tp_drv_lease_holder(int device_id, uint32_t channel);
 
-/** tp_drv_prof_held() - tp_drv_prof_holder() != 0. */
-static inline bool tp_drv_prof_held(int device_id, uint32_t channel)
+/** tp_drv_lease_held() - tp_drv_lease_holder() != 0. */
+static inline bool tp_drv_lease_held(int device_id, uint32_t channel)
 {
-	return tp_drv_prof_holder(device_id, channel) != 0;
+	return tp_drv_lease_holder(device_id, channel) != 0;
 }
 
 #endif /* TASKPROF_PLATFORM_DRV_PROF_H */

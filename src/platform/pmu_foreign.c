@@ -29,7 +29,7 @@ struct tp_pmu_foreign {
 
 static bool leased(struct tp_device *dev)
 {
-	return tp_drv_prof_held(tp_device_id(dev), TP_DRV_PROF_CHANNEL_FFTS);
+	return tp_drv_lease_held(tp_device_id(dev), TP_DRV_PROF_CHANNEL_FFTS);
 }
 
 static void reset_core(struct tp_device *dev, int core)

@@ -164,6 +164,9 @@ struct pmu_core {
 	 * AICPU thread; the runtime orders them, the atomics keep it clean). */
 	_Atomic uint32_t saved_ctrl0, saved_ctrl1;
 	atomic_bool programmed;
+	/* Selectors before tp_pmu_program_events(), restored by finalize. */
+	_Atomic uint32_t saved_idx[TP_PMU_MAX_SLOTS];
+	atomic_bool idx_saved;
 
 	/* AICore side: the core's thread only. */
 	struct tp_core_ctx *ctx;
@@ -320,12 +323,12 @@ int tp_pmu_read(struct tp_pmu_model *m, int core_id, struct tp_pmu_sample *out)
 	return 0;
 }
 
-int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
-		   struct tp_pmu_note *note)
+/* Run init of one core with explicit selectors @ids (all n_slots). With
+ * @save_idx the previous selectors are kept for finalize to restore. */
+static int program_ids(struct tp_pmu_model *m, struct pmu_core *pc, const uint32_t *ids,
+		       bool save_idx, struct tp_pmu_note *note)
 {
-	struct pmu_core *pc = core_of(m, core_id);
-	if (!pc)
-		return bad_core(m, core_id);
+	int core_id = pc->core_id;
 	struct tp_pmu_note n = { TP_PMU_NOTE_NO_WINDOW, core_id, 0, 0 };
 	if (!pc->has_window) {
 		if (m->arch == TP_PMU_ARCH_A5)
@@ -339,9 +342,15 @@ int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
 		return 0;
 	}
 	const struct tp_pmu_regmap *r = &m->plat->pmu;
-	const struct tp_pmu_event_group *g = tp_pmu_event_group_for_init(m->arch, event_type);
-	for (int i = 0; i < m->n_slots; i++)
-		wr(m, core_id, r->cnt_idx[i], g->slot[i].id);
+	for (int i = 0; i < m->n_slots; i++) {
+		/* relaxed: program and finalize are ordered by their caller
+		 * (run init / end, or the rt device's launch lock). */
+		if (save_idx)
+			atomic_store_explicit(&pc->saved_idx[i], rd(m, core_id, r->cnt_idx[i]),
+					      memory_order_relaxed);
+		wr(m, core_id, r->cnt_idx[i], ids[i]);
+	}
+	atomic_store_explicit(&pc->idx_saved, save_idx, memory_order_relaxed);
 	struct tp_pmu_sample discard;
 	tp_pmu_read(m, core_id, &discard);
 	wr(m, core_id, r->start_cyc0, 0);
@@ -366,6 +375,36 @@ int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
 	return 0;
 }
 
+int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
+		   struct tp_pmu_note *note)
+{
+	struct pmu_core *pc = core_of(m, core_id);
+	if (!pc)
+		return bad_core(m, core_id);
+	if (!pc->has_window) /* skipped before the group lookup and its WARNs */
+		return program_ids(m, pc, NULL, false, note);
+	const struct tp_pmu_event_group *g = tp_pmu_event_group_for_init(m->arch, event_type);
+	uint32_t ids[TP_PMU_MAX_SLOTS];
+	for (int i = 0; i < m->n_slots; i++)
+		ids[i] = g->slot[i].id;
+	return program_ids(m, pc, ids, false, note);
+}
+
+int tp_pmu_program_events(struct tp_pmu_model *m, int core_id, const uint16_t *ids, int n,
+			  struct tp_pmu_note *note)
+{
+	struct pmu_core *pc = core_of(m, core_id);
+	if (!pc)
+		return bad_core(m, core_id);
+	if (n < 0 || n > m->n_slots || (n > 0 && !ids))
+		return tp_set_error(-EINVAL, "pmu model: core %d: %d events (expected 0..%d "
+				    "for the platform's counter slots)", core_id, n, m->n_slots);
+	uint32_t sel[TP_PMU_MAX_SLOTS];
+	for (int i = 0; i < m->n_slots; i++)
+		sel[i] = i < n ? ids[i] : TP_PMU_EV_UNUSED;
+	return program_ids(m, pc, sel, true, note);
+}
+
 int tp_pmu_finalize(struct tp_pmu_model *m, int core_id, struct tp_pmu_note *note_close)
 {
 	struct pmu_core *pc = core_of(m, core_id);
@@ -380,6 +419,12 @@ int tp_pmu_finalize(struct tp_pmu_model *m, int core_id, struct tp_pmu_note *not
 		n.code = tp_pmu_ctrl_enabled(m->plat, n.ctrl0, n.ctrl1) ? TP_PMU_NOTE_HELD :
 									  TP_PMU_NOTE_LOST;
 		const struct tp_pmu_regmap *r = &m->plat->pmu;
+		/* Selectors only after tp_pmu_program_events(): a run's
+		 * tp_pmu_program() leaves its events selected, as before. */
+		if (atomic_exchange_explicit(&pc->idx_saved, false, memory_order_relaxed))
+			for (int i = 0; i < m->n_slots; i++)
+				wr(m, core_id, r->cnt_idx[i],
+				   atomic_load_explicit(&pc->saved_idx[i], memory_order_relaxed));
 		wr(m, core_id, r->ctrl0, atomic_load_explicit(&pc->saved_ctrl0,
 							      memory_order_relaxed));
 		if (has_ctrl1(m))

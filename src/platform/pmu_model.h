@@ -162,6 +162,28 @@ void tp_pmu_detach(struct tp_pmu_model *m, int core_id);
 int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
 		   struct tp_pmu_note *note);
 
+/* An unused slot of tp_pmu_program_events() (TP_EV_NONE of rt_tool.h):
+ * not an event of either table, so it counts nothing. */
+#define TP_PMU_EV_UNUSED 0xFFFFu
+
+/**
+ * tp_pmu_program_events() - tp_pmu_program() with explicit event ids, for
+ * the driver profiling channel AICORE_PMU (taskprof/rt_tool.h).
+ * @ids:  event ids of the core's arch (DAV_2201 / DAV_3510), slot order.
+ * @n:    0 .. tp_pmu_model_slots(); slots past @n are programmed
+ *        TP_PMU_EV_UNUSED.
+ * @note: receives the init observation (may be NULL), as for
+ *        tp_pmu_program().
+ *
+ * Does everything tp_pmu_program() does, and also saves the selectors it
+ * replaces: the next tp_pmu_finalize() of the core restores them with the
+ * control word(s).
+ *
+ * Return: 0; -EINVAL for a bad core, @n out of range or NULL @ids.
+ */
+int tp_pmu_program_events(struct tp_pmu_model *m, int core_id, const uint16_t *ids, int n,
+			  struct tp_pmu_note *note);
+
 /**
  * tp_pmu_finalize() - AICPU finalize of one core (spec §4.4, seed §5.1).
  * @note_close: receives producer_note_close (may be NULL): HELD or LOST

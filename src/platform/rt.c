@@ -16,10 +16,26 @@
  *           park on aicpu_db (every COND write rings it) until a core
  *           FINs; give the freed core the next block; ...; when every
  *           block has FINed: done_seq (release), ring host_db
- *   AICore  acquire token; read payload[token & 1]; COND = ACK; kernel
- *           begin hook; kernel(block_idx, block_dim, args); end hook;
- *           COND = FIN (release: the kernel's stores are visible to
- *           whoever acquires the FIN, and from there to the host)
+ *   AICore  acquire token; read payload[token & 1]; COND = ACK; task
+ *           begin of the core's tile context; kernel begin hook;
+ *           kernel(block_idx, block_dim, args); end hook; task end (a
+ *           tile op failure becomes the block's result); COND = FIN
+ *           (release: the kernel's stores and the block's result are
+ *           visible to whoever acquires the FIN, and from there to the
+ *           host)
+ *
+ * Each AICore thread binds its own struct tp_core_ctx (platform/tile/
+ * core_ctx.h) for its whole life, so rt kernels can use the tile API.
+ *
+ * Tool side (taskprof/rt_tool.h): the driver profiling channels are
+ * rings of op_chan.c; the device's part is here. A channel starts and
+ * stops under launch_lock, so a launch sees it started for all of its
+ * blocks or for none: the launch copies the flags into the job. With
+ * AICORE_PMU started every block opens the core's PMU counting window
+ * (pmu_model.c) around its body and, before its FIN, reads the counters
+ * and pushes a BLOCK record; with TASK_TIME the launching thread pushes
+ * one LAUNCH record. A hidden instrumentation buffer is bound to the
+ * block's tile context for its body (platform/tile/instr.h).
  *
  * Locks: g_lock (a rwlock) guards the device table. Every call holds it
  * for reading while it uses a device; opening and resetting hold it for
@@ -32,6 +48,9 @@
  */
 #include "taskprof/rt.h"
 
+#include "taskprof/rt_tool.h"
+
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,13 +60,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "platform/dev_memory.h"
 #include "platform/device.h"
 #include "platform/doorbell.h"
+#include "platform/op_chan.h"
+#include "platform/pmu_model.h"
 #include "platform/regs.h"
 #include "platform/rt_internal.h"
+#include "platform/tile/core_ctx.h"
+#include "platform/tile/instr.h"
+
+_Static_assert(TP_EV_NONE == TP_PMU_EV_UNUSED, "an unused slot counts nothing");
+_Static_assert(TP_DRV_PROF_MAX_EVENTS >= TP_PMU_MAX_SLOTS, "a record holds every slot");
 
 /* Budget of the AICore start-up handshake when a device opens, ns. */
 #define RT_HANDSHAKE_NS (10ull * 1000000000ull)
@@ -63,12 +90,41 @@ struct rt_payload {
 	void *args;
 	uint32_t block_idx;
 	uint32_t block_dim;
+	void *instr;        /* hidden instrumentation buffer, or NULL */
+	uint32_t instr_cap; /* its per_block_cap */
+	bool pmu;           /* AICORE_PMU started: window + BLOCK record */
+	uint64_t seq;       /* the launch's sequence number */
 };
 
 struct rt_job {
 	tp_rt_kernel_fn kernel;
 	void *args;
 	uint32_t block_dim;
+	const int *order;   /* cores the blocks may use, in dispatch order */
+	int n_order;
+	void *instr;
+	uint32_t instr_cap;
+	bool pmu;
+	uint64_t seq;
+};
+
+/* One block's outcome: written by its AICore before its FIN (release),
+ * read by the AICPU after acquiring the FIN. */
+struct rt_block_result {
+	int rc;             /* the core's sticky tile error, or 0 */
+	uint32_t block;
+	char msg[TP_ERROR_MSG_MAX];
+};
+
+/* A launch's outcome: written by the AICPU before its release store of
+ * done_seq, read by the launching host thread after acquiring it. */
+struct rt_outcome {
+	int rc;             /* the failing block with the lowest index, or 0 */
+	uint32_t block;
+	int core;
+	char msg[TP_ERROR_MSG_MAX];
+	uint64_t t_first;   /* first dispatch, system-counter ticks */
+	uint64_t t_last;    /* last FIN seen */
 };
 
 enum rt_state {
@@ -81,8 +137,24 @@ struct rt_dev {
 	struct tp_device *dev;
 	int id;
 	int num_cores;
+	int block_dim;                   /* clusters: AIC ids 0..bd-1 */
 	int *order;                      /* dispatch order: AIV ids, then AIC ids */
 	struct rt_payload (*payload)[2]; /* per core, indexed token & 1 */
+	struct tp_core_ctx *ctxs;        /* per core; bound on its thread */
+	struct rt_block_result *result;  /* per core, see the struct */
+	struct rt_outcome out;
+
+	/* Counters of tp_rt_tool_device_stats(); launchers add under
+	 * launch_lock, anyone reads (relaxed: plain statistics). */
+	_Atomic uint64_t launches, blocks;
+
+	/* Driver channels. Written under launch_lock while no launch runs;
+	 * AICores read them after the job_seq → token release / acquire
+	 * chain of the next launch. */
+	bool pmu_on, tt_on;
+	struct tp_pmu_model *pmu;        /* created at the first AICORE_PMU start */
+	uint32_t pmu_n[2];               /* events per core type (AIC 0, AIV 1) */
+	uint16_t pmu_ev[2][TP_DRV_PROF_MAX_EVENTS];
 
 	pthread_mutex_t launch_lock;     /* one launch at a time */
 	/* Written by the launching host thread under launch_lock before its
@@ -111,34 +183,119 @@ static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct rt_dev *g_devs[TP_RT_MAX_DEVICES];
 static struct tp_kernel_hooks g_hooks;
 
+/* Per device id, over every device ever opened with that id (the
+ * TASKPROF_SIM_STATS exit line); relaxed: counters read at exit. */
+static _Atomic uint64_t g_id_launches[TP_RT_MAX_DEVICES];
+static _Atomic uint64_t g_id_blocks[TP_RT_MAX_DEVICES];
+static atomic_bool g_id_opened[TP_RT_MAX_DEVICES];
+
 /* The calling thread's current device (aclrtSetDevice is per thread). */
 static _Thread_local int tl_device;
+/* The calling thread's open tp_rt_range_push() name, or NULL. */
+static _Thread_local const char *tl_range;
 
 /* ---- AICore side --------------------------------------------------------- */
+
+/* Block @b's region of a hidden buffer whose header says @cap records per
+ * block (tp_rt_instr_block() without reading the header again). */
+static struct tp_instr_block *instr_region(void *buf, uint32_t b, uint32_t cap)
+{
+	return (struct tp_instr_block *)((char *)buf + sizeof(struct tp_instr_hdr) +
+					 (size_t)b * (sizeof(struct tp_instr_block) +
+						      (size_t)cap * sizeof(struct tp_instr_rec)));
+}
+
+/* AICORE_PMU: read (and clear) the counters the window just added and push
+ * the block's record. Before the FIN, so stop (which waits for the launch)
+ * finds every record of the launch in the ring. */
+static void push_block_record(struct rt_dev *rd, int id, const struct tp_core_ctx *ctx,
+			      const struct rt_payload *p, uint64_t t0, uint64_t t1)
+{
+	struct tp_pmu_sample s;
+	tp_pmu_read(rd->pmu, id, &s);
+	int ty = ctx->core_type == TP_CORE_AIC ? 0 : 1;
+	uint32_t n = rd->pmu_n[ty];
+	struct tp_op_rec r;
+	memset(&r, 0, sizeof(r));
+	r.kind = TP_OP_REC_BLOCK;
+	r.core_type = (uint32_t)ty;
+	r.core_id = id;
+	r.block_id = p->block_idx;
+	r.sub_block = 0;
+	r.seq = p->seq;
+	r.total_cycles = s.total_cycles;
+	r.t_start = t0;
+	r.t_end = t1;
+	r.n_events = n;
+	for (uint32_t i = 0; i < TP_DRV_PROF_MAX_EVENTS; i++) {
+		r.event_id[i] = i < n ? rd->pmu_ev[ty][i] : TP_EV_NONE;
+		r.value[i] = i < n && (int)i < s.n_slots ? s.counters[i] : 0;
+	}
+	tp_op_chan_push(rd->id, TP_DRV_CH_AICORE_PMU, &r);
+}
+
+/* One block on the calling AICore; its outcome goes to rd->result[id]. */
+static void run_block(struct rt_dev *rd, struct tp_aicore *core, int id,
+		      struct tp_core_ctx *ctx, const struct rt_payload *p)
+{
+	tp_core_ctx_task_begin(ctx);
+	if (p->instr) {
+		tp_core_ctx_set_instr(ctx, instr_region(p->instr, p->block_idx, p->instr_cap),
+				      p->instr_cap);
+		tp_instr_put(ctx, TP_INSTR_BLOCK_BEGIN, (uint32_t)id, NULL, 0);
+	}
+	tp_aicore_kernel_begin(core);
+	uint64_t t0 = 0, t1 = 0;
+	if (p->pmu) {
+		tp_pmu_window_open(rd->pmu, id);
+		t0 = tp_sys_cnt();
+	}
+	p->kernel(p->block_idx, p->block_dim, p->args);
+	if (p->pmu) {
+		t1 = tp_sys_cnt();
+		tp_pmu_window_close(rd->pmu, id);
+	}
+	tp_aicore_kernel_end(core);
+	if (p->instr) {
+		tp_instr_put(ctx, TP_INSTR_BLOCK_END, (uint32_t)id, NULL, 0);
+		tp_core_ctx_set_instr(ctx, NULL, 0);
+	}
+	struct rt_block_result *res = &rd->result[id];
+	res->rc = tp_core_ctx_task_end(ctx);
+	res->block = p->block_idx;
+	if (res->rc)
+		snprintf(res->msg, sizeof(res->msg), "%s", tp_core_ctx_error_msg(ctx));
+	if (p->pmu)
+		push_block_record(rd, id, ctx, p, t0, t1);
+}
 
 static void rt_aicore_main(struct tp_aicore *core, void *arg)
 {
 	struct rt_dev *rd = arg;
 	int id = tp_aicore_id(core);
+	struct tp_core_ctx *ctx = &rd->ctxs[id];
 	if (tp_aicore_handshake(core) == TP_AICORE_EXITING)
 		return;
+	/* The tile API finds the core through the thread's bound context;
+	 * kernel hooks through the core's kernel_ctx. */
+	tp_core_ctx_bind(ctx);
+	tp_aicore_set_kernel_ctx(core, ctx);
 	uint32_t last = TP_AICPU_IDLE_TASK_ID;
 	for (;;) {
 		/* Parks on the dispatch doorbell; the acquire load of the token
 		 * inside makes the AICPU's payload store visible. */
 		uint32_t token = tp_aicore_wait_dispatch(core, last);
-		if (token == TP_AICORE_EXIT_SIGNAL) {
-			tp_aicore_exit_ack(core);
-			return;
-		}
+		if (token == TP_AICORE_EXIT_SIGNAL)
+			break;
 		last = token;
 		struct rt_payload p = rd->payload[id][token & 1];
 		tp_aicore_ack(core, token);
-		tp_aicore_kernel_begin(core);
-		p.kernel(p.block_idx, p.block_dim, p.args);
-		tp_aicore_kernel_end(core);
+		run_block(rd, core, id, ctx, &p);
 		tp_aicore_fin(core, token);
 	}
+	tp_aicore_set_kernel_ctx(core, NULL);
+	tp_core_ctx_bind(NULL);
+	tp_aicore_exit_ack(core);
 }
 
 /* ---- AICPU side ---------------------------------------------------------- */
@@ -152,6 +309,10 @@ static void dispatch_block(struct rt_dev *rd, int core, const struct rt_job *job
 		.args = job->args,
 		.block_idx = block_idx,
 		.block_dim = job->block_dim,
+		.instr = job->instr,
+		.instr_cap = job->instr_cap,
+		.pmu = job->pmu,
+		.seq = job->seq,
 	};
 	rd->token[core] = token;
 	/* Release store of DATA_MAIN_BASE: publishes the payload above. */
@@ -174,25 +335,48 @@ static bool any_finished(void *arg)
 	return false;
 }
 
-/* One launch: every block once, a freed core takes the next block. */
+/* The block that just FINed on @core: keep the failure of the lowest
+ * block index (deterministic whatever the order of FINs). */
+static void collect_result(struct rt_dev *rd, int core)
+{
+	const struct rt_block_result *r = &rd->result[core];
+	struct rt_outcome *o = &rd->out;
+	if (r->rc == 0 || (o->rc != 0 && o->block < r->block))
+		return;
+	o->rc = r->rc;
+	o->block = r->block;
+	o->core = core;
+	memcpy(o->msg, r->msg, sizeof(o->msg));
+}
+
+/* One launch: every block once, a freed core of the launch's set takes
+ * the next block. */
 static void run_job(struct rt_dev *rd)
 {
 	const struct rt_job job = rd->job;
+	struct rt_outcome *o = &rd->out;
+	o->rc = 0;
+	o->block = 0;
+	o->core = -1;
+	o->msg[0] = '\0';
 	uint32_t next = 0, done = 0;
-	for (int i = 0; i < rd->num_cores && next < job.block_dim; i++)
-		dispatch_block(rd, rd->order[i], &job, next++);
+	o->t_first = tp_sys_cnt();
+	for (int i = 0; i < job.n_order && next < job.block_dim; i++)
+		dispatch_block(rd, job.order[i], &job, next++);
 	while (done < job.block_dim) {
 		tp_doorbell_wait(&rd->aicpu_db, any_finished, rd, TP_DOORBELL_FOREVER);
-		for (int i = 0; i < rd->num_cores; i++) {
-			int c = rd->order[i];
+		for (int i = 0; i < job.n_order; i++) {
+			int c = job.order[i];
 			if (!core_finished(rd, c))
 				continue;
 			rd->token[c] = 0;
 			done++;
+			collect_result(rd, c);
 			if (next < job.block_dim)
 				dispatch_block(rd, c, &job, next++);
 		}
 	}
+	o->t_last = tp_sys_cnt();
 }
 
 struct job_wait {
@@ -253,6 +437,13 @@ static void rt_aicpu_main(struct tp_aicpu *cpu, void *arg)
 
 static void rt_dev_free(struct rt_dev *rd)
 {
+	/* The model detaches from the contexts, so it goes first. */
+	tp_pmu_model_destroy(rd->pmu);
+	if (rd->ctxs)
+		for (int c = 0; c < rd->num_cores; c++)
+			tp_core_ctx_fini(&rd->ctxs[c]);
+	free(rd->ctxs);
+	free(rd->result);
 	pthread_mutex_destroy(&rd->launch_lock);
 	free(rd->order);
 	free(rd->payload);
@@ -342,13 +533,18 @@ static int rt_open(int id, struct rt_dev **out)
 		rd->payload = calloc((size_t)n, sizeof(*rd->payload));
 		rd->dispatch_seq = calloc((size_t)n, sizeof(*rd->dispatch_seq));
 		rd->token = calloc((size_t)n, sizeof(*rd->token));
+		rd->ctxs = calloc((size_t)n, sizeof(*rd->ctxs));
+		rd->result = calloc((size_t)n, sizeof(*rd->result));
 	}
-	if (!rd || !rd->order || !rd->payload || !rd->dispatch_seq || !rd->token) {
+	if (!rd || !rd->order || !rd->payload || !rd->dispatch_seq || !rd->token ||
+	    !rd->ctxs || !rd->result) {
 		if (rd) {
 			free(rd->order);
 			free(rd->payload);
 			free(rd->dispatch_seq);
 			free(rd->token);
+			free(rd->ctxs);
+			free(rd->result);
 			free(rd);
 		}
 		tp_device_close(dev);
@@ -357,10 +553,22 @@ static int rt_open(int id, struct rt_dev **out)
 	rd->dev = dev;
 	rd->id = id;
 	rd->num_cores = n;
+	rd->block_dim = bd;
 	/* AIV cores (ids bd..3bd-1) first, then AIC (0..bd-1). */
 	for (int i = 0; i < n; i++)
 		rd->order[i] = i < 2 * bd ? bd + i : i - 2 * bd;
 	pthread_mutex_init(&rd->launch_lock, NULL);
+	for (int c = 0; c < n; c++) {
+		rc = tp_core_ctx_init(&rd->ctxs[c], c, tp_topo_core_type(bd, c));
+		if (rc) {
+			rc = tp_set_error(rc, "rt device %d: %s", id, tp_last_error());
+			tp_device_close(dev);
+			rt_dev_free(rd);
+			return rc;
+		}
+	}
+	atomic_init(&rd->launches, 0);
+	atomic_init(&rd->blocks, 0);
 	atomic_init(&rd->job_seq, 0);
 	atomic_init(&rd->done_seq, 0);
 	atomic_init(&rd->quit, false);
@@ -392,6 +600,8 @@ static int rt_open(int id, struct rt_dev **out)
 		return rc;
 	}
 	TP_DEBUG("rt device %d open: %s, %d AICores", id, pname, n);
+	/* relaxed: read at exit for the TASKPROF_SIM_STATS line only. */
+	atomic_store_explicit(&g_id_opened[id], true, memory_order_relaxed);
 	*out = rd;
 	return 0;
 }
@@ -435,6 +645,19 @@ static int check_id(const char *fn, int device_id)
 	return 0;
 }
 
+/* Stop @rd's started channels (no launch runs: the caller holds g_lock
+ * for writing or rd->launch_lock). The PMU selection is not restored:
+ * the device is going away. */
+static void stop_channels(struct rt_dev *rd)
+{
+	uint64_t now = tp_sys_cnt();
+	if (rd->pmu_on)
+		(void)tp_op_chan_stop(rd->id, TP_DRV_CH_AICORE_PMU, now);
+	if (rd->tt_on)
+		(void)tp_op_chan_stop(rd->id, TP_DRV_CH_TASK_TIME, now);
+	rd->pmu_on = rd->tt_on = false;
+}
+
 /* ---- public API -------------------------------------------------------------- */
 
 int tp_rt_set_device(int device_id)
@@ -470,8 +693,12 @@ int tp_rt_reset_device(int device_id)
 	pthread_rwlock_wrlock(&g_lock);
 	struct rt_dev *rd = g_devs[device_id];
 	g_devs[device_id] = NULL;
-	if (rd)
+	if (rd) {
+		/* No launch runs (writer lock): stop the started channels so
+		 * their readers still get an END_OF_PASS. */
+		stop_channels(rd);
 		rc = rt_shutdown(rd);
+	}
 	pthread_rwlock_unlock(&g_lock);
 	return rc;
 }
@@ -589,31 +816,183 @@ int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind
 	return rc;
 }
 
-int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args)
+/* The name a message gives a kernel: @attr's, its symbol, or its address. */
+static void kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
+			char *buf, size_t n)
+{
+	Dl_info di;
+	void *addr = (void *)(uintptr_t)kernel;
+	if (attr && attr->name)
+		snprintf(buf, n, "%s", attr->name);
+	else if (dladdr(addr, &di) && di.dli_sname && di.dli_saddr == addr)
+		snprintf(buf, n, "%s", di.dli_sname);
+	else
+		snprintf(buf, n, "kernel_%p", addr);
+}
+
+/* Check a hidden buffer from the host side: its range is one live
+ * allocation of the device and its header (read with the device copy, so
+ * a5sim's host never dereferences device memory) fits the launch. */
+static int check_instr(struct rt_dev *rd, const char *fn, void *instr, size_t bytes,
+		       uint32_t block_dim, uint32_t *cap)
+{
+	struct tp_dev_mem *mem = tp_device_mem(rd->dev);
+	struct tp_instr_hdr h;
+	if ((uintptr_t)instr % 8 || bytes < sizeof(h))
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer %p (%zu bytes): "
+				    "expected 8-byte aligned device memory of at least %zu bytes",
+				    fn, instr, bytes, sizeof(h));
+	if (tp_dev_mem_check(mem, instr, bytes, "instr"))
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer: %s", fn,
+				    tp_last_error());
+	int rc = tp_dev_mem_copy_from_device(mem, &h, instr, sizeof(h));
+	if (rc)
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer: %s", fn,
+				    tp_last_error());
+	if (h.magic != TP_INSTR_MAGIC || h.version != TP_INSTR_VERSION)
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer header: magic 0x%08x "
+				    "version %u (expected 0x%08x version %u)", fn, h.magic,
+				    h.version, TP_INSTR_MAGIC, TP_INSTR_VERSION);
+	if (h.block_dim < block_dim)
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer has room for %u "
+				    "blocks, the launch has %u", fn, h.block_dim, block_dim);
+	size_t need = tp_rt_instr_bytes(h.block_dim, h.per_block_cap);
+	if (bytes < need)
+		return tp_set_error(-EINVAL, "%s: instrumentation buffer of %zu bytes; its "
+				    "header (%u blocks x %u records) needs %zu", fn, bytes,
+				    h.block_dim, h.per_block_cap, need);
+	*cap = h.per_block_cap;
+	return 0;
+}
+
+/* Every launch entry point: tp_rt_launch, tp_rt_launch_ex, tp_rt_tool_launch. */
+static int rt_launch(const char *fn, tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+		     const struct tp_rt_launch_attr *attr, void *instr, size_t instr_bytes)
 {
 	if (!kernel)
-		return tp_set_error(-EINVAL, "tp_rt_launch: kernel is NULL");
+		return tp_set_error(-EINVAL, "%s: kernel is NULL", fn);
 	if (block_dim < 1 || block_dim > TP_RT_MAX_BLOCK_DIM)
-		return tp_set_error(-EINVAL, "tp_rt_launch: block_dim %u out of range 1..%u",
+		return tp_set_error(-EINVAL, "%s: block_dim %u out of range 1..%u", fn,
 				    block_dim, TP_RT_MAX_BLOCK_DIM);
+	enum tp_rt_cores cores = attr ? attr->cores : TP_RT_CORES_ANY;
+	if (cores != TP_RT_CORES_ANY && cores != TP_RT_CORES_AIV && cores != TP_RT_CORES_AIC)
+		return tp_set_error(-EINVAL, "%s: attr->cores %d (expected ANY 0, AIV 1 or "
+				    "AIC 2)", fn, (int)cores);
 	if (on_device_thread())
-		return tp_set_error(-EPERM, "tp_rt_launch: called from device code (a kernel "
-				    "cannot launch and wait for a kernel)");
+		return tp_set_error(-EPERM, "%s: called from device code (a kernel cannot "
+				    "launch and wait for a kernel)", fn);
 	struct rt_dev *rd;
 	int rc = rt_get(tl_device, &rd);
 	if (rc)
 		return rc;
+	uint32_t icap = 0;
+	if (instr && (rc = check_instr(rd, fn, instr, instr_bytes, block_dim, &icap))) {
+		rt_put();
+		return rc;
+	}
+	/* order[] holds the AIV ids first, then the AIC ids. */
+	const int bd = rd->block_dim;
+	const int *order = rd->order;
+	int n_order = rd->num_cores;
+	if (cores == TP_RT_CORES_AIV) {
+		n_order = 2 * bd;
+	} else if (cores == TP_RT_CORES_AIC) {
+		order += 2 * bd;
+		n_order = bd;
+	}
+
 	pthread_mutex_lock(&rd->launch_lock);
-	rd->job = (struct rt_job){ .kernel = kernel, .args = args, .block_dim = block_dim };
 	/* Only launchers (under launch_lock) write job_seq: relaxed read. */
 	uint64_t seq = atomic_load_explicit(&rd->job_seq, memory_order_relaxed) + 1;
-	/* release: publishes the job fields to the AICPU's acquire. */
+	rd->job = (struct rt_job){
+		.kernel = kernel,
+		.args = args,
+		.block_dim = block_dim,
+		.order = order,
+		.n_order = n_order,
+		.instr = instr,
+		.instr_cap = icap,
+		.pmu = rd->pmu_on,
+		.seq = seq,
+	};
+	/* release: publishes the job fields (and the channel state and PMU
+	 * model they refer to) to the AICPU's acquire. */
 	atomic_store_explicit(&rd->job_seq, seq, memory_order_release);
 	tp_doorbell_ring(&rd->aicpu_db);
 	struct job_wait w = { rd, seq };
 	tp_doorbell_wait(&rd->host_db, job_done, &w, TP_DOORBELL_FOREVER);
+	/* done_seq was acquired in job_done(): rd->out is the AICPU's. */
+	const struct rt_outcome *o = &rd->out;
+	int fail = o->rc, fail_core = o->core;
+	uint32_t fail_block = o->block;
+	char msg[TP_ERROR_MSG_MAX];
+	if (fail)
+		snprintf(msg, sizeof(msg), "%s", o->msg);
+	/* relaxed: statistics, read by anyone, ordered by nothing. */
+	atomic_fetch_add_explicit(&rd->launches, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rd->blocks, block_dim, memory_order_relaxed);
+	atomic_fetch_add_explicit(&g_id_launches[rd->id], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&g_id_blocks[rd->id], block_dim, memory_order_relaxed);
+	if (rd->tt_on) {
+		/* Under launch_lock: stop (which takes it) finds this record
+		 * in the ring before its END_OF_PASS. */
+		struct tp_op_rec r;
+		memset(&r, 0, sizeof(r));
+		r.kind = TP_OP_REC_LAUNCH;
+		r.core_id = -1;
+		r.block_id = block_dim;
+		r.seq = seq;
+		r.t_start = o->t_first;
+		r.t_end = o->t_last;
+		tp_op_chan_push(rd->id, TP_DRV_CH_TASK_TIME, &r);
+	}
 	pthread_mutex_unlock(&rd->launch_lock);
 	rt_put();
+	if (fail) {
+		char name[256];
+		kernel_name(kernel, attr, name, sizeof(name));
+		return tp_set_error(fail, "%s: kernel %s: block %u of %u on core %d (%s) "
+				    "failed: %s", fn, name, fail_block, block_dim, fail_core,
+				    tp_core_type_name(tp_topo_core_type(bd, fail_core)), msg);
+	}
+	return 0;
+}
+
+int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args)
+{
+	return rt_launch("tp_rt_launch", kernel, block_dim, args, NULL, NULL, 0);
+}
+
+int tp_rt_launch_ex(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+		    const struct tp_rt_launch_attr *attr)
+{
+	return rt_launch("tp_rt_launch_ex", kernel, block_dim, args, attr, NULL, 0);
+}
+
+int tp_rt_tool_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+		      const struct tp_rt_launch_attr *attr, void *instr, size_t instr_bytes)
+{
+	return rt_launch("tp_rt_tool_launch", kernel, block_dim, args, attr, instr,
+			 instr_bytes);
+}
+
+int tp_rt_range_push(const char *name)
+{
+	if (!name)
+		return tp_set_error(-EINVAL, "tp_rt_range_push: name is NULL");
+	if (tl_range)
+		return tp_set_error(-EINVAL, "tp_rt_range_push(\"%s\"): range \"%s\" is still "
+				    "open on this thread (ranges do not nest)", name, tl_range);
+	tl_range = name;
+	return 0;
+}
+
+int tp_rt_range_pop(void)
+{
+	if (!tl_range)
+		return tp_set_error(-EINVAL, "tp_rt_range_pop: no range is open on this "
+				    "thread");
+	tl_range = NULL;
 	return 0;
 }
 
@@ -630,6 +1009,198 @@ int tp_rt_synchronize(void)
 	}
 	pthread_rwlock_unlock(&g_lock);
 	return 0;
+}
+
+/* ---- tool API: driver profiling channels (taskprof/rt_tool.h) ----------------- */
+
+static int check_channel(const char *fn, int device_id, uint32_t channel)
+{
+	if (!tp_op_chan_valid(channel))
+		return tp_set_error(-EINVAL, "%s: channel %u does not exist (expected "
+				    "AICORE_PMU %u or TASK_TIME %u)", fn, channel,
+				    TP_DRV_CH_AICORE_PMU, TP_DRV_CH_TASK_TIME);
+	return check_id(fn, device_id);
+}
+
+/* The PMU model of @rd's cores, created and attached on first use (under
+ * launch_lock: no block runs, so no context's usage hook is in use). */
+static int ensure_pmu(struct rt_dev *rd)
+{
+	if (rd->pmu)
+		return 0;
+	struct tp_pmu_model *m;
+	int rc = tp_pmu_model_create(rd->dev, &m);
+	if (rc)
+		return rc;
+	for (int c = 0; c < rd->num_cores; c++)
+		if ((rc = tp_pmu_attach(m, c, &rd->ctxs[c]))) {
+			tp_pmu_model_destroy(m);
+			return rc;
+		}
+	rd->pmu = m;
+	return 0;
+}
+
+int tp_drv_prof_start(int device_id, uint32_t channel, const struct tp_drv_prof_config *cfg)
+{
+	const char *fn = "tp_drv_prof_start";
+	int rc = check_channel(fn, device_id, channel);
+	if (rc)
+		return rc;
+	if (channel == TP_DRV_CH_AICORE_PMU && !cfg)
+		return tp_set_error(-EINVAL, "%s: device %d AICORE_PMU: cfg is NULL (expected "
+				    "the events to program)", fn, device_id);
+	if (on_device_thread())
+		return tp_set_error(-EPERM, "%s: called from device code", fn);
+	struct rt_dev *rd;
+	if ((rc = rt_get(device_id, &rd)))
+		return rc;
+	pthread_mutex_lock(&rd->launch_lock);
+	if (channel == TP_DRV_CH_AICORE_PMU) {
+		uint32_t slots = (uint32_t)tp_device_platform(rd->dev)->pmu_slots;
+		if (cfg->n_aic > slots || cfg->n_aiv > slots) {
+			rc = tp_set_error(-EINVAL, "%s: device %d: %u AIC / %u AIV events; %s "
+					  "has %u counter slots per core", fn, device_id,
+					  cfg->n_aic, cfg->n_aiv,
+					  tp_device_platform(rd->dev)->name, slots);
+			goto out;
+		}
+		if ((rc = ensure_pmu(rd)))
+			goto out;
+	}
+	if ((rc = tp_op_chan_start(device_id, channel, cfg ? cfg->pass : 0)))
+		goto out;
+	if (channel == TP_DRV_CH_TASK_TIME) {
+		rd->tt_on = true;
+		goto out;
+	}
+	rd->pmu_n[0] = cfg->n_aic;
+	rd->pmu_n[1] = cfg->n_aiv;
+	memcpy(rd->pmu_ev[0], cfg->aic_events, sizeof(rd->pmu_ev[0]));
+	memcpy(rd->pmu_ev[1], cfg->aiv_events, sizeof(rd->pmu_ev[1]));
+	for (int c = 0; c < rd->num_cores; c++) {
+		int ty = tp_topo_core_type(rd->block_dim, c) == TP_CORE_AIC ? 0 : 1;
+		/* Cannot fail: the core exists and n was checked above. */
+		(void)tp_pmu_program_events(rd->pmu, c, rd->pmu_ev[ty], (int)rd->pmu_n[ty], NULL);
+	}
+	rd->pmu_on = true;
+out:
+	pthread_mutex_unlock(&rd->launch_lock);
+	rt_put();
+	return rc;
+}
+
+int tp_drv_prof_stop(int device_id, uint32_t channel)
+{
+	const char *fn = "tp_drv_prof_stop";
+	int rc = check_channel(fn, device_id, channel);
+	if (rc)
+		return rc;
+	if (on_device_thread())
+		return tp_set_error(-EPERM, "%s: called from device code", fn);
+	/* A device that is not open has no started channel (a reset stops
+	 * them): do not open one just to say so. */
+	pthread_rwlock_rdlock(&g_lock);
+	struct rt_dev *rd = g_devs[device_id];
+	if (!rd) {
+		pthread_rwlock_unlock(&g_lock);
+		return tp_set_error(-ENOENT, "%s: device %d channel %u is not started", fn,
+				    device_id, channel);
+	}
+	/* Waits for a launch in progress: its records precede END_OF_PASS. */
+	pthread_mutex_lock(&rd->launch_lock);
+	if (channel == TP_DRV_CH_AICORE_PMU && rd->pmu_on) {
+		for (int c = 0; c < rd->num_cores; c++)
+			(void)tp_pmu_finalize(rd->pmu, c, NULL); /* restores the selection */
+		rd->pmu_on = false;
+	} else if (channel == TP_DRV_CH_TASK_TIME) {
+		rd->tt_on = false;
+	}
+	rc = tp_op_chan_stop(device_id, channel, tp_sys_cnt());
+	pthread_mutex_unlock(&rd->launch_lock);
+	pthread_rwlock_unlock(&g_lock);
+	return rc;
+}
+
+int tp_drv_prof_channel_read(int device_id, uint32_t channel, void *buf, size_t size)
+{
+	const char *fn = "tp_drv_prof_channel_read";
+	int rc = check_channel(fn, device_id, channel);
+	if (rc)
+		return rc;
+	if (!buf)
+		return tp_set_error(-EINVAL, "%s: buf is NULL", fn);
+	/* Results are ints: never more than INT_MAX bytes at once. */
+	if (size > (size_t)INT32_MAX)
+		size = (size_t)INT32_MAX;
+	return tp_op_chan_read(device_id, channel, buf, size);
+}
+
+int tp_drv_prof_channel_poll(struct tp_drv_prof_poll_info *out, int max, int timeout_ms)
+{
+	if (!out || max < 1)
+		return tp_set_error(-EINVAL, "tp_drv_prof_channel_poll: %s",
+				    !out ? "out is NULL" : "max < 1");
+	if (timeout_ms < 0)
+		return tp_set_error(-EINVAL, "tp_drv_prof_channel_poll: timeout_ms %d "
+				    "(expected >= 0)", timeout_ms);
+	return tp_op_chan_poll(out, max, timeout_ms);
+}
+
+void tp_drv_prof_poll_wake(void)
+{
+	tp_op_chan_wake();
+}
+
+int tp_rt_tool_device_stats(int device_id, struct tp_rt_tool_stats *out)
+{
+	if (!out)
+		return tp_set_error(-EINVAL, "tp_rt_tool_device_stats: out is NULL");
+	int rc = check_id("tp_rt_tool_device_stats", device_id);
+	if (rc)
+		return rc;
+	pthread_rwlock_rdlock(&g_lock);
+	struct rt_dev *rd = g_devs[device_id];
+	if (!rd) {
+		pthread_rwlock_unlock(&g_lock);
+		return tp_set_error(-ENODEV, "tp_rt_tool_device_stats: device %d is not open",
+				    device_id);
+	}
+	const struct tp_platform *plat = tp_device_platform(rd->dev);
+	struct tp_dev_mem_stats ms;
+	tp_dev_mem_stats(tp_device_mem(rd->dev), &ms);
+	*out = (struct tp_rt_tool_stats){
+		/* relaxed: statistics (see struct rt_dev). */
+		.launches = atomic_load_explicit(&rd->launches, memory_order_relaxed),
+		.blocks = atomic_load_explicit(&rd->blocks, memory_order_relaxed),
+		.mem_capacity = ms.reserved_bytes,
+		.mem_used = ms.live_bytes,
+		.sys_cnt_freq = plat->sys_cnt_freq_hz,
+		.platform = plat->name,
+		.pmu_slots = plat->pmu_slots,
+	};
+	pthread_rwlock_unlock(&g_lock);
+	return 0;
+}
+
+/* TASKPROF_SIM_STATS=1: one line per device id ever opened, counting every
+ * device opened with that id (resets included). */
+static void print_sim_stats(void)
+{
+	const char *v = getenv("TASKPROF_SIM_STATS");
+	if (!v || strcmp(v, "1") != 0)
+		return;
+	for (int i = 0; i < TP_RT_MAX_DEVICES; i++) {
+		/* relaxed: see g_id_launches. */
+		if (!atomic_load_explicit(&g_id_opened[i], memory_order_relaxed))
+			continue;
+		fprintf(stderr, "taskprof-sim: device %d: %llu kernel launches executed "
+			"(%llu blocks)\n", i,
+			(unsigned long long)atomic_load_explicit(&g_id_launches[i],
+								 memory_order_relaxed),
+			(unsigned long long)atomic_load_explicit(&g_id_blocks[i],
+								 memory_order_relaxed));
+	}
 }
 
 /* ---- internal API ------------------------------------------------------------ */
@@ -667,6 +1238,7 @@ struct tp_device *tp_rt_internal_device(int device_id)
  */
 __attribute__((destructor)) static void rt_fini(void)
 {
+	print_sim_stats();
 	if (on_device_thread())
 		return;
 	if (pthread_rwlock_trywrlock(&g_lock) != 0)
@@ -674,8 +1246,13 @@ __attribute__((destructor)) static void rt_fini(void)
 	for (int i = 0; i < TP_RT_MAX_DEVICES; i++) {
 		struct rt_dev *rd = g_devs[i];
 		g_devs[i] = NULL;
-		if (rd)
+		if (rd) {
+			stop_channels(rd);
 			(void)rt_shutdown(rd);
+		}
 	}
+	/* Nobody reads after exit: free every ring the devices no longer
+	 * feed. */
+	tp_op_chan_release_all();
 	pthread_rwlock_unlock(&g_lock);
 }

@@ -17,9 +17,11 @@
  *
  * Applies to the open devices and to devices opened later. Waits for
  * launches in progress to finish (it takes the device table's writer
- * lock), so no block runs while the hooks change. This is where the tile
- * API binds its per-core context (tp_aicore_kernel_ctx()) and the PMU
- * model opens / closes its counting window.
+ * lock), so no block runs while the hooks change. The rt device binds
+ * each core's tile context itself (also reachable as
+ * tp_aicore_kernel_ctx() from a hook) and opens the PMU window itself
+ * while the AICORE_PMU driver channel is started; hooks are for tests and
+ * tools that want more.
  */
 void tp_rt_internal_set_kernel_hooks(const struct tp_kernel_hooks *hooks);
 

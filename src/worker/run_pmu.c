@@ -62,7 +62,7 @@ bool wk_pmu_lease_acquire(struct wk_pmu_lease *l, struct tp_device *dev)
 		l->owner = 1;
 	l->device_id = tp_device_id(dev);
 	/* cfgMode 0: the channel emits nothing into an undrained ring (seed §7.0). */
-	int rc = tp_drv_prof_start(dev, TP_DRV_PROF_CHANNEL_FFTS, l->owner, 0);
+	int rc = tp_drv_lease_start(dev, TP_DRV_PROF_CHANNEL_FFTS, l->owner, 0);
 	l->held = rc == 0;
 	if (rc == TP_DRV_PROF_EHELD)
 		TP_WARN("PMU: driver profiling channel %u on device %d is held by another owner "
@@ -79,7 +79,7 @@ void wk_pmu_lease_release(struct wk_pmu_lease *l, struct tp_device *dev)
 {
 	if (l->refs <= 0 || --l->refs > 0)
 		return;
-	if (l->held && tp_drv_prof_stop(dev, TP_DRV_PROF_CHANNEL_FFTS, l->owner))
+	if (l->held && tp_drv_lease_stop(dev, TP_DRV_PROF_CHANNEL_FFTS, l->owner))
 		TP_WARN("PMU: cannot stop driver profiling channel %u on device %d: %s",
 			TP_DRV_PROF_CHANNEL_FFTS, l->device_id, tp_last_error());
 	l->held = false;

@@ -756,25 +756,25 @@ static void test_foreign_reset_refused_by_lease(void **state)
 	const uint64_t me = 1001, other = 2002;
 	tp_reg_write(f->dev, AIV_CORE, TP_REG_PMU(f->plat->pmu.ctrl1), 0x0);
 	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
-	assert_int_equal(tp_drv_prof_start(f->dev, TP_DRV_PROF_CHANNEL_FFTS, me, 0), 0);
-	assert_int_equal(tp_drv_prof_holder(7, 53), me);
+	assert_int_equal(tp_drv_lease_start(f->dev, TP_DRV_PROF_CHANNEL_FFTS, me, 0), 0);
+	assert_int_equal(tp_drv_lease_holder(7, 53), me);
 
 	/* Another process on the same device id: -10. */
 	struct tp_device_config cfg = { .platform = "a5sim", .device_id = 7, .block_dim = 1,
 					.mem_bytes = 1u << 20 };
 	struct tp_device *dev2 = tp_device_open(&cfg);
 	assert_non_null(dev2);
-	assert_int_equal(tp_drv_prof_start(dev2, 53, other, 0), TP_DRV_PROF_EHELD);
-	assert_int_equal(tp_drv_prof_start(dev2, 53, other, 0), -10);
-	assert_int_equal(tp_drv_prof_start(f->dev, 53, me, 0), -EALREADY);
-	assert_int_equal(tp_drv_prof_stop(dev2, 53, other), -EPERM);
+	assert_int_equal(tp_drv_lease_start(dev2, 53, other, 0), TP_DRV_PROF_EHELD);
+	assert_int_equal(tp_drv_lease_start(dev2, 53, other, 0), -10);
+	assert_int_equal(tp_drv_lease_start(f->dev, 53, me, 0), -EALREADY);
+	assert_int_equal(tp_drv_lease_stop(dev2, 53, other), -EPERM);
 	/* Other channels and bad arguments. */
-	assert_int_equal(tp_drv_prof_start(dev2, 52, other, 3), 0);
-	assert_int_equal(tp_drv_prof_stop(dev2, 52, other), 0);
-	assert_int_equal(tp_drv_prof_stop(dev2, 52, other), -ENOENT);
-	assert_int_equal(tp_drv_prof_start(dev2, 64, other, 0), -EINVAL);
-	assert_int_equal(tp_drv_prof_start(dev2, 53, 0, 0), -EINVAL);
-	assert_int_equal(tp_drv_prof_start(dev2, 51, other, 4), -EINVAL);
+	assert_int_equal(tp_drv_lease_start(dev2, 52, other, 3), 0);
+	assert_int_equal(tp_drv_lease_stop(dev2, 52, other), 0);
+	assert_int_equal(tp_drv_lease_stop(dev2, 52, other), -ENOENT);
+	assert_int_equal(tp_drv_lease_start(dev2, 64, other, 0), -EINVAL);
+	assert_int_equal(tp_drv_lease_start(dev2, 53, 0, 0), -EINVAL);
+	assert_int_equal(tp_drv_lease_start(dev2, 51, other, 4), -EINVAL);
 
 	uint64_t vec_a, vec_all;
 	struct tp_pmu_sample s = reset_mid_window(f, 0, &vec_a, &vec_all);
@@ -789,15 +789,15 @@ static void test_foreign_reset_refused_by_lease(void **state)
 	assert_int_equal(pmu_reg(f, AIV_CORE, f->plat->pmu.ctrl0), 0);
 	assert_int_equal(pmu_reg(f, AIV_CORE, f->plat->pmu.ctrl1), 0);
 
-	assert_int_equal(tp_drv_prof_stop(f->dev, 53, me), 0);
-	assert_int_equal(tp_drv_prof_holder(7, 53), 0);
+	assert_int_equal(tp_drv_lease_stop(f->dev, 53, me), 0);
+	assert_int_equal(tp_drv_lease_holder(7, 53), 0);
 	/* Unleased: the reset happens again, on every core. */
 	assert_int_equal(tp_pmu_foreign_reset(f->dev, -1), 3);
 	assert_int_equal(tp_pmu_foreign_reset(f->dev, 3), -EINVAL);
 	/* Now the other owner can take it. */
-	assert_int_equal(tp_drv_prof_start(dev2, 53, other, 0), 0);
-	assert_int_equal(tp_drv_prof_start(f->dev, 53, me, 0), -10);
-	assert_int_equal(tp_drv_prof_stop(dev2, 53, other), 0);
+	assert_int_equal(tp_drv_lease_start(dev2, 53, other, 0), 0);
+	assert_int_equal(tp_drv_lease_start(f->dev, 53, me, 0), -10);
+	assert_int_equal(tp_drv_lease_stop(dev2, 53, other), 0);
 	tp_device_close(dev2);
 	fx_close(f);
 }
@@ -883,14 +883,14 @@ static void test_foreign_gate_source(void **state)
 
 	/* With the lease: refused, and the window counts. */
 	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
-	assert_int_equal(tp_drv_prof_start(f->dev, 53, 77, 0), 0);
+	assert_int_equal(tp_drv_lease_start(f->dev, 53, 77, 0), 0);
 	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
 	assert_true(s.counters[0] > 0);
 	assert_int_equal(tp_pmu_foreign_refused(fw), 1);
 	struct tp_pmu_note n;
 	assert_int_equal(tp_pmu_finalize(f->m, AIV_CORE, &n), 0);
 	assert_int_equal(n.code, TP_PMU_NOTE_HELD);
-	assert_int_equal(tp_drv_prof_stop(f->dev, 53, 77), 0);
+	assert_int_equal(tp_drv_lease_stop(f->dev, 53, 77), 0);
 	tp_pmu_foreign_stop(fw);
 	fx_close(f);
 }
@@ -919,7 +919,7 @@ static void test_foreign_periodic_source(void **state)
 
 	/* With channel 53 held nothing is reset. */
 	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
-	assert_int_equal(tp_drv_prof_start(f->dev, 53, 78, 0), 0);
+	assert_int_equal(tp_drv_lease_start(f->dev, 53, 78, 0), 0);
 	assert_int_equal(tp_pmu_foreign_start(f->dev, &fc, &fw), 0);
 	t0 = tp_now_ns();
 	while (tp_pmu_foreign_refused(fw) < 6 && tp_now_ns() - t0 < 2000000000u) {
@@ -933,7 +933,48 @@ static void test_foreign_periodic_source(void **state)
 	assert_int_equal(resets, 0);
 	assert_int_equal(tp_pmu_finalize(f->m, AIV_CORE, &n), 0);
 	assert_int_equal(n.code, TP_PMU_NOTE_HELD);
-	assert_int_equal(tp_drv_prof_stop(f->dev, 53, 78), 0);
+	assert_int_equal(tp_drv_lease_stop(f->dev, 53, 78), 0);
+	fx_close(f);
+}
+
+
+/* tp_pmu_program_events (the rt AICORE_PMU channel): explicit ids, unused
+ * slots 0xFFFF counting nothing, the replaced selection and control word
+ * restored by finalize; tp_pmu_program's selection is left as before. */
+static void test_program_events(void **state)
+{
+	(void)state;
+	struct fx *f = fx_open("a2a3sim");
+	const struct tp_pmu_regmap *r = &f->plat->pmu;
+	program(f, AIV_CORE, 1 /* PIPE_UTILIZATION */, TP_PMU_NOTE_ENABLED);
+	assert_int_equal(tp_pmu_finalize(f->m, AIV_CORE, NULL), 0);
+	uint32_t before[8], ctrl_before = pmu_reg(f, AIV_CORE, r->ctrl0);
+	for (int i = 0; i < 8; i++)
+		before[i] = pmu_reg(f, AIV_CORE, r->cnt_idx[i]);
+	assert_int_not_equal(before[0], 0); /* program()'s selection stays */
+
+	const uint16_t ids[3] = { 0x0f, 0x43, 0x44 };
+	struct tp_pmu_note n;
+	assert_int_equal(tp_pmu_program_events(f->m, AIV_CORE, ids, 3, &n), 0);
+	assert_int_equal(n.code, TP_PMU_NOTE_ENABLED);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pmu_reg(f, AIV_CORE, r->cnt_idx[i]), i < 3 ? ids[i] : 0xFFFFu);
+	struct tp_pmu_sample s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+	assert_int_equal(s.counters[0], 2 * TILE_REQS);
+	assert_int_equal(s.counters[1], 2 * TILE_REQS + TILE_REQS); /* vadd 2, vexp 1 */
+	assert_int_equal(s.counters[2], 2 * TILE_REQS);             /* vadd 1, vexp 1 */
+	for (int i = 3; i < 8; i++)
+		assert_int_equal(s.counters[i], 0);
+	assert_int_equal(tp_pmu_finalize(f->m, AIV_CORE, NULL), 0);
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(pmu_reg(f, AIV_CORE, r->cnt_idx[i]), before[i]);
+	assert_int_equal(pmu_reg(f, AIV_CORE, r->ctrl0), ctrl_before);
+
+	assert_int_equal(tp_pmu_program_events(f->m, AIV_CORE, ids, 9, NULL), -EINVAL);
+	assert_int_equal(tp_pmu_program_events(f->m, AIV_CORE, NULL, 1, NULL), -EINVAL);
+	assert_int_equal(tp_pmu_program_events(f->m, 3, ids, 1, NULL), -EINVAL);
+	assert_int_equal(tp_pmu_program_events(f->m, AIV_CORE, NULL, 0, NULL), 0);
+	assert_int_equal(pmu_reg(f, AIV_CORE, r->cnt_idx[0]), 0xFFFFu);
 	fx_close(f);
 }
 
@@ -958,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_notes_disabled),
 		cmocka_unit_test(test_foreign_gate_source),
 		cmocka_unit_test(test_foreign_periodic_source),
+		cmocka_unit_test(test_program_events),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

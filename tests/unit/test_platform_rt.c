@@ -6,7 +6,11 @@
  * than cores, kernel hooks, the per-thread current device, concurrent
  * launchers, idle devices that sleep, and every error path: bad pointers,
  * size overflow, block_dim 0 / too large, calls from device code, a bad
- * environment.
+ * environment. Issue 6: tp_rt_launch_ex core placement (AIC-only /
+ * AIV-only, more blocks than cores of the type), a cube kernel that
+ * works on AIC and fails cleanly on AIV, tile errors naming kernel, block
+ * and core, launch / block counters and the TASKPROF_SIM_STATS exit line,
+ * range pairing.
  *
  * Devices persist between tests; each test that switches platform resets
  * them first (the system counter is process-wide).
@@ -32,7 +36,10 @@
 #include "platform/dev_memory.h"
 #include "platform/device.h"
 #include "platform/rt_internal.h"
+#include "taskprof/kernel.h"
 #include "taskprof/rt.h"
+#include "taskprof/rt_tool.h"
+#include "unit_helpers.h"
 
 static void sleep_ms(unsigned ms)
 {
@@ -482,6 +489,224 @@ static void test_launch_errors(void **state)
 	assert_int_equal(tp_rt_launch(nop_kernel, 3, NULL), 0);
 }
 
+static void *range_thread(void *arg)
+{
+	int *seen = arg;
+	seen[0] = tp_rt_range_pop();
+	seen[1] = tp_rt_range_push("t");
+	seen[2] = tp_rt_range_pop();
+	return NULL;
+}
+
+/* ---- issue 6: placement, tile context, counters, ranges -------------------- */
+
+static void test_launch_ex_placement(void **state)
+{
+	(void)state;
+	static const struct { enum tp_rt_cores cores; uint32_t bd; int lo, hi; int type; } c[] = {
+		{ TP_RT_CORES_AIC, 20, 0, 8, TP_CORE_AIC },   /* 8 cores, blocks wait */
+		{ TP_RT_CORES_AIV, 40, 8, 24, TP_CORE_AIV },
+		{ TP_RT_CORES_ANY, 24, 0, 24, -1 },
+	};
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		uint32_t bd = c[k].bd;
+		uint32_t *d_out = NULL;
+		assert_int_equal(tp_rt_malloc((void **)&d_out, bd * sizeof(uint32_t)), 0);
+		struct ids_args a = {
+			.out = d_out,
+			.core = calloc(bd, sizeof(int32_t)),
+			.type = calloc(bd, sizeof(int32_t)),
+			.dims = calloc(bd, sizeof(uint32_t)),
+		};
+		struct tp_rt_launch_attr attr = { "ids", c[k].cores };
+		assert_int_equal(tp_rt_launch_ex(write_ids, bd, &a, &attr), 0);
+		uint32_t h[64];
+		assert_int_equal(tp_rt_memcpy(h, d_out, bd * sizeof(uint32_t),
+					      TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+		int used[24] = { 0 };
+		for (uint32_t b = 0; b < bd; b++) {
+			assert_int_equal(h[b], b);
+			assert_true(a.core[b] >= c[k].lo && a.core[b] < c[k].hi);
+			if (c[k].type >= 0)
+				assert_int_equal(a.type[b], c[k].type);
+			used[a.core[b]]++;
+		}
+		/* the first wave uses every core of the set */
+		for (int i = c[k].lo; i < c[k].hi; i++)
+			assert_true(used[i] >= 1);
+		printf("cores %d: %u blocks on cores %d..%d\n", (int)c[k].cores, bd, c[k].lo,
+		       c[k].hi - 1);
+		assert_int_equal(tp_rt_free(d_out), 0);
+		free(a.core);
+		free(a.type);
+		free(a.dims);
+	}
+	/* NULL attr is tp_rt_launch */
+	assert_int_equal(tp_rt_launch_ex(nop_kernel, 30, NULL, NULL), 0);
+	struct tp_rt_launch_attr bad = { NULL, (enum tp_rt_cores)3 };
+	assert_int_equal(tp_rt_launch_ex(nop_kernel, 1, NULL, &bad), -EINVAL);
+	assert_true(has("attr->cores 3"));
+	assert_int_equal(tp_rt_launch_ex(NULL, 1, NULL, NULL), -EINVAL);
+	assert_true(has("tp_rt_launch_ex: kernel is NULL"));
+}
+
+/* 16 x 16 bf16 ones times ones on the cube: every element 16. */
+struct mm_args {
+	uint16_t *a; /* device */
+	float *c;    /* device, 16 x 16 per block */
+};
+
+static void mm_kernel(uint32_t blk, uint32_t n, void *p)
+{
+	(void)n;
+	const struct mm_args *m = p;
+	struct tp_tile ga, gc, l1, a0, b0, c0;
+	/* each block its own C: blocks run at the same time */
+	if (tp_tile_init(&ga, TP_MEM_GM, m->a, 512, TP_BF16, 16, 16, 16) ||
+	    tp_tile_init(&gc, TP_MEM_GM, m->c + (size_t)blk * 256, 1024, TP_FP32, 16, 16, 16))
+		return;
+	if (tp_local_tile(&l1, TP_MEM_L1, TP_BF16, 16, 16) ||
+	    tp_local_tile(&a0, TP_MEM_L0A, TP_BF16, 16, 16) ||
+	    tp_local_tile(&b0, TP_MEM_L0B, TP_BF16, 16, 16) ||
+	    tp_local_tile(&c0, TP_MEM_L0C, TP_FP32, 16, 16))
+		return;
+	tp_copy_in(&l1, &ga);
+	tp_load_l0(&a0, &l1, 0);
+	tp_load_l0(&b0, &l1, 0);
+	tp_mmad(&c0, &a0, &b0, 0);
+	tp_fixpipe(&gc, &c0);
+}
+
+/* Plain C on the device, then one tile op that fails on block 5 only. */
+static void bad_op_kernel(uint32_t blk, uint32_t n, void *p)
+{
+	(void)n;
+	uint32_t *out = p;
+	out[blk] = blk + 1;
+	if (blk == 5 || blk == 9)
+		tp_vdup(&(struct tp_tile){ 0 }, 1.0f); /* not a tile: fails */
+}
+
+static void test_tile_context(void **state)
+{
+	(void)state;
+	uint16_t ones[256];
+	for (int i = 0; i < 256; i++)
+		ones[i] = 0x3f80;
+	struct mm_args m;
+	assert_int_equal(tp_rt_malloc((void **)&m.a, sizeof(ones)), 0);
+	assert_int_equal(tp_rt_malloc((void **)&m.c, 4 * 1024), 0);
+	assert_int_equal(tp_rt_memcpy(m.a, ones, sizeof(ones), TP_RT_MEMCPY_HOST_TO_DEVICE), 0);
+	struct tp_rt_launch_attr aic = { "mm_kernel", TP_RT_CORES_AIC };
+	assert_int_equal(tp_rt_launch_ex(mm_kernel, 4, &m, &aic), 0);
+	float c[4 * 256];
+	assert_int_equal(tp_rt_memcpy(c, m.c, sizeof(c), TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+	for (int i = 0; i < 4 * 256; i++)
+		assert_true(c[i] == 16.0f);
+	/* AIV cores have no L1 / L0: a clean error naming kernel, block, core */
+	struct tp_rt_launch_attr aiv = { "mm_kernel", TP_RT_CORES_AIV };
+	int rc = tp_rt_launch_ex(mm_kernel, 4, &m, &aiv);
+	printf("mmad on AIV: %d: %s\n", rc, tp_last_error());
+	assert_true(rc < 0);
+	assert_true(has("tp_rt_launch_ex: kernel mm_kernel: block 0 of 4 on core"));
+	assert_true(has("(AIV) failed: "));
+	assert_true(has("L1"));
+	/* the device is fine afterwards */
+	assert_int_equal(tp_rt_launch_ex(mm_kernel, 1, &m, &aic), 0);
+	assert_int_equal(tp_rt_free(m.a), 0);
+	assert_int_equal(tp_rt_free(m.c), 0);
+
+	/* the lowest failing block is reported; plain C blocks all ran */
+	uint32_t *d = NULL, h[24];
+	assert_int_equal(tp_rt_malloc((void **)&d, sizeof(h)), 0);
+	rc = tp_rt_launch(bad_op_kernel, 24, d);
+	assert_int_equal(rc, -EINVAL);
+	printf("bad op: %s\n", tp_last_error());
+	assert_true(has("tp_rt_launch: kernel kernel_0x"));
+	assert_true(has("block 5 of 24 on core 13 (AIV) failed: tp_vdup"));
+	assert_int_equal(tp_rt_memcpy(h, d, sizeof(h), TP_RT_MEMCPY_DEVICE_TO_HOST), 0);
+	for (uint32_t b = 0; b < 24; b++)
+		assert_int_equal(h[b], b + 1);
+	/* the next launch starts clean */
+	assert_int_equal(tp_rt_launch(nop_kernel, 24, NULL), 0);
+	assert_int_equal(tp_rt_free(d), 0);
+}
+
+static void test_counters(void **state)
+{
+	(void)state;
+	struct tp_rt_tool_stats s0, s1;
+	assert_int_equal(tp_rt_tool_device_stats(0, &s0), 0);
+	assert_string_equal(s0.platform, "a2a3sim");
+	assert_int_equal(s0.pmu_slots, 8);
+	assert_int_equal(s0.sys_cnt_freq, 50000000ULL);
+	assert_int_equal(s0.mem_capacity, 1024ull << 20);
+	void *p = NULL;
+	assert_int_equal(tp_rt_malloc(&p, 1000), 0);
+	assert_int_equal(tp_rt_launch(nop_kernel, 7, NULL), 0);
+	struct tp_rt_launch_attr attr = { NULL, TP_RT_CORES_AIC };
+	assert_int_equal(tp_rt_launch_ex(nop_kernel, 30, NULL, &attr), 0);
+	assert_int_equal(tp_rt_tool_launch(nop_kernel, 2, NULL, NULL, NULL, 0), 0);
+	assert_int_equal(tp_rt_launch(nop_kernel, 0, NULL), -EINVAL); /* not run */
+	assert_int_equal(tp_rt_tool_device_stats(0, &s1), 0);
+	assert_int_equal(s1.launches - s0.launches, 3);
+	assert_int_equal(s1.blocks - s0.blocks, 39);
+	assert_int_equal(s1.mem_used - s0.mem_used, 1024); /* 64-byte rounded */
+	assert_int_equal(tp_rt_free(p), 0);
+	assert_int_equal(tp_rt_tool_device_stats(0, NULL), -EINVAL);
+	assert_int_equal(tp_rt_tool_device_stats(2, &s1), -ENODEV); /* not open */
+	assert_true(has("device 2 is not open"));
+	assert_int_equal(tp_rt_tool_device_stats(-1, &s1), -ENODEV);
+	assert_null(tp_rt_internal_device(2));
+
+	/* TASKPROF_SIM_STATS=1: the exit line of a fresh process */
+	char out[1024];
+	int st = uh_run_self("simstats", "TASKPROF_SIM_STATS", "1", out, sizeof(out));
+	printf("child: %s", out);
+	assert_int_equal(st, 0);
+	assert_string_equal(out, "taskprof-sim: device 2: 3 kernel launches executed "
+				 "(11 blocks)\n");
+	st = uh_run_self("simstats", "TASKPROF_SIM_STATS", NULL, out, sizeof(out));
+	assert_int_equal(st, 0);
+	assert_string_equal(out, "");
+}
+
+/* The child of test_counters: device 2 opened twice (reset between);
+ * stderr goes to the pipe the parent reads. */
+static int simstats_child(void)
+{
+	dup2(STDOUT_FILENO, STDERR_FILENO);
+	if (tp_rt_set_device(2) || tp_rt_launch(nop_kernel, 5, NULL) ||
+	    tp_rt_launch(nop_kernel, 5, NULL) || tp_rt_reset_device(2) ||
+	    tp_rt_launch(nop_kernel, 1, NULL))
+		return 1;
+	exit(0); /* the line is printed by the library's exit-time destructor */
+}
+
+static void test_ranges(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_rt_range_pop(), -EINVAL);
+	assert_true(has("no range is open"));
+	assert_int_equal(tp_rt_range_push(NULL), -EINVAL);
+	assert_int_equal(tp_rt_range_push("r1"), 0);
+	assert_int_equal(tp_rt_range_push("r2"), -EINVAL);
+	assert_true(has("range \"r1\" is still open"));
+	/* per thread: another thread has none open */
+	int seen[4];
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, range_thread, seen), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(seen[0], -EINVAL);
+	assert_int_equal(seen[1], 0);
+	assert_int_equal(seen[2], 0);
+	assert_int_equal(tp_rt_launch(nop_kernel, 2, NULL), 0);
+	assert_int_equal(tp_rt_range_pop(), 0);
+	assert_int_equal(tp_rt_range_pop(), -EINVAL);
+	assert_int_equal(tp_rt_range_push("r3"), 0);
+	assert_int_equal(tp_rt_range_pop(), 0);
+}
+
 static void test_device_errors(void **state)
 {
 	(void)state;
@@ -523,8 +748,10 @@ static void test_device_errors(void **state)
 	assert_int_equal(tp_rt_reset_device(3), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc == 2 && strcmp(argv[1], "simstats") == 0)
+		return simstats_child();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_spmd_a2a3sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spmd_a5sim, setup, teardown),
@@ -536,6 +763,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memcpy_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_ex_placement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tile_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (int i = 0; i < TP_RT_MAX_DEVICES; i++)

@@ -323,7 +323,7 @@ static void test_bind_is_per_thread(void **state)
 	assert_non_null(strstr(tp_last_error(), "tp_vdup"));
 	assert_null(tp_local_alloc(TP_MEM_UB, 32));
 	assert_int_equal(tp_local_reset(), -ENODEV);
-	assert_int_equal(tp_scalar_begin(), -ENODEV);
+	assert_int_equal(tp_scalar_begin(NULL), -ENODEV);
 	assert_int_equal(tp_local_tile(&t, TP_MEM_UB, TP_FP32, 1, 1), -ENODEV);
 }
 
@@ -1313,7 +1313,7 @@ static void test_scalar_section(void **state)
 	(void)state;
 	begin_op();
 	uint64_t t0 = tp_now_ns();
-	assert_int_equal(tp_scalar_begin(), 0);
+	assert_int_equal(tp_scalar_begin(NULL), 0);
 	spin_ns(2000000);
 	assert_int_equal(tp_scalar_end(), 0);
 	uint64_t wall = tp_core_cycles_from_ns(tp_now_ns() - t0);
@@ -1329,7 +1329,7 @@ static void test_scalar_section(void **state)
 	tp_core_ctx_usage_reset(&aiv);
 	cap.n = 0;
 	t0 = tp_now_ns();
-	assert_int_equal(tp_scalar_begin(), 0);
+	assert_int_equal(tp_scalar_begin(NULL), 0);
 	for (int i = 0; i < 20; i++)
 		assert_int_equal(tp_vexp(&big, &big), 0);
 	assert_int_equal(tp_scalar_end(), 0);
@@ -1346,8 +1346,8 @@ static void test_scalar_section(void **state)
 	/* No nesting; no end without begin. */
 	assert_int_equal(tp_scalar_end(), -EINVAL);
 	tp_core_ctx_clear_error(&aiv);
-	assert_int_equal(tp_scalar_begin(), 0);
-	assert_int_equal(tp_scalar_begin(), -EINVAL);
+	assert_int_equal(tp_scalar_begin(NULL), 0);
+	assert_int_equal(tp_scalar_begin(NULL), -EINVAL);
 	assert_non_null(strstr(tp_core_ctx_error_msg(&aiv), "nest"));
 	tp_core_ctx_clear_error(&aiv);
 	assert_int_equal(tp_scalar_end(), 0);
@@ -1355,7 +1355,7 @@ static void test_scalar_section(void **state)
 	/* A section left open at task end is closed, counted, an error. */
 	tp_core_ctx_task_begin(&aiv);
 	tp_core_ctx_usage_reset(&aiv);
-	assert_int_equal(tp_scalar_begin(), 0);
+	assert_int_equal(tp_scalar_begin(NULL), 0);
 	assert_int_equal(tp_core_ctx_task_end(&aiv), -EINVAL);
 	assert_non_null(strstr(tp_core_ctx_error_msg(&aiv), "still open"));
 	assert_int_equal(u->ops[TP_PIPE_SCALAR], 1);
@@ -1471,7 +1471,7 @@ static void test_sticky_error(void **state)
 	/* Later ops of the task are skipped, without writing. */
 	assert_int_equal(tp_vadd(&d, &a, &a), -ECANCELED);
 	assert_int_equal(tp_vdup(&d, 1.0f), -ECANCELED);
-	assert_int_equal(tp_scalar_begin(), -ECANCELED);
+	assert_int_equal(tp_scalar_begin(NULL), -ECANCELED);
 	assert_null(tp_local_alloc(TP_MEM_UB, 32));
 	for (int i = 0; i < 1024; i++)
 		assert_int_equal(((uint8_t *)d.buf)[i], 0x77);

@@ -474,7 +474,7 @@ static void spin_run(const struct tp_pmu_foreign_config *fcfg, struct wk_pmu_lea
 	assert_int_equal(tp_device_create(&dc, &dev), 0);
 	if (other) {
 		assert_int_equal(tp_device_create(&dc, &dev2), 0);
-		assert_int_equal(tp_drv_prof_start(dev2, TP_DRV_PROF_CHANNEL_FFTS, 0xbeef, 0), 0);
+		assert_int_equal(tp_drv_lease_start(dev2, TP_DRV_PROF_CHANNEL_FFTS, 0xbeef, 0), 0);
 	}
 	struct wk_pmu *p = NULL;
 	assert_int_equal(wk_pmu_open(&p, dev, 2, false, 2, 77, g_root, lease), 0);
@@ -494,11 +494,11 @@ static void spin_run(const struct tp_pmu_foreign_config *fcfg, struct wk_pmu_lea
 	if (out->res.pmu_csv[0])
 		load_csv(out->res.pmu_csv, &out->csv);
 	if (other) {
-		assert_int_equal(tp_drv_prof_stop(dev2, TP_DRV_PROF_CHANNEL_FFTS, 0xbeef), 0);
+		assert_int_equal(tp_drv_lease_stop(dev2, TP_DRV_PROF_CHANNEL_FFTS, 0xbeef), 0);
 		tp_device_close(dev2);
 	}
 	tp_device_close(dev);
-	assert_false(tp_drv_prof_held(5, TP_DRV_PROF_CHANNEL_FFTS));
+	assert_false(tp_drv_lease_held(5, TP_DRV_PROF_CHANNEL_FFTS));
 }
 
 /* The expected total of one spinning task, in core cycles (1.8 GHz). */
@@ -721,11 +721,11 @@ static void test_lease_refcount(void **state)
 	assert_true(wk_pmu_lease_acquire(&l, dev));
 	assert_true(wk_pmu_lease_acquire(&l, dev));
 	assert_int_equal(l.refs, 2);
-	assert_int_equal(tp_drv_prof_holder(6, TP_DRV_PROF_CHANNEL_FFTS), l.owner);
+	assert_int_equal(tp_drv_lease_holder(6, TP_DRV_PROF_CHANNEL_FFTS), l.owner);
 	wk_pmu_lease_release(&l, dev);
-	assert_true(tp_drv_prof_held(6, TP_DRV_PROF_CHANNEL_FFTS));
+	assert_true(tp_drv_lease_held(6, TP_DRV_PROF_CHANNEL_FFTS));
 	wk_pmu_lease_release(&l, dev);
-	assert_false(tp_drv_prof_held(6, TP_DRV_PROF_CHANNEL_FFTS));
+	assert_false(tp_drv_lease_held(6, TP_DRV_PROF_CHANNEL_FFTS));
 	wk_pmu_lease_release(&l, dev); /* extra release: no-op */
 	assert_int_equal(l.refs, 0);
 	tp_device_close(dev);

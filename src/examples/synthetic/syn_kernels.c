@@ -25,7 +25,7 @@ static int32_t *el(const struct tp_tile *t, uint32_t i)
 static void k_set(int64_t *args)
 {
 	const struct tp_tile *x = arg_tile(args, 0);
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	for (uint32_t i = 0; i < x->rows; i++)
 		*el(x, i) = (int32_t)((uint32_t)args[1] + i);
 	tp_scalar_end();
@@ -33,7 +33,7 @@ static void k_set(int64_t *args)
 
 static void k_add2(int64_t *args)
 {
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	*el(arg_tile(args, 3), 0) = *el(arg_tile(args, 0), 0) + *el(arg_tile(args, 1), 0) +
 				    *el(arg_tile(args, 2), 0);
 	tp_scalar_end();
@@ -42,7 +42,7 @@ static void k_add2(int64_t *args)
 static void k_adds(int64_t *args)
 {
 	const struct tp_tile *y = arg_tile(args, 1);
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	int32_t x = *el(arg_tile(args, 0), 0);
 	for (uint32_t i = 0; i < y->rows; i++)
 		*el(y, i) = (int32_t)((uint32_t)x + (uint32_t)args[2] + i);
@@ -53,7 +53,7 @@ static void k_block(int64_t *args)
 {
 	const struct tp_tile *x = arg_tile(args, 0);
 	const uint32_t b = tp_kernel_block_idx(), s = b * SYN_SPMD_SLICE;
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	*el(x, s + 0) = (int32_t)b;
 	*el(x, s + 1) = (int32_t)(b * b);
 	*el(x, s + 2) = (int32_t)tp_kernel_block_num();
@@ -67,7 +67,7 @@ static void mix_part(int64_t *args, int slot, enum tp_core_type want)
 {
 	const struct tp_tile *x = arg_tile(args, 0);
 	const struct tp_core_ctx *ctx = tp_core_ctx_current();
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	*el(x, 2u * (uint32_t)slot) = ctx && ctx->core_type == want ? 1 : -1;
 	*el(x, 2u * (uint32_t)slot + 1) = 101 * (slot + 1);
 	tp_scalar_end();
@@ -80,7 +80,7 @@ static void k_mix_v1(int64_t *args) { mix_part(args, 2, TP_CORE_AIV); }
 static void k_sum(int64_t *args)
 {
 	const struct tp_tile *x = arg_tile(args, 0);
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	uint32_t s = 0;
 	for (uint32_t i = 0; i < x->rows; i++)
 		s += (uint32_t)*el(x, i);
@@ -91,7 +91,7 @@ static void k_sum(int64_t *args)
 static void k_step(int64_t *args)
 {
 	int32_t *c = el(arg_tile(args, 0), 0);
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	uint32_t v = (uint32_t)*c * 31u + (uint32_t)args[2];
 	*c = (int32_t)v;
 	*el(arg_tile(args, 1), 0) = (int32_t)v;
@@ -104,7 +104,7 @@ static void k_async_copy(int64_t *args)
 {
 	const struct tp_tile *src = arg_tile(args, 0), *dst = arg_tile(args, 1);
 	uint32_t *cnt = (uint32_t *)el(arg_tile(args, 2), 0);
-	tp_scalar_begin();
+	tp_scalar_begin(NULL);
 	if (tp_kernel_dma_copy(el(dst, 0), el(src, 0), src->rows * sizeof(int32_t), cnt,
 			       (uint64_t)args[3] * 1000u) == 0)
 		tp_kernel_async_wait(cnt, 1);

@@ -173,6 +173,7 @@ void tp_core_ctx_task_begin(struct tp_core_ctx *ctx)
 	tp_core_ctx_clear_error(ctx);
 	ctx->scalar_open = false;
 	ctx->scalar_excl_ns = 0;
+	ctx->scalar_name = NULL;
 }
 
 int tp_core_ctx_task_end(struct tp_core_ctx *ctx)
@@ -194,7 +195,7 @@ void tp_core_ctx_usage_reset(struct tp_core_ctx *ctx)
 
 /* Here rather than in ops_scalar.c so that task_end can close a forgotten
  * section. */
-void tile_scalar_close(struct tp_core_ctx *ctx)
+uint64_t tile_scalar_close(struct tp_core_ctx *ctx)
 {
 	uint64_t now = tp_now_ns();
 	uint64_t open = now - ctx->scalar_t0_ns;
@@ -214,4 +215,5 @@ void tile_scalar_close(struct tp_core_ctx *ctx)
 	ctx->scalar_open = false;
 	ctx->scalar_excl_ns = 0;
 	tp_core_ctx_commit(ctx, &d);
+	return d.cycles;
 }

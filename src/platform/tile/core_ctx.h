@@ -43,6 +43,7 @@
 #include "taskprof/kernel.h"
 
 struct tp_core_ctx;
+struct tp_instr_block;
 
 /**
  * typedef tp_usage_hook_fn - receives every op's delta while counting.
@@ -85,6 +86,13 @@ struct tp_core_ctx {
 	bool scalar_open;
 	uint64_t scalar_t0_ns;
 	uint64_t scalar_excl_ns; /* time of ops run inside the section */
+	const char *scalar_name; /* the open section's name, or NULL */
+
+	/* The running block's region of a hidden instrumentation buffer
+	 * (taskprof/rt_tool.h), or NULL: tp_mark* and tp_scalar_* append
+	 * there. Set by rt.c around one block body (tp_core_ctx_set_instr). */
+	struct tp_instr_block *instr;
+	uint32_t instr_cap; /* records the region has room for */
 
 	/* tp_mmad's right operand widened to fp32 / int32, K x N. */
 	void *mm_scratch;
@@ -157,6 +165,22 @@ static inline void tp_core_ctx_set_counting(struct tp_core_ctx *ctx, bool on)
 static inline bool tp_core_ctx_counting(const struct tp_core_ctx *ctx)
 {
 	return atomic_load_explicit(&ctx->counting, memory_order_relaxed);
+}
+
+/**
+ * tp_core_ctx_set_instr() - bind (or with NULL unbind) the running block's
+ * region of a hidden instrumentation buffer (taskprof/rt_tool.h).
+ * @blk: block b's struct tp_instr_block (tp_rt_instr_block()), in device
+ *       memory the core may write; its records follow it.
+ * @cap: records after @blk (the header's per_block_cap).
+ *
+ * On the core's own thread, between tp_core_ctx_task_begin() and _end().
+ */
+static inline void tp_core_ctx_set_instr(struct tp_core_ctx *ctx,
+					 struct tp_instr_block *blk, uint32_t cap)
+{
+	ctx->instr = blk;
+	ctx->instr_cap = blk ? cap : 0;
 }
 
 /**

@@ -9,10 +9,11 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "platform/tile/fp.h"
+#include "platform/tile/instr.h"
 #include "platform/tile/tile_op.h"
 #include "taskprof/kernel.h"
 
-int tp_scalar_begin(void)
+int tp_scalar_begin(const char *name)
 {
 	struct tp_core_ctx *ctx = tp_core_ctx_current();
 	if (!ctx)
@@ -29,6 +30,10 @@ int tp_scalar_begin(void)
 					"not nest)", ctx->core_id);
 	ctx->scalar_open = true;
 	ctx->scalar_excl_ns = 0;
+	ctx->scalar_name = name;
+	/* Before the section's clock starts: the point is not its time. */
+	if (__builtin_expect(ctx->instr != NULL, 0))
+		tp_instr_put(ctx, TP_INSTR_SCALAR_BEGIN, 0, name, 0);
 	ctx->scalar_t0_ns = tp_now_ns();
 	return 0;
 }
@@ -47,7 +52,13 @@ int tp_scalar_end(void)
 		return tp_core_ctx_fail(ctx, -EINVAL,
 					"tp_scalar_end: core %d: no scalar "
 					"section is open", ctx->core_id);
-	tile_scalar_close(ctx);
+	const char *name = ctx->scalar_name;
+	ctx->scalar_name = NULL;
+	uint64_t cycles = tile_scalar_close(ctx);
+	/* The same cycles the usage record (and the SCALAR busy events)
+	 * accounted for the section. */
+	if (__builtin_expect(ctx->instr != NULL, 0))
+		tp_instr_put(ctx, TP_INSTR_SCALAR_END, 0, name, cycles);
 	return 0;
 }
 

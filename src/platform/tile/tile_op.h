@@ -106,8 +106,9 @@ void tile_op_access(struct tile_op *op, enum tp_mem mem, enum tp_dir dir,
  */
 void tile_op_end(struct tile_op *op);
 
-/* Close the open scalar section and account it (core_ctx.c). */
-void tile_scalar_close(struct tp_core_ctx *ctx);
+/* Close the open scalar section and account it (core_ctx.c); returns
+ * the SCALAR-pipe cycles it accounted (>= 1). */
+uint64_t tile_scalar_close(struct tp_core_ctx *ctx);
 
 /* Address of element (0, 0). */
 static inline uint8_t *tile_base(const struct tp_tile *t)
