@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * op/config.h — config.txt: what the launcher (`taskprof op`) tells the
+ * injector (libtaskprof_inject.so) and the report (docs/op-internals.md
+ * "config.txt"; spec/opprof.md §4.1, §4.2, §4.5).
+ *
+ * One `key=value` per line, `#` starts a comment line, blank lines are
+ * ignored, blanks around key and value are trimmed; every key below is
+ * required once except the `pass.<p>.aic` / `pass.<p>.aiv` lines, which
+ * may be omitted for an empty row. Unknown keys, repeated keys, values
+ * out of range are errors naming the file, the line and the key.
+ *
+ *   version=1
+ *   output=/abs/path/OPPROF_20261130183000_ABCDEFGHIJKLMNOP
+ *   arch=a2a3                       a2a3 (8 slots) | a5 (10 slots)
+ *   replay_mode=kernel              kernel | application | range
+ *   warm_up=1                       0..500
+ *   kernel_name=                    empty = first launch only; else PAT|PAT
+ *   launch_skip_before_match=0      0..1000
+ *   launch_skip=0                   0..1000
+ *   launch_count=1                  1..5000
+ *   replay_mem_limit=50%            BYTES (optional K/M/G suffix, 1024-based) or N% (1..100)
+ *   pass_timeout_s=60               1..86400
+ *   range_markers=off               on | off
+ *   instr=on                        on | off
+ *   instr_cap=4096                  1..1048576 points per block
+ *   kill=off                        on | off
+ *   target_processes=main           main | all
+ *   groups=PipeUtilization,Memory   canonical names (op/groups.h), may be BasicInfo
+ *   passes=3                        1..TP_OP_MAX_PASSES
+ *   pass.0.aic=0x1,0x2,0x3          hex event ids, may be empty, at most slots
+ *   pass.0.aiv=0x8,0x9
+ */
+#ifndef TASKPROF_OP_CONFIG_H
+#define TASKPROF_OP_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "op/plan.h"
+#include "platform/pmu_events.h"
+
+#define TP_OP_CONFIG_VERSION 1
+/* Bounds the launcher validates and the reader re-checks (spec §1.2, §4.2). */
+#define TP_OP_WARM_UP_MAX 500u
+#define TP_OP_SKIP_MAX 1000u
+#define TP_OP_LAUNCH_COUNT_MAX 5000u
+#define TP_OP_KERNEL_NAME_MAX 1024u
+#define TP_OP_INSTR_CAP_MAX 1048576u
+#define TP_OP_PASS_TIMEOUT_MAX 86400u
+
+enum tp_op_replay_mode {
+	TP_OP_REPLAY_KERNEL = 0,
+	TP_OP_REPLAY_APPLICATION = 1,
+	TP_OP_REPLAY_RANGE = 2,
+};
+
+/**
+ * struct tp_op_config - the parsed config.txt.
+ * @version:        TP_OP_CONFIG_VERSION.
+ * @output:         absolute path of the OPPROF_* directory.
+ * @arch:           event-id space of the plan.
+ * @replay_mode:    kernel | application | range.
+ * @warm_up:        discarded executions before the measured passes, 0..500.
+ * @launch_skip_before_match: launches of any kernel skipped first, 0..1000.
+ * @launch_skip:    matching launches skipped, 0..1000.
+ * @launch_count:   most launches profiled, 1..5000.
+ * @kernel_name:    "" = the first launch only; else PAT|PAT (prefix or glob).
+ * @mem_limit_bytes, @mem_limit_pct: the snapshot budget; exactly one is
+ *                  non-zero (pct: of the device capacity, 1..100).
+ * @pass_timeout_s: seconds a pass may take before it counts as a hang.
+ * @range_markers:  honour tp_rt_range_push/pop.
+ * @instr:          pass the hidden instrumentation buffer.
+ * @kill:           stop the app after @launch_count launches.
+ * @instr_cap:      instrumentation points per block.
+ * @target_all:     profile child processes too (target_processes=all).
+ * @groups:         canonical group list (tp_op_groups_format()).
+ * @plan:           the pass plan (@plan.arch = @arch, @plan.slots = its K).
+ */
+struct tp_op_config {
+	int version;
+	char output[4096];
+	enum tp_pmu_arch arch;
+	enum tp_op_replay_mode replay_mode;
+	uint32_t warm_up, launch_skip_before_match, launch_skip, launch_count;
+	char kernel_name[TP_OP_KERNEL_NAME_MAX + 1];
+	uint64_t mem_limit_bytes;
+	uint32_t mem_limit_pct;
+	uint32_t pass_timeout_s;
+	bool range_markers, instr, kill;
+	uint32_t instr_cap;
+	bool target_all;
+	char groups[512];
+	struct tp_op_plan plan;
+};
+
+/**
+ * tp_op_config_defaults() - the defaults of spec §4.2: version 1, output
+ * "", arch a2a3, kernel replay, warm_up 1, skips 0, launch_count 1,
+ * kernel_name "", 50 %, pass_timeout 60 s, range markers off, instr on
+ * with 4096 points, kill off, main process only, groups "Default"
+ * expanded (tp_op_groups_format()), and a plan of one empty pass with 8
+ * slots (the caller plans with tp_op_plan_for_groups()).
+ */
+void tp_op_config_defaults(struct tp_op_config *c);
+
+/**
+ * tp_op_config_write() - write @c to @path atomically (temporary file +
+ * rename, base/file.h) in the format above; `passes` = @c->plan.npasses
+ * and one pass.<p>.aic / .aiv line per pass.
+ *
+ * Return: 0; -EINVAL for NULL arguments or a @c that would not read back
+ * (an output / kernel_name / groups with a newline, a plan with 0 or too
+ * many passes, more events than slots, exactly one of the memory limits not
+ * set); the errors of tp_file_tx_begin() / _commit().
+ */
+int tp_op_config_write(const char *path, const struct tp_op_config *c);
+
+/**
+ * tp_op_config_read() - parse @path into @c (defaults first, then every
+ * line).
+ *
+ * Return: 0; -ENOENT etc. (the errno of reading the file); -EINVAL for a
+ * bad line, with tp_last_error() = "PATH:LINE: KEY: expected ..., got
+ * 'VALUE'" (or "PATH:LINE: unknown key 'K'", "PATH:LINE: expected
+ * key=value", "PATH: missing key 'K'", "PATH:LINE: duplicate key 'K'").
+ * On failure @c holds what was parsed so far (do not use it).
+ */
+int tp_op_config_read(const char *path, struct tp_op_config *c);
+
+/** tp_op_replay_mode_name() - "kernel" / "application" / "range". */
+const char *tp_op_replay_mode_name(enum tp_op_replay_mode m);
+
+/** tp_op_arch_name() - "a2a3" / "a5". */
+const char *tp_op_arch_name(enum tp_pmu_arch a);
+
+/**
+ * tp_op_parse_mem_limit() - parse a `--replay-mem-limit` value: "N%"
+ * (1..100) or a byte count with an optional K / M / G suffix (powers of
+ * 1024, "KiB" etc. also accepted), > 0.
+ * @bytes, @pct: receive the value; the other one is set to 0.
+ * Return: 0; -EINVAL (no message set: the caller names the place).
+ */
+int tp_op_parse_mem_limit(const char *s, uint64_t *bytes, uint32_t *pct);
+
+#endif /* TASKPROF_OP_CONFIG_H */
