@@ -52,9 +52,12 @@ static inline void mark(struct tp_engine *e, struct tp_sched_thread *t)
 		sample_depth(e, t->depth_mark);
 }
 
-/* Emit a phase bar; @d0: depths at its start (NULL: the anchor's). */
-static void phase_at(struct tp_engine *e, struct tp_sched_thread *t, enum tp_sched_phase ph,
-		     uint64_t start, uint64_t end, uint32_t n, const int16_t *d0)
+/* Emit a phase bar; @d0: depths at its start (NULL: the anchor's).
+ * @remark: the bar's end is the next phase's anchor: its end depths become
+ * the anchor's (the same instant; saves mark()'s second sample of the
+ * shared queue sizes, which other threads keep writing). */
+static void phase_at_ex(struct tp_engine *e, struct tp_sched_thread *t, enum tp_sched_phase ph,
+			uint64_t start, uint64_t end, uint32_t n, const int16_t *d0, bool remark)
 {
 	if (e->hooks.on_phase_detail) {
 		struct tp_phase_detail d = { 0 };
@@ -65,16 +68,33 @@ static void phase_at(struct tp_engine *e, struct tp_sched_thread *t, enum tp_sch
 			d.pop_miss = t->pop_miss;
 			t->pop_hit = t->pop_miss = 0;
 		}
+		if (remark)
+			memcpy(t->depth_mark, d.depth_end, sizeof(t->depth_mark));
 		e->hooks.on_phase_detail(e->hooks.ud, t->idx, ph, start, end, t->loop_iter, n, &d);
 	} else if (e->hooks.on_phase) {
 		e->hooks.on_phase(e->hooks.ud, t->idx, ph, start, end, t->loop_iter, n);
 	}
 }
 
+static inline void phase_at(struct tp_engine *e, struct tp_sched_thread *t,
+			    enum tp_sched_phase ph, uint64_t start, uint64_t end, uint32_t n,
+			    const int16_t *d0)
+{
+	phase_at_ex(e, t, ph, start, end, n, d0, false);
+}
+
 static inline void phase(struct tp_engine *e, struct tp_sched_thread *t,
 			 enum tp_sched_phase ph, uint64_t start, uint64_t end, uint32_t n)
 {
-	phase_at(e, t, ph, start, end, n, NULL);
+	phase_at_ex(e, t, ph, start, end, n, NULL, false);
+}
+
+/* phase() whose end anchors the next phase (replaces phase() + mark()). */
+static inline void phase_mark(struct tp_engine *e, struct tp_sched_thread *t,
+			      enum tp_sched_phase ph, uint64_t start, uint64_t end, uint32_t n,
+			      const int16_t *d0)
+{
+	phase_at_ex(e, t, ph, start, end, n, d0, true);
 }
 
 /* on_task_complete + deferred release of a finished task (§2.9 step 3). */
@@ -734,9 +754,10 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			if (hooks) {
 				uint64_t now = tp_sys_cnt();
 				if (n)
-					phase(e, t, TP_PHASE_COMPLETE, t_phase, now, n);
+					phase_mark(e, t, TP_PHASE_COMPLETE, t_phase, now, n, NULL);
+				else
+					mark(e, t);
 				t_phase = now;
-				mark(e, t);
 			}
 			progress |= n > 0;
 		}
@@ -748,9 +769,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 				complete_task(e, t, done[i]);
 			if (hooks) {
 				uint64_t now = tp_sys_cnt();
-				phase(e, t, TP_PHASE_ASYNC_POLL, t_phase, now, n);
+				phase_mark(e, t, TP_PHASE_ASYNC_POLL, t_phase, now, n, NULL);
 				t_phase = now;
-				mark(e, t);
 			}
 			progress |= n > 0;
 		}
@@ -761,8 +781,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint32_t n = drain_dummies(e, t, &d0, dd0);
 			if (n && hooks && !e->hbg) {
 				t_phase = tp_sys_cnt();
-				phase_at(e, t, TP_PHASE_DUMMY, d0, t_phase, n, dd0);
-				mark(e, t);
+				phase_mark(e, t, TP_PHASE_DUMMY, d0, t_phase, n, dd0);
 			}
 			progress |= n > 0;
 		}
@@ -770,9 +789,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		uint32_t nd = dispatch_ready(e, t);
 		if (nd && hooks) {
 			uint64_t now = tp_sys_cnt();
-			phase(e, t, TP_PHASE_DISPATCH, t_phase, now, nd);
+			phase_mark(e, t, TP_PHASE_DISPATCH, t_phase, now, nd, NULL);
 			t_phase = now;
-			mark(e, t);
 		}
 		progress |= nd > 0;
 		/* 4b: early dispatch. */
@@ -787,8 +805,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint32_t ne = try_early_dispatch(e, t);
 			if (ne && hooks) {
 				t_phase = tp_sys_cnt();
-				phase_at(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne, de0);
-				mark(e, t);
+				phase_mark(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne, de0);
 			}
 			progress |= ne > 0;
 		}

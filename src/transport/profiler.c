@@ -18,8 +18,11 @@
 #include "transport/profiler.h"
 
 #define DRAIN_BUSY_POLL_SCANS 64
+#define BUSY_POLL_MIN_CPUS 4 /* busy-poll only with this many online CPUs */
 #define IDLE_SLEEP_US 10
-#define IDLE_BACKOFF_MAX 4 /* idle sleeps grow 10 -> 160 µs */
+#define IDLE_SLEEP_MAX_US 160 /* default bound of the adaptive idle sleep */
+#define STARVED_SLEEP_MAX_US 40 /* drain bound while an instance is starved */
+#define REPLENISH_SLEEP_MAX_US 200 /* replenish bound: it opens / releases freezes */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -466,25 +469,48 @@ struct thread_arg {
 	int index;
 };
 
-/* Idle sleep of a host thread after `idle` consecutive empty sleeps: 10 µs,
- * doubling up to 160 µs, and always 10 µs while a freeze holds AICPU lanes
- * parked.  On 2 cores shared with the simulated AICPU threads, a fixed
- * 10 µs tick costs two context switches per tick on a producer's core. */
-static void idle_sleep(struct tp_profiler *p, unsigned *idle)
+/* Adaptive idle sleep of a drain / the replenish thread. *us is the next
+ * sleep: it doubles after every empty sleep, up to the pool's bound
+ * (cfg.idle_sleep_max_us, 160 µs by default), and idle_found_work halves
+ * it, so the thread settles near the interval at which buffers arrive and
+ * wakes about once per buffer instead of once per 10 µs.  While a freeze
+ * holds AICPU lanes parked it sleeps the minimum, 10 µs, whatever *us says.
+ * On 2 cores shared with the simulated AICPU and AICore threads every
+ * wake-up is a context switch on a producer's core. */
+static void idle_sleep_upto(struct tp_profiler *p, unsigned *us, unsigned max)
 {
-	unsigned shift = *idle < IDLE_BACKOFF_MAX ? *idle : IDLE_BACKOFF_MAX;
+	unsigned cur = *us < IDLE_SLEEP_US ? IDLE_SLEEP_US : *us > max ? max : *us;
 	/* relaxed: a hint; the freeze itself is ordered elsewhere. */
-	if (atomic_load_explicit(&p->host_freeze_open, memory_order_relaxed))
-		shift = 0;
-	sleep_us(IDLE_SLEEP_US << shift);
-	(*idle)++;
+	if (atomic_load_explicit(&p->host_freeze_open, memory_order_relaxed)) {
+		sleep_us(IDLE_SLEEP_US);
+		return;
+	}
+	sleep_us(cur);
+	*us = cur * 2 > max ? max : cur * 2;
 }
 
-/* Host threads sleep in 10 µs steps; the default 50 µs timer slack would
- * stretch each to ~60 µs and leave parked AICPU lanes waiting. */
-static void host_thread_init(void)
+static unsigned idle_sleep_max(const struct tp_profiler *p)
+{
+	return p->cfg.idle_sleep_max_us ? p->cfg.idle_sleep_max_us : IDLE_SLEEP_MAX_US;
+}
+
+static void idle_found_work(unsigned *us)
+{
+	*us /= 2;
+}
+
+/* Host threads sleep from 10 µs up; the default 50 µs timer slack would
+ * stretch a 10 µs sleep to ~60 µs and leave parked AICPU lanes waiting. */
+static void host_thread_init(const char *role, int index)
 {
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* Named for perf / top: "tp-drain0", "tp-coll1", "tp-repl". */
+	char name[16];
+	if (index >= 0)
+		snprintf(name, sizeof(name), "tp-%s%d", role, index);
+	else
+		snprintf(name, sizeof(name), "tp-%s", role);
+	pthread_setname_np(pthread_self(), name);
 }
 
 /* Retry the starved instances while recycled lane dc->shard has buffers. */
@@ -522,8 +548,8 @@ static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t fir
 
 static void *drain_main(void *arg)
 {
-	host_thread_init();
 	struct thread_arg *a = arg;
+	host_thread_init("drain", a->index);
 	struct tp_profiler *p = a->p;
 	const uint32_t n = (uint32_t)p->shard_count;
 	const uint32_t first = (uint32_t)a->index;
@@ -534,7 +560,7 @@ static void *drain_main(void *arg)
 		.marked = calloc(p->num_instances, 1),
 	};
 	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
-	unsigned empty_scans = 0, idle = 0;
+	unsigned empty_scans = 0, nap = 0;
 	/* acquire: pairs with the release store in prof_stop. */
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
@@ -544,10 +570,18 @@ static void *drain_main(void *arg)
 		bool hit = drain_pass(p, dcp, first, n);
 		if (dcp)
 			hit |= retry_starved(p, dcp);
-		if (hit)
-			empty_scans = idle = 0;
-		else if (++empty_scans > DRAIN_BUSY_POLL_SCANS)
-			idle_sleep(p, &idle);
+		if (hit) {
+			empty_scans = 0;
+			idle_found_work(&nap);
+		} else if (++empty_scans > p->busy_poll_scans) {
+			/* A starved instance's producer is about to park at its
+			 * pop gate: look again soon for the buffers the
+			 * replenish thread recycles. */
+			unsigned max = idle_sleep_max(p);
+			if (dcp && dcp->nstarved && max > STARVED_SLEEP_MAX_US)
+				max = STARVED_SLEEP_MAX_US;
+			idle_sleep_upto(p, &nap, max);
+		}
 	}
 	/* Final pass: everything the device published before it stopped. */
 	while (drain_pass(p, NULL, first, n))
@@ -559,9 +593,9 @@ static void *drain_main(void *arg)
 
 static void *replenish_main(void *arg)
 {
-	host_thread_init();
+	host_thread_init("repl", -1);
 	struct tp_profiler *p = arg;
-	unsigned idle = 0;
+	unsigned nap = 0;
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		size_t drained = bp_drain_done_into_recycled(&p->bp);
 		size_t added = bp_replenish_recycled_pools(&p->bp);
@@ -570,10 +604,15 @@ static void *replenish_main(void *arg)
 		/* relaxed: a heartbeat; the device only compares it. */
 		atomic_store_explicit(&p->hdr->host_tick, tick + 1, memory_order_relaxed);
 		bp_write_range(&p->bp, &p->hdr->host_tick, sizeof(uint32_t));
+		/* Bounded lower than the drains: this thread opens and releases
+		 * the freezes, during which device lanes are parked. */
+		unsigned max = idle_sleep_max(p);
+		if (max > REPLENISH_SLEEP_MAX_US)
+			max = REPLENISH_SLEEP_MAX_US;
 		if (drained == 0 && added == 0)
-			idle_sleep(p, &idle);
+			idle_sleep_upto(p, &nap, max);
 		else
-			idle = 0;
+			idle_found_work(&nap);
 	}
 	return NULL;
 }
@@ -611,6 +650,7 @@ static void *collector_main(void *arg)
 	struct tp_profiler *p = a->p;
 	const int shard = a->index;
 	free(a);
+	host_thread_init("coll", shard);
 	const int timeout_s = p->m->idle_timeout_sec > 0 ? p->m->idle_timeout_sec : 30;
 	bool seen = false, stalled = false;
 	uint64_t idle_since = 0;
@@ -775,7 +815,13 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 	p->num_threads = cfg->num_threads;
 	p->num_instances = cfg->num_instances;
 	int max_shards = m->max_collector_threads > 0 ? m->max_collector_threads : 1;
+	if (cfg->max_shards && (int)cfg->max_shards < max_shards)
+		max_shards = (int)cfg->max_shards;
 	p->shard_count = (int)cfg->num_threads < max_shards ? (int)cfg->num_threads : max_shards;
+	/* Busy polling wins latency only on spare CPUs; with fewer it takes
+	 * the CPU from the producers it is waiting for. */
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	p->busy_poll_scans = ncpu >= BUSY_POLL_MIN_CPUS ? DRAIN_BUSY_POLL_SCANS : 0;
 	if (p->cfg.ready_push_wait_ms == 0)
 		p->cfg.ready_push_wait_ms = (m->idle_timeout_sec > 0 ? m->idle_timeout_sec : 30) * 1000;
 

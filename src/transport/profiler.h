@@ -69,6 +69,16 @@ struct tp_profiler_config {
 	 * retires the buffer (counted as TP_HOST_LOST_SHARD_FULL).
 	 * 0 -> the module's idle timeout; negative -> retire at once. */
 	int ready_push_wait_ms;
+	/* Cap on the collector shards (= drain threads), on top of the
+	 * module's max_collector_threads and num_threads; 0 -> no extra cap.
+	 * A collector whose host threads share the machine with the simulated
+	 * device passes what the machine can spare (swl_host.c). */
+	uint32_t max_shards;
+	/* Longest idle sleep of a drain / the replenish thread, µs; 0 -> 160.
+	 * The sleep adapts: halved after a pass that found work, doubled
+	 * after an empty one, between 10 µs and this bound (10 µs while a
+	 * freeze holds device lanes parked). */
+	uint32_t idle_sleep_max_us;
 	tp_on_buffer_collected_fn on_buffer_collected;
 	void *ud;
 };
@@ -105,6 +115,7 @@ struct tp_profiler {
 	uint32_t shm_size;
 	uint32_t num_threads, num_instances;
 	int shard_count;
+	unsigned busy_poll_scans;   /* drain: empty scans before it sleeps */
 	uint8_t *inst_kind;         /* host copy: never trusted from shm */
 	atomic_flag *fq_busy;       /* per instance: one free-queue producer at a time */
 	uint32_t *null_streak;      /* per queue, drain-owned */

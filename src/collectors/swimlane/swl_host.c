@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -31,6 +32,13 @@ struct swl_collector {
 	struct swl_vec *vec; /* per instance */
 	uint32_t ninst;
 };
+
+/* Longest idle sleep of the pool's drains, µs (the replenish thread's is
+ * bounded lower by the transport): a buffer holds at least 1000 records,
+ * and the busiest instance (the orchestrator's, a record per task, 4096
+ * per buffer) fills one in a few milliseconds, with SWL_SLOT_COUNT more
+ * in its free queue. */
+#define SWL_IDLE_SLEEP_MAX_US 1000u
 
 static int swl_batch(int kind)
 {
@@ -57,7 +65,7 @@ static const struct tp_module swl_module_a2a3 = {
 	.idle_timeout_sec = 30,
 	.record_size = {sizeof(struct swl_aicpu_rec), sizeof(struct swl_sched_rec),
 			sizeof(struct swl_orch_rec), sizeof(struct swl_aicore_rec)},
-	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PROF_BUFFER_SIZE, SWL_PROF_BUFFER_SIZE,
+	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE,
 			       SWL_AICORE_BUFFER_SIZE},
 	.batch_size = swl_batch,
 	.recycled_warm_target = swl_warm,
@@ -74,11 +82,22 @@ static const struct tp_module swl_module_a5 = {
 	.idle_timeout_sec = 30,
 	.record_size = {sizeof(struct swl_aicpu_rec), sizeof(struct swl_sched_rec),
 			sizeof(struct swl_orch_rec), sizeof(struct swl_aicore_rec)},
-	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PROF_BUFFER_SIZE, SWL_PROF_BUFFER_SIZE,
+	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE,
 			       SWL_AICORE_BUFFER_SIZE},
 	.batch_size = swl_batch,
 	.recycled_warm_target = swl_warm,
 };
+
+/* Host threads per pool, sized to the machine: the simulated AICPU and
+ * AICore threads run on the same CPUs, and every host thread that wakes
+ * takes one from them. One CPU is left to the device; at least one shard.
+ * (The module's max_collector_threads, 4 / 7, is the bound on a host with
+ * CPUs to spare.) */
+static uint32_t swl_host_shards(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 2 ? (uint32_t)(n - 1) : 1u;
+}
 
 /* Collector shard thread: copy the records out. An instance always
  * publishes on the same ready queue, so one shard owns its vector. */
@@ -106,6 +125,17 @@ static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 	v->n += info->count;
 }
 
+/* Zeroed, 64-byte aligned (the device-half state is laid out in cache
+ * lines, swl_internal.h); free() releases it. */
+static void *zalloc64(size_t n)
+{
+	n = (n + 63u) & ~(size_t)63u;
+	void *p = aligned_alloc(64, n ? n : 64);
+	if (p)
+		memset(p, 0, n ? n : 64);
+	return p;
+}
+
 struct swl_collector *swl_open(const struct swl_config *cfg)
 {
 	if (!cfg || cfg->level < 1 || cfg->level > 4 || cfg->num_cores < 1 ||
@@ -115,7 +145,7 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		tp_set_error(-EINVAL, "swimlane: bad configuration");
 		return NULL;
 	}
-	struct swl_collector *c = calloc(1, sizeof(*c));
+	struct swl_collector *c = zalloc64(sizeof(*c));
 	if (!c) {
 		tp_set_error(-ENOMEM, "swimlane: out of memory");
 		return NULL;
@@ -127,8 +157,8 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 	c->inst_kind = calloc(c->ninst, 1);
 	c->vec = calloc(c->ninst, sizeof(*c->vec));
 	struct swl_dev *d = &c->dev;
-	d->cores = calloc((size_t)nc, sizeof(*d->cores));
-	d->sched = calloc((size_t)nt, sizeof(*d->sched));
+	d->cores = zalloc64((size_t)nc * sizeof(*d->cores));
+	d->sched = zalloc64((size_t)nt * sizeof(*d->sched));
 	if (!c->owner || !c->inst_kind || !c->vec || !d->cores || !d->sched)
 		goto oom;
 	memcpy(c->owner, cfg->core_owner, (size_t)nc);
@@ -167,6 +197,8 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		.instance_kind = c->inst_kind,
 		.buffers_per_instance = SWL_BUFFERS_PER_INSTANCE,
 		.backstop_cycles = cfg->backstop_cycles,
+		.max_shards = swl_host_shards(),
+		.idle_sleep_max_us = SWL_IDLE_SLEEP_MAX_US,
 		.on_buffer_collected = swl_collect,
 		.ud = c,
 	};

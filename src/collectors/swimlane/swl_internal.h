@@ -37,9 +37,11 @@ struct swl_stage_ring {
 	struct swl_aicore_rec dual_issue_slots[2];
 };
 
-/* AICPU-side state of one core, touched only by its owning scheduler. */
+/* AICPU-side state of one core, touched only by its owning scheduler.
+ * Cache-line aligned: neighbouring cores may belong to other scheduler
+ * threads, which write their own entries on every dispatch and FIN. */
 struct swl_core {
-	struct tp_dpe aicpu_w;  /* kind 0 */
+	alignas(64) struct tp_dpe aicpu_w; /* kind 0 */
 	struct tp_dpe aicore_w; /* kind 3: a2a3 active buffer / a5 commit writer */
 	int attached;           /* 0 not yet, 1 ok, -1 failed */
 	uint32_t head_seq;      /* a2a3: last sequence published in the head */
@@ -51,8 +53,10 @@ struct swl_core {
 	uint64_t lost;          /* records lost because the core could not attach */
 };
 
+/* One thread's writer: cache-line aligned, as each thread writes its own
+ * on every record. */
 struct swl_thread_w {
-	struct tp_dpe w;
+	alignas(64) struct tp_dpe w;
 	int attached;
 };
 
@@ -69,6 +73,8 @@ struct swl_dev {
 	struct swl_aicore_local *local;  /* device, per core (a2a3) */
 	struct swl_stage_ring *rings;    /* device, per core (a5) */
 	struct swl_thread_w *sched;      /* per AICPU thread */
+	/* Written by the orchestrator on every submit: its own cache line,
+	 * apart from the read-mostly fields above that every hook reads. */
 	struct swl_thread_w orch;
 };
 

@@ -50,6 +50,14 @@ enum swl_sched_kind {
 /* Geometry (spec/framework.md §1.2, seed 002 §5.1). */
 #define SWL_PROF_BUFFER_SIZE 1000u    /* PLATFORM_PROF_BUFFER_SIZE, records */
 #define SWL_AICORE_BUFFER_SIZE 1024u  /* PLATFORM_AICORE_BUFFER_SIZE, records */
+/* Scheduler and orchestrator phase buffers, records: larger than the
+ * reference's PLATFORM_PROF_BUFFER_SIZE. The orchestrator's one instance
+ * takes a record per task, 24 times the rate of a per-core instance, and a
+ * scheduler's a record per phase: with 1000-record buffers they switched
+ * buffers every few hundred µs, and the orchestrator writer of
+ * bench_swimlane -D parked at its pop gate while the host recycled
+ * (docs/swimlane.md "How it is collected"). */
+#define SWL_PHASE_BUFFER_SIZE 4096u
 #define SWL_SLOT_COUNT 4u             /* PLATFORM_PROF_SLOT_COUNT */
 #define SWL_BUFFERS_PER_INSTANCE 4u   /* PLATFORM_AICORE_BUFFERS_PER_CORE */
 
