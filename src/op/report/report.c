@@ -557,7 +557,8 @@ static int cmp_raw(const void *a, const void *b)
 
 static int write_raw_events(struct rep *r)
 {
-	qsort(r->m.raw, r->m.nraw, sizeof(*r->m.raw), cmp_raw);
+	if (r->m.nraw) /* qsort(NULL, 0, ...) is undefined */
+		qsort(r->m.raw, r->m.nraw, sizeof(*r->m.raw), cmp_raw);
 	struct tp_file_tx tx;
 	int rc = open_out(r, "RawEvents.csv", &tx);
 	if (rc)

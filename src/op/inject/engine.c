@@ -1,0 +1,1142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.c — what the injector does with a launch (spec/opprof.md §4.4,
+ * §4.6–§4.9, §4.13; docs/op-internals.md).
+ *
+ * Kernel replay of one selected launch (W warm-ups, P measured passes):
+ *
+ *   open the replay window (other threads' malloc/free/memcpy/launch wait)
+ *   synchronize; choose the snapshot scope from the budget; snapshot
+ *   W x { restore; launch }                        results discarded
+ *   P x { restore; start AICORE_PMU + TASK_TIME with pass p's events;
+ *         launch (pass 0: with the hidden instrumentation buffer); stop;
+ *         wait for both END_OF_PASS (reader thread); pass_<p>.bin; hash }
+ *   restore; the application's own launch, once, through the real function
+ *   close the window                               => W + P + 1 executions
+ *
+ * Over budget (no snapshot fits): only pass 0 runs, once, unrestored —
+ * that execution IS the application's (status=degraded). Application
+ * replay (TASKPROF_OP_PASS=i): the same single measured execution with
+ * pass i's events, no snapshot, no warm-up.
+ *
+ * Range replay (range_markers=on, replay_mode=range): between
+ * tp_rt_range_push and tp_rt_range_pop on a thread, launches and H2D /
+ * D2D copies are captured, not run; mallocs run (their addresses are baked
+ * into captured arguments) and are registered; frees are queued; a D2H
+ * copy is refused with -ENOTSUP ("unsupported in range"): its data would
+ * not exist yet. Captured launch arguments: the args pointer is opaque
+ * host memory of unknown size, so the capture copies a bounded window of
+ * TP_OP_ARGS_WINDOW (256) bytes of it (stopping at an unreadable page) and
+ * the replay passes the copy: an args struct the application reuses or
+ * changes between two captured launches keeps each launch's values, and
+ * structs up to 256 bytes are supported; host memory an args struct
+ * points to is NOT copied and must stay valid until the pop. At pop:
+ * snapshot every registered allocation of the device (born-in-range ones
+ * included), W warm-ups of the whole list, P passes (restore, channels,
+ * the list, drain); memory is left as after the last pass (that pass is
+ * the application's execution: W + P executions per captured launch);
+ * then the queued frees run. Records of a pass are split per launch by
+ * the device launch sequence number.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "op/inject/inject.h"
+#include "op/registry.h"
+#include "taskprof/kernel.h"
+
+/* Largest hidden instrumentation buffer, bytes; above it (huge block_dim x
+ * instr_cap) the launch runs without one and says so. */
+#define INSTR_MAX_BYTES (256u << 20)
+/* Channels every pass starts (bit = channel id). */
+#define PASS_MASK ((1u << TP_DRV_CH_AICORE_PMU) | (1u << TP_DRV_CH_TASK_TIME))
+
+/* The profiled launch's directory and what launch.txt says about it. */
+struct lctx {
+	const struct inj_launch *l;
+	char dir[4300];
+	int k;
+	const char *status;     /* ok | degraded | failed | interrupted */
+	char note[600];
+	const char *scope;      /* all | args | none */
+	uint64_t snap_bytes;
+	uint32_t passes_done;
+	const char *range;      /* range name, or NULL */
+	struct tp_rt_tool_stats st;
+	char *replay;           /* replay.txt lines */
+	size_t replay_len, replay_cap;
+};
+
+static pthread_mutex_t e_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_op_filter e_filter;
+/* Next k per (device, name): a hint for tp_op_claim_dir (e_mu). */
+struct khint {
+	struct khint *next;
+	int device;
+	int next_k;
+	char name[TP_OP_NAME_MAX + 1];
+};
+static struct khint *e_hints;
+/* The launch being profiled, for the fatal paths (set under the window). */
+static struct lctx *e_cur;
+/* launches.txt, opened on first use (e_mu). */
+static int e_launches_fd = -1;
+
+int inj_engine_init(void)
+{
+	const struct tp_op_config *c = &g_inj.cfg;
+	return tp_op_filter_init(&e_filter, c->kernel_name, c->launch_skip_before_match,
+				 c->launch_skip, c->launch_count);
+}
+
+void inj_engine_atfork_child(void)
+{
+	/* Another thread of the parent may have held it. */
+	pthread_mutex_init(&e_mu, NULL);
+	e_cur = NULL;
+	/* A profiled child logs to its own launches_<pid>.txt. */
+	if (e_launches_fd >= 0)
+		close(e_launches_fd);
+	e_launches_fd = -1;
+	/* Selection counts per process (spec §4.6): a profiled child starts
+	 * from zero. */
+	(void)inj_engine_init();
+}
+
+/* ---- names, directories, small files -------------------------------------- */
+
+void inj_launch_name(struct inj_launch *l)
+{
+	char raw[512];
+	Dl_info di;
+	void *addr = (void *)(uintptr_t)l->kernel;
+	if (l->attr && l->attr->name)
+		snprintf(raw, sizeof(raw), "%s", l->attr->name);
+	else if (dladdr(addr, &di) && di.dli_sname && di.dli_saddr == addr)
+		snprintf(raw, sizeof(raw), "%s", di.dli_sname);
+	else
+		snprintf(raw, sizeof(raw), "kernel_%p", addr);
+	tp_op_name_sanitise(raw, l->name, sizeof(l->name));
+}
+
+/* Claim device<D>/<name>/<k>/ (e_mu held). */
+static int claim(const struct inj_launch *l, char *dir, size_t n, int *k)
+{
+	struct khint *h = e_hints;
+	while (h && (h->device != l->device || strcmp(h->name, l->name)))
+		h = h->next;
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		h->device = l->device;
+		snprintf(h->name, sizeof(h->name), "%s", l->name);
+		h->next = e_hints;
+		e_hints = h;
+	}
+	*k = h->next_k;
+	int rc = tp_op_claim_dir(g_inj.base, l->device, l->name, dir, n, k);
+	if (!rc)
+		h->next_k = *k + 1;
+	return rc;
+}
+
+/* One line to launches.txt (O_APPEND: each line is one write, whole even
+ * when several processes of a run share the file). */
+static void log_launch(const struct inj_launch *l, int k, bool profiled)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "device=%d name=%s block_dim=%u k=%d profiled=%d\n",
+			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0);
+	pthread_mutex_lock(&e_mu);
+	if (e_launches_fd < 0)
+		e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+				     0644);
+	if (e_launches_fd >= 0 && write(e_launches_fd, line, (size_t)n) != n)
+		inj_log(TP_LOG_WARN, "%s: short write", g_inj.launches_path);
+	pthread_mutex_unlock(&e_mu);
+}
+
+static const char *cores_name(const struct tp_rt_launch_attr *a)
+{
+	if (!a || a->cores == TP_RT_CORES_ANY)
+		return "any";
+	return a->cores == TP_RT_CORES_AIV ? "aiv" : "aic";
+}
+
+static void write_file(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (tp_write_file_atomic(path, data, len))
+		inj_log(TP_LOG_ERROR, "%s: %s", path, tp_last_error());
+}
+
+static void write_launch_txt(const struct lctx *c)
+{
+	const struct tp_op_config *cfg = &g_inj.cfg;
+	char buf[4096];
+	/* A note is one line: newlines would start a new key. */
+	char note[sizeof(c->note)];
+	snprintf(note, sizeof(note), "%s", c->note);
+	for (char *p = note; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	int n = snprintf(buf, sizeof(buf),
+			 "name=%s\nblock_dim=%u\ncores=%s\npid=%ld\ndevice=%d\nplatform=%s\n"
+			 "arch=%s\nsys_cnt_freq=%" PRIu64 "\ncore_freq_hz=%llu\nreplay_mode=%s\n"
+			 "warm_up=%u\npasses=%u\npasses_done=%u\nstatus=%s\nnote=%s\n"
+			 "snapshot_scope=%s\nsnapshot_bytes=%" PRIu64 "\n",
+			 c->l->name, c->l->block_dim, cores_name(c->l->attr), (long)getpid(),
+			 c->l->device, c->st.platform ? c->st.platform : "unknown",
+			 tp_op_arch_name(cfg->arch), c->st.sys_cnt_freq,
+			 (unsigned long long)TP_CORE_FREQ_HZ, tp_op_replay_mode_name(cfg->replay_mode),
+			 cfg->replay_mode == TP_OP_REPLAY_APPLICATION ? 0 : cfg->warm_up,
+			 cfg->plan.npasses, c->passes_done, c->status, note, c->scope,
+			 c->snap_bytes);
+	if (c->range && n > 0 && (size_t)n < sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "range=%s\n", c->range);
+	if (n < 0 || (size_t)n >= sizeof(buf))
+		n = (int)strlen(buf);
+	write_file(c->dir, "launch.txt", buf, (size_t)n);
+}
+
+void inj_fatal_launch_dir(const char *dir, const char *note)
+{
+	struct lctx *c = e_cur;
+	if (!c || strcmp(c->dir, dir))
+		return;
+	c->status = "failed";
+	snprintf(c->note, sizeof(c->note), "%s", note);
+	write_launch_txt(c);
+	if (c->replay_len)
+		write_file(c->dir, "dump/replay.txt", c->replay, c->replay_len);
+}
+
+/* Restore failure: fatal (never "warn and go on", spec §3.3 rule 8). */
+static void fatal_restore(struct lctx *c)
+{
+	char msg[700];
+	snprintf(msg, sizeof(msg), "%s", tp_last_error());
+	inj_log(TP_LOG_ERROR, "%s: %s; the device memory is in an unknown state: exiting "
+		"with status %d", c->l->name, msg, INJ_EXIT_FATAL);
+	char note[600];
+	snprintf(note, sizeof(note), "restore failed: %.500s", msg);
+	inj_fatal_launch_dir(c->dir, note);
+	_exit(INJ_EXIT_FATAL);
+}
+
+static void replay_line(struct lctx *c, uint32_t p, uint64_t restored, uint64_t hash,
+			uint64_t wall_ns, uint64_t kernel_ns)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "pass=%u restored_bytes=%" PRIu64
+			 " output_hash=%016" PRIx64 " wall_ns=%" PRIu64 " kernel_ns=%" PRIu64 "\n",
+			 p, restored, hash, wall_ns, kernel_ns);
+	if (c->replay_len + (size_t)n + 1 > c->replay_cap) {
+		size_t cap = c->replay_cap ? 2 * c->replay_cap : 1024;
+		char *r = realloc(c->replay, cap);
+		if (!r)
+			return;
+		c->replay = r;
+		c->replay_cap = cap;
+	}
+	memcpy(c->replay + c->replay_len, line, (size_t)n);
+	c->replay_len += (size_t)n;
+}
+
+/* The LAUNCH record's duration in @b, ns (0 when none). */
+static uint64_t kernel_ns_of(const struct inj_pass_buf *b, uint64_t freq)
+{
+	const struct tp_op_rec *r = (const struct tp_op_rec *)b->data;
+	size_t n = b->len / sizeof(*r);
+	for (size_t i = 0; i < n; i++)
+		if (r[i].kind == TP_OP_REC_LAUNCH && freq)
+			return (uint64_t)((double)(r[i].t_end - r[i].t_start) * 1e9 / (double)freq);
+	return 0;
+}
+
+static void write_pass(const struct lctx *c, uint32_t p, const struct inj_pass_buf *b)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "dump/pass_%u.bin", p);
+	write_file(c->dir, name, b->data ? b->data : "", b->len);
+}
+
+static int device_stats(int dev, struct tp_rt_tool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	int rc = tp_rt_tool_device_stats(dev, st);
+	if (rc == -ENODEV && g_inj.real.set_device) {
+		/* Not opened yet (nothing allocated): the launch opens it
+		 * anyway. set_device changes only this thread's current
+		 * device, which is already @dev. */
+		(void)g_inj.real.set_device(dev);
+		rc = tp_rt_tool_device_stats(dev, st);
+	}
+	return rc;
+}
+
+/* ---- launching ------------------------------------------------------------- */
+
+static int real_launch(const struct inj_launch *l)
+{
+	if (l->ex)
+		return g_inj.real.launch_ex ? g_inj.real.launch_ex(l->kernel, l->block_dim, l->args,
+								   l->attr)
+					    : -ENOSYS;
+	return g_inj.real.launch ? g_inj.real.launch(l->kernel, l->block_dim, l->args) : -ENOSYS;
+}
+
+/* The hidden instrumentation buffer of one launch. */
+struct instr {
+	void *dev;
+	size_t bytes;
+	uint32_t cap;
+};
+
+static void instr_alloc(const struct inj_launch *l, struct instr *in)
+{
+	memset(in, 0, sizeof(*in));
+	if (!g_inj.cfg.instr || !g_inj.real.malloc || !g_inj.real.memcpy)
+		return;
+	size_t bytes = tp_rt_instr_bytes(l->block_dim, g_inj.cfg.instr_cap);
+	if (bytes > INSTR_MAX_BYTES) {
+		inj_log(TP_LOG_WARN, "%s: instrumentation buffer of %zu bytes (block_dim %u x %u "
+			"points) is over %u MiB: launch profiled without it", l->name, bytes,
+			l->block_dim, g_inj.cfg.instr_cap, INSTR_MAX_BYTES >> 20);
+		return;
+	}
+	char *host = calloc(1, bytes);
+	if (!host)
+		return;
+	struct tp_instr_hdr *h = (struct tp_instr_hdr *)host;
+	*h = (struct tp_instr_hdr){ TP_INSTR_MAGIC, TP_INSTR_VERSION, l->block_dim,
+				    g_inj.cfg.instr_cap };
+	void *dev = NULL;
+	/* The REAL malloc: the buffer is the tool's, never registered. */
+	int rc = g_inj.real.malloc(&dev, bytes);
+	if (!rc)
+		rc = g_inj.real.memcpy(dev, host, bytes, TP_RT_MEMCPY_HOST_TO_DEVICE);
+	free(host);
+	if (rc) {
+		inj_log(TP_LOG_WARN, "%s: no instrumentation buffer (%zu bytes): %s", l->name,
+			bytes, tp_last_error());
+		if (dev)
+			g_inj.real.free(dev);
+		return;
+	}
+	in->dev = dev;
+	in->bytes = bytes;
+	in->cap = g_inj.cfg.instr_cap;
+}
+
+static const char *const instr_kinds[] = {
+	"?", "block_begin", "block_end", "mark", "range_begin", "range_end", "scalar_begin",
+	"scalar_end",
+};
+
+/* Copy the buffer back and write dump/instr.txt, resolving the scalar
+ * section names (addresses in this process) here. */
+static void instr_write(const struct lctx *c, const struct instr *in)
+{
+	if (!in->dev)
+		return;
+	char *host = malloc(in->bytes);
+	if (!host)
+		return;
+	if (g_inj.real.memcpy(host, in->dev, in->bytes, TP_RT_MEMCPY_DEVICE_TO_HOST)) {
+		inj_log(TP_LOG_WARN, "%s: reading the instrumentation buffer: %s", c->l->name,
+			tp_last_error());
+		free(host);
+		return;
+	}
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/dump/instr.txt", c->dir);
+	struct tp_file_tx tx;
+	if (tp_file_tx_begin(&tx, path, NULL)) {
+		inj_log(TP_LOG_WARN, "%s", tp_last_error());
+		free(host);
+		return;
+	}
+	fprintf(tx.fp, "# block core kind id name t_ticks cycles\n");
+	for (uint32_t b = 0; b < c->l->block_dim; b++) {
+		struct tp_instr_block *blk = tp_rt_instr_block(host, b);
+		uint32_t cnt = blk->count < in->cap ? blk->count : in->cap;
+		struct tp_instr_rec *r = (struct tp_instr_rec *)(blk + 1);
+		long core = -1;
+		for (uint32_t i = 0; i < cnt; i++)
+			if (r[i].kind == TP_INSTR_BLOCK_BEGIN) {
+				core = (long)r[i].id;
+				break;
+			}
+		for (uint32_t i = 0; i < cnt; i++) {
+			uint32_t kd = r[i].kind <= TP_INSTR_SCALAR_END ? r[i].kind : 0;
+			char raw[128] = "-", name[128];
+			if (r[i].name) {
+				size_t got = tp_op_safe_read((const void *)(uintptr_t)r[i].name, raw,
+							     sizeof(raw) - 1);
+				raw[got] = '\0';
+				if (!raw[0])
+					snprintf(raw, sizeof(raw), "-");
+			}
+			tp_op_name_sanitise(raw, name, sizeof(name));
+			if (!strcmp(raw, "-"))
+				snprintf(name, sizeof(name), "-");
+			fprintf(tx.fp, "%u %ld %s %u %s %" PRIu64 " %" PRIu64 "\n", b, core,
+				instr_kinds[kd], r[i].id, name, r[i].t, r[i].cycles);
+		}
+		if (blk->overflow)
+			fprintf(tx.fp, "overflow %u %u\n", b, blk->overflow);
+	}
+	if (tp_file_tx_commit(&tx))
+		inj_log(TP_LOG_WARN, "%s", tp_last_error());
+	free(host);
+}
+
+static void instr_free(struct instr *in)
+{
+	if (in->dev && g_inj.real.free)
+		g_inj.real.free(in->dev);
+	in->dev = NULL;
+}
+
+/* Start both channels with pass @p's events. */
+static int start_channels(int dev, uint32_t p)
+{
+	const struct tp_op_pass *ps = &g_inj.cfg.plan.pass[p];
+	struct tp_drv_prof_config cfg = { .pass = p, .n_aic = ps->n[TP_OP_AIC],
+					  .n_aiv = ps->n[TP_OP_AIV] };
+	memcpy(cfg.aic_events, ps->ev[TP_OP_AIC], sizeof(cfg.aic_events));
+	memcpy(cfg.aiv_events, ps->ev[TP_OP_AIV], sizeof(cfg.aiv_events));
+	int rc = tp_drv_prof_start(dev, TP_DRV_CH_AICORE_PMU, &cfg);
+	if (rc)
+		return rc;
+	rc = tp_drv_prof_start(dev, TP_DRV_CH_TASK_TIME, &cfg);
+	if (rc)
+		(void)tp_drv_prof_stop(dev, TP_DRV_CH_AICORE_PMU);
+	return rc;
+}
+
+/* The watchdog around one execution (warm-up or pass) of a replay. */
+static void watch_on(const struct lctx *c)
+{
+	uint64_t tmo_ns = (uint64_t)g_inj.cfg.pass_timeout_s * 1000000000ull;
+	inj_reader_watch(tp_now_ns() + tmo_ns, c->dir);
+}
+
+static void watch_off(void)
+{
+	inj_reader_watch(0, NULL);
+}
+
+/* What one measured pass runs between start and stop. */
+typedef int (*pass_body_fn)(void *arg);
+
+/*
+ * One measured pass: arm the reader, start the channels, run @body, stop,
+ * wait for both END_OF_PASS. A drain that does not finish is fatal (the
+ * records of the pass would be incomplete). Return: 0 with @body's result
+ * in @body_rc, or the channel error (nothing ran).
+ */
+static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_body_fn body,
+		    void *arg, int *body_rc)
+{
+	int dev = c->l->device;
+	inj_reader_arm(buf, PASS_MASK);
+	int rc = start_channels(dev, p);
+	if (rc) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "%s", tp_last_error());
+		(void)inj_reader_wait(0);
+		return tp_set_error(rc, "%s", msg);
+	}
+	watch_on(c);
+	*body_rc = body(arg);
+	watch_off();
+	(void)tp_drv_prof_stop(dev, TP_DRV_CH_AICORE_PMU);
+	(void)tp_drv_prof_stop(dev, TP_DRV_CH_TASK_TIME);
+	if (inj_reader_wait((int)(g_inj.cfg.pass_timeout_s * 1000u))) {
+		inj_log(TP_LOG_ERROR, "%s: pass %u: the channels did not drain within %u s: use "
+			"--replay-mode application", c->l->name, p, g_inj.cfg.pass_timeout_s);
+		inj_fatal_launch_dir(c->dir, "pass drain timed out; use --replay-mode application");
+		_exit(INJ_EXIT_FATAL);
+	}
+	return 0;
+}
+
+struct one_launch {
+	const struct inj_launch *l;
+	struct instr *in; /* NULL: without the hidden buffer */
+};
+
+static int body_one(void *arg)
+{
+	const struct one_launch *o = arg;
+	const struct inj_launch *l = o->l;
+	if (o->in && o->in->dev)
+		return tp_rt_tool_launch(l->kernel, l->block_dim, l->args, l->attr, o->in->dev,
+					 o->in->bytes);
+	return tp_rt_tool_launch(l->kernel, l->block_dim, l->args, l->attr, NULL, 0);
+}
+
+/* ---- kernel replay ---------------------------------------------------------- */
+
+/* The snapshot budget in bytes (spec §4.9). */
+static uint64_t budget(const struct tp_rt_tool_stats *st)
+{
+	const struct tp_op_config *c = &g_inj.cfg;
+	if (c->mem_limit_bytes)
+		return c->mem_limit_bytes;
+	return (uint64_t)st->mem_capacity * c->mem_limit_pct / 100u;
+}
+
+/*
+ * The single measured execution: application replay's run of pass @p, or
+ * kernel replay over budget (pass 0). It is the application's execution:
+ * its result is returned to the application.
+ */
+static int measure_once(struct lctx *c, uint32_t p)
+{
+	struct instr in;
+	instr_alloc(c->l, &in);
+	struct inj_pass_buf buf = { 0 };
+	struct one_launch o = { c->l, &in };
+	int lrc = 0;
+	uint64_t t0 = tp_now_ns();
+	int rc = run_pass(c, p, &buf, body_one, &o, &lrc);
+	uint64_t t1 = tp_now_ns();
+	if (rc) {
+		/* Channels refused: the application's launch still runs. */
+		inj_log(TP_LOG_ERROR, "%s: cannot start the profiling channels: %s", c->l->name,
+			tp_last_error());
+		c->status = "failed";
+		snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
+		instr_free(&in);
+		return real_launch(c->l);
+	}
+	write_pass(c, p, &buf);
+	replay_line(c, p, 0, 0, t1 - t0, kernel_ns_of(&buf, c->st.sys_cnt_freq));
+	c->passes_done = 1;
+	if (lrc) {
+		c->status = "failed";
+		snprintf(c->note, sizeof(c->note), "launch failed: %.500s", tp_last_error());
+	}
+	instr_write(c, &in);
+	instr_free(&in);
+	free(buf.data);
+	return lrc;
+}
+
+static int kernel_replay(struct lctx *c)
+{
+	const struct tp_op_config *cfg = &g_inj.cfg;
+	const struct inj_launch *l = c->l;
+	int dev = l->device;
+	uint64_t limit = budget(&c->st);
+	uint64_t foot = tp_op_reg_footprint(dev);
+	enum tp_op_snap_scope scope = TP_OP_SNAP_ALL;
+	c->scope = "all";
+	if (foot > limit) {
+		uint64_t ab = 0;
+		size_t an = 0;
+		tp_op_reg_args_footprint(dev, l->args, TP_OP_ARGS_WINDOW, &ab, &an);
+		if (an && ab <= limit) {
+			scope = TP_OP_SNAP_ARGS;
+			c->scope = "args";
+			c->status = "degraded";
+			snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
+				 " B: snapshot of the %zu allocations the args point to (%" PRIu64
+				 " B); memory reached only indirectly is not restored", foot, limit,
+				 an, ab);
+			inj_log(TP_LOG_WARN, "%s: %s", l->name, c->note);
+		} else {
+			c->scope = "none";
+			c->status = "degraded";
+			snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
+				 " B; use --replay-mode application", foot, limit);
+			inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name,
+				c->note);
+			return measure_once(c, 0);
+		}
+	}
+	struct tp_op_snap *snap = NULL;
+	int rc = tp_op_snap_take(dev, scope, l->args, TP_OP_ARGS_WINDOW, &snap);
+	if (rc) {
+		c->scope = "none";
+		c->status = "degraded";
+		snprintf(c->note, sizeof(c->note), "no snapshot (%.400s); use --replay-mode "
+			 "application", tp_last_error());
+		inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name, c->note);
+		return measure_once(c, 0);
+	}
+	c->snap_bytes = tp_op_snap_bytes(snap);
+	bool restore = !g_inj.no_restore;
+	uint64_t restored = 0;
+	int lrc = 0;
+	struct one_launch plain = { l, NULL };
+	for (uint32_t w = 0; w < cfg->warm_up && !lrc; w++) {
+		if (restore && tp_op_snap_restore(snap, NULL))
+			fatal_restore(c);
+		watch_on(c);
+		lrc = body_one(&plain);
+		watch_off();
+	}
+	if (lrc) {
+		c->status = "failed";
+		snprintf(c->note, sizeof(c->note), "launch failed in a warm-up: %.480s",
+			 tp_last_error());
+		inj_log(TP_LOG_ERROR, "%s: %s", l->name, c->note);
+	}
+	struct instr in;
+	instr_alloc(l, &in);
+	uint32_t P = cfg->plan.npasses;
+	for (uint32_t p = 0; p < P && !lrc; p++) {
+		if (inj_interrupted()) {
+			c->status = "interrupted";
+			snprintf(c->note, sizeof(c->note), "SIGINT after %u of %u passes", p, P);
+			break;
+		}
+		inj_progress("%s pass %u/%u", l->name, p + 1, P);
+		struct inj_pass_buf buf = { 0 };
+		uint64_t t0 = tp_now_ns();
+		restored = 0;
+		if (restore && tp_op_snap_restore(snap, &restored))
+			fatal_restore(c);
+		struct one_launch o = { l, p == 0 ? &in : NULL };
+		rc = run_pass(c, p, &buf, body_one, &o, &lrc);
+		uint64_t t1 = tp_now_ns();
+		if (rc) {
+			c->status = "failed";
+			snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
+			inj_log(TP_LOG_ERROR, "%s: pass %u: %s", l->name, p, c->note);
+			free(buf.data);
+			break;
+		}
+		if (lrc) {
+			c->status = "failed";
+			snprintf(c->note, sizeof(c->note), "launch failed in pass %u: %.480s", p,
+				 tp_last_error());
+			inj_log(TP_LOG_ERROR, "%s: %s", l->name, c->note);
+			free(buf.data);
+			break;
+		}
+		uint64_t hash = 0;
+		if (tp_op_snap_hash(snap, &hash))
+			inj_log(TP_LOG_WARN, "%s: %s", l->name, tp_last_error());
+		write_pass(c, p, &buf);
+		replay_line(c, p, restored, hash, t1 - t0, kernel_ns_of(&buf, c->st.sys_cnt_freq));
+		c->passes_done = p + 1;
+		if (p == 0)
+			instr_write(c, &in);
+		free(buf.data);
+	}
+	instr_free(&in);
+	/* The application's launch sees the inputs as they were. */
+	if (restore && tp_op_snap_restore(snap, NULL))
+		fatal_restore(c);
+	tp_op_snap_release(snap);
+	return real_launch(l);
+}
+
+/* ---- the launch hook ---------------------------------------------------------- */
+
+static void lctx_init(struct lctx *c, const struct inj_launch *l)
+{
+	memset(c, 0, sizeof(*c));
+	c->l = l;
+	c->status = "ok";
+	c->scope = "none";
+}
+
+static void lctx_finish(struct lctx *c)
+{
+	write_launch_txt(c);
+	if (c->replay_len)
+		write_file(c->dir, "dump/replay.txt", c->replay, c->replay_len);
+	free(c->replay);
+	c->replay = NULL;
+}
+
+/* Select the launch; on success its directory is claimed (dump/ made). */
+static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *k)
+{
+	pthread_mutex_lock(&e_mu);
+	bool pick = tp_op_filter_decide(&e_filter, l->device, l->name);
+	*k = -1;
+	if (pick) {
+		int rc = claim(l, dir, n, k);
+		if (rc) {
+			inj_log(TP_LOG_ERROR, "%s: launch directory: %s; launch not profiled",
+				l->name, tp_last_error());
+			pick = false;
+			*k = -1;
+		}
+	}
+	pthread_mutex_unlock(&e_mu);
+	if (pick) {
+		char d[4400];
+		snprintf(d, sizeof(d), "%s/dump", dir);
+		if (mkdir(d, 0755) && errno != EEXIST)
+			inj_log(TP_LOG_WARN, "%s: %s", d, strerror(errno));
+	}
+	log_launch(l, *k, pick);
+	return pick;
+}
+
+static void maybe_kill(int device)
+{
+	if (!g_inj.cfg.kill)
+		return;
+	pthread_mutex_lock(&e_mu);
+	bool done = tp_op_filter_done(&e_filter, device);
+	pthread_mutex_unlock(&e_mu);
+	if (!done)
+		return;
+	inj_log(TP_LOG_INFO, "--kill on: %u launches profiled on device %d; ending the "
+		"application", g_inj.cfg.launch_count, device);
+	inj_progress("--kill on: %u launch%s profiled, ending the application",
+		     g_inj.cfg.launch_count, g_inj.cfg.launch_count == 1 ? "" : "es");
+	/* exit, not _exit: the application's buffered output is flushed;
+	 * the destructors join the reader. */
+	exit(0);
+}
+
+int inj_engine_launch(struct inj_launch *l)
+{
+	char dir[4300];
+	int k;
+	if (g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE || !select_launch(l, dir, sizeof(dir), &k)) {
+		if (g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE)
+			log_launch(l, -1, false);
+		int t = tp_op_gate_enter();
+		int rc = real_launch(l);
+		tp_op_gate_exit(t);
+		return rc;
+	}
+	struct lctx c;
+	lctx_init(&c, l);
+	snprintf(c.dir, sizeof(c.dir), "%s", dir);
+	c.k = k;
+	inj_log(TP_LOG_INFO, "profiling %s (device %d, block_dim %u) into %s", l->name, l->device,
+		l->block_dim, dir);
+
+	tp_op_window_begin();
+	inj_set_replaying(true);
+	e_cur = &c;
+	if (g_inj.real.synchronize)
+		(void)g_inj.real.synchronize();
+	int rc = device_stats(l->device, &c.st);
+	if (!rc)
+		rc = inj_reader_ensure(l->device);
+	if (rc) {
+		c.status = "failed";
+		snprintf(c.note, sizeof(c.note), "%.500s", tp_last_error());
+		inj_log(TP_LOG_ERROR, "%s: %s", l->name, c.note);
+		rc = real_launch(l);
+	} else if (g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION) {
+		c.scope = "none";
+		rc = measure_once(&c, (uint32_t)g_inj.app_pass);
+	} else {
+		rc = kernel_replay(&c);
+	}
+	lctx_finish(&c);
+	e_cur = NULL;
+	inj_set_replaying(false);
+	tp_op_window_end();
+	maybe_kill(l->device);
+	return rc;
+}
+
+/* ---- range replay ------------------------------------------------------------- */
+
+enum rop_kind { ROP_LAUNCH, ROP_H2D, ROP_D2D };
+
+struct rop {
+	enum rop_kind kind;
+	/* ROP_LAUNCH */
+	struct inj_launch l;
+	struct tp_rt_launch_attr attr;
+	void *args;           /* the captured window (malloc'd), or NULL */
+	bool profiled;
+	struct lctx *c;
+	struct inj_pass_buf buf;
+	/* ROP_H2D / ROP_D2D */
+	void *dst;
+	const void *src;      /* D2D source */
+	void *host;           /* H2D: copy of the source bytes */
+	size_t n;
+};
+
+static _Thread_local struct {
+	bool open;
+	const char *name;
+	struct rop *v;
+	size_t n, cap;
+} tl_r;
+
+bool inj_range_open(void)
+{
+	return tl_r.open;
+}
+
+static struct rop *rop_new(void)
+{
+	if (tl_r.n == tl_r.cap) {
+		size_t cap = tl_r.cap ? 2 * tl_r.cap : 16;
+		struct rop *v = realloc(tl_r.v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		tl_r.v = v;
+		tl_r.cap = cap;
+	}
+	struct rop *r = &tl_r.v[tl_r.n++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+int inj_range_push(const char *name)
+{
+	int rc = g_inj.real.range_push ? g_inj.real.range_push(name) : -ENOSYS;
+	if (rc)
+		return rc;
+	tl_r.open = true;
+	tl_r.name = name;
+	tl_r.n = 0;
+	return 0;
+}
+
+int inj_range_free(void *p)
+{
+	if (!p)
+		return 0;
+	/* Captured launches may still use it: freed after the last pass. */
+	return tp_op_defer_free(p);
+}
+
+int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kind kind)
+{
+	if (kind == TP_RT_MEMCPY_DEVICE_TO_HOST)
+		return tp_set_error(-ENOTSUP, "tp_rt_memcpy(DEVICE_TO_HOST) inside range \"%s\": "
+				    "unsupported in range (`taskprof op --replay-mode range` "
+				    "runs the range's launches at tp_rt_range_pop, so their "
+				    "results do not exist yet)", tl_r.name);
+	if (kind != TP_RT_MEMCPY_HOST_TO_DEVICE && kind != TP_RT_MEMCPY_DEVICE_TO_DEVICE)
+		return g_inj.real.memcpy(dst, src, n, kind); /* the runtime's -EINVAL */
+	if (!dst || !src)
+		return g_inj.real.memcpy(dst, src, n, kind);
+	struct rop *r = rop_new();
+	if (!r)
+		return tp_set_error(-ENOMEM, "range capture: out of memory");
+	r->kind = kind == TP_RT_MEMCPY_HOST_TO_DEVICE ? ROP_H2D : ROP_D2D;
+	r->dst = dst;
+	r->n = n;
+	if (r->kind == ROP_D2D) {
+		r->src = src;
+		return 0;
+	}
+	/* The host source may change after the call returns: copy it. */
+	r->host = malloc(n ? n : 1);
+	if (!r->host) {
+		tl_r.n--;
+		return tp_set_error(-ENOMEM, "range capture: out of memory (%zu bytes)", n);
+	}
+	memcpy(r->host, src, n);
+	return 0;
+}
+
+int inj_range_launch(struct inj_launch *l)
+{
+	if (!l->kernel || l->block_dim < 1 || l->block_dim > TP_RT_MAX_BLOCK_DIM)
+		return real_launch(l); /* the runtime's -EINVAL */
+	struct rop *r = rop_new();
+	if (!r)
+		return tp_set_error(-ENOMEM, "range capture: out of memory");
+	r->kind = ROP_LAUNCH;
+	r->l = *l;
+	if (l->attr) {
+		r->attr = *l->attr;
+		r->l.attr = &r->attr;
+	}
+	if (l->args) {
+		r->args = calloc(1, TP_OP_ARGS_WINDOW);
+		if (!r->args) {
+			tl_r.n--;
+			return tp_set_error(-ENOMEM, "range capture: out of memory");
+		}
+		(void)tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
+		r->l.args = r->args;
+	}
+	char dir[4300];
+	int k;
+	r->profiled = select_launch(&r->l, dir, sizeof(dir), &k);
+	if (r->profiled) {
+		r->c = calloc(1, sizeof(*r->c));
+		if (!r->c) {
+			r->profiled = false;
+		} else {
+			lctx_init(r->c, &r->l);
+			snprintf(r->c->dir, sizeof(r->c->dir), "%s", dir);
+			r->c->k = k;
+			r->c->range = tl_r.name;
+		}
+	}
+	return 0;
+}
+
+/* Run the captured list once; stop at the first error. */
+static int body_list(void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = &tl_r.v[i];
+		int rc;
+		if (r->kind == ROP_LAUNCH)
+			rc = tp_rt_tool_launch(r->l.kernel, r->l.block_dim, r->l.args, r->l.attr,
+					       NULL, 0);
+		else if (r->kind == ROP_H2D)
+			rc = g_inj.real.memcpy(r->dst, r->host, r->n, TP_RT_MEMCPY_HOST_TO_DEVICE);
+		else
+			rc = g_inj.real.memcpy(r->dst, r->src, r->n, TP_RT_MEMCPY_DEVICE_TO_DEVICE);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Hand each record of @all to the captured launch it belongs to: the i-th
+ * LAUNCH record (read in launch order) is the i-th captured launch, and
+ * BLOCK records carry the same sequence number; END_OF_PASS goes to all. */
+static void split_records(const struct inj_pass_buf *all)
+{
+	const struct tp_op_rec *rec = (const struct tp_op_rec *)all->data;
+	size_t n = all->len / sizeof(*rec), nl = 0;
+	size_t nlaunch = 0;
+	for (size_t i = 0; i < tl_r.n; i++)
+		nlaunch += tl_r.v[i].kind == ROP_LAUNCH;
+	uint64_t *seq = calloc(nlaunch ? nlaunch : 1, sizeof(*seq));
+	struct rop **who = calloc(nlaunch ? nlaunch : 1, sizeof(*who));
+	if (!seq || !who)
+		goto out;
+	for (size_t i = 0, j = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].kind == ROP_LAUNCH)
+			who[j++] = &tl_r.v[i];
+	for (size_t i = 0; i < n && nl < nlaunch; i++)
+		if (rec[i].kind == TP_OP_REC_LAUNCH)
+			seq[nl++] = rec[i].seq;
+	for (size_t i = 0; i < n; i++) {
+		struct inj_pass_buf *b;
+		if (rec[i].kind == TP_OP_REC_END_OF_PASS) {
+			for (size_t j = 0; j < nlaunch; j++)
+				if (who[j]->profiled) {
+					b = &who[j]->buf;
+					char *d = realloc(b->data, b->len + sizeof(*rec));
+					if (!d)
+						continue;
+					b->data = d;
+					memcpy(b->data + b->len, &rec[i], sizeof(*rec));
+					b->len += sizeof(*rec);
+				}
+			continue;
+		}
+		for (size_t j = 0; j < nl; j++) {
+			if (seq[j] != rec[i].seq || !who[j]->profiled)
+				continue;
+			b = &who[j]->buf;
+			char *d = realloc(b->data, b->len + sizeof(*rec));
+			if (!d)
+				break;
+			b->data = d;
+			memcpy(b->data + b->len, &rec[i], sizeof(*rec));
+			b->len += sizeof(*rec);
+			break;
+		}
+	}
+out:
+	free(seq);
+	free(who);
+}
+
+static void range_release(void)
+{
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = &tl_r.v[i];
+		free(r->args);
+		free(r->host);
+		free(r->buf.data);
+		if (r->c)
+			free(r->c->replay);
+		free(r->c);
+	}
+	free(tl_r.v);
+	tl_r.v = NULL;
+	tl_r.n = tl_r.cap = 0;
+}
+
+static void range_status(const char *status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void range_status(const char *status, const char *fmt, ...)
+{
+	char note[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(note, sizeof(note), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].profiled) {
+			tl_r.v[i].c->status = status;
+			snprintf(tl_r.v[i].c->note, sizeof(tl_r.v[i].c->note), "%s", note);
+		}
+}
+
+int inj_range_pop(void)
+{
+	int rc = g_inj.real.range_pop ? g_inj.real.range_pop() : -ENOSYS;
+	if (rc)
+		return rc;
+	tl_r.open = false;
+	const struct tp_op_config *cfg = &g_inj.cfg;
+	int dev = inj_device();
+	struct rop *first = NULL;
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = &tl_r.v[i];
+		r->l.device = dev;
+		if (r->profiled && !first)
+			first = r;
+	}
+	tp_op_window_begin();
+	inj_set_replaying(true);
+	int lrc = 0;
+	if (!first) {
+		/* Nothing selected: the range runs once, as captured. */
+		lrc = body_list(NULL);
+		goto done;
+	}
+	struct lctx *c0 = first->c;
+	e_cur = c0;
+	if (g_inj.real.synchronize)
+		(void)g_inj.real.synchronize();
+	if ((rc = device_stats(dev, &c0->st)) || (rc = inj_reader_ensure(dev))) {
+		range_status("failed", "%.500s", tp_last_error());
+		lrc = body_list(NULL);
+		goto done;
+	}
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].profiled)
+			tl_r.v[i].c->st = c0->st;
+	uint64_t limit = budget(&c0->st), foot = tp_op_reg_footprint(dev);
+	struct tp_op_snap *snap = NULL;
+	if (foot > limit || tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap)) {
+		/* No replay: the list runs once with pass 0's events. */
+		if (foot > limit)
+			range_status("degraded", "footprint %" PRIu64 " B > limit %" PRIu64
+				     " B; use --replay-mode application", foot, limit);
+		else
+			range_status("degraded", "no snapshot (%.400s); use --replay-mode "
+				     "application", tp_last_error());
+		inj_log(TP_LOG_WARN, "range %s: %s: only pass 0 measured", tl_r.name, c0->note);
+		struct inj_pass_buf all = { 0 };
+		uint64_t t0 = tp_now_ns();
+		if (!run_pass(c0, 0, &all, body_list, NULL, &lrc)) {
+			split_records(&all);
+			for (size_t i = 0; i < tl_r.n; i++) {
+				struct rop *r = &tl_r.v[i];
+				if (!r->profiled)
+					continue;
+				write_pass(r->c, 0, &r->buf);
+				replay_line(r->c, 0, 0, 0, tp_now_ns() - t0,
+					    kernel_ns_of(&r->buf, c0->st.sys_cnt_freq));
+				r->c->passes_done = 1;
+				free(r->buf.data);
+				r->buf = (struct inj_pass_buf){ 0 };
+			}
+		} else {
+			lrc = body_list(NULL);
+		}
+		free(all.data);
+		goto done;
+	}
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].profiled) {
+			tl_r.v[i].c->scope = "all";
+			tl_r.v[i].c->snap_bytes = tp_op_snap_bytes(snap);
+		}
+	bool restore = !g_inj.no_restore;
+	for (uint32_t w = 0; w < cfg->warm_up && !lrc; w++) {
+		if (restore && tp_op_snap_restore(snap, NULL))
+			fatal_restore(c0);
+		watch_on(c0);
+		lrc = body_list(NULL);
+		watch_off();
+	}
+	uint32_t P = cfg->plan.npasses;
+	for (uint32_t p = 0; p < P && !lrc; p++) {
+		if (inj_interrupted()) {
+			range_status("interrupted", "SIGINT after %u of %u passes", p, P);
+			break;
+		}
+		inj_progress("range %s pass %u/%u", tl_r.name, p + 1, P);
+		uint64_t restored = 0, hash = 0;
+		uint64_t t0 = tp_now_ns();
+		if (restore && tp_op_snap_restore(snap, &restored))
+			fatal_restore(c0);
+		struct inj_pass_buf all = { 0 };
+		rc = run_pass(c0, p, &all, body_list, NULL, &lrc);
+		uint64_t t1 = tp_now_ns();
+		if (rc || lrc) {
+			range_status("failed", "%s in pass %u: %.480s", rc ? "channels" : "launch "
+				     "failed", p, tp_last_error());
+			inj_log(TP_LOG_ERROR, "range %s: %s", tl_r.name, c0->note);
+			free(all.data);
+			if (rc && !lrc)
+				lrc = body_list(NULL); /* the application's execution */
+			break;
+		}
+		if (tp_op_snap_hash(snap, &hash))
+			inj_log(TP_LOG_WARN, "range %s: %s", tl_r.name, tp_last_error());
+		split_records(&all);
+		free(all.data);
+		for (size_t i = 0; i < tl_r.n; i++) {
+			struct rop *r = &tl_r.v[i];
+			if (!r->profiled)
+				continue;
+			write_pass(r->c, p, &r->buf);
+			replay_line(r->c, p, restored, hash, t1 - t0,
+				    kernel_ns_of(&r->buf, c0->st.sys_cnt_freq));
+			r->c->passes_done = p + 1;
+			free(r->buf.data);
+			r->buf = (struct inj_pass_buf){ 0 };
+		}
+	}
+	/* No final restore: the last pass was the application's execution. */
+	tp_op_snap_release(snap);
+done:
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].profiled)
+			lctx_finish(tl_r.v[i].c);
+	e_cur = NULL;
+	inj_set_replaying(false);
+	tp_op_window_end();
+	/* The queued frees, now that no captured launch runs any more. */
+	if (g_inj.real.free) {
+		int frc = tp_op_deferred_flush(g_inj.real.free);
+		if (frc)
+			inj_log(TP_LOG_WARN, "range %s: a deferred tp_rt_free failed: %s", tl_r.name,
+				tp_last_error());
+	}
+	range_release();
+	maybe_kill(dev);
+	return lrc;
+}

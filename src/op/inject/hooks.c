@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hooks.c — the interposed device API of libtaskprof_inject.so (spec/
+ * opprof.md §3.1, §3.2, §4.3; issue 6 scope 1).
+ *
+ * Every hook starts with pthread_once(inj_init): a library constructor may
+ * call tp_rt_malloc before ours runs (constructors of the application's
+ * own libraries run first), and the once-init resolves the real entry
+ * points with dlsym(RTLD_NEXT) — the next definition after this library,
+ * libtaskprof.so's. A real symbol that is missing makes its hook return
+ * -ENOSYS and log one line.
+ *
+ * Forward-only cases: no TASKPROF_OP_CONFIG; a process other than
+ * TASKPROF_TARGET_PID with target_processes=main (a child of the
+ * application, an exec'd helper); a forked child unless target all; a
+ * hook entered while the same thread is already inside one (a layered
+ * entry point calling another: the per-thread depth counter); and every
+ * device call the injector makes itself, which uses the real pointers
+ * (and the unhooked tool API of rt_tool.h) directly.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "op/inject/inject.h"
+#include "op/registry.h"
+
+#define HOOK_API __attribute__((visibility("default")))
+
+struct inj_state g_inj;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static _Thread_local int tl_depth;
+static int g_log_fd = -1;
+static _Atomic unsigned g_missing_logged; /* bit per hook: logged once */
+/* Lock-free atomics: async-signal-safe, and race-free between the
+ * replaying thread and a handler running on any thread. relaxed: each is
+ * a lone flag, ordering nothing else. */
+static atomic_int g_replaying, g_sigint;
+
+/* ---- log ------------------------------------------------------------------- */
+
+static void vlog_line(int level, const char *fmt, va_list ap)
+{
+	char msg[1024], line[1200];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	const char *lv = tp_log_level_name(level);
+	int n = snprintf(line, sizeof(line), "[%ld] %-5s %s\n", (long)getpid(), lv ? lv : "?",
+			 msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	if (g_log_fd >= 0 && write(g_log_fd, line, (size_t)n) < 0) {
+		/* The log is best effort: stderr still gets WARN and up. */
+	}
+	if (level >= TP_LOG_WARN || g_log_fd < 0) {
+		n = snprintf(line, sizeof(line), "taskprof op: %s%s\n",
+			     level >= TP_LOG_ERROR ? "error: " :
+			     level >= TP_LOG_WARN ? "warning: " : "", msg);
+		if (n > 0 && write(STDERR_FILENO, line,
+				   (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
+			/* Nowhere left to report it. */
+		}
+	}
+}
+
+void inj_log(int level, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vlog_line(level, fmt, ap);
+	va_end(ap);
+}
+
+void inj_progress(const char *fmt, ...)
+{
+	char msg[512], line[600];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	int n = snprintf(line, sizeof(line), "taskprof op: %s\n", msg);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n :
+			   sizeof(line) - 1) < 0) {
+		/* Progress is cosmetic. */
+	}
+	inj_log(TP_LOG_INFO, "%s", msg);
+}
+
+/* ---- signals --------------------------------------------------------------- */
+
+/* SIGINT: during a replay only note it (the current pass finishes, the
+ * launch is written as interrupted, the application's launch runs);
+ * otherwise behave as the default action. Async-signal-safe. */
+static void on_sigint(int sig)
+{
+	if (atomic_load_explicit(&g_replaying, memory_order_relaxed)) {
+		atomic_store_explicit(&g_sigint, 1, memory_order_relaxed);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+bool inj_interrupted(void)
+{
+	return atomic_load_explicit(&g_sigint, memory_order_relaxed) != 0;
+}
+
+void inj_set_replaying(bool on)
+{
+	atomic_store_explicit(&g_replaying, on, memory_order_relaxed);
+	if (!on && atomic_load_explicit(&g_sigint, memory_order_relaxed)) {
+		/* The interrupted launch is written: now end as SIGINT would. */
+		signal(SIGINT, SIG_DFL);
+		raise(SIGINT);
+	}
+}
+
+int inj_device(void)
+{
+	int d = 0;
+	(void)tp_rt_get_device(&d);
+	return d;
+}
+
+/* ---- init ------------------------------------------------------------------ */
+
+static void *resolve(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+static void atfork_child(void)
+{
+	tp_op_registry_atfork_child();
+	inj_reader_atfork_child();
+	inj_engine_atfork_child();
+	atomic_store_explicit(&g_replaying, 0, memory_order_relaxed);
+	/* target_processes=main: a child forwards everything. */
+	if (g_inj.active && !g_inj.cfg.target_all)
+		g_inj.active = false;
+	else if (g_inj.active && g_inj.cfg.replay_mode != TP_OP_REPLAY_APPLICATION)
+		snprintf(g_inj.launches_path + strlen(g_inj.base),
+			 sizeof(g_inj.launches_path) - strlen(g_inj.base), "/launches_%ld.txt",
+			 (long)getpid());
+}
+
+static void fatal_config(const char *what)
+{
+	fprintf(stderr, "taskprof op: injector: %s\n", what);
+	_exit(INJ_EXIT_FATAL);
+}
+
+static void inj_init(void)
+{
+	struct inj_real *r = &g_inj.real;
+	r->set_device = (int (*)(int))resolve("tp_rt_set_device");
+	r->reset_device = (int (*)(int))resolve("tp_rt_reset_device");
+	r->malloc = (int (*)(void **, size_t))resolve("tp_rt_malloc");
+	r->free = (int (*)(void *))resolve("tp_rt_free");
+	r->memcpy = (int (*)(void *, const void *, size_t, enum tp_rt_memcpy_kind))resolve(
+		"tp_rt_memcpy");
+	r->launch = (int (*)(tp_rt_kernel_fn, uint32_t, void *))resolve("tp_rt_launch");
+	r->launch_ex = (int (*)(tp_rt_kernel_fn, uint32_t, void *,
+				const struct tp_rt_launch_attr *))resolve("tp_rt_launch_ex");
+	r->synchronize = (int (*)(void))resolve("tp_rt_synchronize");
+	r->range_push = (int (*)(const char *))resolve("tp_rt_range_push");
+	r->range_pop = (int (*)(void))resolve("tp_rt_range_pop");
+	tp_op_reg_set_copy(r->memcpy);
+
+	const char *cfg = getenv("TASKPROF_OP_CONFIG");
+	if (!cfg || !*cfg)
+		return;
+	if (tp_op_config_read(cfg, &g_inj.cfg))
+		fatal_config(tp_last_error());
+	const struct tp_op_config *c = &g_inj.cfg;
+	const char *tp = getenv("TASKPROF_TARGET_PID");
+	if (tp && *tp && !c->target_all && atol(tp) != (long)getpid())
+		return;
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/taskprof.log", c->output);
+	g_log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (c->replay_mode == TP_OP_REPLAY_APPLICATION) {
+		const char *ps = getenv("TASKPROF_OP_PASS");
+		char *end = NULL;
+		long p = ps ? strtol(ps, &end, 10) : -1;
+		if (!ps || !*ps || *end || p < 0 || p >= (long)c->plan.npasses) {
+			char msg[200];
+			snprintf(msg, sizeof(msg), "TASKPROF_OP_PASS '%s': expected 0..%u in "
+				 "application replay", ps ? ps : "(unset)", c->plan.npasses - 1);
+			fatal_config(msg);
+		}
+		g_inj.app_pass = (int)p;
+		snprintf(g_inj.base, sizeof(g_inj.base), "%s/raw/run_%ld", c->output, p);
+		snprintf(g_inj.launches_path, sizeof(g_inj.launches_path), "%s/launches.txt",
+			 g_inj.base);
+	} else {
+		snprintf(g_inj.base, sizeof(g_inj.base), "%s", c->output);
+		snprintf(g_inj.launches_path, sizeof(g_inj.launches_path), "%s/launches_%ld.txt",
+			 g_inj.base, (long)getpid());
+	}
+	const char *nr = getenv("TASKPROF_DEBUG_NO_RESTORE");
+	g_inj.no_restore = nr && !strcmp(nr, "1");
+	if (inj_engine_init())
+		fatal_config(tp_last_error());
+	pthread_atfork(NULL, NULL, atfork_child);
+	struct sigaction old;
+	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigint;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGINT, &sa, NULL);
+	}
+	g_inj.active = true;
+	inj_log(TP_LOG_INFO, "injector active: %s replay, %u passes, warm-up %u%s",
+		tp_op_replay_mode_name(c->replay_mode), c->plan.npasses, c->warm_up,
+		g_inj.no_restore ? ", TASKPROF_DEBUG_NO_RESTORE=1 (restores skipped)" : "");
+}
+
+static inline void init(void)
+{
+	pthread_once(&g_once, inj_init);
+}
+
+/* ---- exit -------------------------------------------------------------------- */
+
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
+extern void *__dso_handle;
+
+/* Runs at exit() for the main thread (glibc calls thread-local destructors
+ * first), before other libraries' destructors may tear the runtime down. */
+static void main_thread_exit(void *arg)
+{
+	(void)arg;
+	inj_reader_stop(-1);
+}
+
+__attribute__((constructor)) static void inj_ctor(void)
+{
+	init();
+	if (g_inj.active)
+		(void)__cxa_thread_atexit_impl(main_thread_exit, NULL, &__dso_handle);
+}
+
+__attribute__((destructor)) static void inj_dtor(void)
+{
+	inj_reader_stop(-1);
+	if (g_log_fd >= 0) {
+		close(g_log_fd);
+		g_log_fd = -1;
+	}
+}
+
+/* ---- hooks ------------------------------------------------------------------- */
+
+enum { H_SET, H_RESET, H_MALLOC, H_FREE, H_MEMCPY, H_LAUNCH, H_LAUNCH_EX, H_SYNC, H_PUSH, H_POP };
+
+static int missing(int bit, const char *name)
+{
+	unsigned m = 1u << bit;
+	/* relaxed: only decides whether this line was logged before. */
+	if (!(atomic_fetch_or_explicit(&g_missing_logged, m, memory_order_relaxed) & m))
+		inj_log(TP_LOG_ERROR, "%s: the real function was not found (dlsym RTLD_NEXT): "
+			"is libtaskprof.so loaded?", name);
+	return tp_set_error(-ENOSYS, "%s: not available (the runtime does not export it)", name);
+}
+
+/* Forward straight through: inactive, or nested inside another hook. */
+static inline bool passthrough(void)
+{
+	return !g_inj.active || tl_depth > 0;
+}
+
+HOOK_API int tp_rt_set_device(int device_id)
+{
+	init();
+	if (!g_inj.real.set_device)
+		return missing(H_SET, "tp_rt_set_device");
+	if (passthrough())
+		return g_inj.real.set_device(device_id);
+	tl_depth++;
+	int t = tp_op_gate_enter();
+	int before = inj_device();
+	int rc = g_inj.real.set_device(device_id);
+	/* A device switch stops and joins the old device's reader; the next
+	 * profiled launch starts one for its device. Inside the gate: no
+	 * replay (of another thread) is using the reader now. */
+	if (!rc && before != device_id)
+		inj_reader_stop(before);
+	tp_op_gate_exit(t);
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_reset_device(int device_id)
+{
+	init();
+	if (!g_inj.real.reset_device)
+		return missing(H_RESET, "tp_rt_reset_device");
+	if (passthrough())
+		return g_inj.real.reset_device(device_id);
+	tl_depth++;
+	int t = tp_op_gate_enter();
+	/* Inside the gate, as for a device switch. */
+	inj_reader_stop(device_id);
+	int rc = g_inj.real.reset_device(device_id);
+	/* The reset freed every allocation of the device. */
+	if (!rc)
+		tp_op_reg_drop_device(device_id);
+	tp_op_gate_exit(t);
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
+{
+	init();
+	if (!g_inj.real.malloc)
+		return missing(H_MALLOC, "tp_rt_malloc");
+	if (passthrough())
+		return g_inj.real.malloc(dev_ptr, size);
+	tl_depth++;
+	int t = tp_op_gate_enter();
+	int rc = g_inj.real.malloc(dev_ptr, size);
+	/* Post-hook, still inside the gate: a window that opens next sees it. */
+	if (!rc && tp_op_reg_add(*dev_ptr, size, inj_device(), NULL))
+		inj_log(TP_LOG_WARN, "allocation %p (%zu bytes) not registered: %s", *dev_ptr,
+			size, tp_last_error());
+	tp_op_gate_exit(t);
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_free(void *dev_ptr)
+{
+	init();
+	if (!g_inj.real.free)
+		return missing(H_FREE, "tp_rt_free");
+	if (passthrough())
+		return g_inj.real.free(dev_ptr);
+	tl_depth++;
+	int rc;
+	if (inj_range_open()) {
+		rc = inj_range_free(dev_ptr);
+	} else {
+		int t = tp_op_gate_enter();
+		/* Pre-hook: the entry and its snapshot go first, so the
+		 * address can never be restored once it is reused. */
+		if (dev_ptr)
+			(void)tp_op_reg_remove(dev_ptr);
+		rc = g_inj.real.free(dev_ptr);
+		tp_op_gate_exit(t);
+	}
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind kind)
+{
+	init();
+	if (!g_inj.real.memcpy)
+		return missing(H_MEMCPY, "tp_rt_memcpy");
+	if (passthrough())
+		return g_inj.real.memcpy(dst, src, size, kind);
+	tl_depth++;
+	int rc;
+	if (inj_range_open()) {
+		rc = inj_range_memcpy(dst, src, size, kind);
+	} else {
+		int t = tp_op_gate_enter();
+		rc = g_inj.real.memcpy(dst, src, size, kind);
+		tp_op_gate_exit(t);
+	}
+	tl_depth--;
+	return rc;
+}
+
+static int launch_common(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+			 const struct tp_rt_launch_attr *attr, bool ex)
+{
+	struct inj_launch l = { .kernel = kernel, .block_dim = block_dim, .args = args,
+				.attr = attr, .ex = ex, .device = inj_device() };
+	inj_launch_name(&l);
+	tl_depth++;
+	int rc = inj_range_open() ? inj_range_launch(&l) : inj_engine_launch(&l);
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args)
+{
+	init();
+	if (!g_inj.real.launch)
+		return missing(H_LAUNCH, "tp_rt_launch");
+	if (passthrough())
+		return g_inj.real.launch(kernel, block_dim, args);
+	return launch_common(kernel, block_dim, args, NULL, false);
+}
+
+HOOK_API int tp_rt_launch_ex(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
+			     const struct tp_rt_launch_attr *attr)
+{
+	init();
+	if (!g_inj.real.launch_ex)
+		return missing(H_LAUNCH_EX, "tp_rt_launch_ex");
+	if (passthrough())
+		return g_inj.real.launch_ex(kernel, block_dim, args, attr);
+	return launch_common(kernel, block_dim, args, attr, true);
+}
+
+HOOK_API int tp_rt_synchronize(void)
+{
+	init();
+	if (!g_inj.real.synchronize)
+		return missing(H_SYNC, "tp_rt_synchronize");
+	if (passthrough())
+		return g_inj.real.synchronize();
+	/* Inside a range nothing has run yet: nothing to wait for. */
+	if (inj_range_open())
+		return 0;
+	return g_inj.real.synchronize();
+}
+
+static bool range_mode(void)
+{
+	return g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE && g_inj.cfg.range_markers;
+}
+
+HOOK_API int tp_rt_range_push(const char *name)
+{
+	init();
+	if (!g_inj.real.range_push)
+		return missing(H_PUSH, "tp_rt_range_push");
+	if (passthrough() || !range_mode())
+		return g_inj.real.range_push(name);
+	tl_depth++;
+	int rc = inj_range_push(name);
+	tl_depth--;
+	return rc;
+}
+
+HOOK_API int tp_rt_range_pop(void)
+{
+	init();
+	if (!g_inj.real.range_pop)
+		return missing(H_POP, "tp_rt_range_pop");
+	if (passthrough() || !range_mode() || !inj_range_open())
+		return g_inj.real.range_pop();
+	tl_depth++;
+	int rc = inj_range_pop();
+	tl_depth--;
+	return rc;
+}

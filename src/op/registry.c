@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * registry.c — allocation registry, host snapshots, replay lock (op/
+ * registry.h; spec/opprof.md §3.3, §4.4, §4.8, §4.9).
+ *
+ * The table is a sorted array (binary search by base; interior lookups for
+ * the args scan need ordered search, not a hash). Adds and removes shift
+ * it: applications hold hundreds of allocations, not millions, and both are
+ * rare next to launches.
+ *
+ * Locks: g_mu guards the table, the live-snapshot list and every snapshot's
+ * entries; restore and hash hold it across their copies, so a concurrent
+ * remove (which only the window owner can issue while a window is open)
+ * cannot unmap host pages under a copy. The copy function is the REAL
+ * tp_rt_memcpy, which never calls back into the injector. g_gate_mu
+ * guards the gate and the deferred-free queue; it is never taken while
+ * holding g_mu or the reverse.
+ */
+#include "op/registry.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "base/error.h"
+
+/* Bytes read back per step when hashing device memory. */
+#define HASH_CHUNK (4u << 20)
+
+struct snap_ent {
+	uintptr_t base;
+	size_t size;
+	int device;
+	uint64_t gen;
+	size_t off;   /* into host, page aligned */
+	size_t span;  /* host bytes reserved for it, page multiple */
+	bool live;
+};
+
+struct tp_op_snap {
+	struct tp_op_snap *prev, *next; /* g_snaps list */
+	int device;
+	size_t n;
+	struct snap_ent *e;
+	char *host;
+	size_t host_len;
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tp_op_alloc *g_v;
+static size_t g_n, g_cap;
+static uint64_t g_gen;
+static struct tp_op_snap *g_snaps;
+static tp_op_copy_fn g_copy;
+
+/* ---- table ------------------------------------------------------------------ */
+
+/* First index whose base is >= @a (g_mu held). */
+static size_t lower_bound(uintptr_t a)
+{
+	size_t lo = 0, hi = g_n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g_v[mid].base < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The entry containing @a, or NULL (g_mu held). */
+static struct tp_op_alloc *find_containing(uintptr_t a)
+{
+	size_t i = lower_bound(a);
+	if (i < g_n && g_v[i].base == a)
+		return &g_v[i];
+	if (i == 0)
+		return NULL;
+	struct tp_op_alloc *e = &g_v[i - 1];
+	return a - e->base < e->size ? e : NULL;
+}
+
+static size_t page_size(void)
+{
+	static size_t ps;
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+/* Drop allocation @base from every live snapshot and give its host pages
+ * back (g_mu held). */
+static void drop_from_snaps(uintptr_t base)
+{
+	for (struct tp_op_snap *s = g_snaps; s; s = s->next)
+		for (size_t i = 0; i < s->n; i++) {
+			struct snap_ent *e = &s->e[i];
+			if (!e->live || e->base != base)
+				continue;
+			e->live = false;
+			(void)madvise(s->host + e->off, e->span, MADV_DONTNEED);
+		}
+}
+
+void tp_op_reg_set_copy(tp_op_copy_fn fn)
+{
+	pthread_mutex_lock(&g_mu);
+	g_copy = fn;
+	pthread_mutex_unlock(&g_mu);
+}
+
+int tp_op_reg_add(void *p, size_t size, int device, uint64_t *gen_out)
+{
+	if (!p || !size)
+		return tp_set_error(-EINVAL, "tp_op_reg_add: %s", !p ? "p is NULL" : "size 0");
+	uintptr_t a = (uintptr_t)p;
+	pthread_mutex_lock(&g_mu);
+	size_t i = lower_bound(a);
+	if (i < g_n && g_v[i].base == a) {
+		/* A free we never saw: the old generation must not come back. */
+		drop_from_snaps(a);
+	} else {
+		if (g_n == g_cap) {
+			size_t cap = g_cap ? 2 * g_cap : 64;
+			struct tp_op_alloc *nv = realloc(g_v, cap * sizeof(*nv));
+			if (!nv) {
+				pthread_mutex_unlock(&g_mu);
+				return tp_set_error(-ENOMEM, "allocation registry: out of memory "
+						    "(%zu entries)", g_n);
+			}
+			g_v = nv;
+			g_cap = cap;
+		}
+		memmove(&g_v[i + 1], &g_v[i], (g_n - i) * sizeof(*g_v));
+		g_n++;
+	}
+	uint64_t gen = ++g_gen;
+	g_v[i] = (struct tp_op_alloc){ .base = a, .size = size, .device = device, .gen = gen };
+	pthread_mutex_unlock(&g_mu);
+	if (gen_out)
+		*gen_out = gen;
+	return 0;
+}
+
+int tp_op_reg_remove(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	pthread_mutex_lock(&g_mu);
+	size_t i = lower_bound(a);
+	if (i >= g_n || g_v[i].base != a) {
+		pthread_mutex_unlock(&g_mu);
+		return -ENOENT;
+	}
+	drop_from_snaps(a);
+	memmove(&g_v[i], &g_v[i + 1], (g_n - i - 1) * sizeof(*g_v));
+	g_n--;
+	pthread_mutex_unlock(&g_mu);
+	return 0;
+}
+
+int tp_op_reg_lookup(const void *addr, struct tp_op_alloc *out)
+{
+	pthread_mutex_lock(&g_mu);
+	struct tp_op_alloc *e = find_containing((uintptr_t)addr);
+	if (e && out)
+		*out = *e;
+	pthread_mutex_unlock(&g_mu);
+	return e ? 0 : -ENOENT;
+}
+
+size_t tp_op_reg_count(void)
+{
+	pthread_mutex_lock(&g_mu);
+	size_t n = g_n;
+	pthread_mutex_unlock(&g_mu);
+	return n;
+}
+
+uint64_t tp_op_reg_footprint(int device)
+{
+	uint64_t sum = 0;
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < g_n; i++)
+		if (device < 0 || g_v[i].device == device)
+			sum += g_v[i].size;
+	pthread_mutex_unlock(&g_mu);
+	return sum;
+}
+
+size_t tp_op_safe_read(const void *src, void *dst, size_t n)
+{
+	if (!src || !n)
+		return 0;
+	size_t ps = page_size(), done = 0;
+	/* One remote iovec per page: process_vm_readv copies them in order
+	 * and stops at the first that faults. */
+	while (done < n) {
+		struct iovec remote[16], local;
+		int nr = 0;
+		uintptr_t a = (uintptr_t)src + done, end = (uintptr_t)src + n;
+		for (; a < end && nr < 16; nr++) {
+			uintptr_t pe = (a & ~(uintptr_t)(ps - 1)) + ps;
+			uintptr_t e = pe < end ? pe : end;
+			remote[nr] = (struct iovec){ .iov_base = (void *)a, .iov_len = e - a };
+			a = e;
+		}
+		local = (struct iovec){ .iov_base = (char *)dst + done,
+					.iov_len = a - ((uintptr_t)src + done) };
+		ssize_t got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)nr, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		if ((size_t)got < local.iov_len)
+			break;
+	}
+	return done;
+}
+
+/* Up to @window bytes of @args as 8-byte words into @w (the blob's size
+ * is unknown: the read stops at an unreadable page). */
+static size_t read_args_words(const void *args, size_t window, uint64_t *w)
+{
+	if (!args)
+		return 0;
+	if (window > TP_OP_ARGS_WINDOW)
+		window = TP_OP_ARGS_WINDOW;
+	const void *start = (const void *)((uintptr_t)args & ~(uintptr_t)7);
+	return tp_op_safe_read(start, w, window) / 8;
+}
+
+/* Indices of the entries of @device reached by the words of @args, each
+ * once, into @idx (g_mu held). */
+static size_t args_entries(int device, const void *args, size_t window, size_t *idx)
+{
+	uint64_t w[TP_OP_ARGS_WINDOW / 8];
+	size_t nw = read_args_words(args, window, w), n = 0;
+	for (size_t i = 0; i < nw; i++) {
+		struct tp_op_alloc *e = find_containing((uintptr_t)w[i]);
+		if (!e || e->device != device)
+			continue;
+		size_t k = (size_t)(e - g_v);
+		bool dup = false;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = idx[j] == k;
+		if (!dup)
+			idx[n++] = k;
+	}
+	return n;
+}
+
+void tp_op_reg_args_footprint(int device, const void *args, size_t window, uint64_t *bytes,
+			      size_t *count)
+{
+	size_t idx[TP_OP_ARGS_WINDOW / 8];
+	uint64_t sum = 0;
+	pthread_mutex_lock(&g_mu);
+	size_t n = args_entries(device, args, window, idx);
+	for (size_t i = 0; i < n; i++)
+		sum += g_v[idx[i]].size;
+	pthread_mutex_unlock(&g_mu);
+	if (bytes)
+		*bytes = sum;
+	if (count)
+		*count = n;
+}
+
+void tp_op_reg_drop_device(int device)
+{
+	pthread_mutex_lock(&g_mu);
+	size_t j = 0;
+	for (size_t i = 0; i < g_n; i++) {
+		if (g_v[i].device == device)
+			drop_from_snaps(g_v[i].base);
+		else
+			g_v[j++] = g_v[i];
+	}
+	g_n = j;
+	pthread_mutex_unlock(&g_mu);
+}
+
+void tp_op_reg_clear(void)
+{
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < g_n; i++)
+		drop_from_snaps(g_v[i].base);
+	g_n = 0;
+	pthread_mutex_unlock(&g_mu);
+}
+
+/* ---- snapshots ------------------------------------------------------------- */
+
+int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, size_t window,
+		    struct tp_op_snap **out)
+{
+	*out = NULL;
+	struct tp_op_snap *s = calloc(1, sizeof(*s));
+	if (!s)
+		return tp_set_error(-ENOMEM, "snapshot: out of host memory");
+	s->device = device;
+	size_t ps = page_size();
+	int rc = 0;
+	pthread_mutex_lock(&g_mu);
+	if (!g_copy) {
+		rc = tp_set_error(-ENOSYS, "snapshot: no device copy function set");
+		goto fail;
+	}
+	size_t idx[TP_OP_ARGS_WINDOW / 8], nsel = 0;
+	if (scope == TP_OP_SNAP_ARGS) {
+		nsel = args_entries(device, args, window, idx);
+	} else {
+		for (size_t i = 0; i < g_n; i++)
+			nsel += g_v[i].device == device;
+	}
+	s->e = calloc(nsel ? nsel : 1, sizeof(*s->e));
+	if (!s->e) {
+		rc = tp_set_error(-ENOMEM, "snapshot: out of host memory (%zu entries)", nsel);
+		goto fail;
+	}
+	size_t off = 0;
+	for (size_t i = 0, k = 0; k < nsel; i++) {
+		const struct tp_op_alloc *a;
+		if (scope == TP_OP_SNAP_ARGS)
+			a = &g_v[idx[k]];
+		else if (g_v[i].device == device)
+			a = &g_v[i];
+		else
+			continue;
+		size_t span = (a->size + ps - 1) & ~(ps - 1);
+		s->e[k++] = (struct snap_ent){ .base = a->base, .size = a->size,
+					       .device = a->device, .gen = a->gen,
+					       .off = off, .span = span, .live = true };
+		off += span;
+	}
+	s->n = nsel;
+	s->host_len = off;
+	if (off) {
+		/* Anonymous host memory, outside the device pool (§4.9). */
+		void *m = mmap(NULL, off, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (m == MAP_FAILED) {
+			rc = tp_set_error(-ENOMEM, "snapshot: cannot map %zu bytes of host memory: "
+					  "%s", off, strerror(errno));
+			goto fail;
+		}
+		s->host = m;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct snap_ent *e = &s->e[i];
+		rc = g_copy(s->host + e->off, (const void *)e->base, e->size,
+			    TP_RT_MEMCPY_DEVICE_TO_HOST);
+		if (rc) {
+			rc = tp_set_error(rc, "snapshot of allocation %p (%zu bytes, device %d) "
+					  "failed: %s", (void *)e->base, e->size, e->device,
+					  tp_last_error());
+			goto fail;
+		}
+	}
+	/* Published: a later remove drops its entries. */
+	s->next = g_snaps;
+	if (g_snaps)
+		g_snaps->prev = s;
+	g_snaps = s;
+	pthread_mutex_unlock(&g_mu);
+	*out = s;
+	return 0;
+fail:
+	pthread_mutex_unlock(&g_mu);
+	if (s->host)
+		munmap(s->host, s->host_len);
+	free(s->e);
+	free(s);
+	return rc;
+}
+
+int tp_op_snap_restore(struct tp_op_snap *s, uint64_t *restored)
+{
+	uint64_t sum = 0;
+	int rc = 0;
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		struct snap_ent *e = &s->e[i];
+		if (!e->live)
+			continue;
+		/* Only into the very allocation it was taken from: same base
+		 * and generation (a remove already cleared live; this check
+		 * guards a free the hooks never saw). */
+		size_t j = lower_bound(e->base);
+		if (j >= g_n || g_v[j].base != e->base || g_v[j].gen != e->gen) {
+			e->live = false;
+			continue;
+		}
+		rc = g_copy((void *)e->base, s->host + e->off, e->size,
+			    TP_RT_MEMCPY_HOST_TO_DEVICE);
+		if (rc)
+			rc = tp_set_error(rc, "restore of allocation %p (%zu bytes, device %d, "
+					  "generation %llu) failed: %s", (void *)e->base, e->size,
+					  e->device, (unsigned long long)e->gen, tp_last_error());
+		else
+			sum += e->size;
+	}
+	pthread_mutex_unlock(&g_mu);
+	if (restored)
+		*restored = sum;
+	return rc;
+}
+
+uint64_t tp_op_hash64(uint64_t h, const void *p, size_t n)
+{
+	const uint64_t prime = 0x100000001b3ull;
+	const unsigned char *b = p;
+	/* Four independent lanes: the multiply latency of one FNV chain
+	 * would cap the hash at a few GB/s. */
+	uint64_t l0 = h, l1 = h ^ 0x9e3779b97f4a7c15ull, l2 = h ^ 0xc2b2ae3d27d4eb4full,
+		 l3 = h ^ 0x165667b19e3779f9ull;
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		uint64_t w[4];
+		memcpy(w, b + i, sizeof(w));
+		l0 = (l0 ^ w[0]) * prime;
+		l1 = (l1 ^ w[1]) * prime;
+		l2 = (l2 ^ w[2]) * prime;
+		l3 = (l3 ^ w[3]) * prime;
+	}
+	for (; i < n; i++)
+		l0 = (l0 ^ b[i]) * prime;
+	uint64_t x = l0 ^ (l1 * 31) ^ (l2 * 131) ^ (l3 * 8191) ^ n;
+	/* splitmix64 finaliser: every input bit reaches every output bit. */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return x;
+}
+
+int tp_op_snap_hash(const struct tp_op_snap *s, uint64_t *hash)
+{
+	uint64_t h = TP_OP_HASH_SEED;
+	size_t chunk = 0;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].live && s->e[i].size > chunk)
+			chunk = s->e[i].size;
+	if (chunk > HASH_CHUNK)
+		chunk = HASH_CHUNK;
+	char *buf = NULL;
+	if (chunk) {
+		void *m = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (m == MAP_FAILED)
+			return tp_set_error(-ENOMEM, "output hash: cannot map %zu bytes", chunk);
+		buf = m;
+	}
+	int rc = 0;
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < s->n && !rc; i++) {
+		const struct snap_ent *e = &s->e[i];
+		if (!e->live)
+			continue;
+		for (size_t off = 0; off < e->size && !rc; off += chunk) {
+			size_t len = e->size - off < chunk ? e->size - off : chunk;
+			/* D2H: a5sim's host must not read device memory. */
+			rc = g_copy(buf, (const char *)e->base + off, len,
+				    TP_RT_MEMCPY_DEVICE_TO_HOST);
+			if (rc)
+				rc = tp_set_error(rc, "output hash: reading allocation %p (%zu "
+						  "bytes) failed: %s", (void *)e->base, e->size,
+						  tp_last_error());
+			else
+				h = tp_op_hash64(h, buf, len);
+		}
+	}
+	pthread_mutex_unlock(&g_mu);
+	if (buf)
+		munmap(buf, chunk);
+	*hash = h;
+	return rc;
+}
+
+uint64_t tp_op_snap_bytes(const struct tp_op_snap *s)
+{
+	uint64_t sum = 0;
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->e[i].live)
+			sum += s->e[i].size;
+	pthread_mutex_unlock(&g_mu);
+	return sum;
+}
+
+size_t tp_op_snap_entries(const struct tp_op_snap *s)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < s->n; i++)
+		n += s->e[i].live;
+	pthread_mutex_unlock(&g_mu);
+	return n;
+}
+
+void tp_op_snap_release(struct tp_op_snap *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&g_mu);
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		g_snaps = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	pthread_mutex_unlock(&g_mu);
+	if (s->host)
+		munmap(s->host, s->host_len);
+	free(s->e);
+	free(s);
+}
+
+/* ---- gate and deferred frees ---------------------------------------------- */
+
+static pthread_mutex_t g_gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gate_cv = PTHREAD_COND_INITIALIZER;
+static int g_shared;       /* calls inside the gate */
+static int g_excl_waiting; /* windows waiting to open */
+static bool g_excl;        /* a window is open */
+static _Thread_local bool tl_window; /* this thread owns the open window */
+static void **g_deferred;
+static size_t g_ndeferred, g_capdeferred;
+
+int tp_op_gate_enter(void)
+{
+	if (tl_window)
+		return 0;
+	pthread_mutex_lock(&g_gate_mu);
+	while (g_excl || g_excl_waiting)
+		pthread_cond_wait(&g_gate_cv, &g_gate_mu);
+	g_shared++;
+	pthread_mutex_unlock(&g_gate_mu);
+	return 1;
+}
+
+void tp_op_gate_exit(int token)
+{
+	if (!token)
+		return;
+	pthread_mutex_lock(&g_gate_mu);
+	if (--g_shared == 0)
+		pthread_cond_broadcast(&g_gate_cv);
+	pthread_mutex_unlock(&g_gate_mu);
+}
+
+void tp_op_window_begin(void)
+{
+	pthread_mutex_lock(&g_gate_mu);
+	g_excl_waiting++;
+	while (g_excl || g_shared)
+		pthread_cond_wait(&g_gate_cv, &g_gate_mu);
+	g_excl_waiting--;
+	g_excl = true;
+	pthread_mutex_unlock(&g_gate_mu);
+	tl_window = true;
+}
+
+void tp_op_window_end(void)
+{
+	tl_window = false;
+	pthread_mutex_lock(&g_gate_mu);
+	g_excl = false;
+	pthread_cond_broadcast(&g_gate_cv);
+	pthread_mutex_unlock(&g_gate_mu);
+}
+
+bool tp_op_window_owned(void)
+{
+	return tl_window;
+}
+
+int tp_op_defer_free(void *p)
+{
+	pthread_mutex_lock(&g_gate_mu);
+	if (g_ndeferred == g_capdeferred) {
+		size_t cap = g_capdeferred ? 2 * g_capdeferred : 16;
+		void **nv = realloc(g_deferred, cap * sizeof(*nv));
+		if (!nv) {
+			pthread_mutex_unlock(&g_gate_mu);
+			return tp_set_error(-ENOMEM, "deferred free queue: out of memory");
+		}
+		g_deferred = nv;
+		g_capdeferred = cap;
+	}
+	g_deferred[g_ndeferred++] = p;
+	pthread_mutex_unlock(&g_gate_mu);
+	return 0;
+}
+
+size_t tp_op_deferred_count(void)
+{
+	pthread_mutex_lock(&g_gate_mu);
+	size_t n = g_ndeferred;
+	pthread_mutex_unlock(&g_gate_mu);
+	return n;
+}
+
+int tp_op_deferred_flush(int (*free_fn)(void *p))
+{
+	pthread_mutex_lock(&g_gate_mu);
+	void **v = g_deferred;
+	size_t n = g_ndeferred;
+	g_deferred = NULL;
+	g_ndeferred = g_capdeferred = 0;
+	pthread_mutex_unlock(&g_gate_mu);
+	int first = 0;
+	for (size_t i = 0; i < n; i++) {
+		(void)tp_op_reg_remove(v[i]);
+		int rc = free_fn(v[i]);
+		if (rc && !first)
+			first = rc;
+	}
+	free(v);
+	return first;
+}
+
+void tp_op_registry_atfork_child(void)
+{
+	/* Only the forking thread exists in the child: a lock another
+	 * parent thread held stays held forever unless re-initialised. */
+	pthread_mutex_init(&g_mu, NULL);
+	pthread_mutex_init(&g_gate_mu, NULL);
+	pthread_cond_init(&g_gate_cv, NULL);
+	g_shared = 0;
+	g_excl_waiting = 0;
+	g_excl = false;
+	tl_window = false;
+	free(g_deferred);
+	g_deferred = NULL;
+	g_ndeferred = g_capdeferred = 0;
+}
