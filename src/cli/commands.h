@@ -18,5 +18,6 @@ int cmd_transport_demo(int argc, char **argv);
 int cmd_sched_overhead(int argc, char **argv);
 int cmd_swimlane(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
+int cmd_op(int argc, char **argv);
 
 #endif

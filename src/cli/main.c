@@ -17,6 +17,8 @@ static const struct tp_command commands[] = {
 	{"swimlane", "convert l2_swimlane_records.json (+ deps.json) into a Perfetto trace",
 	 cmd_swimlane},
 	{"pmu", "per-function summary of a pmu.csv (counter means, pipe shares)", cmd_pmu},
+	{"op", "profile the kernel launches of an application with replay (operator profiler)",
+	 cmd_op},
 };
 
 static void usage(FILE *f)

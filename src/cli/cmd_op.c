@@ -1,0 +1,997 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_op.c — `taskprof op [options] [--] APP [ARGS...]`: the operator
+ * profiler's launcher (spec/opprof.md §4.1, §4.2, §4.6, §4.7, §4.12,
+ * §4.13; issue 6 scope 4-7; docs/op.md, docs/op-internals.md).
+ *
+ * It validates the options, plans the passes for the platform of
+ * TASKPROF_PLATFORM, creates <output>/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>/
+ * with config.txt and plan.txt, runs the application under
+ * libtaskprof_inject.so once (kernel and range replay) or once per pass
+ * (application replay, then matches the runs), writes the report of every
+ * profiled launch and prints the summary.
+ *
+ * Exit codes: the application's (killed by signal S: 128 + S); 2 bad usage;
+ * 1 when the profiler failed (injector missing, application not
+ * executable, injector failure status 70, application-replay mismatch,
+ * report error).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "base/file.h"
+#include "cli/commands.h"
+#include "cli/op_launch.h"
+#include "op/config.h"
+#include "op/groups.h"
+#include "op/plan.h"
+#include "op/report/report.h"
+
+#define OP_MAX_RAW_EVENTS 64
+
+/* Launcher-only settings: config.txt has no key for them (the injector
+ * does not need them); they are recorded as comment lines. */
+struct op_opts {
+	struct tp_op_config cfg;
+	const char *platform;      /* a2a3sim | a5sim */
+	const char *output_parent; /* --output, default "." */
+	const char *aic_metrics;   /* NULL = Default */
+	uint32_t group_mask;
+	uint16_t ev_aic[OP_MAX_RAW_EVENTS], ev_aiv[OP_MAX_RAW_EVENTS];
+	size_t n_ev_aic, n_ev_aiv;
+	bool cache_control_all;    /* --cache-control */
+	bool cache_control_set;
+	enum op_match match;
+	enum op_app_mode app_mode;
+	bool app_opts_set;         /* --app-replay-match / -mode given */
+	bool warm_up_set;
+	bool list_passes;
+};
+
+static void help(FILE *f)
+{
+	fprintf(f,
+		"usage: taskprof op [options] [--] APP [ARGS...]\n"
+		"       taskprof op --list-passes [--aic-metrics LIST] [--events SPEC]\n\n"
+		"Profiles the kernel launches of APP, a host program on the device API\n"
+		"(taskprof/rt.h), on the simulated device: the PMU counts 8 (a2a3sim) or\n"
+		"10 (a5sim) events at once, so every profiled launch is run once per pass\n"
+		"of the plan, each time from the same inputs, and the passes are merged.\n"
+		"APP runs with libtaskprof_inject.so preloaded (found beside taskprof).\n"
+		"The platform is TASKPROF_PLATFORM (a2a3sim, the default, or a5sim).\n\n"
+		"Writes OUTPUT/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>/: config.txt, plan.txt,\n"
+		"taskprof.log and device<D>/<kernel>/<k>/ per profiled launch with\n"
+		"OpBasicInfo.csv, <Group>.csv, RawEvents.csv, ReplayInfo.csv, summary.json,\n"
+		"trace.json (+ Instrumentation.csv, ScalarSections.csv). See docs/op.md.\n\n"
+		"launch selection (per process and device, in this order):\n"
+		"      --launch-skip-before-match N\n"
+		"                            skip the first N launches of any kernel\n"
+		"                            [0..1000, default 0]\n"
+		"  -k, --kernel-name PAT[|PAT...]\n"
+		"                            profile launches whose kernel name starts with\n"
+		"                            PAT or matches it as a glob (* ? [..]);\n"
+		"                            default: the first launch only\n"
+		"      --launch-skip N       skip the first N matching launches [0..1000,\n"
+		"                            default 0]\n"
+		"  -c, --launch-count N      profile at most N launches [1..5000, default 1]\n"
+		"      --kill on|off         on: end APP once N launches are profiled (the\n"
+		"                            injector exits the process) [default off]\n\n"
+		"what to collect:\n"
+		"      --aic-metrics LIST    comma list of metric groups: PipeUtilization,\n"
+		"                            ArithmeticUtilization, Memory, MemoryL0,\n"
+		"                            MemoryUB, ResourceConflictRatio, L2Cache,\n"
+		"                            BasicInfo (no events: timing only), Default\n"
+		"                            (the seven CSV groups) [default Default]\n"
+		"      --events aic:ID,...;aiv:ID,...\n"
+		"                            raw event ids (decimal or 0x hex, 0..0xfffe,\n"
+		"                            at most %d per core type) added to the plan\n"
+		"      --list-passes         print the pass plan for TASKPROF_PLATFORM and\n"
+		"                            exit 0; runs nothing (APP not needed)\n"
+		"      --instr on|off        pass the hidden instrumentation buffer: tp_mark*\n"
+		"                            and tp_scalar_* points of the kernel land in\n"
+		"                            Instrumentation.csv, ScalarSections.csv,\n"
+		"                            trace.json [default on]\n\n"
+		"replay:\n"
+		"      --replay-mode kernel|application|range\n"
+		"                            kernel: replay each profiled launch inside APP\n"
+		"                            (memory saved and restored); application: run\n"
+		"                            APP once per pass; range: replay whole\n"
+		"                            tp_rt_range_push/pop ranges (needs\n"
+		"                            --range-markers on) [default kernel]\n"
+		"      --warm-up N           discarded executions before the measured passes\n"
+		"                            (kernel and range replay) [0..500, default 1]\n"
+		"      --cache-control all|none\n"
+		"                            reset caches before each pass; the simulated\n"
+		"                            device has none, so both do nothing (recorded)\n"
+		"                            [default all; none in application replay]\n"
+		"      --replay-restore all  restore every tracked allocation before each\n"
+		"                            execution (dirty is not implemented) [all]\n"
+		"      --replay-mem-limit BYTES|N%%\n"
+		"                            snapshot budget, bytes (K/M/G suffix, 1024-based)\n"
+		"                            or N%% (1..100) of device memory; above it the\n"
+		"                            replay degrades [default 50%%]\n"
+		"      --pass-timeout SEC    an execution running longer is a hang: the\n"
+		"                            application is ended and the profile fails\n"
+		"                            (use application replay) [1..86400, default 60]\n"
+		"      --app-replay-match name|grid\n"
+		"                            application replay: a launch is the same in two\n"
+		"                            runs when name (name) or name and block_dim\n"
+		"                            (grid) agree, then by occurrence [default grid]\n"
+		"      --app-replay-mode strict|balanced|relaxed\n"
+		"                            strict: same launches in the same order;\n"
+		"                            balanced: same launches in any order; relaxed:\n"
+		"                            keep launches profiled in every run, warn about\n"
+		"                            the rest [default balanced]\n"
+		"      --range-markers on|off\n"
+		"                            honour tp_rt_range_push/pop [default off]\n"
+		"      --target-processes main|all\n"
+		"                            main: only the process taskprof started; all:\n"
+		"                            its child processes too [default main]\n\n"
+		"output:\n"
+		"  -o, --output DIR          parent folder of OPPROF_* [default: the current\n"
+		"                            folder]; created when missing\n"
+		"  -h, --help                this text\n\n"
+		"exit status: APP's (killed by signal S: 128+S); 1 the profiler failed\n"
+		"(injector missing, APP not executable, injector error, application-replay\n"
+		"mismatch, report error); 2 bad usage\n",
+		OP_MAX_RAW_EVENTS);
+}
+
+static int bad(const char *opt, const char *val, const char *expected)
+{
+	fprintf(stderr, "taskprof op: %s expects %s, got '%s'\n", opt, expected, val);
+	return -EINVAL;
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+	char *end;
+	errno = 0;
+	/* strtoul accepts a sign; a value is digits only. */
+	if (*s < '0' || *s > '9') {
+		char exp[96];
+		snprintf(exp, sizeof(exp), "an integer from %u to %u", lo, hi);
+		return bad(opt, s, exp);
+	}
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end || v < lo || v > hi) {
+		char exp[96];
+		snprintf(exp, sizeof(exp), "an integer from %u to %u", lo, hi);
+		return bad(opt, s, exp);
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* @s is one of the NULL-terminated @words: its index, else -1. */
+static int pick(const char *opt, const char *s, const char *const *words, const char *expected)
+{
+	for (int i = 0; words[i]; i++)
+		if (!strcmp(s, words[i]))
+			return i;
+	bad(opt, s, expected);
+	return -1;
+}
+
+static int parse_on_off(const char *opt, const char *s, bool *out)
+{
+	static const char *const w[] = { "off", "on", NULL };
+	int i = pick(opt, s, w, "on or off");
+	if (i < 0)
+		return -EINVAL;
+	*out = i == 1;
+	return 0;
+}
+
+/*
+ * --events aic:ID,...;aiv:ID,... — either part may be left out, each at
+ * most once per option; repeated options add up.
+ */
+static int parse_events(const char *s, struct op_opts *o)
+{
+	static const char *const expected =
+		"aic:ID,...;aiv:ID,... (ids decimal or 0x hex, 0..0xfffe)";
+	char buf[4096];
+	if (!*s || strlen(s) >= sizeof(buf))
+		return bad("--events", s, expected);
+	snprintf(buf, sizeof(buf), "%s", s);
+	bool seen[2] = { false, false };
+	/* strsep, not strtok: an empty part or id ("aic:1,,2") is an error. */
+	char *rest = buf, *part;
+	while ((part = strsep(&rest, ";"))) {
+		int core;
+		if (!strncmp(part, "aic:", 4))
+			core = TP_OP_AIC;
+		else if (!strncmp(part, "aiv:", 4))
+			core = TP_OP_AIV;
+		else
+			return bad("--events", s, expected);
+		if (seen[core])
+			return bad("--events", s, "aic: and aiv: at most once each");
+		seen[core] = true;
+		uint16_t *ev = core == TP_OP_AIC ? o->ev_aic : o->ev_aiv;
+		size_t *n = core == TP_OP_AIC ? &o->n_ev_aic : &o->n_ev_aiv;
+		char *ids = part + 4, *id;
+		while ((id = strsep(&ids, ","))) {
+			char *end;
+			errno = 0;
+			if (*id < '0' || *id > '9')
+				return bad("--events", s, expected);
+			unsigned long v = strtoul(id, &end, 0);
+			if (errno || *end || v >= TP_EV_NONE)
+				return bad("--events", s, expected);
+			if (*n >= OP_MAX_RAW_EVENTS) {
+				char exp[64];
+				snprintf(exp, sizeof(exp), "at most %d ids per core type",
+					 OP_MAX_RAW_EVENTS);
+				return bad("--events", s, exp);
+			}
+			ev[(*n)++] = (uint16_t)v;
+		}
+	}
+	if (!seen[0] && !seen[1])
+		return bad("--events", s, expected);
+	return 0;
+}
+
+/* --kernel-name: PAT|PAT..., each non-empty, printable, no blanks. */
+static int check_kernel_name(const char *s)
+{
+	static const char *const expected =
+		"PAT[|PAT...], each a non-empty prefix or glob without blanks, at most 1024 "
+		"characters in all";
+	size_t n = strlen(s);
+	if (!n || n > TP_OP_KERNEL_NAME_MAX || s[0] == '|' || s[n - 1] == '|' || strstr(s, "||"))
+		return bad("--kernel-name", s, expected);
+	for (const char *p = s; *p; p++)
+		if (*p <= ' ' || *p == 0x7f)
+			return bad("--kernel-name", s, expected);
+	return 0;
+}
+
+/* TASKPROF_PLATFORM → platform name and event space. */
+static int platform_of_env(struct op_opts *o)
+{
+	const char *p = getenv("TASKPROF_PLATFORM");
+	if (!p || !*p || !strcmp(p, "a2a3sim")) {
+		o->platform = "a2a3sim";
+		o->cfg.arch = TP_PMU_ARCH_A2A3;
+	} else if (!strcmp(p, "a5sim")) {
+		o->platform = "a5sim";
+		o->cfg.arch = TP_PMU_ARCH_A5;
+	} else {
+		fprintf(stderr, "taskprof op: TASKPROF_PLATFORM expects a2a3sim or a5sim (or "
+				"unset), got '%s'\n", p);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parse argv into @o. Return: 0, 1 (--help printed: exit 0), -EINVAL. */
+static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
+{
+	enum { OPT_SKIP_BEFORE = 256, OPT_SKIP, OPT_METRICS, OPT_EVENTS, OPT_MODE, OPT_WARM,
+	       OPT_CACHE, OPT_RESTORE, OPT_MEMLIM, OPT_MATCH, OPT_APPMODE, OPT_MARKERS,
+	       OPT_KILL, OPT_TIMEOUT, OPT_LIST, OPT_TARGET, OPT_INSTR };
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"kernel-name", required_argument, NULL, 'k'},
+		{"launch-skip-before-match", required_argument, NULL, OPT_SKIP_BEFORE},
+		{"launch-skip", required_argument, NULL, OPT_SKIP},
+		{"launch-count", required_argument, NULL, 'c'},
+		{"aic-metrics", required_argument, NULL, OPT_METRICS},
+		{"events", required_argument, NULL, OPT_EVENTS},
+		{"replay-mode", required_argument, NULL, OPT_MODE},
+		{"warm-up", required_argument, NULL, OPT_WARM},
+		{"cache-control", required_argument, NULL, OPT_CACHE},
+		{"replay-restore", required_argument, NULL, OPT_RESTORE},
+		{"replay-mem-limit", required_argument, NULL, OPT_MEMLIM},
+		{"app-replay-match", required_argument, NULL, OPT_MATCH},
+		{"app-replay-mode", required_argument, NULL, OPT_APPMODE},
+		{"range-markers", required_argument, NULL, OPT_MARKERS},
+		{"kill", required_argument, NULL, OPT_KILL},
+		{"pass-timeout", required_argument, NULL, OPT_TIMEOUT},
+		{"list-passes", no_argument, NULL, OPT_LIST},
+		{"target-processes", required_argument, NULL, OPT_TARGET},
+		{"instr", required_argument, NULL, OPT_INSTR},
+		{"help", no_argument, NULL, 'h'},
+		{0, 0, 0, 0},
+	};
+	static const char *const modes[] = { "kernel", "application", "range", NULL };
+	static const char *const all_none[] = { "none", "all", NULL };
+	static const char *const matches[] = { "name", "grid", NULL };
+	static const char *const app_modes[] = { "strict", "balanced", "relaxed", NULL };
+	static const char *const targets[] = { "main", "all", NULL };
+	struct tp_op_config *c = &o->cfg;
+	int opt, i;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at APP, whose own options are its business. */
+	while ((opt = getopt_long(argc, argv, "+:o:k:c:h", opts, NULL)) != -1) {
+		int rc = 0;
+		switch (opt) {
+		case 'o':
+			if (!*optarg)
+				return bad("--output", optarg, "a folder");
+			o->output_parent = optarg;
+			break;
+		case 'k':
+			rc = check_kernel_name(optarg);
+			if (!rc)
+				snprintf(c->kernel_name, sizeof(c->kernel_name), "%s", optarg);
+			break;
+		case OPT_SKIP_BEFORE:
+			rc = parse_u32("--launch-skip-before-match", optarg, 0, TP_OP_SKIP_MAX,
+				       &c->launch_skip_before_match);
+			break;
+		case OPT_SKIP:
+			rc = parse_u32("--launch-skip", optarg, 0, TP_OP_SKIP_MAX, &c->launch_skip);
+			break;
+		case 'c':
+			rc = parse_u32("--launch-count", optarg, 1, TP_OP_LAUNCH_COUNT_MAX,
+				       &c->launch_count);
+			break;
+		case OPT_METRICS:
+			o->aic_metrics = optarg;
+			break;
+		case OPT_EVENTS:
+			rc = parse_events(optarg, o);
+			break;
+		case OPT_MODE:
+			i = pick("--replay-mode", optarg, modes, "kernel, application or range");
+			if (i < 0)
+				return -EINVAL;
+			c->replay_mode = (enum tp_op_replay_mode)i;
+			break;
+		case OPT_WARM:
+			rc = parse_u32("--warm-up", optarg, 0, TP_OP_WARM_UP_MAX, &c->warm_up);
+			o->warm_up_set = true;
+			break;
+		case OPT_CACHE:
+			i = pick("--cache-control", optarg, all_none, "all or none");
+			if (i < 0)
+				return -EINVAL;
+			o->cache_control_all = i == 1;
+			o->cache_control_set = true;
+			break;
+		case OPT_RESTORE:
+			if (!strcmp(optarg, "dirty")) {
+				fprintf(stderr, "taskprof op: --replay-restore dirty is not implemented "
+						"(restoring only the pages a kernel wrote); use "
+						"--replay-restore all\n");
+				return -EINVAL;
+			}
+			if (strcmp(optarg, "all"))
+				return bad("--replay-restore", optarg,
+					   "all (dirty is not implemented)");
+			break;
+		case OPT_MEMLIM:
+			if (tp_op_parse_mem_limit(optarg, &c->mem_limit_bytes, &c->mem_limit_pct))
+				return bad("--replay-mem-limit", optarg,
+					   "a byte count > 0 (optional K, M or G suffix) or N% "
+					   "with N from 1 to 100");
+			break;
+		case OPT_MATCH:
+			i = pick("--app-replay-match", optarg, matches, "name or grid");
+			if (i < 0)
+				return -EINVAL;
+			o->match = i ? OP_MATCH_GRID : OP_MATCH_NAME;
+			o->app_opts_set = true;
+			break;
+		case OPT_APPMODE:
+			i = pick("--app-replay-mode", optarg, app_modes,
+				 "strict, balanced or relaxed");
+			if (i < 0)
+				return -EINVAL;
+			o->app_mode = (enum op_app_mode)i;
+			o->app_opts_set = true;
+			break;
+		case OPT_MARKERS:
+			rc = parse_on_off("--range-markers", optarg, &c->range_markers);
+			break;
+		case OPT_KILL:
+			rc = parse_on_off("--kill", optarg, &c->kill);
+			break;
+		case OPT_TIMEOUT:
+			rc = parse_u32("--pass-timeout", optarg, 1, TP_OP_PASS_TIMEOUT_MAX,
+				       &c->pass_timeout_s);
+			break;
+		case OPT_LIST:
+			o->list_passes = true;
+			break;
+		case OPT_TARGET:
+			i = pick("--target-processes", optarg, targets, "main or all");
+			if (i < 0)
+				return -EINVAL;
+			c->target_all = i == 1;
+			break;
+		case OPT_INSTR:
+			rc = parse_on_off("--instr", optarg, &c->instr);
+			break;
+		case 'h':
+			help(stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "taskprof op: %s expects a value (see taskprof op --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		default:
+			fprintf(stderr, "taskprof op: unknown option '%s' (see taskprof op --help)\n",
+				argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (rc)
+			return -EINVAL;
+	}
+	*app_index = optind;
+	return 0;
+}
+
+/* Combinations that cannot work (spec §4.2 "rejects unsupported
+ * combinations"); warnings for the ones that are merely pointless. */
+static int check_combinations(struct op_opts *o)
+{
+	struct tp_op_config *c = &o->cfg;
+	if (c->replay_mode == TP_OP_REPLAY_RANGE && !c->range_markers) {
+		fprintf(stderr, "taskprof op: --replay-mode range needs --range-markers on (the "
+				"ranges are the application's tp_rt_range_push/pop)\n");
+		return -EINVAL;
+	}
+	if (o->app_opts_set && c->replay_mode != TP_OP_REPLAY_APPLICATION) {
+		fprintf(stderr, "taskprof op: --app-replay-match and --app-replay-mode apply to "
+				"--replay-mode application only (the mode is %s)\n",
+			tp_op_replay_mode_name(c->replay_mode));
+		return -EINVAL;
+	}
+	if (c->replay_mode == TP_OP_REPLAY_APPLICATION && o->warm_up_set && c->warm_up)
+		fprintf(stderr, "taskprof op: warning: --warm-up is not used in application "
+				"replay (each run executes a profiled launch once)\n");
+	if (c->replay_mode == TP_OP_REPLAY_RANGE && c->kill)
+		fprintf(stderr, "taskprof op: warning: --kill on with range replay ends the "
+				"application after the range that reaches --launch-count\n");
+	if (!o->cache_control_set)
+		o->cache_control_all = c->replay_mode != TP_OP_REPLAY_APPLICATION;
+	return 0;
+}
+
+/* Groups and raw events → o->cfg.groups and o->cfg.plan. */
+static int make_plan(struct op_opts *o)
+{
+	char err[512];
+	if (tp_op_groups_parse(o->aic_metrics, &o->group_mask, err, sizeof(err))) {
+		fprintf(stderr, "taskprof op: %s\n", err);
+		return -EINVAL;
+	}
+	tp_op_groups_format(o->group_mask, o->cfg.groups, sizeof(o->cfg.groups));
+	if (tp_op_plan_for_groups(o->cfg.arch, o->group_mask, o->ev_aic, o->n_ev_aic, o->ev_aiv,
+				  o->n_ev_aiv, &o->cfg.plan, err, sizeof(err))) {
+		fprintf(stderr, "taskprof op: cannot plan the passes: %s\n", err);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->n_ev_aic + o->n_ev_aiv; i++) {
+		uint16_t id = i < o->n_ev_aic ? o->ev_aic[i] : o->ev_aiv[i - o->n_ev_aic];
+		if (!tp_op_event_name(o->cfg.arch, id))
+			fprintf(stderr, "taskprof op: warning: --events: 0x%x is not an event of "
+					"any %s group table; it may count nothing\n",
+				id, tp_op_arch_name(o->cfg.arch));
+	}
+	return 0;
+}
+
+static void print_plan_header(FILE *f, const struct op_opts *o)
+{
+	fprintf(f, "# taskprof op plan: platform %s (arch %s, %u slots per core type), "
+		   "groups %s%s: %u pass%s\n",
+		o->platform, tp_op_arch_name(o->cfg.arch), o->cfg.plan.slots, o->cfg.groups,
+		o->n_ev_aic + o->n_ev_aiv ? " + raw events" : "", o->cfg.plan.npasses,
+		o->cfg.plan.npasses == 1 ? "" : "es");
+}
+
+/* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
+ * that exists is drawn again). */
+static int make_output_dir(const char *parent, char *out, size_t len)
+{
+	int rc = tp_mkdir_p(parent, 0755);
+	if (rc)
+		return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent,
+				    strerror(-rc));
+	char abs[PATH_MAX];
+	if (!realpath(parent, abs))
+		return tp_set_error(-errno, "--output %s: %s", parent, strerror(errno));
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char ts[32];
+	strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm);
+	for (int attempt = 0; attempt < 16; attempt++) {
+		unsigned char r[16];
+		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+			/* No entropy source: time and pid still make clashes rare,
+			 * and mkdir() below refuses a name that exists. */
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (unsigned char)(rand() ^ (int)getpid() ^ (int)(now >> i));
+		}
+		char suffix[17];
+		for (int i = 0; i < 16; i++)
+			suffix[i] = (char)('A' + r[i] % 26);
+		suffix[16] = 0;
+		if ((size_t)snprintf(out, len, "%s/OPPROF_%s_%s", abs, ts, suffix) >= len)
+			return tp_set_error(-ENAMETOOLONG, "--output %s: path too long", abs);
+		if (mkdir(out, 0755) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return tp_set_error(-errno, "%s: cannot create: %s", out, strerror(errno));
+	}
+	return tp_set_error(-EEXIST, "%s/OPPROF_%s_*: no free name", abs, ts);
+}
+
+/* config.txt (tp_op_config_write) plus the launcher-only settings as
+ * comment lines, which the reader skips. */
+static int write_config(const struct op_opts *o, const char *path)
+{
+	int rc = tp_op_config_write(path, &o->cfg);
+	if (rc)
+		return rc;
+	char *data = NULL;
+	size_t len;
+	rc = tp_read_file(path, &data, &len);
+	if (rc)
+		return tp_set_error(rc, "%s: %s", path, strerror(-rc));
+	struct tp_file_tx tx;
+	rc = tp_file_tx_begin(&tx, path, NULL);
+	if (rc) {
+		free(data);
+		return rc;
+	}
+	fwrite(data, 1, len, tx.fp);
+	free(data);
+	fprintf(tx.fp,
+		"# launcher (taskprof op), not read by the injector:\n"
+		"# platform=%s\n"
+		"# cache_control=%s   (the simulated device models no caches: nothing is reset)\n"
+		"# replay_restore=all\n",
+		o->platform, o->cache_control_all ? "all" : "none");
+	if (o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION)
+		fprintf(tx.fp, "# app_replay_match=%s\n# app_replay_mode=%s\n",
+			o->match == OP_MATCH_GRID ? "grid" : "name",
+			o->app_mode == OP_APP_STRICT ? "strict" :
+			o->app_mode == OP_APP_BALANCED ? "balanced" : "relaxed");
+	return tp_file_tx_commit(&tx);
+}
+
+static int write_plan(const struct op_opts *o, const char *path)
+{
+	struct tp_file_tx tx;
+	int rc = tp_file_tx_begin(&tx, path, NULL);
+	if (rc)
+		return rc;
+	print_plan_header(tx.fp, o);
+	tp_op_plan_print(tx.fp, &o->cfg.plan);
+	return tp_file_tx_commit(&tx);
+}
+
+/* A launch directory found under <out>/device<D>/<name>/<k>. */
+struct op_dir {
+	int device;
+	char name[256];
+	unsigned long k;
+	char path[4096];
+};
+
+static int dir_cmp(const void *pa, const void *pb)
+{
+	const struct op_dir *a = pa, *b = pb;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	int c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	return a->k < b->k ? -1 : a->k > b->k;
+}
+
+/* Whether @s is a non-empty string of digits; its value in @v. */
+static bool all_digits(const char *s, unsigned long *v)
+{
+	if (!*s)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	*v = strtoul(s, NULL, 10);
+	return true;
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Every <out>/device<D>/<name>/<k>/ holding a launch.txt, sorted. */
+static int list_launch_dirs(const char *out, struct op_dir **dirs, size_t *n)
+{
+	*dirs = NULL;
+	*n = 0;
+	size_t cap = 0;
+	DIR *d0 = opendir(out);
+	if (!d0)
+		return tp_set_error(-errno, "%s: %s", out, strerror(errno));
+	struct dirent *e0;
+	int rc = 0;
+	while (!rc && (e0 = readdir(d0))) {
+		unsigned long dev;
+		if (strncmp(e0->d_name, "device", 6) || !all_digits(e0->d_name + 6, &dev))
+			continue;
+		char p1[4096];
+		if (op_pathf(p1, sizeof(p1), "%s/%s", out, e0->d_name))
+			continue;
+		DIR *d1 = opendir(p1);
+		if (!d1)
+			continue;
+		struct dirent *e1;
+		while (!rc && (e1 = readdir(d1))) {
+			if (e1->d_name[0] == '.')
+				continue;
+			char p2[4096];
+			if (op_pathf(p2, sizeof(p2), "%s/%s", p1, e1->d_name))
+				continue;
+			DIR *d2 = opendir(p2);
+			if (!d2)
+				continue;
+			struct dirent *e2;
+			while (!rc && (e2 = readdir(d2))) {
+				unsigned long k;
+				if (!all_digits(e2->d_name, &k))
+					continue;
+				if (*n == cap) {
+					cap = cap ? 2 * cap : 16;
+					struct op_dir *nd = realloc(*dirs, cap * sizeof(*nd));
+					if (!nd) {
+						rc = tp_set_error(-ENOMEM, "out of memory");
+						break;
+					}
+					*dirs = nd;
+				}
+				struct op_dir *od = &(*dirs)[*n];
+				od->device = (int)dev;
+				snprintf(od->name, sizeof(od->name), "%s", e1->d_name);
+				od->k = k;
+				if (!op_pathf(od->path, sizeof(od->path), "%s/%s", p2,
+					      e2->d_name) && is_dir(od->path))
+					(*n)++;
+			}
+			closedir(d2);
+		}
+		closedir(d1);
+	}
+	closedir(d0);
+	if (*n)
+		qsort(*dirs, *n, sizeof(**dirs), dir_cmp);
+	return rc;
+}
+
+/*
+ * Launches the application made, for the "nothing profiled" note: the
+ * lines of the launches files the injector appends one line per launch to
+ * (application replay: raw/run_0/launches.txt; kernel and range replay:
+ * <out>/launches_<pid>.txt per process). No file: no launch reached
+ * libtaskprof.so's tp_rt_launch. Return: the count, or -1 when a file
+ * could not be read.
+ */
+static int count_app_launches(const char *out, bool app_replay)
+{
+	char path[4096];
+	int n = 0, p = 0, rc;
+	if (app_replay) {
+		op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out);
+		rc = op_count_launches(path, &n, &p);
+		return rc == 0 ? n : rc == -ENOENT ? 0 : -1;
+	}
+	int total = 0;
+	DIR *d = opendir(out);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "launches", 8) || len < 12 ||
+		    strcmp(e->d_name + len - 4, ".txt"))
+			continue;
+		if (op_pathf(path, sizeof(path), "%s/%s", out, e->d_name) ||
+		    op_count_launches(path, &n, &p)) {
+			total = -1;
+			break;
+		}
+		total += n;
+	}
+	closedir(d);
+	return total;
+}
+
+static void write_note(const struct op_opts *o, const char *out, int launched)
+{
+	char path[4096], what[256], sel[1400];
+	op_pathf(path, sizeof(path), "%s/NOTE.txt", out);
+	/* Unknown when the injector left no launches.txt (it writes one per
+	 * process): say nothing rather than guess. */
+	if (launched < 0)
+		what[0] = 0;
+	else
+		snprintf(what, sizeof(what), "the application launched %d kernel%s; ", launched,
+			 launched == 1 ? "" : "s");
+	snprintf(sel, sizeof(sel), "--kernel-name %s, --launch-skip-before-match %u, "
+				   "--launch-skip %u",
+		 o->cfg.kernel_name[0] ? o->cfg.kernel_name : "(unset: the first launch)",
+		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
+	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
+		sel);
+	struct tp_file_tx tx;
+	if (tp_file_tx_begin(&tx, path, NULL)) {
+		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
+		return;
+	}
+	fprintf(tx.fp, "No kernel launch was profiled, so this report is empty.\n");
+	if (launched >= 0)
+		fprintf(tx.fp, "The application launched %d kernel%s.\n", launched,
+			launched == 1 ? "" : "s");
+	fprintf(tx.fp, "Selection: %s, --replay-mode %s.\n%s", sel,
+		tp_op_replay_mode_name(o->cfg.replay_mode),
+		launched == 0 ? "The application made no tp_rt_launch call (or it did not use "
+				"libtaskprof.so's device API).\n" :
+				"Launches before the skips and launches whose name does not match "
+				"--kernel-name are not profiled; a kernel that never reaches "
+				"tp_rt_launch of libtaskprof.so cannot be.\n");
+	if (tp_file_tx_commit(&tx))
+		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
+}
+
+/* Report every launch directory; print the summary table. Return: the
+ * number of launch directories; -1 when one failed (reported). */
+static int report_all(const struct op_opts *o, const char *out, bool *failed)
+{
+	struct op_dir *dirs;
+	size_t n;
+	if (list_launch_dirs(out, &dirs, &n)) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		*failed = true;
+		return 0;
+	}
+	struct tp_op_launch_summary *sum = calloc(n ? n : 1, sizeof(*sum));
+	if (!sum) {
+		free(dirs);
+		fprintf(stderr, "taskprof op: out of memory\n");
+		*failed = true;
+		return 0;
+	}
+	size_t done = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (tp_op_report_launch(dirs[i].path, &o->cfg, &sum[done])) {
+			fprintf(stderr, "taskprof op: report of %s failed: %s\n", dirs[i].path,
+				tp_last_error());
+			*failed = true;
+			continue;
+		}
+		done++;
+	}
+	if (done) {
+		fflush(stderr);
+		tp_op_report_print_summary(stdout, sum, done);
+		fflush(stdout);
+	}
+	free(sum);
+	free(dirs);
+	return (int)n;
+}
+
+/*
+ * The injector failed (exit status 70): say so, and name each launch it
+ * marked status=failed with its note (a restore that failed, a pass that
+ * timed out), from the launch.txt of every <out>/device<D>/<name>/<k>/
+ * (in application replay: under raw/run_<i>/).
+ */
+static void report_injector_failure(const char *out, int run)
+{
+	if (run >= 0)
+		fprintf(stderr, "taskprof op: the profiler failed inside the application in run "
+				"%d (injector exit status %d); see %s/taskprof.log\n",
+			run, OP_INJECT_FAILURE_STATUS, out);
+	else
+		fprintf(stderr, "taskprof op: the profiler failed inside the application "
+				"(injector exit status %d); see %s/taskprof.log\n",
+			OP_INJECT_FAILURE_STATUS, out);
+	char base[4200];
+	if (run >= 0)
+		op_pathf(base, sizeof(base), "%s/raw/run_%d", out, run);
+	else
+		op_pathf(base, sizeof(base), "%s", out);
+	struct op_dir *dirs;
+	size_t n;
+	if (list_launch_dirs(base, &dirs, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char path[4200], *data = NULL;
+		if (op_pathf(path, sizeof(path), "%s/launch.txt", dirs[i].path) ||
+		    tp_read_file(path, &data, NULL))
+			continue;
+		if (strstr(data, "\nstatus=failed\n")) {
+			const char *note = strstr(data, "\nnote=");
+			int len = 0;
+			if (note) {
+				note += 6;
+				len = (int)strcspn(note, "\n");
+			}
+			fprintf(stderr, "taskprof op: %s: failed: %.*s\n", dirs[i].path, len,
+				note ? note : "");
+		}
+		free(data);
+	}
+	free(dirs);
+}
+
+/* Application replay: one run per pass, then match them. @stopped: set
+ * when a run failed and nothing is to be reported. Return: the
+ * application's exit code, or -1 (profiler failure, reported). */
+static int run_application_replay(const struct op_opts *o, struct op_exec *x, const char *out,
+				  bool *stopped)
+{
+	int passes = (int)o->cfg.plan.npasses;
+	int runs = 0, code = 0;
+	for (int i = 0; i < passes; i++) {
+		char raw[4200];
+		op_pathf(raw, sizeof(raw), "%s/raw/run_%d", out, i);
+		int rc = tp_mkdir_p(raw, 0755);
+		if (rc) {
+			fprintf(stderr, "taskprof op: %s: cannot create: %s\n", raw, strerror(-rc));
+			return -1;
+		}
+		fprintf(stderr, "taskprof op: application replay: run %d of %d (pass %d)\n", i + 1,
+			passes, i);
+		bool interrupted = false;
+		x->pass = i;
+		code = op_exec_app(x, &interrupted);
+		if (code < 0) {
+			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+			return -1;
+		}
+		if (code == OP_INJECT_FAILURE_STATUS) {
+			report_injector_failure(out, i);
+			return -1;
+		}
+		if (interrupted) {
+			fprintf(stderr, "taskprof op: interrupted during run %d; the report uses the "
+					"%d run%s completed before it\n",
+				i, runs, runs == 1 ? "" : "s");
+			break;
+		}
+		if (code != 0) {
+			fprintf(stderr, "taskprof op: application replay stopped: run %d (pass %d) "
+					"exited with status %d; no report (the runs in %s/raw/)\n",
+				i, i, code, out);
+			*stopped = true;
+			return code;
+		}
+		runs++;
+	}
+	if (runs == 0)
+		return code;
+	int n_launches = 0, n_merged = 0;
+	if (op_app_replay_merge(out, runs, passes, o->match, o->app_mode, &n_launches,
+				&n_merged)) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		return -1;
+	}
+	fprintf(stderr, "taskprof op: application replay: %d run%s matched, %d launch%s "
+			"profiled\n",
+		runs, runs == 1 ? "" : "s", n_merged, n_merged == 1 ? "" : "es");
+	return code;
+}
+
+int cmd_op(int argc, char **argv)
+{
+	struct op_opts *o = calloc(1, sizeof(*o));
+	if (!o) {
+		fprintf(stderr, "taskprof op: out of memory\n");
+		return 1;
+	}
+	tp_op_config_defaults(&o->cfg);
+	o->output_parent = ".";
+	o->match = OP_MATCH_GRID;
+	o->app_mode = OP_APP_BALANCED;
+	int app = 0, ret = 2;
+	int rc = parse_args(argc, argv, o, &app);
+	if (rc) {
+		ret = rc > 0 ? 0 : 2;
+		goto out;
+	}
+	if (platform_of_env(o) || check_combinations(o) || make_plan(o))
+		goto out;
+	if (o->list_passes) {
+		print_plan_header(stdout, o);
+		tp_op_plan_print(stdout, &o->cfg.plan);
+		ret = fflush(stdout) ? 1 : 0;
+		if (ret)
+			fprintf(stderr, "taskprof op: writing stdout: %s\n", strerror(errno));
+		goto out;
+	}
+	if (app >= argc) {
+		fprintf(stderr, "taskprof op: missing APP: taskprof op [options] [--] APP "
+				"[ARGS...] (see taskprof op --help)\n");
+		goto out;
+	}
+	ret = 1;
+	char inject[PATH_MAX];
+	if (op_inject_path(inject, sizeof(inject))) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		goto out;
+	}
+	char dir[PATH_MAX];
+	if (make_output_dir(o->output_parent, dir, sizeof(dir))) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		goto out;
+	}
+	snprintf(o->cfg.output, sizeof(o->cfg.output), "%s", dir);
+	char config[PATH_MAX + 16], plan[PATH_MAX + 16];
+	op_pathf(config, sizeof(config), "%s/config.txt", dir);
+	op_pathf(plan, sizeof(plan), "%s/plan.txt", dir);
+	if (write_config(o, config) || write_plan(o, plan)) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		goto out;
+	}
+	fprintf(stderr, "taskprof op: output %s\n", dir);
+	fprintf(stderr, "taskprof op: %s replay on %s, groups %s: %u pass%s (plan.txt)\n",
+		tp_op_replay_mode_name(o->cfg.replay_mode), o->platform, o->cfg.groups,
+		o->cfg.plan.npasses, o->cfg.plan.npasses == 1 ? "" : "es");
+
+	struct op_exec x = { .inject_lib = inject, .config_path = config, .pass = -1,
+			     .argv = argv + app };
+	int code;
+	bool app_replay = o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION;
+	if (app_replay) {
+		bool stopped = false;
+		code = run_application_replay(o, &x, dir, &stopped);
+		if (code < 0)
+			goto out;
+		if (stopped) {
+			ret = code;
+			goto out;
+		}
+	} else {
+		bool interrupted = false;
+		code = op_exec_app(&x, &interrupted);
+		if (code < 0) {
+			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+			goto out;
+		}
+		if (code == OP_INJECT_FAILURE_STATUS) {
+			report_injector_failure(dir, -1);
+			goto out;
+		}
+		if (interrupted)
+			fprintf(stderr, "taskprof op: interrupted; reporting what was collected\n");
+	}
+	bool failed = false;
+	int n = report_all(o, dir, &failed);
+	if (n == 0 && !failed)
+		write_note(o, dir, count_app_launches(dir, app_replay));
+	fprintf(stderr, "taskprof op: output %s\n", dir);
+	if (failed) {
+		fprintf(stderr, "taskprof op: the profiler failed (see above); the application "
+				"exited with status %d\n",
+			code);
+		goto out;
+	}
+	ret = code;
+out:
+	free(o);
+	return ret;
+}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * op_exec.c — run the application once under libtaskprof_inject.so
+ * (spec/opprof.md §4.1; docs/op-internals.md "Environment between launcher
+ * and injector").
+ *
+ * The environment of the child is built before fork(): after fork() the
+ * child only fills in its own pid, restores signal state and execs, so
+ * nothing in it allocates or takes a lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/error.h"
+#include "cli/op_launch.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define OP_ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OP_ASAN_BUILD 1
+#endif
+#endif
+#ifndef OP_ASAN_BUILD
+#define OP_ASAN_BUILD 0
+#endif
+
+extern char **environ;
+
+int op_pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int op_inject_path(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return tp_set_error(-errno, "cannot find the taskprof binary (/proc/self/exe): %s",
+				    strerror(errno));
+	exe[n] = 0;
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	if ((size_t)snprintf(buf, len, "%s/libtaskprof_inject.so", exe) >= len)
+		return tp_set_error(-ENAMETOOLONG, "injector path too long: %s/...", exe);
+	if (access(buf, R_OK) != 0) {
+		int e = errno;
+		return tp_set_error(-e, "injector library %s: %s (it is built beside taskprof: "
+					"ninja -C <build> taskprof_inject)",
+				    buf, strerror(e));
+	}
+	return 0;
+}
+
+/* The process that runs now, for the signal handler (0 when none). */
+static volatile sig_atomic_t g_child;
+static volatile sig_atomic_t g_sigint;
+static volatile sig_atomic_t g_sigterm;
+
+/*
+ * SIGINT typed at the terminal reaches the whole foreground process group,
+ * the application included (si_code SI_KERNEL); one sent to taskprof alone
+ * (kill(2): SI_USER, SI_QUEUE) is passed on. The first one lets the
+ * injector finish the pass in progress; at the second the application is
+ * killed, whatever it does with SIGINT.
+ */
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	pid_t child = (pid_t)g_child;
+	int saved = errno;
+	bool from_tty = si && si->si_code == SI_KERNEL;
+	if (sig == SIGINT) {
+		g_sigint = g_sigint + 1;
+		if (child > 0) {
+			if (g_sigint >= 2)
+				kill(child, SIGKILL);
+			else if (!from_tty)
+				kill(child, SIGINT);
+		}
+	} else {
+		g_sigterm = 1;
+		if (child > 0 && !from_tty)
+			kill(child, sig);
+	}
+	errno = saved;
+}
+
+/* A "NAME=value" string on the heap, or NULL. */
+static char *env_entry(const char *name, const char *value)
+{
+	size_t n = strlen(name) + strlen(value) + 2;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, "%s=%s", name, value);
+	return s;
+}
+
+/* Whether environ entry @e is variable @name. */
+static bool env_is(const char *e, const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(e, name, n) && e[n] == '=';
+}
+
+/* Room for "TASKPROF_TARGET_PID=" and a pid, filled in by the child. */
+#define PID_VAR "TASKPROF_TARGET_PID="
+static char g_pid_entry[sizeof(PID_VAR) + 24];
+
+/*
+ * The child's environment: environ without the variables we set, then
+ * ours. Return: a NULL-terminated array (entries of environ are shared, the
+ * others on the heap: free_env()), or NULL (out of memory).
+ */
+static char **build_env(const struct op_exec *x, char ***owned, size_t *n_owned)
+{
+	static const char *const ours[] = { "LD_PRELOAD", "TASKPROF_OP_CONFIG",
+					    "TASKPROF_OP_PASS", "TASKPROF_TARGET_PID",
+					    "ASAN_OPTIONS" };
+	size_t n_env = 0;
+	while (environ && environ[n_env])
+		n_env++;
+	char **env = calloc(n_env + 8, sizeof(*env));
+	char **mine = calloc(8, sizeof(*mine));
+	if (!env || !mine) {
+		free(env);
+		free(mine);
+		return NULL;
+	}
+	size_t k = 0, m = 0;
+	const char *old_preload = getenv("LD_PRELOAD");
+	const char *old_asan = getenv("ASAN_OPTIONS");
+	for (size_t i = 0; i < n_env; i++) {
+		bool skip = false;
+		for (size_t j = 0; j < sizeof(ours) / sizeof(ours[0]); j++)
+			if (env_is(environ[i], ours[j]))
+				skip = true;
+		if (!skip)
+			env[k++] = environ[i];
+	}
+	/* The injector first, so its tp_rt_* come before libtaskprof.so's;
+	 * ld.so splits LD_PRELOAD at blanks and colons. */
+	char *pre;
+	if (old_preload && *old_preload) {
+		size_t n = strlen(x->inject_lib) + strlen(old_preload) + 2;
+		char *v = malloc(n);
+		if (v)
+			snprintf(v, n, "%s %s", x->inject_lib, old_preload);
+		pre = v ? env_entry("LD_PRELOAD", v) : NULL;
+		free(v);
+	} else {
+		pre = env_entry("LD_PRELOAD", x->inject_lib);
+	}
+	mine[m++] = pre;
+	mine[m++] = env_entry("TASKPROF_OP_CONFIG", x->config_path);
+	if (x->pass >= 0) {
+		char num[16];
+		snprintf(num, sizeof(num), "%d", x->pass);
+		mine[m++] = env_entry("TASKPROF_OP_PASS", num);
+	}
+	/* An ASan application refuses to start when its runtime is not the
+	 * first library loaded; the preloaded injector is. */
+	if (OP_ASAN_BUILD) {
+		const char *add = "verify_asan_link_order=0";
+		size_t n = (old_asan ? strlen(old_asan) : 0) + strlen(add) + 2;
+		char *v = malloc(n);
+		if (v)
+			snprintf(v, n, "%s%s%s", old_asan && *old_asan ? old_asan : "",
+				 old_asan && *old_asan ? ":" : "", add);
+		mine[m++] = v ? env_entry("ASAN_OPTIONS", v) : NULL;
+		free(v);
+	} else if (old_asan) {
+		mine[m++] = env_entry("ASAN_OPTIONS", old_asan);
+	}
+	for (size_t i = 0; i < m; i++) {
+		if (!mine[i]) {
+			for (size_t j = 0; j < m; j++)
+				free(mine[j]);
+			free(mine);
+			free(env);
+			return NULL;
+		}
+		env[k++] = mine[i];
+	}
+	memcpy(g_pid_entry, PID_VAR, sizeof(PID_VAR));
+	env[k++] = g_pid_entry;
+	env[k] = NULL;
+	*owned = mine;
+	*n_owned = m;
+	return env;
+}
+
+/* In the child: PID_VAR + getpid() in g_pid_entry, without stdio. */
+static void fill_pid(void)
+{
+	char digits[24];
+	int n = 0;
+	for (unsigned long p = (unsigned long)getpid(); p || !n; p /= 10)
+		digits[n++] = (char)('0' + p % 10);
+	char *o = g_pid_entry + sizeof(PID_VAR) - 1;
+	while (n)
+		*o++ = digits[--n];
+	*o = 0;
+}
+
+int op_exec_app(const struct op_exec *x, bool *interrupted)
+{
+	char **owned = NULL;
+	size_t n_owned = 0;
+	char **env = build_env(x, &owned, &n_owned);
+	if (!env)
+		return tp_set_error(-ENOMEM, "out of memory building the environment of '%s'",
+				    x->argv[0]);
+	int rc;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		rc = tp_set_error(-errno, "pipe: %s", strerror(errno));
+		goto out;
+	}
+	struct sigaction sa = { 0 }, old_int, old_term;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	g_sigint = 0;
+	g_sigterm = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		rc = tp_set_error(-errno, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		goto restore;
+	}
+	if (pid == 0) {
+		/* The child: undo what taskprof changed, then exec. main()
+		 * ignores SIGPIPE, and an ignored signal stays ignored across
+		 * exec; SIGINT / SIGTERM get what taskprof itself was given
+		 * (ignored in a background job of a script stays ignored). */
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGINT, old_int.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
+		signal(SIGTERM, old_term.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		fill_pid();
+		close(pfd[0]);
+		execvpe(x->argv[0], x->argv, env);
+		int e = errno;
+		ssize_t w = write(pfd[1], &e, sizeof(e));
+		(void)w;
+		_exit(127);
+	}
+	g_child = pid;
+	close(pfd[1]);
+	int exec_errno = 0;
+	ssize_t got;
+	do
+		got = read(pfd[0], &exec_errno, sizeof(exec_errno));
+	while (got < 0 && errno == EINTR);
+	close(pfd[0]);
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	g_child = 0;
+	if (w < 0) {
+		rc = tp_set_error(-errno, "waitpid %d: %s", (int)pid, strerror(errno));
+		goto restore;
+	}
+	if (got == (ssize_t)sizeof(exec_errno)) {
+		rc = tp_set_error(-exec_errno, "cannot execute '%s': %s", x->argv[0],
+				  strerror(exec_errno));
+		goto restore;
+	}
+	if (WIFEXITED(st))
+		rc = WEXITSTATUS(st);
+	else if (WIFSIGNALED(st))
+		rc = 128 + WTERMSIG(st);
+	else
+		rc = 1;
+restore:
+	if (interrupted)
+		*interrupted = g_sigint > 0 || g_sigterm;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+out:
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(owned);
+	free(env);
+	return rc;
+}

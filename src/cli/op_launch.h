@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * op_launch.h — the launcher half of `taskprof op` (spec/opprof.md §4.1,
+ * §4.7; docs/op-internals.md): running the application under the
+ * injector, and matching the runs of an application replay.
+ *
+ * cmd_op.c parses the command line and drives these; op_exec.c runs one
+ * execution of the application; op_app_replay.c matches the runs of an
+ * application replay and assembles the per-launch directories.
+ */
+#ifndef TP_CLI_OP_LAUNCH_H
+#define TP_CLI_OP_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/**
+ * op_pathf() - format a path into @buf (snprintf).
+ * Return: 0; -ENAMETOOLONG when it did not fit (@buf then holds the
+ * truncated text, for messages only).
+ */
+int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Exit status the injector uses when the profiler itself failed inside the
+ * application (EX_SOFTWARE of sysexits.h; docs/op.md "Exit status"). */
+#define OP_INJECT_FAILURE_STATUS 70
+
+/**
+ * struct op_exec - one execution of the application under the injector.
+ * @inject_lib:  absolute path of libtaskprof_inject.so (prepended to
+ *               LD_PRELOAD).
+ * @config_path: absolute path of <output>/config.txt (TASKPROF_OP_CONFIG).
+ * @pass:        application replay: the pass this run programs
+ *               (TASKPROF_OP_PASS); -1 for kernel and range replay (the
+ *               variable is then removed from the environment).
+ * @argv:        the application and its arguments, NULL-terminated; argv[0]
+ *               is looked up in PATH when it has no '/'.
+ */
+struct op_exec {
+	const char *inject_lib;
+	const char *config_path;
+	int pass;
+	char *const *argv;
+};
+
+/**
+ * op_inject_path() - where libtaskprof_inject.so is: the directory of the
+ * running taskprof binary (/proc/self/exe) + "/libtaskprof_inject.so".
+ * @buf: receives the absolute path.
+ * @len: bytes of @buf.
+ *
+ * Return: 0 when the library is there and readable; -ENOENT (or the errno
+ * of access(2)) otherwise, with a message naming the path and the build
+ * target that makes it; -ENAMETOOLONG.
+ */
+int op_inject_path(char *buf, size_t len);
+
+/**
+ * op_exec_app() - run the application once and wait for it.
+ * @x:           what to run.
+ * @interrupted: set to true when taskprof received SIGINT or SIGTERM
+ *               while the application ran (the caller then starts no
+ *               further run); may be NULL.
+ *
+ * Forks; the child gets LD_PRELOAD=<inject_lib>[ <old LD_PRELOAD>],
+ * TASKPROF_OP_CONFIG, TASKPROF_TARGET_PID=<its pid>, TASKPROF_OP_PASS
+ * (or none), in AddressSanitizer builds verify_asan_link_order=0 added to
+ * ASAN_OPTIONS, default SIGPIPE and an empty signal mask, then execvp().
+ * While it runs, a SIGINT sent to taskprof with kill(2) is forwarded (one
+ * typed at the terminal already reached the whole process group); the
+ * second SIGINT kills the application (SIGKILL). SIGTERM is forwarded.
+ *
+ * Return: the application's exit code (0..255; killed by signal S: 128 +
+ * S), or a negative errno when it could not be run: -ENOENT / -EACCES /
+ * ... from execvp() ("cannot execute 'APP': ..."), or the errno of fork(2)
+ * / pipe(2) / waitpid(2); the message is in tp_last_error().
+ */
+int op_exec_app(const struct op_exec *x, bool *interrupted);
+
+/* How launches of different runs are matched (--app-replay-match). */
+enum op_match { OP_MATCH_NAME, OP_MATCH_GRID };
+/* What differences between runs are accepted (--app-replay-mode). */
+enum op_app_mode { OP_APP_STRICT, OP_APP_BALANCED, OP_APP_RELAXED };
+
+/**
+ * op_app_replay_merge() - match the runs of an application replay and
+ * assemble the per-launch directories (spec/opprof.md §4.7;
+ * docs/op-internals.md "Application replay").
+ * @out:      the OPPROF_* directory.
+ * @runs:     runs made, 1..passes; run i programmed pass i and wrote
+ *            @out/raw/run_<i>/launches.txt and its launch directories.
+ * @passes:   passes of the plan (launch.txt gets passes=@passes).
+ * @match:    OP_MATCH_NAME: launches are the same when device and name
+ *            agree; OP_MATCH_GRID: device, name and block_dim.
+ * @mode:     OP_APP_STRICT: every run made the same launches in the same
+ *            order; OP_APP_BALANCED: the same launches in any order (the
+ *            k-th launch of a name matches the k-th); OP_APP_RELAXED: keep
+ *            the profiled launches present in every run, warn on stderr
+ *            about the others.
+ * @n_launches: receives the launches run 0 made (profiled or not).
+ * @n_merged:   receives the launch directories made under @out.
+ *
+ * Each matched launch gets @out/device<D>/<name>/<k>/ (k of run 0) with
+ * dump/pass_<i>.bin moved from run i, dump/replay.txt the lines of every
+ * run, dump/instr.txt of run 0, and launch.txt of run 0 with passes and
+ * passes_done (pass files found) set; status becomes degraded when a pass
+ * file is missing.
+ *
+ * Return: 0; -EPROTO when the runs differ beyond what @mode accepts (the
+ * message names the first differing launch and run); -EINVAL for a
+ * malformed launches.txt (file and line); -errno of file operations.
+ */
+int op_app_replay_merge(const char *out, int runs, int passes, enum op_match match,
+			enum op_app_mode mode, int *n_launches, int *n_merged);
+
+/**
+ * op_count_launches() - launches recorded in a launches.txt file.
+ * @path:        the file.
+ * @n_launches:  receives its lines (every launch the process made).
+ * @n_profiled:  receives the lines with profiled=1.
+ *
+ * Return: 0; -ENOENT when the file does not exist (the counts are then
+ * 0); -EINVAL for a malformed line (file and line in the message).
+ */
+int op_count_launches(const char *path, int *n_launches, int *n_profiled);
+
+#endif /* TP_CLI_OP_LAUNCH_H */

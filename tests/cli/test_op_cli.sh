@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof op` (spec/opprof.md §4.2, §4.14 U5): --help; every
+# range edge (0/1000/1001, 1/5000/5001, warm-up 500/501) and the other
+# value checks, each a usage error (exit 2) with one line naming the
+# option, the value and what was expected; invalid combinations; the
+# --list-passes plan on a2a3sim and a5sim (pass counts, deterministic);
+# missing / nonexistent APP; exit-code propagation; the note of a run
+# that profiles nothing; application-replay matching (strict / balanced /
+# relaxed) with a scripted application; a smoke run of the accumulate
+# example when it is built.
+# usage: test_op_cli.sh TASKPROF_BINARY
+set -u
+bin=$1
+bindir=$(cd "$(dirname "$bin")" && pwd)
+root=$(mktemp -d /tmp/tp_op_cli_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+unset TASKPROF_PLATFORM
+
+# expect CODE NEEDLE ARGS...: `taskprof op ARGS` exits CODE and prints
+# NEEDLE (stdout or stderr); a usage error (2) is exactly one line.
+expect() {
+	local want=$1 needle=$2
+	shift 2
+	local out code err
+	out=$("$bin" op "$@" 2>"$root/err")
+	code=$?
+	err=$(cat "$root/err")
+	if [[ $code -ne $want ]]; then
+		echo "FAIL: taskprof op $* exited $code, expected $want ($err)"
+		fail=1
+	elif ! grep -qF -- "$needle" <<<"$out$err"; then
+		echo "FAIL: taskprof op $*: no '$needle' in: $out $err"
+		fail=1
+	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
+		echo "FAIL: taskprof op $*: expected one error line, got: $err"
+		fail=1
+	else
+		echo "ok: taskprof op $* -> $code"
+	fi
+}
+
+# --- help -------------------------------------------------------------------
+expect 0 "usage: taskprof op [options] [--] APP [ARGS...]" --help
+expect 0 "[1..5000, default 1]" -h
+out=$("$bin" op --help)
+for s in "--launch-skip-before-match N" "[0..1000, default 0]" "[0..500, default 1]" \
+	"--replay-mode kernel|application|range" "--app-replay-mode strict|balanced|relaxed" \
+	"--cache-control all|none" "--replay-mem-limit BYTES|N%" "[default 50%]" \
+	"--target-processes main|all" "--instr on|off" "--list-passes" "[1..86400, default 60]"; do
+	grep -qF -- "$s" <<<"$out" || { echo "FAIL: --help lacks '$s'"; fail=1; }
+done
+"$bin" --help | grep -qE '^  op ' || { echo "FAIL: taskprof --help does not list op"; fail=1; }
+
+# --- range edges (U5): a valid value plans and exits 0 with --list-passes ----
+L=--list-passes
+expect 0 "pass" --launch-skip-before-match 0 $L
+expect 0 "pass" --launch-skip-before-match 1000 $L
+expect 2 "taskprof op: --launch-skip-before-match expects an integer from 0 to 1000, got '1001'" \
+	--launch-skip-before-match 1001 $L
+expect 0 "pass" --launch-skip 0 $L
+expect 0 "pass" --launch-skip 1000 $L
+expect 2 "taskprof op: --launch-skip expects an integer from 0 to 1000, got '1001'" \
+	--launch-skip 1001 $L
+expect 2 "--launch-skip expects an integer from 0 to 1000, got '-1'" --launch-skip -1 $L
+expect 2 "taskprof op: --launch-count expects an integer from 1 to 5000, got '0'" \
+	--launch-count 0 $L
+expect 0 "pass" -c 1 $L
+expect 0 "pass" --launch-count 5000 $L
+expect 2 "taskprof op: --launch-count expects an integer from 1 to 5000, got '5001'" -c 5001 $L
+expect 0 "pass" --warm-up 0 $L
+expect 0 "pass" --warm-up 500 $L
+expect 2 "taskprof op: --warm-up expects an integer from 0 to 500, got '501'" --warm-up 501 $L
+expect 2 "--warm-up expects an integer from 0 to 500, got '2x'" --warm-up 2x $L
+expect 2 "--warm-up expects an integer from 0 to 500, got ''" --warm-up "" $L
+expect 2 "--launch-count expects an integer from 1 to 5000, got '99999999999999999999'" \
+	-c 99999999999999999999 $L
+expect 2 "taskprof op: --pass-timeout expects an integer from 1 to 86400, got '0'" \
+	--pass-timeout 0 $L
+expect 0 "pass" --pass-timeout 86400 $L
+
+# --- other values -----------------------------------------------------------
+expect 2 "taskprof op: --replay-mode expects kernel, application or range, got 'kernal'" \
+	--replay-mode kernal $L
+expect 2 "taskprof op: --kill expects on or off, got 'yes'" --kill yes $L
+expect 2 "taskprof op: --range-markers expects on or off, got '1'" --range-markers 1 $L
+expect 2 "taskprof op: --instr expects on or off, got 'ON'" --instr ON $L
+expect 2 "taskprof op: --cache-control expects all or none, got 'some'" --cache-control some $L
+expect 2 "taskprof op: --target-processes expects main or all, got 'child'" \
+	--target-processes child $L
+expect 2 "--replay-restore dirty is not implemented" --replay-restore dirty $L
+expect 2 "taskprof op: --replay-restore expects all (dirty is not implemented), got 'some'" \
+	--replay-restore some $L
+expect 0 "pass" --replay-restore all --cache-control none $L
+for v in 0 0% 101% abc 12Q -5; do
+	expect 2 "taskprof op: --replay-mem-limit expects a byte count > 0" --replay-mem-limit "$v" $L
+done
+for v in 1 64M 2G 100% 1%; do
+	expect 0 "pass" --replay-mem-limit "$v" $L
+done
+expect 2 "--kernel-name expects PAT[|PAT...]" --kernel-name "a||b" $L
+expect 2 "--kernel-name expects PAT[|PAT...]" -k "has blank" $L
+expect 2 "--kernel-name expects PAT[|PAT...]" -k "" $L
+expect 0 "pass" -k "vec_*|accumulate" $L
+expect 2 "taskprof op: --output expects a folder, got ''" --output "" $L
+expect 2 "taskprof op: unknown option '--bogus'" --bogus $L
+expect 2 "taskprof op: unknown option '-x'" -x $L
+expect 2 "taskprof op: --launch-count expects a value" $L --launch-count
+expect 2 "taskprof op: -c expects a value" $L -c
+TASKPROF_PLATFORM=a9sim "$bin" op $L >/dev/null 2>"$root/err"
+code=$?
+if [[ $code -ne 2 ]] || ! grep -qF "TASKPROF_PLATFORM expects a2a3sim or a5sim (or unset), got 'a9sim'" "$root/err"; then
+	echo "FAIL: TASKPROF_PLATFORM=a9sim: exit $code: $(cat "$root/err")"; fail=1
+else
+	echo "ok: TASKPROF_PLATFORM=a9sim -> 2"
+fi
+
+# --- groups and raw events --------------------------------------------------
+expect 2 "unknown metric group 'Foo'; valid: PipeUtilization" --aic-metrics Foo $L
+out=$("$bin" op --aic-metrics Foo $L 2>&1)
+for g in PipeUtilization ArithmeticUtilization Memory MemoryL0 MemoryUB ResourceConflictRatio \
+	L2Cache Default; do
+	grep -qF "$g" <<<"$out" || { echo "FAIL: unknown-group message lacks $g: $out"; fail=1; }
+done
+expect 2 "Roofline" --aic-metrics Roofline $L
+expect 0 "1 pass" --aic-metrics BasicInfo $L
+expect 0 "pass" --aic-metrics "pipeutilization, Memory" $L
+expect 0 "raw events" --aic-metrics BasicInfo --events "aic:0x0a,9;aiv:0x08" $L
+for v in "aic:" "aic:x1" "aiv:1,,2" "cube:1" "aic:0xffff" "aic:1;aic:2" ";" "aic:-1" "aic:1 "; do
+	expect 2 "taskprof op: --events expects" --events "$v" $L
+done
+
+# --- invalid combinations ---------------------------------------------------
+expect 2 "taskprof op: --replay-mode range needs --range-markers on" --replay-mode range $L
+expect 2 "--replay-mode range needs --range-markers on" --replay-mode range \
+	--range-markers off $L
+expect 0 "pass" --replay-mode range --range-markers on $L
+expect 2 "--app-replay-match and --app-replay-mode apply to --replay-mode application only" \
+	--app-replay-mode strict $L
+expect 2 "--app-replay-match and --app-replay-mode apply to --replay-mode application only" \
+	--replay-mode range --range-markers on --app-replay-match name $L
+expect 0 "pass" --replay-mode application --app-replay-match name --app-replay-mode relaxed $L
+expect 2 "--app-replay-mode expects strict, balanced or relaxed, got 'loose'" \
+	--replay-mode application --app-replay-mode loose $L
+expect 2 "--app-replay-match expects name or grid, got 'all'" \
+	--replay-mode application --app-replay-match all $L
+
+# --- --list-passes: Default on both platforms, deterministic -----------------
+# The header's pass count agrees with the pass lines and is the lower bound
+# max(ceil(AIC events / K), ceil(AIV events / K)) (spec §4.5: Default packs
+# without fragmentation), K = 8 on a2a3sim, 10 on a5sim; two runs agree.
+check_plan() { # check_plan PLATFORM K
+	local p=$1 k=$2 a b n want aic aiv
+	a=$(TASKPROF_PLATFORM=$p "$bin" op --list-passes 2>"$root/err") ||
+		{ echo "FAIL: $p --list-passes exited $?"; fail=1; return; }
+	b=$(TASKPROF_PLATFORM=$p "$bin" op --aic-metrics Default --list-passes)
+	[[ "$a" == "$b" ]] || { echo "FAIL: $p: --list-passes differs between runs"; fail=1; }
+	[[ -s "$root/err" ]] && { echo "FAIL: $p --list-passes wrote stderr: $(cat "$root/err")"; fail=1; }
+	n=$(grep -cE '^pass [0-9]+ ' <<<"$a")
+	aic=$(sed -nE 's/.* ([0-9]+) AIC \+ ([0-9]+) AIV events.*/\1/p' <<<"$a")
+	aiv=$(sed -nE 's/.* ([0-9]+) AIC \+ ([0-9]+) AIV events.*/\2/p' <<<"$a")
+	want=$(( (aic + k - 1) / k > (aiv + k - 1) / k ? (aic + k - 1) / k : (aiv + k - 1) / k ))
+	[[ $aic -gt 0 && $aiv -gt 0 && $want -ge 2 ]] || { echo "FAIL: $p: event counts '$aic' '$aiv'"; fail=1; }
+	grep -qF "platform $p " <<<"$a" || { echo "FAIL: $p plan header: $a"; fail=1; }
+	grep -qF ": $want passes" <<<"$a" || { echo "FAIL: $p: header lacks ': $want passes': $a"; fail=1; }
+	[[ $n -eq $want ]] || { echo "FAIL: $p: $n pass lines, expected $want"; fail=1; }
+	echo "ok: $p Default plan: $n passes for $aic AIC + $aiv AIV events, deterministic"
+}
+check_plan a2a3sim 8
+check_plan a5sim 10
+# a5 has 10 slots per core type, a2a3 8: the slot count is in the header.
+TASKPROF_PLATFORM=a5sim "$bin" op $L 2>/dev/null | grep -qF "10 slots" || { echo "FAIL: a5 slots"; fail=1; }
+"$bin" op $L 2>/dev/null | grep -qF "8 slots" || { echo "FAIL: a2a3 slots"; fail=1; }
+# --list-passes runs nothing, even with an APP.
+expect 0 "pass" $L -- /nonexistent/app arg
+[[ -z $(find . -maxdepth 1 -name 'OPPROF_*' -newer "$root" 2>/dev/null) ]] ||
+	{ echo "FAIL: --list-passes created an OPPROF folder"; fail=1; }
+
+# --- APP --------------------------------------------------------------------
+expect 2 "taskprof op: missing APP" -o "$root/o"
+expect 2 "taskprof op: missing APP" -o "$root/o" --
+
+if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
+	expect 1 "cannot execute '/nonexistent/app': No such file or directory" \
+		-o "$root/o" -- /nonexistent/app
+	printf 'not a program\n' >"$root/notexec"
+	chmod -x "$root/notexec"
+	expect 1 "cannot execute '$root/notexec': Permission denied" -o "$root/o" "$root/notexec"
+	# Exit code = the application's; a signal S gives 128+S; the note of a
+	# run without kernel launches, the output folder name.
+	expect 3 "no kernel launch was profiled" -o "$root/o3" -- sh -c 'exit 3'
+	expect 0 "taskprof op: output $root/o/OPPROF_" -o "$root/o" -- true
+	expect 143 "no kernel launch was profiled" -o "$root/o" -- sh -c 'kill -TERM $$'
+	d=$(ls -d "$root"/o3/OPPROF_*)
+	if [[ ! "$(basename "$d")" =~ ^OPPROF_[0-9]{14}_[A-Z]{16}$ ]]; then
+		echo "FAIL: output folder name $(basename "$d")"; fail=1
+	fi
+	for f in config.txt plan.txt NOTE.txt; do
+		[[ -s "$d/$f" ]] || { echo "FAIL: $d/$f missing"; fail=1; }
+	done
+	grep -q '^# cache_control=all' "$d/config.txt" || { echo "FAIL: config lacks cache_control"; fail=1; }
+	grep -q "^output=$d\$" "$d/config.txt" || { echo "FAIL: config output= is not $d"; fail=1; }
+	# The child's environment: injector first in LD_PRELOAD, the config,
+	# its own pid as target, no pass outside application replay.
+	LD_PRELOAD= expect 0 "" -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt"
+	grep -qE "^LD_PRELOAD=$bindir/libtaskprof_inject.so( |\$)" "$root/env.txt" ||
+		{ echo "FAIL: child LD_PRELOAD: $(grep LD_PRELOAD "$root/env.txt")"; fail=1; }
+	grep -qE "^TASKPROF_OP_CONFIG=$root/env/OPPROF_[0-9]{14}_[A-Z]{16}/config.txt\$" "$root/env.txt" ||
+		{ echo "FAIL: child TASKPROF_OP_CONFIG"; fail=1; }
+	grep -qE '^TASKPROF_TARGET_PID=[0-9]+$' "$root/env.txt" || { echo "FAIL: target pid"; fail=1; }
+	TASKPROF_OP_PASS=7 "$bin" op -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt" 2>/dev/null
+	grep -q '^TASKPROF_OP_PASS=' "$root/env.txt" && { echo "FAIL: stale TASKPROF_OP_PASS in kernel replay"; fail=1; }
+	# An application that is also a taskprof op child keeps its own option
+	# words: '+' parsing stops at APP.
+	expect 0 "" -o "$root/o" -- sh -c 'test "$1" = "--launch-count"' sh --launch-count
+	echo "ok: environment of the application"
+
+	# Signals: SIGTERM and SIGINT sent to taskprof reach the application;
+	# at the second SIGINT the application is killed (128+9). A background
+	# job of a script starts with SIGINT ignored (and a shell cannot trap a
+	# signal ignored at entry): env --default-signal gives taskprof, and so
+	# the application, the default disposition.
+	# bg_op APP_SCRIPT: start taskprof op on `sh -c APP_SCRIPT ready-file`
+	# in the background (pid in $pid), wait until the application is ready.
+	bg_op() {
+		rm -f "$root/ready"
+		env --default-signal=INT "$bin" op -o "$root/sig" -- sh -c "$1" "$root/ready" \
+			>/dev/null 2>&1 &
+		pid=$!
+		for _ in $(seq 400); do [[ -e "$root/ready" ]] && break; sleep 0.05; done
+	}
+	# reap WANT WHAT: wait for $pid at most 30 s (then kill it and fail).
+	reap() {
+		local i code
+		for i in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+		if kill -0 $pid 2>/dev/null; then
+			kill -KILL $pid
+			wait $pid
+			echo "FAIL: $2: taskprof op still running after 30 s"; fail=1
+			return
+		fi
+		wait $pid
+		code=$?
+		if [[ $code -eq $1 ]]; then echo "ok: $2 -> $code"; else echo "FAIL: $2: exit $code, want $1"; fail=1; fi
+	}
+	bg_op 'trap "exit 42" INT; : >"$0"; while :; do sleep 0.05; done'
+	kill -INT $pid
+	reap 42 "SIGINT forwarded"
+	bg_op 'trap "exit 43" TERM; : >"$0"; while :; do sleep 0.05; done'
+	kill -TERM $pid
+	reap 43 "SIGTERM forwarded"
+	bg_op 'trap "" INT; : >"$0"; exec sleep 30'
+	sleep 0.2
+	kill -INT $pid
+	sleep 0.2
+	kill -INT $pid
+	reap 137 "second SIGINT kills"
+
+	# An --output that cannot be a folder: the profiler cannot start (1).
+	: >"$root/afile"
+	expect 1 "taskprof op: --output $root/afile/sub: cannot create the folder: Not a directory" \
+		-o "$root/afile/sub" -- true
+
+	# Missing injector: taskprof copied to a folder without the library.
+	mkdir -p "$root/noinj"
+	cp "$bin" "$root/noinj/taskprof"
+	"$root/noinj/taskprof" op -o "$root/o" -- true >/dev/null 2>"$root/err"
+	code=$?
+	if [[ $code -ne 1 ]] || ! grep -qF "injector library $root/noinj/libtaskprof_inject.so" "$root/err"; then
+		echo "FAIL: missing injector: exit $code: $(cat "$root/err")"; fail=1
+	else
+		echo "ok: missing injector -> 1"
+	fi
+
+	# --- application replay, matched by a scripted application ----------
+	# The script plays the injector's part of run <TASKPROF_OP_PASS>: it
+	# appends its launches to raw/run_<i>/launches.txt and writes the
+	# launch directories (an empty pass file: no records). Which launches
+	# it makes per run comes from $SEQ_<i> ("name:block_dim:profiled ...").
+	cat >"$root/fakeapp.sh" <<'SH'
+#!/bin/sh
+out=$(sed -n 's/^output=//p' "$TASKPROF_OP_CONFIG")
+i=$TASKPROF_OP_PASS
+run="$out/raw/run_$i"
+mkdir -p "$run"
+eval "seq=\$SEQ_$i"
+[ -n "$seq" ] || eval "seq=\$SEQ"
+for l in $seq; do
+	name=${l%%:*}; rest=${l#*:}; bd=${rest%%:*}; prof=${rest#*:}
+	# k: profiled launches of this name so far in the run.
+	k=$(grep -c "name=$name .*profiled=1" "$run/launches.txt" 2>/dev/null)
+	[ -n "$k" ] || k=0
+	echo "device=0 name=$name block_dim=$bd k=$k profiled=$prof" >>"$run/launches.txt"
+	if [ "$prof" = 1 ]; then
+		d="$run/device0/$name/$k"
+		mkdir -p "$d/dump"
+		: >"$d/dump/pass_$i.bin"
+		printf 'pass=%s restored_bytes=0 output_hash=0000000000000000 wall_ns=1 kernel_ns=1\n' "$i" >"$d/dump/replay.txt"
+		printf 'name=%s\nblock_dim=%s\ncores=any\npid=%s\ndevice=0\nplatform=a2a3sim\narch=a2a3\nsys_cnt_freq=50000000\ncore_freq_hz=1800000000\nreplay_mode=application\nwarm_up=0\npasses=1\npasses_done=1\nstatus=ok\nnote=\nsnapshot_scope=none\nsnapshot_bytes=0\nrange=\n' "$name" "$bd" "$$" >"$d/launch.txt"
+	fi
+done
+exit 0
+SH
+	chmod +x "$root/fakeapp.sh"
+	# 17 AIC events at 8 slots: 3 passes, so 3 runs.
+	AR="--replay-mode application --aic-metrics BasicInfo --events aic:0x0a,0x09,0x0b,0x0c,0x0d,0x55,0x54,0x31,0x32,0x12,0x13,0x0f,0x10,0x1b,0x1c,0x21,0x22"
+	# Same sequence in every run: matched, one directory per profiled launch
+	# with every pass file.
+	SEQ="add:8:1 mul:4:0 add:8:1" expect 0 "application replay: 3 runs matched, 2 launches profiled" \
+		-o "$root/ar1" $AR --app-replay-mode strict "$root/fakeapp.sh"
+	d=$(ls -d "$root"/ar1/OPPROF_*)
+	n=$(ls "$d"/device0/add/0/dump/pass_*.bin 2>/dev/null | wc -l)
+	[[ $n -eq 3 ]] || { echo "FAIL: app replay: $n pass files in device0/add/0/dump, expected 3"; fail=1; }
+	[[ -d "$d/device0/add/1" && ! -d "$d/device0/mul" ]] || { echo "FAIL: app replay dirs: $(ls -R "$d"/device0)"; fail=1; }
+	grep -q '^passes=3$' "$d/device0/add/0/launch.txt" && grep -q '^passes_done=3$' "$d/device0/add/0/launch.txt" ||
+		{ echo "FAIL: merged launch.txt: $(cat "$d/device0/add/0/launch.txt")"; fail=1; }
+	[[ $(wc -l <"$d/device0/add/0/dump/replay.txt") -eq 3 ]] || { echo "FAIL: merged replay.txt"; fail=1; }
+	# Run 2 swaps two launches: strict names the first differing launch and
+	# the run, exit 1; balanced accepts it.
+	export SEQ="add:8:1 mul:4:0" SEQ_2="mul:4:0 add:8:1"
+	expect 1 "application replay (strict): launch #0 differs: run 0 made device 0 add block_dim 8 (profiled), run 2 made device 0 mul block_dim 4" \
+		-o "$root/ar2" $AR --app-replay-mode strict "$root/fakeapp.sh"
+	expect 0 "3 runs matched, 1 launch profiled" -o "$root/ar2" $AR "$root/fakeapp.sh"
+	# Run 3 makes one launch more: balanced refuses, relaxed keeps the common
+	# ones and warns about the rest.
+	export SEQ="add:8:1" SEQ_2="add:8:1 add:8:1"
+	expect 1 "application replay (balanced): run 2 made device 0 add block_dim 8 (profiled) (occurrence 1), run 0 did not" \
+		-o "$root/ar3" $AR --app-replay-mode balanced "$root/fakeapp.sh"
+	expect 0 "launch 1 of add on device 0 (block_dim 8) is not profiled in run 0; dropped" \
+		-o "$root/ar3" $AR --app-replay-mode relaxed "$root/fakeapp.sh"
+	# grid tells block_dims apart, name does not.
+	export SEQ="add:8:1" SEQ_2="add:16:1"
+	expect 1 "application replay (balanced)" -o "$root/ar4" $AR --app-replay-match grid "$root/fakeapp.sh"
+	expect 0 "3 runs matched, 1 launch profiled" -o "$root/ar4" $AR --app-replay-match name "$root/fakeapp.sh"
+	unset SEQ SEQ_2
+	# A malformed launches.txt names the file and the line (exit 1).
+	expect 1 "/raw/run_0/launches.txt: line 2: expected 'device=<D> name=<name> block_dim=<n> k=<k> profiled=<0|1>'" \
+		-o "$root/ar6" $AR -- sh -c 'o=$(sed -n "s/^output=//p" "$TASKPROF_OP_CONFIG")/raw/run_$TASKPROF_OP_PASS;
+			mkdir -p "$o"; printf "device=0 name=a block_dim=1 k=0 profiled=0\ndevice=x\n" >"$o/launches.txt"'
+	# A run that fails stops the replay with its exit code.
+	expect 4 "application replay stopped: run 2 (pass 2) exited with status 4" -o "$root/ar5" $AR \
+		-- sh -c 'test "$TASKPROF_OP_PASS" != 2 || exit 4'
+	# The injector's failure status is a profiler failure.
+	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c 'exit 70'
+else
+	echo "skip: $bindir/libtaskprof_inject.so not built: runs not tested"
+fi
+
+# --- smoke run of the accumulate example (when the examples are built) ------
+acc="$bindir/examples/op_accumulate"
+if [[ -x "$acc" && -e "$bindir/libtaskprof_inject.so" ]]; then
+	out=$("$bin" op -o "$root/acc" --aic-metrics PipeUtilization "$acc" 2>"$root/err")
+	code=$?
+	d=$(ls -d "$root"/acc/OPPROF_* 2>/dev/null | head -1)
+	if [[ $code -ne 0 ]]; then
+		echo "FAIL: op_accumulate exited $code: $(tail -5 "$root/err")"; fail=1
+	elif ! ls "$d"/device0/*/0/OpBasicInfo.csv >/dev/null 2>&1; then
+		echo "FAIL: op_accumulate: no device0/*/0/OpBasicInfo.csv in $d"; fail=1
+	else
+		echo "ok: op_accumulate profiled: $(ls "$d"/device0)"
+	fi
+else
+	echo "skip: $acc not built"
+fi
+
+if [[ $fail -ne 0 ]]; then
+	echo "test_op_cli: FAILED"
+	exit 1
+fi
+echo "test_op_cli: all passed"
