@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Integration test of in-kernel instrumentation under `taskprof op` (issue 6
+# scope 8, acceptance 6; docs/op-internals.md dump/instr.txt;
+# spec/opprof.md §4.12):
+#
+#   the instr app's kernel (4 blocks) calls, per block b, tp_mark(100+b),
+#   tp_mark_range_begin/end(7), tp_scalar_begin("prep")/end,
+#   tp_mark(200+b), tp_scalar_begin("post")/end. Under taskprof op:
+#   - Instrumentation.csv lists per block, in order: block_begin, mark
+#     100+b, range_begin 7, range_end 7, scalar_begin prep, scalar_end
+#     prep, mark 200+b, scalar_begin post, scalar_end post, block_end,
+#     with non-decreasing times
+#   - ScalarSections.csv: per block, prep then post, 1 execution each,
+#     cycles > 0, a share in (0, 100]
+#   - trace.json (valid JSON): per block lane, mark 100+b, range 7, prep,
+#     mark 200+b, post in time order, plus the pass slices
+#   - the application's output equals an unprofiled run's, byte for byte
+#     (also with --instr off, which writes no Instrumentation.csv)
+#
+# usage: test_op_instr.sh TASKPROF_BINARY
+. "$(dirname "$0")/op_test_lib.sh" "$1"
+
+need "$APPS/instr"
+BLOCKS=4
+
+say "instr: unprofiled reference run"
+OP_OUT_FILE=$WORK/ref.bin app_run plain "$APPS/instr"
+[ $APPRC = 0 ] && ok "exit 0: $(cat "$WORK/plain.out")" ||
+	{ bad "unprofiled run exited $APPRC"; show "$WORK/plain.err"; }
+
+say "instr: taskprof op --aic-metrics PipeUtilization (instrumentation on by default)"
+OP_OUT_FILE=$WORK/prof.bin op_run prof --aic-metrics PipeUtilization -- "$APPS/instr"
+if [ $OPRC != 0 ] || [ -z "$OPDIR" ]; then
+	bad "taskprof op exited $OPRC"
+	show "$WORK/prof.err"
+	finish
+fi
+ok "taskprof op exited 0"
+same_bytes "instr" "$WORK/ref.bin" "$WORK/prof.bin"
+D=$OPDIR/device0/instr_kernel/0
+for f in dump/instr.txt Instrumentation.csv ScalarSections.csv trace.json; do
+	[ -s "$D/$f" ] || bad "missing or empty ${D#"$WORK"/}/$f"
+done
+
+say "Instrumentation.csv: every block's points in program order"
+if python3 - "$D/Instrumentation.csv" $BLOCKS <<'PY'; then
+import csv, sys
+path, nb = sys.argv[1], int(sys.argv[2])
+rows = list(csv.DictReader(open(path, newline="")))
+want_hdr = ["block_id", "core_id", "seq", "kind", "id", "name", "time(us)"]
+hdr = list(rows[0].keys()) if rows else []
+if hdr != want_hdr:
+    print(f"   | header {hdr}, want {want_hdr}"); sys.exit(1)
+bad = 0
+for b in range(nb):
+    rs = [r for r in rows if int(r["block_id"]) == b]
+    got = []
+    for r in rs:
+        k = r["kind"]
+        if k in ("block_begin", "block_end"):
+            # their id is the core the block ran on
+            if r["id"] != r["core_id"]:
+                print(f"   | block {b}: {k} id {r['id']} != core_id {r['core_id']}"); bad += 1
+            got.append(k)
+        elif k.startswith("scalar"):
+            got.append(f"{k} {r['name']}")
+        else:
+            got.append(f"{k} {r['id']}")
+    want = ["block_begin", f"mark {100 + b}", "range_begin 7", "range_end 7",
+            "scalar_begin prep", "scalar_end prep", f"mark {200 + b}",
+            "scalar_begin post", "scalar_end post", "block_end"]
+    if got != want:
+        print(f"   | block {b}: {got}\n   |   want {want}"); bad += 1
+    seqs = [int(r["seq"]) for r in rs]
+    if seqs != list(range(len(rs))):
+        print(f"   | block {b}: seq {seqs}"); bad += 1
+    ts = [float(r["time(us)"]) for r in rs]
+    if ts != sorted(ts) or (ts and ts[0] != 0.0):
+        print(f"   | block {b}: times {ts} not non-decreasing from 0"); bad += 1
+extra = {r["block_id"] for r in rows} - {str(b) for b in range(nb)}
+if extra:
+    print(f"   | rows of unexpected blocks {sorted(extra)}"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+	ok "$BLOCKS blocks x 10 points in order, times non-decreasing"
+else
+	bad "Instrumentation.csv does not list the points per block in order"
+	show "$D/Instrumentation.csv"
+fi
+
+say "ScalarSections.csv: prep then post per block, one execution each"
+if python3 - "$D/ScalarSections.csv" $BLOCKS <<'PY'; then
+import csv, sys
+path, nb = sys.argv[1], int(sys.argv[2])
+rows = list(csv.DictReader(open(path, newline="")))
+want_hdr = ["block_id", "section", "executions", "cycles", "share(%)"]
+if not rows or list(rows[0].keys()) != want_hdr:
+    print(f"   | header {list(rows[0].keys()) if rows else None}, want {want_hdr}"); sys.exit(1)
+bad = 0
+for b in range(nb):
+    rs = [r for r in rows if int(r["block_id"]) == b]
+    names = [r["section"] for r in rs]
+    if names != ["prep", "post"]:
+        print(f"   | block {b}: sections {names}, want ['prep', 'post']"); bad += 1
+    for r in rs:
+        share = float(r["share(%)"]) if r["share(%)"] != "N/A" else -1
+        if r["executions"] != "1" or int(r["cycles"]) <= 0 or not 0 < share <= 100:
+            print(f"   | block {b}: {dict(r)}"); bad += 1
+if len(rows) != 2 * nb:
+    print(f"   | {len(rows)} rows, want {2 * nb}"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+	ok "$BLOCKS blocks x (prep, post), 1 execution, cycles > 0, share in (0, 100]"
+else
+	bad "ScalarSections.csv is not as expected"
+	show "$D/ScalarSections.csv"
+fi
+
+say "trace.json: valid JSON, one lane per block with the points in order"
+if python3 - "$D/trace.json" $BLOCKS <<'PY'; then
+import json, re, sys
+path, nb = sys.argv[1], int(sys.argv[2])
+try:
+    doc = json.load(open(path))
+except ValueError as e:
+    print(f"   | not JSON: {e}"); sys.exit(1)
+evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+lanes = {}
+for e in evs:
+    if e.get("ph") == "M" and e.get("name") == "thread_name":
+        m = re.match(r"block (\d+) ", e["args"]["name"])
+        if m:
+            lanes[int(m.group(1))] = e["tid"]
+bad = 0
+if sorted(lanes) != list(range(nb)):
+    print(f"   | lanes for blocks {sorted(lanes)}, want 0..{nb - 1}"); sys.exit(1)
+for b, tid in sorted(lanes.items()):
+    mine = [(e["ts"], i, e) for i, e in enumerate(evs)
+            if e.get("tid") == tid and e.get("ph") in ("i", "I", "X")]
+    mine.sort(key=lambda x: (x[0], x[1]))
+    pts = [e for _, _, e in mine if e.get("cat") in ("mark", "range", "scalar")]
+    names = [(e["ph"].upper(), e["name"]) for e in pts]
+    want = [("I", f"mark {100 + b}"), ("X", "range 7"), ("X", "prep"),
+            ("I", f"mark {200 + b}"), ("X", "post")]
+    if names != want:
+        print(f"   | block {b}: {names}\n   |   want {want}"); bad += 1
+    if not any(e.get("cat") == "pass" for _, _, e in mine):
+        print(f"   | block {b}: no pass slice"); bad += 1
+    # slices do not overlap: range 7 ends before prep starts, prep before post
+    sl = [e for e in pts if e["ph"] == "X"]
+    for x, y in zip(sl, sl[1:]):
+        if x["ts"] + x.get("dur", 0) > y["ts"] + 0.0015:
+            print(f"   | block {b}: {x['name']} ends after {y['name']} starts"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+	ok "$BLOCKS lanes: mark 100+b, range 7, prep, mark 200+b, post; pass slices present"
+else
+	bad "trace.json does not show the points per block in order"
+	show "$D/trace.json"
+fi
+
+say "instr: --instr off gives the same output and no Instrumentation.csv"
+OP_OUT_FILE=$WORK/off.bin op_run off --instr off --aic-metrics PipeUtilization -- "$APPS/instr"
+[ $OPRC = 0 ] || { bad "--instr off: taskprof op exited $OPRC"; show "$WORK/off.err"; }
+same_bytes "instr --instr off" "$WORK/ref.bin" "$WORK/off.bin"
+if [ -n "$OPDIR" ] && [ -f "$OPDIR/device0/instr_kernel/0/launch.txt" ] &&
+	[ ! -e "$OPDIR/device0/instr_kernel/0/Instrumentation.csv" ]; then
+	ok "--instr off: launch profiled, no Instrumentation.csv"
+else
+	bad "--instr off: want the launch folder without Instrumentation.csv"
+fi
+
+finish

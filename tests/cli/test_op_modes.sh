@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Integration test of `taskprof op` replay modes and launch selection
+# (spec/opprof.md §4.6–§4.8, §4.10, §4.14 I5–I8, I12; issue 6 acceptance
+# 3, 4, 5):
+#
+#   I6  kernel vs application replay of the deterministic app: every
+#       counter except the cycle ones (timing) equal, per launch folder
+#   I7  application replay of an app whose launch sequence depends on
+#       TASKPROF_OP_PASS: strict fails with a message naming the
+#       difference; relaxed keeps the common launches
+#   I8  range_free under --replay-mode range --range-markers on: output
+#       identical, no sanitizer report, per-launch folders of the range;
+#       negative control with TASKPROF_DEBUG_NO_RESTORE=1
+#   I5  multi_kernel with -k, --launch-skip-before-match, --launch-skip,
+#       -c: exactly the expected device0/<name>/<k>/ folders
+#   I12 device_switch (0 → 1 → 0): per-device folders, records of the right
+#       device only, as many threads left after the resets as unprofiled (1;
+#       a sanitizer runtime may add its own)
+#       no_launch: exit 0, empty report, NOTE.txt and the note line
+#
+# usage: test_op_modes.sh TASKPROF_BINARY
+. "$(dirname "$0")/op_test_lib.sh" "$1"
+
+need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
+	"$APPS/no_launch"
+
+# a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
+# mte1, mte2, mte3 busy cycles. Every other modelled event counts
+# instructions, requests or elements: exact and run-independent.
+TIMING_EVENTS=0x08,0x09,0x0a,0x0b,0x0c,0x0d
+
+# raw_counts CSV: the non-timing rows of a RawEvents.csv as
+# "block,sub_block,core_type,event,value" lines, sorted (the pass column is
+# left out: it is checked separately), on stdout; exit 3 on a bad header.
+raw_counts() {
+	python3 - "$1" "$TIMING_EVENTS" <<'PY'
+import csv, sys
+want = ["block_id", "sub_block_id", "core_type", "pass", "event_id", "value"]
+try:
+    rows = list(csv.reader(open(sys.argv[1], newline="")))
+except OSError as e:
+    print(f"cannot read {sys.argv[1]}: {e}", file=sys.stderr); sys.exit(3)
+if not rows or rows[0] != want:
+    print(f"{sys.argv[1]}: header {rows[0] if rows else None}, want {want}", file=sys.stderr)
+    sys.exit(3)
+timing = {int(x, 0) for x in sys.argv[2].split(",")}
+out = []
+for r in rows[1:]:
+    ev = int(r[4], 0)
+    if ev not in timing:
+        out.append(f"{r[0]},{r[1]},{r[2]},0x{ev:x},{int(r[5])}")
+print("\n".join(sorted(out)))
+PY
+}
+
+# ---- I6: kernel vs application replay --------------------------------------
+M6=Memory,MemoryUB,ArithmeticUtilization
+say "I6: deterministic app, kernel replay vs application replay, --aic-metrics $M6 -c 10"
+OP_OUT_FILE=$WORK/i6.ref app_run i6.plain "$APPS/deterministic"
+OP_OUT_FILE=$WORK/i6k.bin op_run i6k -c 10 --aic-metrics "$M6" -- "$APPS/deterministic"
+K6=$OPDIR
+[ $OPRC = 0 ] || { bad "I6 kernel replay: taskprof op exited $OPRC"; show "$WORK/i6k.err"; }
+OP_OUT_FILE=$WORK/i6a.bin op_run i6a --replay-mode application -c 10 --aic-metrics "$M6" \
+	-- "$APPS/deterministic"
+A6=$OPDIR
+[ $OPRC = 0 ] || { bad "I6 application replay: taskprof op exited $OPRC"; show "$WORK/i6a.err"; }
+same_bytes "I6 kernel replay" "$WORK/i6.ref" "$WORK/i6k.bin"
+same_bytes "I6 application replay" "$WORK/i6.ref" "$WORK/i6a.bin"
+want6="device0/det_acc/0 block_dim=6 device0/det_acc/1 block_dim=6 device0/det_axpb/0 block_dim=4"
+for m in K6 A6; do
+	got=$(launch_set "${!m:-/nonexistent}")
+	[ "$got" = "$want6" ] && ok "I6 $m: folders $got" || bad "I6 $m: folders '$got', want '$want6'"
+done
+p6=$(passes_of "${K6:-/nonexistent}")
+[ "$p6" = "$(passes_of "${A6:-/nonexistent}")" ] && [ -n "$p6" ] ||
+	bad "I6: the two runs planned different passes"
+for l in det_axpb/0 det_acc/0 det_acc/1; do
+	kc=$(raw_counts "$K6/device0/$l/RawEvents.csv") || { bad "I6 $l: kernel replay RawEvents.csv"; continue; }
+	ac=$(raw_counts "$A6/device0/$l/RawEvents.csv") || { bad "I6 $l: application replay RawEvents.csv"; continue; }
+	n=$(grep -c . <<<"$kc")
+	nz=$(grep -vc ',0$' <<<"$kc")
+	if [ "$kc" = "$ac" ] && [ "$nz" -gt 0 ]; then
+		ok "I6 $l: $n counter values ($nz non-zero) equal in both modes"
+	else
+		bad "I6 $l: counter values differ between kernel and application replay ($n rows, $nz non-zero)"
+		diff <(echo "$kc") <(echo "$ac") | head -20 | sed 's/^/   | /'
+	fi
+	# Every planned pass produced rows in both modes.
+	for m in K6 A6; do
+		np=$(csv_col "${!m}/device0/$l/RawEvents.csv" pass | sort -u | grep -c .)
+		[ "$np" = "$p6" ] || bad "I6 $l $m: RawEvents.csv has rows of $np passes, want $p6"
+	done
+done
+
+# ---- I7: application replay mismatch ---------------------------------------
+say "I7: 'deterministic vary' (extra launch in odd runs), --app-replay-mode strict"
+op_run i7s --replay-mode application --app-replay-mode strict -c 10 --aic-metrics "$M6" \
+	-- "$APPS/deterministic" vary
+if [ "${p6:-0}" -lt 2 ]; then
+	bad "I7: needs a plan of >= 2 passes (got ${p6:-?}); widen M6"
+elif [ $OPRC != 0 ] && grep -qiE 'det_extra|differ|mismatch' "$WORK/i7s.err"; then
+	ok "I7 strict: exit $OPRC: $(grep -iE 'det_extra|differ|mismatch' "$WORK/i7s.err" | head -1)"
+else
+	bad "I7 strict: want a non-zero exit naming the differing launch (exit $OPRC)"
+	show "$WORK/i7s.err"
+fi
+say "I7: the same with --app-replay-mode relaxed keeps the common launches"
+op_run i7r --replay-mode application --app-replay-mode relaxed -c 10 --aic-metrics "$M6" \
+	-- "$APPS/deterministic" vary
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "$want6" ]; then
+	ok "I7 relaxed: exit 0, folders $got"
+else
+	bad "I7 relaxed: exit $OPRC, folders '$got', want 0 and '$want6'"
+	show "$WORK/i7r.err"
+fi
+
+# ---- I8: range replay with a free inside the range -------------------------
+M8=PipeUtilization,Memory
+say "I8: range_free under --replay-mode range --range-markers on -c 10 --aic-metrics $M8"
+OP_OUT_FILE=$WORK/i8.ref app_run i8.plain "$APPS/range_free"
+OP_OUT_FILE=$WORK/i8.bin TASKPROF_SIM_STATS=1 op_run i8 --replay-mode range --range-markers on \
+	-c 10 --warm-up 1 --aic-metrics "$M8" -- "$APPS/range_free"
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	ok "I8: taskprof op exited 0"
+else
+	bad "I8: taskprof op exited $OPRC"
+	show "$WORK/i8.err"
+fi
+same_bytes I8 "$WORK/i8.ref" "$WORK/i8.bin"
+if grep -qE 'AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error' "$WORK/i8.err"; then
+	bad "I8: a sanitizer reported an error"
+	show "$WORK/i8.err"
+else
+	ok "I8: no sanitizer report"
+fi
+p8=$(passes_of "${OPDIR:-/nonexistent}")
+for l in range_k1/0 range_k2/0; do
+	d=${OPDIR:-/nonexistent}/device0/$l
+	if [ "$(kv "$d/launch.txt" range)" = step ] && [ "$(kv "$d/launch.txt" status)" = ok ] &&
+		[ "$(kv "$d/launch.txt" passes_done)" = "$p8" ]; then
+		ok "I8 $l: range=step status=ok passes_done=$p8"
+	else
+		bad "I8 $l: want range=step status=ok passes_done=$p8"
+		show "$d/launch.txt"
+	fi
+done
+# Each replayed range runs its 2 launches W + P times: the last pass is the
+# application's execution (docs/op.md "range"); a range that was not
+# replayed runs them once.
+got=$(sim_launches "$WORK/i8.err" 0)
+nr=$(ls -d "${OPDIR:-/nonexistent}"/device0/range_k1/*/ 2>/dev/null | wc -l)
+want=$((nr * 2 * (1 + ${p8:-0}) + (2 - nr) * 2))
+if [ "$nr" -ge 1 ] && [ "$got" = "$want" ]; then
+	ok "I8: $got executions = $nr replayed range(s) x 2 launches x (W 1 + P ${p8:-?})"
+else
+	bad "I8: $got executions, want $want ($nr replayed ranges of 2 launches, W 1 + P ${p8:-?} each)"
+fi
+OP_OUT_FILE=$WORK/i8nr.bin TASKPROF_DEBUG_NO_RESTORE=1 op_run i8nr --replay-mode range \
+	--range-markers on -c 10 --warm-up 1 --aic-metrics "$M8" -- "$APPS/range_free"
+if [ -s "$WORK/i8nr.bin" ] && ! cmp -s "$WORK/i8.ref" "$WORK/i8nr.bin"; then
+	ok "I8: negative control: with TASKPROF_DEBUG_NO_RESTORE=1 the output differs"
+else
+	bad "I8: TASKPROF_DEBUG_NO_RESTORE=1 did not change the output (exit $OPRC)"
+fi
+
+# ---- I5: launch selection --------------------------------------------------
+# multi_kernel launches (index: name blocks): 0 add_one 1, 1 scale_two 2,
+# 2 add_one 3, 3 add_three 4, 4 scale_two 5, 5 add_one 6, 6 add_three 7,
+# 7 add_one 8. k counts profiled launches per name.
+say "I5: multi_kernel launch selection"
+OP_OUT_FILE=$WORK/i5.ref app_run i5.plain "$APPS/multi_kernel"
+n5=0
+sel() {
+	local want=$1
+	shift
+	n5=$((n5 + 1))
+	OP_OUT_FILE=$WORK/i5_$n5.bin op_run "i5_$n5" --aic-metrics BasicInfo "$@" \
+		-- "$APPS/multi_kernel"
+	local got
+	got=$(launch_set "${OPDIR:-/nonexistent}")
+	if [ $OPRC = 0 ] && [ "$got" = "$want" ] && cmp -s "$WORK/i5.ref" "$WORK/i5_$n5.bin"; then
+		ok "I5 [$*]: $got"
+	else
+		bad "I5 [$*]: exit $OPRC, folders '$got', want '$want'" \
+			"$(cmp -s "$WORK/i5.ref" "$WORK/i5_$n5.bin" || echo "(output differs)")"
+		show "$WORK/i5_$n5.err"
+	fi
+}
+sel "device0/add_one/0 block_dim=1"
+sel "device0/add_three/0 block_dim=4" -k add_three
+sel "device0/add_one/0 block_dim=1 device0/add_one/1 block_dim=3 device0/add_one/2 block_dim=6 device0/add_one/3 block_dim=8 device0/add_three/0 block_dim=4 device0/add_three/1 block_dim=7" \
+	-k add -c 10
+sel "device0/add_three/0 block_dim=4" --launch-skip-before-match 3 -k add
+sel "device0/add_one/0 block_dim=6 device0/add_three/0 block_dim=4" -k add --launch-skip 2 -c 2
+sel "device0/add_three/0 block_dim=4 device0/add_three/1 block_dim=7 device0/scale_two/0 block_dim=2 device0/scale_two/1 block_dim=5" \
+	-k '*_two|add_three' -c 100
+sel "device0/scale_two/0 block_dim=5" --kernel-name scale --launch-skip 1
+sel "device0/add_one/0 block_dim=1 device0/add_one/1 block_dim=3 device0/scale_two/0 block_dim=2" \
+	--launch-count 3
+sel "device0/add_one/0 block_dim=8 device0/add_three/0 block_dim=7" \
+	--launch-skip-before-match 6 -c 5
+
+say "I5: a pattern that matches nothing: exit 0, empty report, NOTE.txt"
+op_run i5none -k no_such_kernel -- "$APPS/multi_kernel"
+if [ $OPRC = 0 ] && [ -f "$OPDIR/NOTE.txt" ] && [ -z "$(launch_set "$OPDIR")" ]; then
+	ok "I5 unmatched -k: exit 0, NOTE.txt, no launch folder"
+else
+	bad "I5 unmatched -k: exit $OPRC, want 0 with NOTE.txt and no launch folder"
+	show "$WORK/i5none.err"
+fi
+
+# ---- I12: device switch ----------------------------------------------------
+say "I12: device_switch (device 0, 1, 0) under -k dev_acc -c 10"
+OP_OUT_FILE=$WORK/i12.ref app_run i12.plain "$APPS/device_switch"
+OP_OUT_FILE=$WORK/i12.bin op_run i12 -k dev_acc -c 10 --aic-metrics PipeUtilization,Memory \
+	-- "$APPS/device_switch"
+[ $OPRC = 0 ] && ok "I12: taskprof op exited 0" ||
+	{ bad "I12: taskprof op exited $OPRC"; show "$WORK/i12.err"; }
+same_bytes I12 "$WORK/i12.ref" "$WORK/i12.bin"
+want="device0/dev_acc/0 block_dim=4 device0/dev_acc/1 block_dim=4 device1/dev_acc/0 block_dim=4"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+[ "$got" = "$want" ] && ok "I12: folders $got" || bad "I12: folders '$got', want '$want'"
+# 1 thread, the main one; a sanitizer runtime may add its own (TSan's
+# background thread), which the unprofiled run counts too.
+th=$(sed -n 's/^device_switch: threads after reset: //p' "$WORK/i12.out")
+th0=$(sed -n 's/^device_switch: threads after reset: //p' "$WORK/i12.plain.out")
+if [ -z "$th0" ] || [ "$th0" -gt 2 ]; then
+	bad "I12: the unprofiled run counted '${th0:-?}' threads after the resets"
+	show "$WORK/i12.plain.out"
+elif [ "$th" = "$th0" ]; then
+	ok "I12: $th thread(s) left after resetting both devices, as without taskprof op"
+else
+	bad "I12: the app counted '${th:-?}' threads after the resets, want $th0 (as unprofiled)"
+	show "$WORK/i12.out"
+fi
+# Every record of a folder's pass files comes from the folder's device.
+if [ -n "$OPDIR" ]; then
+	if python3 - "$OPDIR" <<'PY'; then
+import glob, os, struct, sys
+bad = 0; n = 0
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "device*/*/*/dump/pass_*.bin"))):
+    dev = int(f.split(os.sep + "device")[1].split(os.sep)[0])
+    data = open(f, "rb").read()
+    if len(data) % 176:
+        print(f"   | {f}: {len(data)} bytes, not whole 176-byte records"); bad += 1; continue
+    for i in range(0, len(data), 176):
+        magic, ver, kind, size, rdev = struct.unpack_from("<IHHIi", data, i)
+        n += 1
+        if magic != 0x504F5054 or size != 176 or rdev != dev:
+            print(f"   | {f}: record {i // 176}: magic {magic:#x} size {size} device {rdev}, want device {dev}")
+            bad += 1
+print(f"   {n} records checked")
+sys.exit(1 if bad or n == 0 else 0)
+PY
+		ok "I12: every record is from its folder's device"
+	else
+		bad "I12: records from the wrong device (or none)"
+	fi
+fi
+
+# ---- no kernel launch ------------------------------------------------------
+say "no_launch: exit 0, empty report, NOTE.txt and the note line"
+op_run nolaunch -- "$APPS/no_launch"
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ] && [ -z "$(launch_set "$OPDIR")" ] && [ -s "$OPDIR/NOTE.txt" ] &&
+	grep -q 'no kernel launch was profiled' "$WORK/nolaunch.err" &&
+	grep -q 'no kernel launched: ok' "$WORK/nolaunch.out"; then
+	ok "no_launch: exit 0, no launch folder, NOTE.txt: $(head -1 "$OPDIR/NOTE.txt")"
+else
+	bad "no_launch: want exit 0 (got $OPRC), NOTE.txt, 'no kernel launch was profiled' on stderr"
+	show "$WORK/nolaunch.err"
+	[ -z "$OPDIR" ] || ls -R "$OPDIR" | head -20 | sed 's/^/   | /'
+fi
+
+finish

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Integration test of `taskprof op` at the edges of the process and of the
+# channels (spec/opprof.md §3.2, §4.10, §4.13, §4.14 I13, I15, I16):
+#
+#   I13 ctor: device memory allocated by a constructor before main is
+#       registered: out is restored, output identical to unprofiled
+#   I15 forker: a child process's launch is ignored by default (only the
+#       parent's launch folder) and profiled with --target-processes all
+#       (both folders); outputs correct either way
+#   I16 many_blocks: 5000 blocks in one launch (more than a read, more than
+#       a channel's ring): every pass file holds exactly 5000 BLOCK
+#       records, one LAUNCH record and the END_OF_PASS records, and
+#       RawEvents.csv lists every block
+#   I17 slow: SIGINT to taskprof op during pass 2 of 4: the pass finishes,
+#       the launch is written as interrupted and its report parses, the
+#       application ends as SIGINT ends it (exit 130)
+#
+# usage: test_op_process.sh TASKPROF_BINARY
+. "$(dirname "$0")/op_test_lib.sh" "$1"
+
+need "$APPS/ctor" "$APPS/forker" "$APPS/many_blocks"
+M=PipeUtilization,Memory
+
+# ---- I13 --------------------------------------------------------------------
+say "I13: ctor (buffers allocated in a constructor) under taskprof op --warm-up 2"
+OP_OUT_FILE=$WORK/i13.ref app_run i13.plain "$APPS/ctor"
+OP_OUT_FILE=$WORK/i13.bin TASKPROF_SIM_STATS=1 op_run i13 --warm-up 2 --aic-metrics $M \
+	-- "$APPS/ctor"
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	ok "I13: taskprof op exited 0"
+	P=$(passes_of "$OPDIR")
+	same_bytes I13 "$WORK/i13.ref" "$WORK/i13.bin"
+	check_launch_dir I13 "$OPDIR/device0/ctor_acc/0" "$P" 2
+	got=$(sim_launches "$WORK/i13.err" 0)
+	[ "$got" = $((2 + P + 1)) ] && ok "I13: $got executions = W 2 + P $P + 1" ||
+		bad "I13: $got executions, want 2 + $P + 1"
+	sb=$(kv "$OPDIR/device0/ctor_acc/0/launch.txt" snapshot_bytes)
+	[ "${sb:-0}" -ge 96000 ] && ok "I13: the snapshot covers both buffers ($sb bytes)" ||
+		bad "I13: snapshot_bytes=${sb:-?}, want >= 96000 (in and out)"
+else
+	bad "I13: taskprof op exited $OPRC"
+	show "$WORK/i13.err"
+fi
+
+# ---- I15 --------------------------------------------------------------------
+say "I15: forker, default --target-processes main: the child's launch is not profiled"
+OP_OUT_FILE=$WORK/i15.ref app_run i15.plain "$APPS/forker"
+OP_OUT_FILE=$WORK/i15m.bin op_run i15m -c 10 --aic-metrics $M -- "$APPS/forker"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/parent_acc/0 block_dim=4" ]; then
+	ok "I15 main: exit 0, folders $got"
+else
+	bad "I15 main: exit $OPRC, folders '$got', want 0 and 'device0/parent_acc/0 block_dim=4'"
+	show "$WORK/i15m.err"
+fi
+same_bytes "I15 main" "$WORK/i15.ref" "$WORK/i15m.bin"
+grep -q 'child_acc.*: ok$' "$WORK/i15m.out" && ok "I15 main: the child's result is correct" ||
+	{ bad "I15 main: the child did not report a correct result"; show "$WORK/i15m.out"; }
+
+say "I15: forker with --target-processes all: both processes profiled"
+OP_OUT_FILE=$WORK/i15a.bin op_run i15a -c 10 --target-processes all --aic-metrics $M \
+	-- "$APPS/forker"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want="device0/child_acc/0 block_dim=4 device0/parent_acc/0 block_dim=4"
+if [ $OPRC = 0 ] && [ "$got" = "$want" ]; then
+	ok "I15 all: exit 0, folders $got"
+else
+	bad "I15 all: exit $OPRC, folders '$got', want 0 and '$want'"
+	show "$WORK/i15a.err"
+fi
+same_bytes "I15 all" "$WORK/i15.ref" "$WORK/i15a.bin"
+if [ -n "$OPDIR" ]; then
+	cp=$(kv "$OPDIR/device0/child_acc/0/launch.txt" pid)
+	pp=$(kv "$OPDIR/device0/parent_acc/0/launch.txt" pid)
+	[ -n "$cp" ] && [ -n "$pp" ] && [ "$cp" != "$pp" ] &&
+		ok "I15 all: the folders name two processes (pid $pp, child $cp)" ||
+		bad "I15 all: launch.txt pids '$pp' / '$cp', want two different pids"
+	st=$(kv "$OPDIR/device0/child_acc/0/launch.txt" status)
+	[ "$st" = ok ] || bad "I15 all: child_acc status '$st', want ok"
+fi
+
+# ---- I16 --------------------------------------------------------------------
+say "I16: many_blocks (5000 blocks) under taskprof op --aic-metrics $M"
+OP_OUT_FILE=$WORK/i16.ref app_run i16.plain "$APPS/many_blocks"
+OP_OUT_FILE=$WORK/i16.bin op_run i16 --aic-metrics $M -- "$APPS/many_blocks"
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	ok "I16: taskprof op exited 0"
+	same_bytes I16 "$WORK/i16.ref" "$WORK/i16.bin"
+	d=$OPDIR/device0/many_acc/0
+	P=$(passes_of "$OPDIR")
+	check_launch_dir I16 "$d" "$P" 1
+	if python3 - "$d" "$P" 5000 <<'PY'; then
+import os, struct, sys
+d, npass, nb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bad = 0
+for p in range(npass):
+    data = open(os.path.join(d, "dump", f"pass_{p}.bin"), "rb").read()
+    kinds = {1: 0, 2: 0, 3: 0}
+    blocks = set()
+    dropped = 0
+    for i in range(0, len(data) - len(data) % 176, 176):
+        magic, ver, kind, size, dev, ch, rpass = struct.unpack_from("<IHHIiII", data, i)
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == 1:
+            blocks.add(struct.unpack_from("<I", data, i + 32)[0])
+        if kind == 3:
+            dropped += struct.unpack_from("<Q", data, i + 48)[0]
+        if rpass != p:
+            bad += 1
+    print(f"   pass {p}: {kinds[1]} BLOCK, {kinds[2]} LAUNCH, {kinds[3]} END_OF_PASS records,"
+          f" {dropped} dropped")
+    if len(data) % 176 or kinds[1] != nb or blocks != set(range(nb)) or kinds[2] != 1 \
+            or kinds[3] < 1 or dropped:
+        bad += 1
+sys.exit(1 if bad else 0)
+PY
+		ok "I16: every pass file holds 5000 BLOCK records (one per block), 1 LAUNCH, END_OF_PASS"
+	else
+		bad "I16: pass files do not hold one record per block"
+	fi
+	nb=$(csv_col "$d/RawEvents.csv" block_id | sort -u | wc -l)
+	[ "$nb" = 5000 ] && ok "I16: RawEvents.csv lists 5000 blocks" ||
+		bad "I16: RawEvents.csv lists $nb blocks, want 5000"
+else
+	bad "I16: taskprof op exited $OPRC"
+	show "$WORK/i16.err"
+fi
+
+# ---- I17 --------------------------------------------------------------------
+# SIGINT to taskprof op while pass 2 of the Default plan (>= 3 passes) runs (slow_acc takes 200 ms per
+# execution). taskprof forwards it; the injector lets the pass finish,
+# writes the launch as interrupted, then the application ends as SIGINT
+# would end it. The shell starts background jobs with SIGINT ignored, which
+# taskprof and the application would inherit: python resets it first.
+say "I17: SIGINT during pass 2 of 4 (slow: 200 ms per execution)"
+need "$APPS/slow"
+mkdir -p "$WORK/i17"
+OP_OUT_FILE=$WORK/i17.bin python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17" --warm-up 0 -- "$APPS/slow" \
+	>"$WORK/i17.out" 2>"$WORK/i17.err" &
+pid=$!
+for _ in $(seq 1 200); do
+	grep -q 'slow_acc pass 2/' "$WORK/i17.err" && break
+	sleep 0.05
+done
+kill -INT $pid
+wait $pid
+rc=$?
+OPDIR=$(ls -d "$WORK/i17"/OPPROF_* 2>/dev/null | head -1)
+d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+P=$(passes_of "${OPDIR:-/nonexistent}")
+pd=$(kv "$d/launch.txt" passes_done)
+if [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] && [ "${P:-0}" -ge 3 ] &&
+	[ "${pd:-0}" -ge 1 ] && [ "$pd" -lt "$P" ]; then
+	ok "I17: exit 130, status=interrupted, $pd of $P passes: $(kv "$d/launch.txt" note)"
+else
+	bad "I17: exit $rc, want 130 with status=interrupted and 1..P-1 of P >= 3 passes done"
+	show "$WORK/i17.err"
+	show "$d/launch.txt"
+fi
+if python3 - "$d" "${pd:-0}" <<'PY'; then
+import csv, json, os, sys
+d, done = sys.argv[1], int(sys.argv[2])
+for f in ("summary.json", "trace.json"):
+    json.load(open(os.path.join(d, f)))
+passes = {int(r["pass"]) for r in csv.DictReader(open(os.path.join(d, "RawEvents.csv")))}
+assert passes == set(range(done)), f"RawEvents.csv passes {sorted(passes)}"
+na = sum("N/A" in open(os.path.join(d, f)).read() for f in os.listdir(d) if f.endswith(".csv"))
+assert na > 0, "no N/A for the missing passes"
+PY
+	ok "I17: the partial report parses (JSON valid, RawEvents.csv holds passes 0..$((pd - 1)), N/A for the rest)"
+else
+	bad "I17: the partial report does not parse or is inconsistent"
+fi
+
+finish
