@@ -6,7 +6,8 @@
 #   make demo         install missing deps, build, run `taskprof transport-demo` and
 #                     `taskprof run paged_attention --case CaseSmall1
 #                     --enable-l2-swimlane --enable-dep-gen --enable-pmu` (Perfetto
-#                     trace, pmu.csv and its summary)
+#                     trace, pmu.csv and its summary), then `taskprof op` on the
+#                     tiled matmul example (per-block PMU metrics over replay passes)
 #   make asan         ASan+UBSan build in build-asan/, run every test
 #   make tsan         TSan build in build-tsan/, run every test
 #   make fuzz         clang + ASan/UBSan + libFuzzer build in build-fuzz/, run
@@ -58,6 +59,10 @@ demo: deps
 	./$(BUILD_DIR)/taskprof run paged_attention --case CaseSmall1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 	@echo
 	@echo "Open the merged_swimlane.json printed above in https://ui.perfetto.dev/ (Open trace file)."
+	@echo
+	mkdir -p $(BUILD_DIR)/demo-op
+	./$(BUILD_DIR)/taskprof op --output $(BUILD_DIR)/demo-op -- ./$(BUILD_DIR)/examples/op_matmul
+	@echo "The operator profile of the matmul kernel is in the OPPROF_* folder printed above (docs/op.md)."
 
 asan: deps
 	$(call configure,$(ASAN_DIR),address)

@@ -455,14 +455,44 @@ static int metric_prec(const struct tp_op_metric *mt)
 	return mt->formula == TP_OP_F_COUNT ? 0 : mt->formula == TP_OP_F_RATIO ? 6 : 3;
 }
 
-static void put_cycles_cols(FILE *f, const struct rep *r, const struct tp_op_mblock *b)
+/*
+ * The total cycles of block @b on core type @c in the pass that read the
+ * first of group @ga's events of that core type: a group's counters come
+ * from one pass (the planner keeps its metrics' events together), and its
+ * time columns must describe the same execution, or a row could show a
+ * pipe busier than the block's whole time (on a 2-CPU simulator a block's
+ * wall time differs from pass to pass). Without such a pass (no event of
+ * that core type, or no record) the last pass's cycles, as msprof.
+ */
+static uint64_t group_cycles(const struct tp_op_mblock *b, const struct tp_op_group_arch *ga,
+			     int c)
+{
+	for (uint32_t e = 0; e < ga->n_ev; e++) {
+		if (!(ga->ev[e].cores & (1u << c)))
+			continue;
+		for (size_t i = 0; i < b->nvals; i++) {
+			const struct tp_op_mval *v = &b->vals[i];
+			if (v->core != c || v->id != ga->ev[e].id)
+				continue;
+			const struct tp_op_block_pass *bp = &b->per_pass[v->pass];
+			if (bp->present && (int)bp->core_type == c)
+				return bp->total_cycles;
+			return b->total_cycles[c];
+		}
+	}
+	return b->total_cycles[c];
+}
+
+static void put_cycles_cols(FILE *f, const struct rep *r, const struct tp_op_mblock *b,
+			    const struct tp_op_group_arch *ga)
 {
 	for (int c = 0; c < 2; c++) {
-		if (b->has_cycles[c])
-			fprintf(f, ",%.3f,%" PRIu64, (double)b->total_cycles[c] / r->freq * 1e6,
-				b->total_cycles[c]);
-		else
+		if (b->has_cycles[c]) {
+			uint64_t cyc = ga ? group_cycles(b, ga, c) : b->total_cycles[c];
+			fprintf(f, ",%.3f,%" PRIu64, (double)cyc / r->freq * 1e6, cyc);
+		} else {
 			fputs(",N/A,N/A", f);
+		}
 	}
 }
 
@@ -519,7 +549,7 @@ static int write_group(struct rep *r, int gi)
 	for (size_t bi = 0; bi < r->m.nblocks; bi++) {
 		const struct tp_op_mblock *b = &r->m.blocks[bi];
 		fprintf(f, "%u,%u", b->block_id, b->sub_block);
-		put_cycles_cols(f, r, b);
+		put_cycles_cols(f, r, b, ga);
 		for (uint32_t e = 0; e < ga->n_ev; e++) {
 			for (int c = 0; c < 2; c++) {
 				if (!(ga->ev[e].cores & (1u << c)))
