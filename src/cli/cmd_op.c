@@ -497,6 +497,9 @@ static void print_plan_header(FILE *f, const struct op_opts *o)
 		o->cfg.plan.npasses == 1 ? "" : "es");
 }
 
+/* Longest absolute --output folder, bytes. */
+#define OP_OUTPUT_MAX 768
+
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
  * that exists is drawn again). */
 static int make_output_dir(const char *parent, char *out, size_t len)
@@ -508,6 +511,12 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 	char abs[PATH_MAX];
 	if (!realpath(parent, abs))
 		return tp_set_error(-errno, "--output %s: %s", parent, strerror(errno));
+	/* Below the OPPROF folder come device<D>/<kernel>/<k>/dump/pass_<p>.bin
+	 * and the injector's messages naming them: keep room for both. */
+	if (strlen(abs) > OP_OUTPUT_MAX)
+		return tp_set_error(-ENAMETOOLONG, "--output: the folder's absolute path is %zu "
+				    "bytes long; at most %d are supported (the report's files "
+				    "and messages must fit below it)", strlen(abs), OP_OUTPUT_MAX);
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
@@ -735,6 +744,11 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
 		sel);
+	bool range = o->cfg.replay_mode == TP_OP_REPLAY_RANGE;
+	if (range)
+		fprintf(stderr, "taskprof op: in range replay only launches between "
+				"tp_rt_range_push and tp_rt_range_pop are profiled; did the "
+				"application open a range?\n");
 	struct tp_file_tx tx;
 	if (tp_file_tx_begin(&tx, path, NULL)) {
 		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
@@ -747,10 +761,14 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 	fprintf(tx.fp, "Selection: %s, --replay-mode %s.\n%s", sel,
 		tp_op_replay_mode_name(o->cfg.replay_mode),
 		launched == 0 ? "The application made no tp_rt_launch call (or it did not use "
-				"libtaskprof.so's device API).\n" :
+				"libtaskprof.so's device API). Child processes of the "
+				"application are profiled only with --target-processes all.\n" :
 				"Launches before the skips and launches whose name does not match "
 				"--kernel-name are not profiled; a kernel that never reaches "
 				"tp_rt_launch of libtaskprof.so cannot be.\n");
+	if (range)
+		fprintf(tx.fp, "In range replay only launches between tp_rt_range_push and "
+			       "tp_rt_range_pop are profiled.\n");
 	if (tp_file_tx_commit(&tx))
 		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
 }
@@ -775,6 +793,19 @@ static int report_all(const struct op_opts *o, const char *out, bool *failed)
 	}
 	size_t done = 0;
 	for (size_t i = 0; i < n; i++) {
+		/* The injector writes launch.txt last; without it the process
+		 * ended while that launch was being profiled (it exited or was
+		 * killed from inside a pass). That is the application's outcome,
+		 * reported by its exit status, not a failure of the profiler. */
+		char lt[4200];
+		struct stat st;
+		if (!op_pathf(lt, sizeof(lt), "%s/launch.txt", dirs[i].path) &&
+		    stat(lt, &st) != 0 && errno == ENOENT) {
+			fprintf(stderr, "taskprof op: warning: %s: incomplete profile, no "
+					"launch.txt (the application ended while this launch was "
+					"being profiled); skipped\n", dirs[i].path);
+			continue;
+		}
 		if (tp_op_report_launch(dirs[i].path, &o->cfg, &sum[done])) {
 			fprintf(stderr, "taskprof op: report of %s failed: %s\n", dirs[i].path,
 				tp_last_error());
@@ -932,6 +963,14 @@ int cmd_op(int argc, char **argv)
 	char inject[PATH_MAX];
 	if (op_inject_path(inject, sizeof(inject))) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		goto out;
+	}
+	/* ld.so splits LD_PRELOAD at blanks and colons: such a path would
+	 * preload nothing and the application would run unprofiled. */
+	if (strpbrk(inject, " \t:")) {
+		fprintf(stderr, "taskprof op: the injector's path '%s' contains a blank or a "
+				"colon, which LD_PRELOAD cannot carry; install taskprof in a "
+				"folder whose path has neither\n", inject);
 		goto out;
 	}
 	char dir[PATH_MAX];

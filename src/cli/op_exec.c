@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -242,6 +243,7 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 	sigaction(SIGTERM, &sa, &old_term);
 	fflush(stdout);
 	fflush(stderr);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		rc = tp_set_error(-errno, "fork: %s", strerror(errno));
@@ -254,6 +256,11 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 		 * ignores SIGPIPE, and an ignored signal stays ignored across
 		 * exec; SIGINT / SIGTERM get what taskprof itself was given
 		 * (ignored in a background job of a script stays ignored). */
+		/* Die with taskprof: a SIGKILL'ed launcher must not leave the
+		 * application running, unprofiled and unreported. The check
+		 * after it closes the race with a parent that died first. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent)
+			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
 		signal(SIGINT, old_int.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
 		signal(SIGTERM, old_term.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);

@@ -378,6 +378,7 @@ struct rep {
 	int last_launch;    /* the last pass with a LAUNCH record, -1 none */
 	double duration_us; /* < 0: unknown */
 	bool consistent;
+	uint32_t checked;   /* passes whose output hash was compared */
 	const char *op_type;
 	uint32_t blocks_on[2];
 	double max_dev_pct; /* < 0: unknown */
@@ -523,7 +524,8 @@ static int write_basic_info(struct rep *r)
 	csv_str(f, r->li.replay_mode[0] ? r->li.replay_mode
 					: tp_op_replay_mode_name(r->cfg->replay_mode));
 	fprintf(f, ",%u,%u,%s\n", r->passes_present,
-		r->li.has_warm_up ? r->li.warm_up : r->cfg->warm_up, r->consistent ? "Yes" : "No");
+		r->li.has_warm_up ? r->li.warm_up : r->cfg->warm_up,
+		r->checked < 2 ? "N/A" : r->consistent ? "Yes" : "No");
 	return close_out(&tx);
 }
 
@@ -706,7 +708,8 @@ static int write_summary_json(struct rep *r)
 	fputs(", \"duration_us\": ", f);
 	tp_json_num(f, r->duration_us >= 0 ? r->duration_us : NAN, 3);
 	fprintf(f, ", \"core_freq_hz\": %.0f, \"sys_cnt_freq\": %.0f, \"replay_consistent\": %s},\n",
-		r->freq, r->sys_freq, r->consistent ? "true" : "false");
+		r->freq, r->sys_freq,
+		r->checked < 2 ? "null" : r->consistent ? "true" : "false");
 
 	fprintf(f, "  \"plan\": {\"arch\": \"%s\", \"slots\": %u, \"passes\": [",
 		tp_op_arch_name(r->plan->arch), r->plan->slots);
@@ -1097,14 +1100,20 @@ static void derive(struct rep *r)
 		for (int c = 0; c < 2; c++)
 			on[c] |= r->m.blocks[bi].has_cycles[c];
 	r->op_type = on[0] && on[1] ? "mix" : on[0] ? "cube" : on[1] ? "vector" : "N/A";
+	/* Consistency is known only when two passes hashed the restored
+	 * memory: a hash of 0 means nothing was snapshotted (application
+	 * replay, a launch over the memory budget). */
 	r->consistent = true;
+	r->checked = 0;
 	const char *h0 = NULL;
 	for (uint32_t p = 0; p < r->m.npasses; p++) {
-		if (!r->replay[p].present || !r->replay[p].hash[0])
+		const char *h = r->replay[p].hash;
+		if (!r->replay[p].present || !h[0] || strspn(h, "0") == strlen(h))
 			continue;
+		r->checked++;
 		if (!h0)
-			h0 = r->replay[p].hash;
-		else if (strcasecmp(h0, r->replay[p].hash))
+			h0 = h;
+		else if (strcasecmp(h0, h))
 			r->consistent = false;
 	}
 	r->max_dev_pct = -1;
@@ -1244,6 +1253,7 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		out->duration_us = r->duration_us;
 		out->passes = r->passes_present;
 		out->replay_consistent = r->consistent;
+		out->replay_checked = r->checked >= 2;
 		snprintf(out->status, sizeof(out->status), "%s",
 			 r->passes_present < np && !strcmp(r->li.status, "ok") ? "degraded"
 										: r->li.status);
@@ -1281,6 +1291,7 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			snprintf(dur, sizeof(dur), "N/A");
 		fprintf(f, "%-*.*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, (int)w, s[i].name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
-			s[i].replay_consistent ? "yes" : "NO", s[i].status, s[i].dir);
+			!s[i].replay_checked ? "n/a" : s[i].replay_consistent ? "yes" : "NO",
+			s[i].status, s[i].dir);
 	}
 }

@@ -42,6 +42,10 @@
  *                     unknown (no LAUNCH record).
  * @passes:            pass files merged.
  * @replay_consistent: no two passes' output hashes differ.
+ * @replay_checked: at least two passes hashed the restored memory, so
+ *                  @replay_consistent means something (OpBasicInfo.csv
+ *                  says N/A otherwise: application replay, a launch over
+ *                  the memory budget, a single pass).
  * @status:            launch.txt `status`, "degraded" when it said ok but
  *                     passes are missing.
  * @dir:               the launch directory.
@@ -54,6 +58,7 @@ struct tp_op_launch_summary {
 	double duration_us;
 	uint32_t passes;
 	bool replay_consistent;
+	bool replay_checked;
 	char status[32];
 	char dir[4096];
 };
