@@ -456,11 +456,13 @@ int tp_op_snap_hash(const struct tp_op_snap *s, uint64_t *hash)
 		buf = m;
 	}
 	int rc = 0;
+	uint64_t hashed = 0;
 	pthread_mutex_lock(&g_mu);
 	for (size_t i = 0; i < s->n && !rc; i++) {
 		const struct snap_ent *e = &s->e[i];
 		if (!e->live)
 			continue;
+		hashed += e->size;
 		for (size_t off = 0; off < e->size && !rc; off += chunk) {
 			size_t len = e->size - off < chunk ? e->size - off : chunk;
 			/* D2H: a5sim's host must not read device memory. */
@@ -477,7 +479,9 @@ int tp_op_snap_hash(const struct tp_op_snap *s, uint64_t *hash)
 	pthread_mutex_unlock(&g_mu);
 	if (buf)
 		munmap(buf, chunk);
-	*hash = h;
+	/* Nothing snapshotted: 0 says "no output hash", not the seed's hash
+	 * of zero bytes (which would look like a real, stable output). */
+	*hash = hashed ? h : 0;
 	return rc;
 }
 

@@ -279,9 +279,10 @@ if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
 			bad "I11 degraded: $pd of $P passes measured but no N/A in any CSV"
 		fi
 	else
-		# A degraded replay that still measured every pass (args-only
-		# snapshot) is allowed; then the output check above is the point.
-		ok "I11 degraded: every pass measured with a reduced snapshot ($(kv "$d/launch.txt" snapshot_scope))"
+		# Over the budget there is no replay (no reduced snapshot scope):
+		# only pass 0 runs, so every pass measured means the budget was
+		# not applied.
+		bad "I11 degraded: every pass measured over the memory budget ($(kv "$d/launch.txt" snapshot_scope))"
 	fi
 else
 	bad "I11 degraded: taskprof op exited $OPRC"

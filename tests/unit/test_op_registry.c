@@ -412,6 +412,31 @@ static void test_hash(void **state)
 			     tp_op_hash64(TP_OP_HASH_SEED, a, 100));
 }
 
+/* No bytes snapshotted (nothing registered, or every entry freed since):
+ * the output hash is 0, not the hash of zero bytes. */
+static void test_empty_hash_is_zero(void **state)
+{
+	(void)state;
+	struct tp_op_snap *s;
+	uint64_t h = 1;
+	assert_int_equal(tp_op_snap_take(0, TP_OP_SNAP_ALL, NULL, 0, &s), 0);
+	assert_int_equal(tp_op_snap_bytes(s), 0);
+	assert_int_equal(tp_op_snap_hash(s, &h), 0);
+	assert_int_equal(h, 0);
+	tp_op_snap_release(s);
+	static char a[300];
+	memset(a, 7, sizeof(a));
+	assert_int_equal(tp_op_reg_add(a, sizeof(a), 0, NULL), 0);
+	assert_int_equal(tp_op_snap_take(0, TP_OP_SNAP_ALL, NULL, 0, &s), 0);
+	assert_int_equal(tp_op_snap_hash(s, &h), 0);
+	assert_int_not_equal(h, 0);
+	/* Freed: dropped from the snapshot, nothing left to hash. */
+	assert_int_equal(tp_op_reg_remove(a), 0);
+	assert_int_equal(tp_op_snap_hash(s, &h), 0);
+	assert_int_equal(h, 0);
+	tp_op_snap_release(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +450,7 @@ int main(void)
 		cmocka_unit_test_setup(test_window_blocks_other_threads, setup),
 		cmocka_unit_test_setup(test_window_waits_for_inflight, setup),
 		cmocka_unit_test_setup(test_hash, setup),
+		cmocka_unit_test_setup(test_empty_hash_is_zero, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,13 +71,19 @@ struct lctx {
 	int k;
 	const char *status;     /* ok | degraded | failed | interrupted */
 	char note[600];
-	const char *scope;      /* all | args | none */
+	const char *scope;      /* all | none */
 	uint64_t snap_bytes;
 	uint32_t passes_done;
 	const char *range;      /* range name, or NULL */
 	struct tp_rt_tool_stats st;
 	char *replay;           /* replay.txt lines */
 	size_t replay_len, replay_cap;
+	/* Range capture: on e_pending (e_mu) until its range pops, and the
+	 * capturing thread's launch count (thread-local, alive until that
+	 * thread's exit, which unlinks first). */
+	struct lctx *pnext;
+	bool pending;
+	_Atomic size_t *range_nl;
 };
 
 static pthread_mutex_t e_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +100,28 @@ static struct khint *e_hints;
 static struct lctx *e_cur;
 /* launches.txt, opened on first use (e_mu). */
 static int e_launches_fd = -1;
+/* --kill on bookkeeping (e_mu): selected launches not yet finished,
+ * finished profiles per device, and "exit decided". */
+static unsigned e_inflight;
+static uint32_t e_completed[TP_RT_MAX_DEVICES];
+static bool e_killing;
+/* Profiled launches captured in ranges not popped yet (e_mu). */
+static struct lctx *e_pending;
+
+/* Unlink @c from e_pending; false if it was not there (e_mu held). */
+static bool pending_take(struct lctx *c)
+{
+	if (!c->pending)
+		return false;
+	for (struct lctx **pp = &e_pending; *pp; pp = &(*pp)->pnext)
+		if (*pp == c) {
+			*pp = c->pnext;
+			break;
+		}
+	c->pending = false;
+	c->pnext = NULL;
+	return true;
+}
 
 int inj_engine_init(void)
 {
@@ -106,6 +135,11 @@ void inj_engine_atfork_child(void)
 	/* Another thread of the parent may have held it. */
 	pthread_mutex_init(&e_mu, NULL);
 	e_cur = NULL;
+	/* Only the forking thread survives: no profile is in progress. */
+	e_inflight = 0;
+	memset(e_completed, 0, sizeof(e_completed));
+	e_killing = false;
+	e_pending = NULL;
 	/* A profiled child logs to its own launches_<pid>.txt. */
 	if (e_launches_fd >= 0)
 		close(e_launches_fd);
@@ -119,15 +153,16 @@ void inj_engine_atfork_child(void)
 
 void inj_launch_name(struct inj_launch *l)
 {
-	char raw[512];
+	char *raw = l->real_name;
+	const size_t rawn = sizeof(l->real_name);
 	Dl_info di;
 	void *addr = (void *)(uintptr_t)l->kernel;
 	if (l->attr && l->attr->name)
-		snprintf(raw, sizeof(raw), "%s", l->attr->name);
+		snprintf(raw, rawn, "%s", l->attr->name);
 	else if (dladdr(addr, &di) && di.dli_sname && di.dli_saddr == addr)
-		snprintf(raw, sizeof(raw), "%s", di.dli_sname);
+		snprintf(raw, rawn, "%s", di.dli_sname);
 	else
-		snprintf(raw, sizeof(raw), "kernel_%p", addr);
+		snprintf(raw, rawn, "kernel_%p", addr);
 	tp_op_name_sanitise(raw, l->name, sizeof(l->name));
 }
 
@@ -194,12 +229,19 @@ static void write_launch_txt(const struct lctx *c)
 	for (char *p = note; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
+	/* The real kernel name (the directory has the sanitised one); a
+	 * control character would break the key=value line. */
+	char rname[sizeof(c->l->real_name)];
+	snprintf(rname, sizeof(rname), "%s", c->l->real_name[0] ? c->l->real_name : c->l->name);
+	for (char *p = rname; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
 	int n = snprintf(buf, sizeof(buf),
 			 "name=%s\nblock_dim=%u\ncores=%s\npid=%ld\ndevice=%d\nplatform=%s\n"
 			 "arch=%s\nsys_cnt_freq=%" PRIu64 "\ncore_freq_hz=%llu\nreplay_mode=%s\n"
 			 "warm_up=%u\npasses=%u\npasses_done=%u\nstatus=%s\nnote=%s\n"
 			 "snapshot_scope=%s\nsnapshot_bytes=%" PRIu64 "\n",
-			 c->l->name, c->l->block_dim, cores_name(c->l->attr), (long)getpid(),
+			 rname, c->l->block_dim, cores_name(c->l->attr), (long)getpid(),
 			 c->l->device, c->st.platform ? c->st.platform : "unknown",
 			 tp_op_arch_name(cfg->arch), c->st.sys_cnt_freq,
 			 (unsigned long long)TP_CORE_FREQ_HZ, tp_op_replay_mode_name(cfg->replay_mode),
@@ -547,33 +589,22 @@ static int kernel_replay(struct lctx *c)
 	int dev = l->device;
 	uint64_t limit = budget(&c->st);
 	uint64_t foot = tp_op_reg_footprint(dev);
-	enum tp_op_snap_scope scope = TP_OP_SNAP_ALL;
 	c->scope = "all";
 	if (foot > limit) {
-		uint64_t ab = 0;
-		size_t an = 0;
-		tp_op_reg_args_footprint(dev, l->args, TP_OP_ARGS_WINDOW, &ab, &an);
-		if (an && ab <= limit) {
-			scope = TP_OP_SNAP_ARGS;
-			c->scope = "args";
-			c->status = "degraded";
-			snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
-				 " B: snapshot of the %zu allocations the args point to (%" PRIu64
-				 " B); memory reached only indirectly is not restored", foot, limit,
-				 an, ab);
-			inj_log(TP_LOG_WARN, "%s: %s", l->name, c->note);
-		} else {
-			c->scope = "none";
-			c->status = "degraded";
-			snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
-				 " B; use --replay-mode application", foot, limit);
-			inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name,
-				c->note);
-			return measure_once(c, 0);
-		}
+		/* No partial snapshot: restoring only some allocations would
+		 * let every warm-up and pass change the rest (memory reached
+		 * indirectly), corrupting the application. The single
+		 * execution is the application's own. */
+		c->scope = "none";
+		c->status = "degraded";
+		snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
+			 " B; use --replay-mode application", foot, limit);
+		inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name,
+			c->note);
+		return measure_once(c, 0);
 	}
 	struct tp_op_snap *snap = NULL;
-	int rc = tp_op_snap_take(dev, scope, l->args, TP_OP_ARGS_WINDOW, &snap);
+	int rc = tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap);
 	if (rc) {
 		c->scope = "none";
 		c->status = "degraded";
@@ -668,13 +699,24 @@ static void lctx_finish(struct lctx *c)
 		write_file(c->dir, "dump/replay.txt", c->replay, c->replay_len);
 	free(c->replay);
 	c->replay = NULL;
+	/* Completed only now, its files written: --kill on counts these. */
+	pthread_mutex_lock(&e_mu);
+	if (e_inflight)
+		e_inflight--;
+	int d = c->l->device;
+	if (d >= 0 && d < TP_RT_MAX_DEVICES)
+		e_completed[d]++;
+	pthread_mutex_unlock(&e_mu);
 }
 
 /* Select the launch; on success its directory is claimed (dump/ made). */
 static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *k)
 {
 	pthread_mutex_lock(&e_mu);
-	bool pick = tp_op_filter_decide(&e_filter, l->device, l->name);
+	/* -k matches the real name; the directory uses the sanitised one
+	 * (the mkdir claim keeps two real names that sanitise alike apart). */
+	bool pick = !e_killing && tp_op_filter_decide(&e_filter, l->device,
+						      l->real_name[0] ? l->real_name : l->name);
 	*k = -1;
 	if (pick) {
 		int rc = claim(l, dir, n, k);
@@ -685,6 +727,8 @@ static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *
 			*k = -1;
 		}
 	}
+	if (pick)
+		e_inflight++;
 	pthread_mutex_unlock(&e_mu);
 	if (pick) {
 		char d[4400];
@@ -700,8 +744,18 @@ static void maybe_kill(int device)
 {
 	if (!g_inj.cfg.kill)
 		return;
+	/* End only when launch_count profiles of a device have COMPLETED and
+	 * no other selected launch (any thread, any device) is still being
+	 * profiled: its directory would be left without launch.txt. The
+	 * last profile to finish makes the call. e_killing: exactly once,
+	 * and no launch is selected (no directory made) after it. */
 	pthread_mutex_lock(&e_mu);
-	bool done = tp_op_filter_done(&e_filter, device);
+	bool done = false;
+	if (!e_killing && e_inflight == 0)
+		for (int d = 0; d < TP_RT_MAX_DEVICES && !done; d++)
+			done = e_completed[d] >= g_inj.cfg.launch_count;
+	if (done)
+		e_killing = true;
 	pthread_mutex_unlock(&e_mu);
 	if (!done)
 		return;
@@ -785,12 +839,93 @@ static _Thread_local struct {
 	const char *name;
 	struct rop *v;
 	size_t n, cap;
+	/* Captured launches of the open range. Atomic: the exit path of
+	 * another thread may read it (relaxed: a lone count for a note). */
+	_Atomic size_t nlaunch;
 } tl_r;
 
 bool inj_range_open(void)
 {
 	return tl_r.open;
 }
+
+const char *inj_range_name(void)
+{
+	return tl_r.open && tl_r.name ? tl_r.name : "";
+}
+
+static void range_release(void);
+
+/*
+ * Thread exit (and exit() for the main thread: glibc runs thread-local
+ * destructors first) with a range still open: its captured launches never
+ * ran. Each selected one still gets launch.txt (status=failed) so no
+ * launch directory is left without one.
+ */
+static void unpopped_note(char *note, size_t n, const char *name, size_t nl)
+{
+	snprintf(note, n, "range '%.400s' was never popped: its %zu captured launches never "
+		 "ran", name ? name : "", nl);
+}
+
+static void range_thread_exit(void *arg)
+{
+	(void)arg;
+	if (!tl_r.open)
+		return;
+	char note[600];
+	unpopped_note(note, sizeof(note), tl_r.name,
+		      atomic_load_explicit(&tl_r.nlaunch, memory_order_relaxed));
+	inj_log(TP_LOG_WARN, "%s", note);
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = &tl_r.v[i];
+		if (!r->profiled)
+			continue;
+		pthread_mutex_lock(&e_mu);
+		bool mine = pending_take(r->c);
+		pthread_mutex_unlock(&e_mu);
+		if (!mine) {
+			r->c = NULL; /* the process exit path owns and wrote it */
+			r->profiled = false;
+			continue;
+		}
+		r->c->status = "failed";
+		snprintf(r->c->note, sizeof(r->c->note), "%s", note);
+		lctx_finish(r->c);
+	}
+	tl_r.open = false;
+	range_release();
+}
+
+void inj_engine_exit(void)
+{
+	/* Ranges of threads still running at exit(): their thread-local
+	 * destructors never run. The lctx stay allocated (their thread may
+	 * still hold them; the process is ending). */
+	pthread_mutex_lock(&e_mu);
+	struct lctx *list = e_pending;
+	e_pending = NULL;
+	for (struct lctx *c = list; c; c = c->pnext)
+		c->pending = false;
+	pthread_mutex_unlock(&e_mu);
+	const char *last = NULL;
+	for (struct lctx *c = list; c; c = c->pnext) {
+		char note[600];
+		size_t nl = c->range_nl ? atomic_load_explicit(c->range_nl, memory_order_relaxed)
+					: 0;
+		unpopped_note(note, sizeof(note), c->range, nl);
+		if (c->range != last)
+			inj_log(TP_LOG_WARN, "%s", note);
+		last = c->range;
+		c->status = "failed";
+		snprintf(c->note, sizeof(c->note), "%s", note);
+		lctx_finish(c);
+	}
+}
+
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
+extern void *__dso_handle;
+static _Thread_local bool tl_exit_hooked;
 
 static struct rop *rop_new(void)
 {
@@ -812,9 +947,15 @@ int inj_range_push(const char *name)
 	int rc = g_inj.real.range_push ? g_inj.real.range_push(name) : -ENOSYS;
 	if (rc)
 		return rc;
+	if (!tl_exit_hooked) {
+		/* Once per thread: the unpopped-range check at its exit. */
+		if (__cxa_thread_atexit_impl(range_thread_exit, NULL, &__dso_handle) == 0)
+			tl_exit_hooked = true;
+	}
 	tl_r.open = true;
 	tl_r.name = name;
 	tl_r.n = 0;
+	atomic_store_explicit(&tl_r.nlaunch, 0, memory_order_relaxed);
 	return 0;
 }
 
@@ -891,8 +1032,15 @@ int inj_range_launch(struct inj_launch *l)
 			snprintf(r->c->dir, sizeof(r->c->dir), "%s", dir);
 			r->c->k = k;
 			r->c->range = tl_r.name;
+			r->c->range_nl = &tl_r.nlaunch;
+			pthread_mutex_lock(&e_mu);
+			r->c->pnext = e_pending;
+			e_pending = r->c;
+			r->c->pending = true;
+			pthread_mutex_unlock(&e_mu);
 		}
 	}
+	atomic_fetch_add_explicit(&tl_r.nlaunch, 1, memory_order_relaxed);
 	return 0;
 }
 
@@ -1007,6 +1155,12 @@ int inj_range_pop(void)
 	if (rc)
 		return rc;
 	tl_r.open = false;
+	/* Popped: the exit path must no longer write these. */
+	pthread_mutex_lock(&e_mu);
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i].profiled)
+			(void)pending_take(tl_r.v[i].c);
+	pthread_mutex_unlock(&e_mu);
 	const struct tp_op_config *cfg = &g_inj.cfg;
 	int dev = inj_device();
 	struct rop *first = NULL;

@@ -34,6 +34,7 @@
 #include "base/log.h"
 #include "op/inject/inject.h"
 #include "op/registry.h"
+#include "platform/device.h"
 
 #define HOOK_API __attribute__((visibility("default")))
 
@@ -258,6 +259,8 @@ __attribute__((constructor)) static void inj_ctor(void)
 
 __attribute__((destructor)) static void inj_dtor(void)
 {
+	if (g_inj.active)
+		inj_engine_exit();
 	inj_reader_stop(-1);
 	if (g_log_fd >= 0) {
 		close(g_log_fd);
@@ -279,10 +282,23 @@ static int missing(int bit, const char *name)
 	return tp_set_error(-ENOSYS, "%s: not available (the runtime does not export it)", name);
 }
 
-/* Forward straight through: inactive, or nested inside another hook. */
+/* A kernel (AICore) or scheduler (AICPU) thread of the simulator: the
+ * same test the runtime uses. Kernels may call tp_rt_malloc / tp_rt_free;
+ * during a replay the window holds the gate exclusive while the replaying
+ * thread waits for that very kernel, so such a call must never wait on
+ * the gate (or touch the registry, whose lock a snapshot holds across
+ * device copies): it goes straight to the real function, and its
+ * allocation is not tracked (not snapshotted, not restored). */
+static inline bool on_device_thread(void)
+{
+	return tp_aicore_current() != NULL || tp_aicpu_current() != NULL;
+}
+
+/* Forward straight through: inactive, nested inside another hook, or
+ * called from a device thread. */
 static inline bool passthrough(void)
 {
-	return !g_inj.active || tl_depth > 0;
+	return !g_inj.active || tl_depth > 0 || on_device_thread();
 }
 
 HOOK_API int tp_rt_set_device(int device_id)
@@ -313,6 +329,13 @@ HOOK_API int tp_rt_reset_device(int device_id)
 		return missing(H_RESET, "tp_rt_reset_device");
 	if (passthrough())
 		return g_inj.real.reset_device(device_id);
+	/* Range replay: the range's launches run at the pop, on allocations
+	 * a reset would free now (as for a D2H copy: refused, not faked). */
+	if (inj_range_open())
+		return tp_set_error(-EBUSY, "tp_rt_reset_device(%d) inside range \"%s\": "
+				    "unsupported in range (`taskprof op --replay-mode range` "
+				    "runs the range's launches at tp_rt_range_pop, on memory the "
+				    "reset would free)", device_id, inj_range_name());
 	tl_depth++;
 	int t = tp_op_gate_enter();
 	/* Inside the gate, as for a device switch. */

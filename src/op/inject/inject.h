@@ -82,11 +82,13 @@ struct inj_launch {
 	const struct tp_rt_launch_attr *attr; /* may be NULL */
 	bool ex;                              /* came through tp_rt_launch_ex */
 	int device;
-	char name[TP_OP_NAME_MAX + 1];        /* sanitised */
+	char name[TP_OP_NAME_MAX + 1];        /* sanitised: the directory name */
+	char real_name[512];                  /* attr->name / symbol: -k matches it */
 };
 
 /** inj_launch_name() - attr->name, the symbol (dladdr), or
- *  "kernel_<address>", sanitised into @l->name. */
+ *  "kernel_<address>" into @l->real_name (truncated to 511 bytes), and
+ *  sanitised into @l->name. */
 void inj_launch_name(struct inj_launch *l);
 
 /** inj_engine_init() - the launch filter from the config. Return: 0 or
@@ -97,6 +99,10 @@ int inj_engine_init(void);
  *  selection counters in a forked child. */
 void inj_engine_atfork_child(void);
 
+/** inj_engine_exit() - at process exit: write launch.txt (status=failed)
+ *  for every profiled launch captured in a range that was never popped. */
+void inj_engine_exit(void);
+
 /** inj_engine_launch() - the launch hook's body (not in a range): select,
  *  profile per the replay mode, run the app's launch. Return: what the
  *  application's launch returns. */
@@ -104,6 +110,8 @@ int inj_engine_launch(struct inj_launch *l);
 
 /** inj_range_*() - range replay hooks (range mode with range_markers=on). */
 bool inj_range_open(void);
+/** inj_range_name() - the open range's name on this thread ("" if none). */
+const char *inj_range_name(void);
 int inj_range_push(const char *name);
 int inj_range_pop(void);
 int inj_range_free(void *p);

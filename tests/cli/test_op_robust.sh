@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Regression checks of the `taskprof op` injector (src/op/inject/,
+# docs/op-internals.md) for bugs an adversarial review found, all with
+# tests/op_apps/robust.c:
+#
+#   R1 over --replay-mem-limit with args that reach memory only indirectly:
+#      no partial snapshot, one execution (the application's), output
+#      identical, status=degraded, snapshot_scope=none, output_hash 0
+#   R2 a launch with no device memory at all: output_hash 0 in every pass
+#   R3 a kernel that calls tp_rt_malloc / tp_rt_free: no deadlock, output
+#      identical, every pass measured
+#   R4 --kill on -c 2 with 4 threads launching: exactly 2 launch folders,
+#      each with launch.txt
+#   R5 tp_rt_reset_device inside a range (range replay): -EBUSY, "unsupported
+#      in range", the range still replays and the output is right
+#   R6 ranges never popped (main thread, and a thread still running at
+#      exit): every launch folder has launch.txt, status=failed, the note
+#   R7 -k matches the real kernel name; two names that sanitise alike get
+#      their own folders and their real name in launch.txt / Op Name
+#
+# usage: test_op_robust.sh TASKPROF_BINARY
+. "$(dirname "$0")/op_test_lib.sh" "$1"
+
+R=$APPS/robust
+need "$R"
+OP_TIMEOUT=60
+# R4 and R6 end the process with threads still running, on purpose: not a
+# leak to report under TSan (races are still reported).
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
+
+# every_launch_txt LABEL OPDIR: each launch folder has a launch.txt.
+every_launch_txt() {
+	local d n=0 miss=0
+	for d in "$2"/device*/*/*/; do
+		[ -d "$d" ] || continue
+		n=$((n + 1))
+		[ -f "$d/launch.txt" ] || { miss=$((miss + 1)); echo "   | no launch.txt: $d"; }
+	done
+	if [ $miss = 0 ]; then
+		ok "$1: all $n launch folder(s) have launch.txt"
+	else
+		bad "$1: $miss of $n launch folder(s) without launch.txt"
+	fi
+}
+
+say "R1: indirect args over --replay-mem-limit 8K"
+OP_OUT_FILE=$WORK/r1.ref app_run r1.plain "$R" indirect
+OP_OUT_FILE=$WORK/r1.bin TASKPROF_SIM_STATS=1 op_run r1 --replay-mem-limit 8K -- "$R" indirect
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	same_bytes R1 "$WORK/r1.ref" "$WORK/r1.bin"
+	d=$OPDIR/device0/ind_acc/0
+	if [ "$(kv "$d/launch.txt" status)" = degraded ] &&
+		[ "$(kv "$d/launch.txt" snapshot_scope)" = none ] &&
+		[ "$(kv "$d/launch.txt" passes_done)" = 1 ] &&
+		grep -q 'limit' <<<"$(kv "$d/launch.txt" note)"; then
+		ok "R1: degraded, snapshot_scope=none, 1 pass, note: $(kv "$d/launch.txt" note)"
+	else
+		bad "R1: want status=degraded snapshot_scope=none passes_done=1 and a limit note"
+		show "$d/launch.txt"
+	fi
+	n=$(sim_launches "$WORK/r1.err" 0)
+	[ "$n" = 1 ] && ok "R1: 1 kernel execution (the application's)" ||
+		bad "R1: $n kernel executions, want 1"
+	if grep -q 'output_hash=0000000000000000' "$d/dump/replay.txt"; then
+		ok "R1: output_hash 0 (nothing snapshotted)"
+	else
+		bad "R1: want output_hash=0000000000000000"
+		show "$d/dump/replay.txt"
+	fi
+else
+	bad "R1: taskprof op exited $OPRC"
+	show "$WORK/r1.err"
+fi
+
+say "R2: a launch with no device memory: output_hash 0"
+op_run r2 -- "$R" noalloc
+d=${OPDIR:-none}/device0/empty_k/0
+if [ $OPRC = 0 ] && [ -s "$d/dump/replay.txt" ]; then
+	np=$(grep -c '^pass=' "$d/dump/replay.txt")
+	nz=$(grep -c 'output_hash=0000000000000000' "$d/dump/replay.txt")
+	[ "$np" -ge 2 ] && [ "$np" = "$nz" ] && ok "R2: $nz of $np passes with output_hash 0" ||
+		{ bad "R2: $nz of $np passes with output_hash 0"; show "$d/dump/replay.txt"; }
+else
+	bad "R2: taskprof op exited $OPRC, or no replay.txt"
+	show "$WORK/r2.err"
+fi
+
+say "R3: a kernel calling tp_rt_malloc / tp_rt_free under kernel replay"
+OP_OUT_FILE=$WORK/r3.ref app_run r3.plain "$R" kmalloc
+OP_OUT_FILE=$WORK/r3.bin OP_TIMEOUT=30 op_run r3 --warm-up 1 -- "$R" kmalloc
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	same_bytes R3 "$WORK/r3.ref" "$WORK/r3.bin"
+	d=$OPDIR/device0/kmalloc_k/0
+	pd=$(kv "$d/launch.txt" passes_done)
+	if [ "$(kv "$d/launch.txt" status)" = ok ] && [ "$pd" = "$(passes_of "$OPDIR")" ]; then
+		ok "R3: status=ok, $pd passes"
+	else
+		bad "R3: want status=ok and every pass"
+		show "$d/launch.txt"
+	fi
+else
+	bad "R3: taskprof op exited $OPRC (124: deadlock)"
+	show "$WORK/r3.err"
+fi
+
+say "R4: --kill on -c 2, 4 threads launching concurrently (5 runs)"
+r4bad=0
+for i in 1 2 3 4 5; do
+	op_run "r4_$i" --kill on -c 2 -- "$R" kill
+	n=$(ls -d "${OPDIR:-none}"/device0/kill_k/*/ 2>/dev/null | wc -l)
+	t=$(ls "${OPDIR:-none}"/device0/kill_k/*/launch.txt 2>/dev/null | wc -l)
+	if [ $OPRC != 0 ] || [ "$n" != 2 ] || [ "$t" != 2 ]; then
+		r4bad=1
+		bad "R4 run $i: exit $OPRC, $n folder(s), $t launch.txt (want 0, 2, 2)"
+		show "$WORK/r4_$i.err"
+	fi
+done
+[ $r4bad = 0 ] && ok "R4: 5 runs, each 2 folders with launch.txt"
+
+say "R5: tp_rt_reset_device inside a range (range replay)"
+OP_OUT_FILE=$WORK/r5.bin op_run r5 --replay-mode range --range-markers on -- "$R" reset
+if grep -q 'reset rc=-16 .*unsupported in range' "$WORK/r5.out"; then
+	ok "R5: $(grep -o 'reset rc=-16' "$WORK/r5.out"), 'unsupported in range'"
+else
+	bad "R5: want 'reset rc=-16' with 'unsupported in range'"
+	show "$WORK/r5.out"
+fi
+if [ $OPRC = 0 ] && grep -q 'robust reset: .*: ok' "$WORK/r5.out" &&
+	[ "$(kv "${OPDIR:-none}/device0/reset_acc/0/launch.txt" status)" = ok ]; then
+	ok "R5: the range replayed (status=ok), output right"
+else
+	bad "R5: taskprof op exited $OPRC; want the range replayed and a right output"
+	show "$WORK/r5.err"
+fi
+
+say "R6: ranges never popped (main thread, and a thread alive at exit)"
+op_run r6 --replay-mode range --range-markers on -c 5 -- "$R" unpopped
+if [ -n "$OPDIR" ]; then
+	every_launch_txt R6 "$OPDIR"
+	sets=$(launch_set "$OPDIR")
+	want="device0/never_acc/0 block_dim=4 device0/never_acc/1 block_dim=4 device0/side_acc/0 block_dim=4"
+	[ "$sets" = "$want" ] && ok "R6: folders $sets" || bad "R6: folders '$sets', want '$want'"
+	n=$(grep -l "^note=range 'never' was never popped: its 2 captured launches never ran" \
+		"$OPDIR"/device0/never_acc/*/launch.txt 2>/dev/null | wc -l)
+	m=$(grep -l "^note=range 'side' was never popped: its 1 captured launches never ran" \
+		"$OPDIR"/device0/side_acc/*/launch.txt 2>/dev/null | wc -l)
+	f=$(grep -l '^status=failed' "$OPDIR"/device0/*/*/launch.txt 2>/dev/null | wc -l)
+	if [ "$n" = 2 ] && [ "$m" = 1 ] && [ "$f" = 3 ]; then
+		ok "R6: 3 launch.txt with status=failed and the never-popped note"
+	else
+		bad "R6: notes never=$n/2 side=$m/1, status=failed $f/3"
+		show "$OPDIR/device0/never_acc/0/launch.txt"
+	fi
+	grep -q "warning: range 'never' was never popped" "$WORK/r6.err" &&
+		ok "R6: a warning on stderr" || bad "R6: no warning on stderr"
+else
+	bad "R6: no output folder (exit $OPRC)"
+	show "$WORK/r6.err"
+fi
+
+say "R7: -k matches real kernel names"
+op_run r7a -k '*<1>' -c 5 -- "$R" names
+sets=$(launch_set "${OPDIR:-none}")
+d=${OPDIR:-none}/device0/my_kernel_1_/0
+if [ $OPRC = 0 ] && [ "$sets" = "device0/my_kernel_1_/0 block_dim=4" ] &&
+	[ "$(kv "$d/launch.txt" name)" = 'my kernel<1>' ]; then
+	ok "R7: -k '*<1>' selected 'my kernel<1>' only, folder my_kernel_1_/0"
+else
+	bad "R7: -k '*<1>': exit $OPRC, folders '$sets', name '$(kv "$d/launch.txt" name)'"
+	show "$WORK/r7a.err"
+fi
+if [ "$(csv_col "$d/OpBasicInfo.csv" 'Op Name')" = 'my kernel<1>' ]; then
+	ok "R7: Op Name is the real name"
+else
+	bad "R7: Op Name '$(csv_col "$d/OpBasicInfo.csv" 'Op Name')', want 'my kernel<1>'"
+fi
+op_run r7b -k my_kernel_1_ -c 5 -- "$R" names
+sets=$(launch_set "${OPDIR:-none}")
+if [ $OPRC = 0 ] && [ "$sets" = "device0/my_kernel_1_/0 block_dim=4" ] &&
+	[ "$(kv "$OPDIR/device0/my_kernel_1_/0/launch.txt" name)" = my_kernel_1_ ]; then
+	ok "R7: -k my_kernel_1_ selected the launch of that real name only"
+else
+	bad "R7: -k my_kernel_1_: exit $OPRC, folders '$sets' (want only the second launch)"
+fi
+op_run r7c -k my -c 5 -- "$R" names
+n0=$(kv "${OPDIR:-none}/device0/my_kernel_1_/0/launch.txt" name)
+n1=$(kv "${OPDIR:-none}/device0/my_kernel_1_/1/launch.txt" name)
+if [ $OPRC = 0 ] && [ "$n0" = 'my kernel<1>' ] && [ "$n1" = my_kernel_1_ ]; then
+	ok "R7: both launches: my_kernel_1_/0 = '$n0', my_kernel_1_/1 = '$n1'"
+else
+	bad "R7: -k my: exit $OPRC, names '$n0' / '$n1'"
+fi
+
+finish

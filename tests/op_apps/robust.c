@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * robust — regression cases of the `taskprof op` injector found by an
+ * adversarial review (tests/cli/test_op_robust.sh). One mode per run:
+ *
+ *   indirect  args = { small device buffer, host pointer to a vec }: the
+ *             accumulating kernel writes memory the args reach only
+ *             indirectly. Over --replay-mem-limit nothing may be replayed
+ *             (a partial snapshot would add `in` to `out` per pass).
+ *   noalloc   one launch of a kernel touching no device memory, nothing
+ *             allocated (the snapshot is empty: output_hash must be 0).
+ *   kmalloc   block 0 of the kernel calls tp_rt_malloc + tp_rt_free
+ *             (allowed from kernels) — must not deadlock under replay.
+ *   kill      THREADS threads launch "kill_k" EACH times concurrently.
+ *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
+ *   unpopped  a range pushed on the main thread and one on a second
+ *             thread that is still running at exit, neither popped.
+ *   names     "my kernel<1>" and "my_kernel_1_": two real names that
+ *             sanitise to the same directory name.
+ *
+ * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
+ * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "op_app.h"
+
+#define APP "robust"
+#define N 16384u
+#define BLOCKS 4u
+#define THREADS 4u
+#define EACH 4u
+
+struct ind_args {
+	float *small;              /* device: the only device pointer in the blob */
+	const struct op_app_vec *v; /* host: reaches in / out indirectly */
+};
+
+static void indirect_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	const struct ind_args *a = p;
+	op_app_elementwise(a->v, block_idx, block_dim, 1);
+}
+
+static void empty_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	(void)block_idx;
+	(void)block_dim;
+	(void)p;
+}
+
+static void kmalloc_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	if (block_idx == 0) {
+		void *t = NULL;
+		if (tp_rt_malloc(&t, 4096) == 0)
+			(void)tp_rt_free(t);
+	}
+	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+/* in, out uploaded; want = out0 + times * in. */
+static int setup(float **din, float **dout, float *want, uint32_t times)
+{
+	static float in[N], out[N];
+	for (uint32_t i = 0; i < N; i++) {
+		in[i] = (float)((int)(i % 11u) - 5);
+		out[i] = (float)(i % 6u);
+		want[i] = out[i] + (float)times * in[i];
+	}
+	int rc = op_app_upload(din, in, N);
+	if (!rc)
+		rc = op_app_upload(dout, out, N);
+	return rc;
+}
+
+static int finish(const char *what, float *dout, const float *want)
+{
+	static float out[N];
+	int rc;
+	if ((rc = tp_rt_synchronize()) != 0 ||
+	    (rc = tp_rt_memcpy(out, dout, sizeof(out), TP_RT_MEMCPY_DEVICE_TO_HOST)) != 0)
+		return op_app_fail(APP, "download", rc);
+	uint32_t bad = op_app_check(APP, out, want, N);
+	if ((rc = op_app_dump(APP, out, sizeof(out))) != 0)
+		return rc;
+	printf("%s %s: checksum %016llx: %s\n", APP, what,
+	       (unsigned long long)op_app_fnv(out, sizeof(out)), bad ? "WRONG" : "ok");
+	return bad ? 1 : 0;
+}
+
+static int m_indirect(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL, *small = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (!rc)
+		rc = tp_rt_malloc((void **)&small, 4096);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	static struct op_app_vec v;
+	v = (struct op_app_vec){ .in = din, .out = dout, .n = N };
+	/* Static and padded: the bytes after the blob (which a scan of the
+	 * args might read) hold no device pointer either. */
+	static struct {
+		struct ind_args a;
+		char pad[512];
+	} blob;
+	blob.a = (struct ind_args){ small, &v };
+	const struct tp_rt_launch_attr attr = { .name = "ind_acc", .cores = TP_RT_CORES_AIV };
+	if ((rc = tp_rt_launch_ex(indirect_k, BLOCKS, &blob.a, &attr)) != 0)
+		return op_app_fail(APP, "launch ind_acc", rc);
+	return finish("indirect", dout, want);
+}
+
+static int m_noalloc(void)
+{
+	int rc = op_app_launch(empty_k, "empty_k", 1, NULL);
+	if (!rc)
+		rc = tp_rt_synchronize();
+	if (rc)
+		return op_app_fail(APP, "launch empty_k", rc);
+	printf("%s noalloc: ok\n", APP);
+	return 0;
+}
+
+static int m_kmalloc(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = op_app_launch(kmalloc_k, "kmalloc_k", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch kmalloc_k", rc);
+	return finish("kmalloc", dout, want);
+}
+
+static struct op_app_vec g_kv;
+
+static void *kill_thread(void *p)
+{
+	(void)p;
+	for (uint32_t i = 0; i < EACH; i++)
+		if (op_app_launch(op_app_accumulate, "kill_k", BLOCKS, &g_kv))
+			break;
+	return NULL;
+}
+
+static int m_kill(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, THREADS * EACH);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	g_kv = (struct op_app_vec){ .in = din, .out = dout, .n = N };
+	pthread_t t[THREADS];
+	for (uint32_t i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, kill_thread, NULL))
+			return op_app_fail(APP, "pthread_create", -1);
+	for (uint32_t i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	return finish("kill", dout, want);
+}
+
+static int m_reset(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = tp_rt_range_push("rs")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	if ((rc = op_app_launch(op_app_accumulate, "reset_acc", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch reset_acc", rc);
+	int rrc = tp_rt_reset_device(0);
+	printf("reset rc=%d msg=%s\n", rrc, rrc ? tp_last_error() : "");
+	if (rrc == 0) {
+		/* Not refused (unprofiled): the memory is gone; end the range. */
+		(void)tp_rt_range_pop();
+		return 0;
+	}
+	if ((rc = tp_rt_range_pop()) != 0)
+		return op_app_fail(APP, "tp_rt_range_pop", rc);
+	return finish("reset", dout, want);
+}
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_ready;
+
+static void *unpopped_thread(void *p)
+{
+	const struct op_app_vec *v = p;
+	if (tp_rt_range_push("side") == 0)
+		(void)op_app_launch(op_app_accumulate, "side_acc", BLOCKS, (void *)v);
+	pthread_mutex_lock(&g_mu);
+	g_ready = 1;
+	pthread_cond_broadcast(&g_cv);
+	pthread_mutex_unlock(&g_mu);
+	for (;;)
+		pause(); /* still running when main exits */
+	return NULL;
+}
+
+static int m_unpopped(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 0);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	static struct op_app_vec v;
+	v = (struct op_app_vec){ .in = din, .out = dout, .n = N };
+	pthread_t t;
+	if (pthread_create(&t, NULL, unpopped_thread, &v))
+		return op_app_fail(APP, "pthread_create", -1);
+	pthread_mutex_lock(&g_mu);
+	while (!g_ready)
+		pthread_cond_wait(&g_cv, &g_mu);
+	pthread_mutex_unlock(&g_mu);
+	if ((rc = tp_rt_range_push("never")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	for (int i = 0; i < 2; i++)
+		if ((rc = op_app_launch(op_app_accumulate, "never_acc", BLOCKS, &v)) != 0)
+			return op_app_fail(APP, "launch never_acc", rc);
+	printf("%s unpopped: exiting with 2 ranges open\n", APP);
+	fflush(stdout);
+	exit(0);
+}
+
+static int m_names(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 2);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = op_app_launch(op_app_accumulate, "my kernel<1>", BLOCKS, &v)) != 0 ||
+	    (rc = op_app_launch(op_app_accumulate, "my_kernel_1_", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch", rc);
+	return finish("names", dout, want);
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "";
+	if (!strcmp(m, "indirect"))
+		return m_indirect();
+	if (!strcmp(m, "noalloc"))
+		return m_noalloc();
+	if (!strcmp(m, "kmalloc"))
+		return m_kmalloc();
+	if (!strcmp(m, "kill"))
+		return m_kill();
+	if (!strcmp(m, "reset"))
+		return m_reset();
+	if (!strcmp(m, "unpopped"))
+		return m_unpopped();
+	if (!strcmp(m, "names"))
+		return m_names();
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names\n", APP);
+	return 2;
+}
