@@ -342,6 +342,11 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 				       &c->launch_count);
 			break;
 		case OPT_METRICS:
+			/* An empty list is a mistake (an unset shell variable), not
+			 * a request for the default: say so. */
+			if (!*optarg)
+				rc = bad("--aic-metrics", optarg,
+					 "a comma list of metric groups (Default for all)");
 			o->aic_metrics = optarg;
 			break;
 		case OPT_EVENTS:

@@ -123,6 +123,7 @@ for g in PipeUtilization ArithmeticUtilization Memory MemoryL0 MemoryUB Resource
 	grep -qF "$g" <<<"$out" || { echo "FAIL: unknown-group message lacks $g: $out"; fail=1; }
 done
 expect 2 "Roofline" --aic-metrics Roofline $L
+expect 2 "Default for all" --aic-metrics "" $L
 expect 0 "1 pass" --aic-metrics BasicInfo $L
 expect 0 "pass" --aic-metrics "pipeutilization, Memory" $L
 expect 0 "raw events" --aic-metrics BasicInfo --events "aic:0x0a,9;aiv:0x08" $L
