@@ -185,6 +185,38 @@ static char *trim(char *s)
 	return s;
 }
 
+char *tp_op_text_next_line(char **cursor, int *line)
+{
+	/* strtok_r would skip empty lines and lose the numbering: walk by hand. */
+	char *p = *cursor;
+	while (p && *p) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		(*line)++;
+		char *s = trim(p);
+		p = nl ? nl + 1 : NULL;
+		if (*s && *s != '#') {
+			*cursor = p;
+			return s;
+		}
+	}
+	*cursor = NULL;
+	return NULL;
+}
+
+int tp_op_text_kv(char *s, const char *path, int line, char **key, char **val)
+{
+	char *eq = strchr(s, '=');
+	if (!eq)
+		return tp_set_error(-EINVAL, "%s:%d: expected key=value, got '%.80s'", path, line,
+				    s);
+	*eq = '\0';
+	*key = trim(s);
+	*val = trim(eq + 1);
+	return 0;
+}
+
 /* A decimal integer in [lo, hi] with nothing else around it. */
 static bool parse_u32(const char *v, uint32_t lo, uint32_t hi, uint32_t *out)
 {
@@ -299,25 +331,12 @@ int tp_op_config_read(const char *path, struct tp_op_config *c)
 	uint32_t max_pass_seen = 0;
 	bool any_pass = false;
 	int line = 0;
-	/* strtok_r would skip empty lines and lose the numbering: walk by hand. */
 	char *p = data;
-	while (p && *p) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *s = trim(p);
-		p = nl ? nl + 1 : NULL;
-		if (!*s || *s == '#')
-			continue;
-		char *eq = strchr(s, '=');
-		if (!eq) {
-			rc = tp_set_error(-EINVAL, "%s:%d: expected key=value, got '%.80s'", path,
-					  line, s);
+	char *s;
+	while ((s = tp_op_text_next_line(&p, &line))) {
+		char *key, *val;
+		if ((rc = tp_op_text_kv(s, path, line, &key, &val)))
 			goto out;
-		}
-		*eq = '\0';
-		char *key = trim(s), *val = trim(eq + 1);
 		char why[128] = "";
 		unsigned pn;
 		int k;

@@ -128,6 +128,33 @@ int tp_op_config_write(const char *path, const struct tp_op_config *c);
  */
 int tp_op_config_read(const char *path, struct tp_op_config *c);
 
+/**
+ * tp_op_text_next_line() - the next line of a text file's contents that
+ * holds something: the shared walker of config.txt, launch.txt,
+ * replay.txt and instr.txt.
+ * @cursor: in: where to start in a NUL-terminated buffer, which is split
+ *          into lines in place; out: where the next call starts (NULL at
+ *          the end). Start with the buffer itself.
+ * @line:   in/out: 1-based number of the returned line (start at 0); it
+ *          counts the skipped lines too, for messages.
+ *
+ * Skips empty lines, lines of blanks and lines starting with '#'.
+ *
+ * Return: the line with leading blanks and trailing blanks / CR removed,
+ * or NULL at the end of the buffer.
+ */
+char *tp_op_text_next_line(char **cursor, int *line);
+
+/**
+ * tp_op_text_kv() - split a line from tp_op_text_next_line() at its first
+ * '=' into a trimmed key and value (in place).
+ * @path, @line: for the message.
+ *
+ * Return: 0; -EINVAL without '=' ("PATH:LINE: expected key=value, got
+ * '...'", tp_last_error()).
+ */
+int tp_op_text_kv(char *s, const char *path, int line, char **key, char **val);
+
 /** tp_op_replay_mode_name() - "kernel" / "application" / "range". */
 const char *tp_op_replay_mode_name(enum tp_op_replay_mode m);
 

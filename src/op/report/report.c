@@ -47,16 +47,6 @@ struct launch_info {
 	char range[256];
 };
 
-static char *trim(char *s)
-{
-	while (*s == ' ' || *s == '\t')
-		s++;
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-		s[--n] = '\0';
-	return s;
-}
-
 static bool parse_u64(const char *v, uint64_t *out)
 {
 	if (!isdigit((unsigned char)*v))
@@ -82,23 +72,11 @@ static int read_launch_txt(const char *path, struct launch_info *li)
 	bool have_name = false;
 	int line = 0;
 	char *p = data;
-	while (p && *p) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *s = trim(p);
-		p = nl ? nl + 1 : NULL;
-		if (!*s || *s == '#')
-			continue;
-		char *eq = strchr(s, '=');
-		if (!eq) {
-			rc = tp_set_error(-EINVAL, "%s:%d: expected key=value, got '%.80s'", path, line,
-					  s);
+	char *s;
+	while ((s = tp_op_text_next_line(&p, &line))) {
+		char *k, *v;
+		if ((rc = tp_op_text_kv(s, path, line, &k, &v)))
 			goto out;
-		}
-		*eq = '\0';
-		char *k = trim(s), *v = trim(eq + 1);
 		uint64_t u = 0;
 		const char *expect = NULL;
 #define STR(key, field)                                                   \
@@ -179,15 +157,8 @@ static int read_replay_txt(const char *path, struct replay_row *rows, uint32_t n
 		return tp_set_error(rc, "%s: cannot read: %s", path, strerror(-rc));
 	int line = 0;
 	char *p = data;
-	while (p && *p) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *s = trim(p);
-		p = nl ? nl + 1 : NULL;
-		if (!*s || *s == '#')
-			continue;
+	char *s;
+	while ((s = tp_op_text_next_line(&p, &line))) {
 		struct replay_row r = { .present = true };
 		uint64_t pass = UINT64_MAX;
 		char *save = NULL;
@@ -287,15 +258,8 @@ static int read_instr_txt(const char *path, struct instr *in)
 	in->present = true;
 	int line = 0;
 	char *p = data;
-	while (p && *p) {
-		char *nl = strchr(p, '\n');
-		if (nl)
-			*nl = '\0';
-		line++;
-		char *s = trim(p);
-		p = nl ? nl + 1 : NULL;
-		if (!*s || *s == '#')
-			continue;
+	char *s;
+	while ((s = tp_op_text_next_line(&p, &line))) {
 		unsigned long long a, b;
 		int used = 0;
 		if (!strncmp(s, "overflow", 8)) {
