@@ -23,17 +23,9 @@ int main(void)
 		out[i] = (float)(i % 3u);
 		want[i] = out[i] + in[i];
 	}
-	float *din = NULL, *dout = NULL;
-	int rc;
-	if ((rc = op_app_upload(&din, in, N)) != 0 || (rc = op_app_upload(&dout, out, N)) != 0)
-		return op_app_fail(APP, "allocate and upload", rc);
-	struct op_app_vec v = { .in = din, .out = dout, .n = N };
-	if ((rc = op_app_launch(op_app_accumulate, "many_acc", BLOCKS, &v)) != 0)
-		return op_app_fail(APP, "launch many_acc", rc);
-	if ((rc = tp_rt_synchronize()) != 0 ||
-	    (rc = tp_rt_memcpy(out, dout, sizeof(out), TP_RT_MEMCPY_DEVICE_TO_HOST)) != 0 ||
-	    (rc = tp_rt_free(din)) != 0 || (rc = tp_rt_free(dout)) != 0)
-		return op_app_fail(APP, "download", rc);
+	int rc = op_app_run_vec(APP, op_app_accumulate, "many_acc", BLOCKS, in, out, N);
+	if (rc)
+		return rc;
 	uint32_t bad = op_app_check(APP, out, want, N);
 	if ((rc = op_app_dump(APP, out, sizeof(out))) != 0)
 		return rc;

@@ -166,4 +166,28 @@ static inline uint32_t op_app_check(const char *app, const float *got, const flo
 	return bad;
 }
 
+/*
+ * One out += in launch: upload @in and @out (@n floats each), launch @fn
+ * under @name on @blocks AIV blocks, wait, download the result into @out
+ * and free both buffers.
+ * Return: 0, or the exit status of op_app_fail() naming the failed step.
+ */
+static inline int op_app_run_vec(const char *app, tp_rt_kernel_fn fn, const char *name,
+				 uint32_t blocks, const float *in, float *out, uint32_t n)
+{
+	float *din = NULL, *dout = NULL;
+	int rc;
+	if ((rc = op_app_upload(&din, in, n)) != 0 || (rc = op_app_upload(&dout, out, n)) != 0)
+		return op_app_fail(app, "allocate and upload", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = n };
+	if ((rc = op_app_launch(fn, name, blocks, &v)) != 0)
+		return op_app_fail(app, name, rc);
+	if ((rc = tp_rt_synchronize()) != 0 ||
+	    (rc = tp_rt_memcpy(out, dout, (size_t)n * sizeof(float),
+			       TP_RT_MEMCPY_DEVICE_TO_HOST)) != 0 ||
+	    (rc = tp_rt_free(din)) != 0 || (rc = tp_rt_free(dout)) != 0)
+		return op_app_fail(app, "download", rc);
+	return 0;
+}
+
 #endif /* TASKPROF_TESTS_OP_APP_H */
