@@ -247,8 +247,11 @@ int main(int argc, char **argv)
 		else
 			return 2;
 	}
-	/* Reconcile lines are TIMING level; keep the bench output to BENCH lines. */
-	tp_log_set_threshold(TP_LOG_WARN);
+	/* Reconcile lines are TIMING level; keep the bench output to BENCH
+	 * lines unless TASKPROF_LOG_LEVEL asks for more (e.g. "debug": the
+	 * pool-close line counts the host threads' sleeps and kicks). */
+	if (!getenv("TASKPROF_LOG_LEVEL"))
+		tp_log_set_threshold(TP_LOG_WARN);
 	char root[] = "/tmp/taskprof_bench_swimlane_XXXXXX";
 	if (!mkdtemp(root))
 		return 1;

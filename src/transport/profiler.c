@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -22,7 +24,7 @@
 #define IDLE_SLEEP_US 10
 #define IDLE_SLEEP_MAX_US 160 /* default bound of the adaptive idle sleep */
 #define STARVED_SLEEP_MAX_US 40 /* drain bound while an instance is starved */
-#define REPLENISH_SLEEP_MAX_US 200 /* replenish bound: it opens / releases freezes */
+#define REPLENISH_SLEEP_FACTOR 4 /* replenish bound / drain bound: kicks cover urgency */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -149,19 +151,23 @@ static uint64_t obtain_buffer(struct tp_profiler *p, int kind, int shard)
 /* Fill instance's free queue; *starved (may be NULL) tells whether it was
  * left short because no buffer was at hand. */
 static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool *starved,
-		       size_t max_push);
+		       size_t max_push, uint32_t *had);
 
 static size_t top_up(struct tp_profiler *p, uint32_t instance, int shard, bool *starved)
 {
-	return top_up_n(p, instance, shard, starved, SIZE_MAX);
+	return top_up_n(p, instance, shard, starved, SIZE_MAX, NULL);
 }
 
-/* Push at most max_push buffers into instance's free queue. */
+/* Push at most max_push buffers into instance's free queue.  *had (may be
+ * NULL): buffers the queue held before the push (slot_count when it could
+ * not be read). */
 static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool *starved,
-		       size_t max_push)
+		       size_t max_push, uint32_t *had)
 {
 	if (starved)
 		*starved = false;
+	if (had)
+		*had = p->slot_count;
 	if (instance >= p->num_instances)
 		return 0;
 	struct tp_free_queue *fq = &state_of(p, instance)->free_queue;
@@ -182,6 +188,8 @@ static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool
 		 * the slot, so overwriting that slot below is safe. */
 		uint32_t head = atomic_load_explicit(&fq->head, memory_order_acquire);
 		uint32_t tail = atomic_load_explicit(&fq->tail, memory_order_relaxed);
+		if (had && pushed == 0)
+			*had = tail - head;
 		if (tail - head >= slots || pushed >= max_push)
 			break;
 		uint64_t dev = obtain_buffer(p, kind, shard);
@@ -229,9 +237,9 @@ size_t prof_replenish_free_queues(struct tp_profiler *p)
 	 * every instance first, so a producer that is still writing is not
 	 * starved by queues filled to the brim in instance order. */
 	for (uint32_t i = 0; i < p->num_instances; i++)
-		pushed += top_up_n(p, i, -1, NULL, 1);
+		pushed += top_up_n(p, i, -1, NULL, 1, NULL);
 	for (uint32_t i = 0; i < p->num_instances; i++)
-		pushed += top_up_n(p, i, -1, NULL, SIZE_MAX);
+		pushed += top_up_n(p, i, -1, NULL, SIZE_MAX, NULL);
 	return pushed;
 }
 
@@ -246,13 +254,24 @@ struct drain_ctx {
 	uint32_t *starved; /* instance ids */
 	uint8_t *marked;   /* per instance: on the list */
 	uint32_t nstarved;
+	/* Set by a pass that found the device short of slack: a free queue
+	 * at or below half its slots before the top-up, a starved instance,
+	 * or a ready queue at least half full.  Only then does the drain
+	 * shorten its sleep (drain_main). */
+	bool pressure;
 };
 
-static void note_starved(struct drain_ctx *dc, uint32_t inst)
+static void kick_replenish(struct tp_profiler *p);
+
+static void note_starved(struct tp_profiler *p, struct drain_ctx *dc, uint32_t inst)
 {
 	if (dc && !dc->marked[inst]) {
 		dc->marked[inst] = 1;
 		dc->starved[dc->nstarved++] = inst;
+		dc->pressure = true;
+		/* The recycled lane ran dry: the replenish thread refills it
+		 * from the done rings, or allocates; do not wait for its tick. */
+		kick_replenish(p);
 	}
 }
 
@@ -331,9 +350,12 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	 * the replenish thread is the only free-queue producer (spec §5.3). */
 	if (!atomic_load_explicit(&p->host_freeze_open, memory_order_seq_cst)) {
 		bool starved;
-		top_up(p, inst, shard, &starved);
+		uint32_t had;
+		top_up_n(p, inst, shard, &starved, SIZE_MAX, &had);
 		if (starved)
-			note_starved(dc, inst);
+			note_starved(p, dc, inst);
+		if (dc && had * 2 <= p->slot_count)
+			dc->pressure = true;
 	}
 
 	struct tp_ready_info info = {
@@ -469,14 +491,17 @@ struct thread_arg {
 	int index;
 };
 
-/* Adaptive idle sleep of a drain / the replenish thread. *us is the next
- * sleep: it doubles after every empty sleep, up to the pool's bound
+/* Adaptive sleep of a drain / the replenish thread. *us is the next
+ * sleep: it doubles after every sleep, up to the pool's bound
  * (cfg.idle_sleep_max_us, 160 µs by default), and idle_found_work halves
- * it, so the thread settles near the interval at which buffers arrive and
- * wakes about once per buffer instead of once per 10 µs.  While a freeze
- * holds AICPU lanes parked it sleeps the minimum, 10 µs, whatever *us says.
- * On 2 cores shared with the simulated AICPU and AICore threads every
- * wake-up is a context switch on a producer's core. */
+ * it when a pass found the device short of slack (drain) or had to
+ * allocate (replenish).  Work alone does not shorten it: while every free
+ * queue holds more than half its buffers the thread keeps to the bound, so
+ * a steady stream costs one wake-up per bound, not one per buffer.  While
+ * a freeze holds AICPU lanes parked it sleeps the minimum, 10 µs,
+ * whatever *us says.  On 2 cores shared with the simulated AICPU and
+ * AICore threads every wake-up is a context switch on a producer's core,
+ * and costs the device far more than the few µs the host thread runs. */
 static void idle_sleep_upto(struct tp_profiler *p, unsigned *us, unsigned max)
 {
 	unsigned cur = *us < IDLE_SLEEP_US ? IDLE_SLEEP_US : *us > max ? max : *us;
@@ -487,6 +512,69 @@ static void idle_sleep_upto(struct tp_profiler *p, unsigned *us, unsigned max)
 	}
 	sleep_us(cur);
 	*us = cur * 2 > max ? max : cur * 2;
+}
+
+static long futex_word(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	/* The kernel reads the word as a plain u32: an _Atomic uint32_t has
+	 * the same size and representation (lock-free, no hidden state). */
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+/* Wake the replenish thread now (a drain found a recycled lane empty or
+ * the device raised contention; a collector found its done ring full).
+ * Costs a futex syscall, so callers kick on a change, not per pass. */
+static void kick_replenish(struct tp_profiler *p)
+{
+	/* release: the state the kicker saw (an empty lane, a raised flag)
+	 * happens before the replenisher's acquire of the new count; it
+	 * re-reads that state on its next pass anyway. */
+	atomic_fetch_add_explicit(&p->repl_kicks, 1, memory_order_release);
+	futex_word(&p->repl_kicks, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+/* The replenish thread's sleep: as idle_sleep_upto, but a kick made since
+ * it loaded `seen` (before its last pass) ends it at once, and resets the
+ * next sleep to the minimum. */
+static void replenish_nap(struct tp_profiler *p, unsigned *us, unsigned max, uint32_t seen)
+{
+	unsigned cur = *us < IDLE_SLEEP_US ? IDLE_SLEEP_US : *us > max ? max : *us;
+	/* relaxed: a hint; the freeze itself is ordered elsewhere. */
+	if (atomic_load_explicit(&p->host_freeze_open, memory_order_relaxed)) {
+		sleep_us(IDLE_SLEEP_US);
+		return;
+	}
+	struct timespec ts = {.tv_sec = cur / 1000000u, .tv_nsec = (long)(cur % 1000000u) * 1000L};
+	/* Sleeps only while repl_kicks == seen: a kick in between changed it
+	 * and makes this return at once (EAGAIN). */
+	futex_word(&p->repl_kicks, FUTEX_WAIT_PRIVATE, seen, &ts);
+	/* acquire: pairs with the release increment in kick_replenish. */
+	if (atomic_load_explicit(&p->repl_kicks, memory_order_acquire) != seen)
+		*us = IDLE_SLEEP_US;
+	else
+		*us = cur * 2 > max ? max : cur * 2;
+}
+
+/* Whether the device has raised contention at a gate (it waits there for
+ * the replenish thread to open a freeze).  Read into locals on the shadow
+ * transport: the host copy of the header belongs to the replenish thread. */
+static bool contention_raised(struct tp_profiler *p)
+{
+	struct tp_backpressure *bpf = &p->hdr->bp;
+	if (!p->bp.shadow)
+		/* relaxed: a hint for a kick; the replenisher re-reads them. */
+		return atomic_load_explicit(&bpf->rq_contended, memory_order_relaxed) ||
+		       atomic_load_explicit(&bpf->fq_contended, memory_order_relaxed);
+	uint32_t v[2] = { 0, 0 };
+	const char *dev = (const char *)(uintptr_t)p->shm_dev + offsetof(struct tp_shm_header, bp);
+	if (p->cfg.ops.copy_from_device(p->cfg.ops.ud, &v[0],
+					dev + offsetof(struct tp_backpressure, rq_contended),
+					sizeof(uint32_t)) != 0 ||
+	    p->cfg.ops.copy_from_device(p->cfg.ops.ud, &v[1],
+					dev + offsetof(struct tp_backpressure, fq_contended),
+					sizeof(uint32_t)) != 0)
+		return false;
+	return v[0] || v[1];
 }
 
 static unsigned idle_sleep_max(const struct tp_profiler *p)
@@ -505,11 +593,12 @@ static void host_thread_init(const char *role, int index)
 {
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	/* Named for perf / top: "tp-drain0", "tp-coll1", "tp-repl". */
-	char name[16];
+	char name[32];
 	if (index >= 0)
 		snprintf(name, sizeof(name), "tp-%s%d", role, index);
 	else
 		snprintf(name, sizeof(name), "tp-%s", role);
+	name[15] = '\0'; /* the kernel keeps 15 bytes of a thread name */
 	pthread_setname_np(pthread_self(), name);
 }
 
@@ -538,11 +627,16 @@ static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t fir
 {
 	bool hit = false;
 	struct tp_ready_entry e;
-	for (uint32_t q = first; q < p->num_threads; q += n)
+	for (uint32_t q = first; q < p->num_threads; q += n) {
+		uint32_t popped = 0;
 		while (prof_try_pop_entry(p, q, &e)) {
 			process_entry(p, q, &e, dc);
-			hit = true;
+			popped++;
 		}
+		hit |= popped > 0;
+		if (dc && popped * 2 >= rq_size(p))
+			dc->pressure = true;
+	}
 	return hit;
 }
 
@@ -561,18 +655,28 @@ static void *drain_main(void *arg)
 	};
 	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
 	unsigned empty_scans = 0, nap = 0;
+	bool contended = false;
 	/* acquire: pairs with the release store in prof_stop. */
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
 			sleep_us(100);
 			continue;
 		}
+		if (dcp)
+			dcp->pressure = false;
 		bool hit = drain_pass(p, dcp, first, n);
 		if (dcp)
 			hit |= retry_starved(p, dcp);
+		/* Lanes waiting at a gate: the replenish thread opens the
+		 * freeze; wake it on the rising edge rather than at its tick. */
+		bool c = contention_raised(p);
+		if (c && !contended)
+			kick_replenish(p);
+		contended = c;
 		if (hit) {
 			empty_scans = 0;
-			idle_found_work(&nap);
+			if (!dcp || dcp->pressure || dcp->nstarved)
+				idle_found_work(&nap);
 		} else if (++empty_scans > p->busy_poll_scans) {
 			/* A starved instance's producer is about to park at its
 			 * pop gate: look again soon for the buffers the
@@ -581,6 +685,8 @@ static void *drain_main(void *arg)
 			if (dcp && dcp->nstarved && max > STARVED_SLEEP_MAX_US)
 				max = STARVED_SLEEP_MAX_US;
 			idle_sleep_upto(p, &nap, max);
+			/* relaxed: a statistic, read after the join. */
+			atomic_fetch_add_explicit(&p->drain_sleeps, 1, memory_order_relaxed);
 		}
 	}
 	/* Final pass: everything the device published before it stopped. */
@@ -597,6 +703,9 @@ static void *replenish_main(void *arg)
 	struct tp_profiler *p = arg;
 	unsigned nap = 0;
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
+		/* acquire: pairs with kick_replenish; a kick after this load
+		 * ends the nap below at once. */
+		uint32_t seen = atomic_load_explicit(&p->repl_kicks, memory_order_acquire);
 		size_t drained = bp_drain_done_into_recycled(&p->bp);
 		size_t added = bp_replenish_recycled_pools(&p->bp);
 		prof_update_backpressure(p);
@@ -604,15 +713,18 @@ static void *replenish_main(void *arg)
 		/* relaxed: a heartbeat; the device only compares it. */
 		atomic_store_explicit(&p->hdr->host_tick, tick + 1, memory_order_relaxed);
 		bp_write_range(&p->bp, &p->hdr->host_tick, sizeof(uint32_t));
-		/* Bounded lower than the drains: this thread opens and releases
-		 * the freezes, during which device lanes are parked. */
-		unsigned max = idle_sleep_max(p);
-		if (max > REPLENISH_SLEEP_MAX_US)
-			max = REPLENISH_SLEEP_MAX_US;
-		if (drained == 0 && added == 0)
-			idle_sleep_upto(p, &nap, max);
-		else
-			idle_found_work(&nap);
+		/* Nothing here is urgent by itself: returned buffers reach the
+		 * recycled lanes, and allocation keeps each lane at its warm
+		 * target, ahead of need.  What is urgent wakes this thread: a
+		 * drain kicks it when a lane runs dry or the device raises
+		 * contention, a collector when its done ring is full, and
+		 * while a freeze is open it naps the minimum.  So it may sleep
+		 * REPLENISH_SLEEP_FACTOR times the drains' bound. */
+		(void)drained;
+		(void)added;
+		replenish_nap(p, &nap, idle_sleep_max(p) * REPLENISH_SLEEP_FACTOR, seen);
+		/* relaxed: a statistic, read after the join. */
+		atomic_fetch_add_explicit(&p->repl_sleeps, 1, memory_order_relaxed);
 	}
 	return NULL;
 }
@@ -636,6 +748,8 @@ static void consume(struct tp_profiler *p, const struct tp_ready_info *info, int
 			bp_retire(&p->bp, (int)info->kind, info->dev_ptr, shard);
 			break;
 		}
+		if (tries == 0)
+			kick_replenish(p);
 		if (tries == 2000)
 			TP_WARN("%s: done ring of shard %d full for 100 ms: the replenish thread is "
 				"behind; the collector waits",
@@ -1153,10 +1267,12 @@ void prof_close(struct tp_profiler *p)
 		return;
 	prof_stop(p);
 	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
-		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered",
+		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered; "
+		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks",
 		 p->m->name, atomic_load(&p->bp.n_allocs), atomic_load(&p->bp.pool_bytes),
 		 atomic_load(&p->bp.alloc_refused), atomic_load(&p->freeze_opened),
-		 atomic_load(&p->buffers_collected));
+		 atomic_load(&p->buffers_collected), atomic_load(&p->drain_sleeps),
+		 atomic_load(&p->repl_sleeps), atomic_load(&p->repl_kicks));
 	/* Everything the pool ever allocated is a mapped block: free each
 	 * exactly once (region, seeds, batches; queued or still with the
 	 * device), plus the host shadows. */

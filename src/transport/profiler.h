@@ -128,6 +128,7 @@ struct tp_profiler {
 	_Atomic bool host_freeze_open;  /* host mirror of "a freeze is open" */
 	_Atomic bool *coll_abandoned;   /* per shard: idle timeout gave up */
 	_Atomic bool test_pause_drain;  /* test point: drains stop popping */
+	_Atomic uint32_t repl_kicks;    /* futex word: bumped to wake the replenish thread */
 
 	_Atomic uint64_t *inst_collected; /* per instance, records */
 	_Atomic uint64_t *inst_host_lost; /* per instance, records */
@@ -137,6 +138,7 @@ struct tp_profiler {
 	_Atomic uint64_t bad_index_events;  /* ready-queue indices out of range */
 	_Atomic uint64_t null_entry_events; /* ready entries with a zero pointer */
 	_Atomic uint64_t freeze_opened, freeze_released;
+	_Atomic uint64_t drain_sleeps, repl_sleeps; /* statistics: host thread sleeps */
 };
 
 /*

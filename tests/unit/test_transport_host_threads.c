@@ -3,8 +3,9 @@
  * Unit tests of the profiler's host-thread sizing and idle policy
  * (transport/profiler.h config fields max_shards and idle_sleep_max_us;
  * docs/transport.md hardening item 12): the shard cap, the busy-poll
- * window by CPU count, and exact delivery through one drain that sleeps
- * up to 1 ms between buffers.
+ * window by CPU count, exact delivery through one drain that sleeps up
+ * to 1 ms between buffers, and the kick that wakes the replenish thread
+ * when a recycled lane runs dry.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,12 +137,70 @@ static void test_one_slow_drain_delivers_everything(void **state)
 	prof_close(p);
 }
 
+/* Every buffer starts in a free queue and the module keeps no warm
+ * reserve, so the drain's first top-up (made before it hands the buffer
+ * to the collector) finds the recycled lane dry: it must wake the
+ * replenish thread (a kick) to move the buffers the collector returns
+ * back into the lane, rather than wait out its sleep.  The gate's grace
+ * is 4 s, so no freeze refills the queues behind the drain's back.
+ * Writing eight buffers' worth per instance needs every buffer twice; all
+ * records arrive, none dropped. */
+static void test_dry_lane_kicks_the_replenish_thread(void **state)
+{
+	(void)state;
+	static const struct tp_module dry = {
+		.name = "HOSTDRY", .kinds = 1, .ready_queue_size = 8, .slot_count = 4,
+		.max_collector_threads = 1, .idle_timeout_sec = 2, .record_size = {RS},
+		.records_per_buffer = {CAP},
+	};
+	struct sink s = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	struct tp_profiler_config cfg = {
+		.module = &dry, .ops = tp_memops_sim_svm(), .num_threads = NQ,
+		.num_instances = NQ, .buffers_per_instance = 4, .max_shards = 1,
+		.grace_ns = 4000000000u,
+		.idle_sleep_max_us = 1000, .pool_cap_bytes = UINT64_MAX,
+		.on_buffer_collected = on_collected, .ud = &s,
+	};
+	struct tp_profiler *p = prof_open(&cfg);
+	assert_non_null(p);
+	assert_int_equal(prof_start(p), 0);
+	struct tp_dpe w[NQ];
+	for (uint32_t q = 0; q < NQ; q++)
+		assert_int_equal(dpe_attach(&w[q], prof_shm_dev(p), q, q, NULL, NULL), 0);
+	const uint32_t per_q = 8 * CAP;
+	uint64_t sum[NQ] = {0};
+	uint8_t r[RS];
+	for (uint32_t i = 0; i < per_q; i++)
+		for (uint32_t q = 0; q < NQ; q++) {
+			memset(r, 0, sizeof(r));
+			r[0] = (uint8_t)(q * 13u + i);
+			sum[q] += r[0];
+			assert_true(dpe_write(&w[q], r));
+		}
+	for (uint32_t q = 0; q < NQ; q++)
+		assert_int_equal(dpe_flush(&w[q]), 0);
+	prof_stop(p);
+	/* relaxed: every host thread was joined by prof_stop. */
+	assert_true(atomic_load_explicit(&p->repl_kicks, memory_order_relaxed) >= 1);
+	struct tp_reconcile rec;
+	assert_int_equal(prof_reconcile(p, &rec), 0);
+	assert_int_equal(rec.pool[0].total, (uint64_t)NQ * per_q);
+	assert_int_equal(rec.pool[0].collected, rec.pool[0].total);
+	assert_int_equal(rec.pool[0].dropped, 0);
+	for (uint32_t q = 0; q < NQ; q++) {
+		assert_int_equal(s.n[q], per_q);
+		assert_int_equal(s.sum[q], sum[q]);
+	}
+	prof_close(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_shards_caps_the_module),
 		cmocka_unit_test(test_busy_poll_only_with_spare_cpus),
 		cmocka_unit_test(test_one_slow_drain_delivers_everything),
+		cmocka_unit_test(test_dry_lane_kicks_the_replenish_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

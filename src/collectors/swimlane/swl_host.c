@@ -33,12 +33,14 @@ struct swl_collector {
 	uint32_t ninst;
 };
 
-/* Longest idle sleep of the pool's drains, µs (the replenish thread's is
- * bounded lower by the transport): a buffer holds at least 1000 records,
- * and the busiest instance (the orchestrator's, a record per task, 4096
- * per buffer) fills one in a few milliseconds, with SWL_SLOT_COUNT more
- * in its free queue. */
-#define SWL_IDLE_SLEEP_MAX_US 1000u
+/* Longest sleep of the pool's drains, µs.  A buffer holds at least 1000
+ * records; the fastest-filling instances (the orchestrator's, 4096 per
+ * buffer, a record per task; the AICPU records of a core that takes a
+ * fifth of the tasks) fill one in about 4 ms at 1 M tasks/s, with
+ * SWL_SLOT_COUNT - 1 more waiting in the free queue.  A drain that finds
+ * a free queue at half or less shortens its sleep (profiler.c), and one
+ * that finds a recycled lane dry wakes the replenish thread at once. */
+#define SWL_IDLE_SLEEP_MAX_US 2000u
 
 static int swl_batch(int kind)
 {
