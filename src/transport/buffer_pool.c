@@ -278,14 +278,25 @@ bool bp_recycled_empty(struct bp_pool *bp)
 	return true;
 }
 
+void bp_set_warm_min(struct bp_pool *bp, int kind, uint32_t n)
+{
+	if (kind_ok(bp, kind))
+		bp->warm_min[kind] = n;
+}
+
+/* The module's warm target for kind, raised to bp->warm_min; unclamped. */
+static size_t warm_target_raw(struct bp_pool *bp, int kind)
+{
+	int t = bp->m->recycled_warm_target ? bp->m->recycled_warm_target(kind, bp->shard_count)
+					    : 0;
+	size_t n = t > 0 ? (size_t)t : 0;
+	return n > bp->warm_min[kind] ? n : bp->warm_min[kind];
+}
+
 static size_t warm_target(struct bp_pool *bp, int kind)
 {
-	if (!bp->m->recycled_warm_target)
-		return 0;
-	int t = bp->m->recycled_warm_target(kind, bp->shard_count);
-	if (t <= 0)
-		return 0;
-	return (size_t)t > bp->recycled_cap ? bp->recycled_cap : (size_t)t;
+	size_t t = warm_target_raw(bp, kind);
+	return t > bp->recycled_cap ? bp->recycled_cap : t;
 }
 
 int bp_select_recycled_shard(struct bp_pool *bp, int kind, int origin)
@@ -346,15 +357,19 @@ size_t bp_drain_done_into_recycled(struct bp_pool *bp)
 
 size_t bp_replenish_recycled_pools(struct bp_pool *bp)
 {
+	return bp_replenish_recycled_pools_low(bp, NULL);
+}
+
+size_t bp_replenish_recycled_pools_low(struct bp_pool *bp, size_t *low)
+{
 	size_t added = 0;
+	if (low)
+		*low = 0;
 	for (int k = 0; k < bp->m->kinds; k++) {
 		uint32_t size = bp_buffer_size(bp, k);
-		if (size == 0 || !bp->m->recycled_warm_target)
+		size_t target = warm_target_raw(bp, k);
+		if (size == 0 || target == 0)
 			continue;
-		int raw = bp->m->recycled_warm_target(k, bp->shard_count);
-		if (raw <= 0)
-			continue;
-		size_t target = (size_t)raw;
 		if (target > bp->recycled_cap) {
 			if (!atomic_exchange_explicit(&bp->warned_target, true, memory_order_relaxed))
 				TP_WARN("%s: recycled warm target too large for every shard, kind=%d: "
@@ -364,6 +379,8 @@ size_t bp_replenish_recycled_pools(struct bp_pool *bp)
 		}
 		for (int s = 0; s < bp->shard_count; s++) {
 			size_t cur = bp_recycled_count(bp, k, s);
+			if (low && cur * 2 < target)
+				++*low;
 			if (cur >= target)
 				continue;
 			size_t want = target - cur;

@@ -83,6 +83,9 @@ struct bp_pool {
 	void *shm_host;   /* host view (== shm_dev on shared mapping) */
 	size_t shm_size;
 	size_t pool_cap_bytes; /* 0 = unlimited */
+	/* Per kind: floor under the module's warm target (0 = none), set
+	 * once before threads start (bp_set_warm_min). */
+	uint32_t warm_min[TP_MAX_KINDS];
 
 	_Atomic uint64_t pool_bytes;     /* bytes allocated through the pool */
 	_Atomic uint64_t n_allocs;       /* ops.alloc calls */
@@ -99,6 +102,9 @@ int bp_init(struct bp_pool *bp, const struct tp_module *m);
 void bp_fini(struct bp_pool *bp);
 /* Set the live shard count, clamped to [1, max_shards] with an ERROR. */
 void bp_set_shard_count(struct bp_pool *bp, int n);
+/* Raise kind's warm target (recycled buffers kept per live shard) to at
+ * least n; call before the threads start. */
+void bp_set_warm_min(struct bp_pool *bp, int kind, uint32_t n);
 int bp_norm_shard(const struct bp_pool *bp, int shard);
 /* Stash the memory context (once, before threads start). */
 void bp_set_memory_context(struct bp_pool *bp, const struct tp_memops *ops, void *shm_dev,
@@ -140,6 +146,9 @@ size_t bp_drain_done_into_recycled(struct bp_pool *bp);
  * max(slot_count, target - current) buffers per short lane.  Returns the
  * number of buffers added.  Never touches device free queues. */
 size_t bp_replenish_recycled_pools(struct bp_pool *bp);
+/* As bp_replenish_recycled_pools; *low (may be NULL) counts the lanes found
+ * below half their warm target, before this call topped them up. */
+size_t bp_replenish_recycled_pools_low(struct bp_pool *bp, size_t *low);
 
 /* ---- retired pools ---- */
 void bp_retire(struct bp_pool *bp, int kind, uint64_t dev, int shard);

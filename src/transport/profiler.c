@@ -24,7 +24,9 @@
 #define IDLE_SLEEP_US 10
 #define IDLE_SLEEP_MAX_US 160 /* default bound of the adaptive idle sleep */
 #define STARVED_SLEEP_MAX_US 40 /* drain bound while an instance is starved */
-#define REPLENISH_SLEEP_FACTOR 4 /* replenish bound / drain bound: kicks cover urgency */
+#define REPLENISH_SLEEP_FACTOR 4 /* quiet replenish bound / drain bound: kicks cover urgency */
+#define REPLENISH_BUSY_MAX_US 200 /* replenish bound while busy: it opens / releases freezes */
+#define BUSY_WINDOW_NS (20ull * 1000 * 1000) /* busy mode lasts this long after pressure */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -263,6 +265,22 @@ struct drain_ctx {
 
 static void kick_replenish(struct tp_profiler *p);
 
+/* The device was short of slack (a free queue at half or less, a starved
+ * instance, contention at a gate, a freeze): the host threads run in busy
+ * mode for BUSY_WINDOW_NS (drain_main, replenish_main). */
+static void note_pressure(struct tp_profiler *p)
+{
+	/* relaxed: a hint for the sleep policy; nothing is ordered by it. */
+	atomic_store_explicit(&p->busy_until_ns, tp_now_ns() + BUSY_WINDOW_NS,
+			      memory_order_relaxed);
+}
+
+static bool host_busy(const struct tp_profiler *p)
+{
+	/* relaxed: see note_pressure. */
+	return tp_now_ns() < atomic_load_explicit(&p->busy_until_ns, memory_order_relaxed);
+}
+
 static void note_starved(struct tp_profiler *p, struct drain_ctx *dc, uint32_t inst)
 {
 	if (dc && !dc->marked[inst]) {
@@ -354,7 +372,7 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 		top_up_n(p, inst, shard, &starved, SIZE_MAX, &had);
 		if (starved)
 			note_starved(p, dc, inst);
-		if (dc && had * 2 <= p->slot_count)
+		if (dc && had * 4 <= p->slot_count)
 			dc->pressure = true;
 	}
 
@@ -418,6 +436,7 @@ static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic
 	/* seq_cst: drains test this flag before topping up a free queue, so
 	 * after this store no new drain-side top-up starts. */
 	atomic_store_explicit(&p->host_freeze_open, true, memory_order_seq_cst);
+	note_pressure(p);
 	/* release: the freeze is set before the contention flag is cleared,
 	 * so there is no instant where the device could see both at 0. */
 	atomic_store_explicit(freeze, 1, memory_order_release);
@@ -665,17 +684,31 @@ static void *drain_main(void *arg)
 		if (dcp)
 			dcp->pressure = false;
 		bool hit = drain_pass(p, dcp, first, n);
-		if (dcp)
+		if (dcp) {
 			hit |= retry_starved(p, dcp);
+			/* Still short after the retry: the replenish thread has not
+			 * refilled the lane yet; keep it awake (one kick per pass,
+			 * at most every 40 µs while starved). */
+			if (dcp->nstarved)
+				kick_replenish(p);
+		}
 		/* Lanes waiting at a gate: the replenish thread opens the
 		 * freeze; wake it on the rising edge rather than at its tick. */
 		bool c = contention_raised(p);
 		if (c && !contended)
 			kick_replenish(p);
 		contended = c;
+		/* Distress, not mere pressure, puts the host in busy mode: a
+		 * lane found dry or a producer waiting at a gate. */
+		if (c || !dcp || dcp->nstarved)
+			note_pressure(p);
 		if (hit) {
 			empty_scans = 0;
-			if (!dcp || dcp->pressure || dcp->nstarved)
+			/* Quiet: work alone does not shorten the sleep.  Busy (the
+			 * device was short of slack within BUSY_WINDOW_NS): every
+			 * pass that found work does, as buffers arrive faster than
+			 * the slack lasts. */
+			if (dcp->pressure || host_busy(p))
 				idle_found_work(&nap);
 		} else if (++empty_scans > p->busy_poll_scans) {
 			/* A starved instance's producer is about to park at its
@@ -707,22 +740,38 @@ static void *replenish_main(void *arg)
 		 * ends the nap below at once. */
 		uint32_t seen = atomic_load_explicit(&p->repl_kicks, memory_order_acquire);
 		size_t drained = bp_drain_done_into_recycled(&p->bp);
-		size_t added = bp_replenish_recycled_pools(&p->bp);
+		size_t low = 0;
+		size_t added = bp_replenish_recycled_pools_low(&p->bp, &low);
 		prof_update_backpressure(p);
 		uint32_t tick = atomic_load_explicit(&p->hdr->host_tick, memory_order_relaxed);
 		/* relaxed: a heartbeat; the device only compares it. */
 		atomic_store_explicit(&p->hdr->host_tick, tick + 1, memory_order_relaxed);
 		bp_write_range(&p->bp, &p->hdr->host_tick, sizeof(uint32_t));
-		/* Nothing here is urgent by itself: returned buffers reach the
-		 * recycled lanes, and allocation keeps each lane at its warm
-		 * target, ahead of need.  What is urgent wakes this thread: a
-		 * drain kicks it when a lane runs dry or the device raises
-		 * contention, a collector when its done ring is full, and
-		 * while a freeze is open it naps the minimum.  So it may sleep
-		 * REPLENISH_SLEEP_FACTOR times the drains' bound. */
-		(void)drained;
-		(void)added;
-		replenish_nap(p, &nap, idle_sleep_max(p) * REPLENISH_SLEEP_FACTOR, seen);
+		/* Quiet, nothing here is urgent by itself: returned buffers
+		 * reach the recycled lanes, and allocation keeps each lane at
+		 * its warm target, ahead of need.  What is urgent wakes this
+		 * thread: a drain kicks it when a lane runs dry or the device
+		 * raises contention, a collector when its done ring is full,
+		 * and while a freeze is open it naps the minimum.  So it may
+		 * sleep REPLENISH_SLEEP_FACTOR times the drains' bound.  Busy,
+		 * it keeps up with the flow: any work halves its sleep, which
+		 * is bounded by REPLENISH_BUSY_MAX_US. */
+		unsigned max = idle_sleep_max(p);
+		if (host_busy(p)) {
+			if (max > REPLENISH_BUSY_MAX_US)
+				max = REPLENISH_BUSY_MAX_US;
+			if (drained || added) {
+				idle_found_work(&nap);
+				continue;
+			}
+		} else {
+			max *= REPLENISH_SLEEP_FACTOR;
+			/* A lane found below half its warm target was drawn down
+			 * faster than this thread's sleep: look again sooner. */
+			if (low)
+				idle_found_work(&nap);
+		}
+		replenish_nap(p, &nap, max, seen);
 		/* relaxed: a statistic, read after the join. */
 		atomic_fetch_add_explicit(&p->repl_sleeps, 1, memory_order_relaxed);
 	}
@@ -960,6 +1009,15 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 		atomic_flag_clear(&p->fq_busy[i]);
 	}
 	bp_set_shard_count(&p->bp, p->shard_count);
+	if (cfg->warm_covers_instances) {
+		uint32_t per_kind[TP_MAX_KINDS] = { 0 };
+		for (uint32_t i = 0; i < p->num_instances; i++)
+			per_kind[p->inst_kind[i]]++;
+		for (int k = 0; k < m->kinds; k++)
+			bp_set_warm_min(&p->bp, k,
+					(per_kind[k] + (uint32_t)p->shard_count - 1) /
+						(uint32_t)p->shard_count);
+	}
 	bp_set_memory_context(&p->bp, &cfg->ops, NULL, NULL, 0);
 
 	/* Lay out the region. */

@@ -79,6 +79,13 @@ struct tp_profiler_config {
 	 * after an empty one, between 10 µs and this bound (10 µs while a
 	 * freeze holds device lanes parked). */
 	uint32_t idle_sleep_max_us;
+	/* Keep at least one recycled buffer per instance a lane serves
+	 * (ceil(instances of the kind / shards)) on top of the module's warm
+	 * target, allocated at prof_start: a round in which every instance
+	 * switches buffers (per-core writers filling in step) then needs no
+	 * allocation and leaves no drain starved.  Costs that many buffers of
+	 * memory per kind. */
+	bool warm_covers_instances;
 	tp_on_buffer_collected_fn on_buffer_collected;
 	void *ud;
 };
@@ -129,6 +136,7 @@ struct tp_profiler {
 	_Atomic bool *coll_abandoned;   /* per shard: idle timeout gave up */
 	_Atomic bool test_pause_drain;  /* test point: drains stop popping */
 	_Atomic uint32_t repl_kicks;    /* futex word: bumped to wake the replenish thread */
+	_Atomic uint64_t busy_until_ns; /* host threads in busy mode until (tp_now_ns) */
 
 	_Atomic uint64_t *inst_collected; /* per instance, records */
 	_Atomic uint64_t *inst_host_lost; /* per instance, records */

@@ -201,6 +201,7 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		.backstop_cycles = cfg->backstop_cycles,
 		.max_shards = swl_host_shards(),
 		.idle_sleep_max_us = SWL_IDLE_SLEEP_MAX_US,
+		.warm_covers_instances = true,
 		.on_buffer_collected = swl_collect,
 		.ud = c,
 	};
