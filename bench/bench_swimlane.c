@@ -3,34 +3,42 @@
  * bench_swimlane.c — what L2 swimlane collection costs per task (seed 002
  * §6): a wide graph of 100,000 independent empty-kernel tasks (AIC and
  * AIV alternating, in scopes of 1024) on a2a3sim and a5sim, run with
- * swimlane off and at level 4, best device wall of 3 each. Prints
- *
- *   BENCH swimlane <platform> off_ms=... level4_ms=... per_task_ns=...
- *         off_cpu_ms=... level4_cpu_ms=... per_task_cpu_ns=...
- *         per_task_run_cpu_ns=... off_csw=... level4_csw=...
- *         target_ns=150 tasks=... subtasks=...
- *   BENCH swimlane <platform> reconcile total=... collected=... dropped=...
+ * swimlane off and at level 4 in interleaved pairs (7 by default).
+ * Prints
  *
  *   BENCH swimlane <platform> device_path_ns=... records=...
+ *   BENCH swimlane <platform> off_ms=... level4_ms=... per_task_ns=...
+ *         per_task_ns_q1=... per_task_ns_q3=... per_task_ns_best=...
+ *         pairs=... off_cpu_ms=... level4_cpu_ms=... per_task_cpu_ns=...
+ *         per_task_run_cpu_ns=... off_csw=... level4_csw=...
+ *         target_ns=150 tasks=... subtasks=...
+ *   BENCH swimlane <platform> reconcile runs=... total=... collected=...
+ *         dropped=... balanced|UNBALANCED
  *
- * per_task_ns = (best level-4 wall - best off wall) / tasks, and
- * per_task_cpu_ns the same with the process CPU time (every thread: AICPU,
+ * per_task_ns (the figure of the 150 ns target, issue 4) is the median
+ * over the pairs of (level-4 wall - off wall) / tasks, with its quartiles
+ * beside it; a pair runs back to back, so a slowdown of the whole machine
+ * mostly cancels. per_task_ns_best = (best level-4 wall - best off wall)
+ * / tasks. The walls are the device's (the engine run: device threads
+ * started, every task done, threads joined). per_task_cpu_ns is the
+ * median pair difference of the process CPU time (every thread: AICPU,
  * AICore, host drains / collectors / replenish, and the calling thread's
  * pool setup and export of the records file); per_task_run_cpu_ns leaves
- * the calling thread out: the CPU of the threads the run started, i.e.
- * what profiling costs while the run lasts. off_csw / level4_csw: context
- * switches of the process per run (best of the repeats). On the shared
- * 2-core machine the walls are dominated by scheduling noise: run it when
- * the machine is quiet and read the CPU figures beside the walls.
- * device_path_ns is the CPU time one thread spends in the device
- * half per task (dispatch + AICore record + FIN commit + two scheduler
- * phase records + one orch record, level 4) while the host collector
- * drains concurrently: the part of the cost the runtime's own threads pay
- * (device_path_wall_ns adds the waits at the transport's gates when the
- * host falls behind). The 150 ns target (issue 4) is per_task_ns.
- * Options: -n TASKS (default 100000), -r REPEATS (default 3), -p PLATFORM
- * (default both), -D (device path only), -l LEVEL (default 4; the
- * "level4_ms" figure is then that level's).
+ * the calling thread out: the CPU of the threads the run started.
+ * off_ms, level4_ms, *_cpu_ms and the context switches of a run
+ * (off_csw / level4_csw) are medians. On the shared 2-core machine the
+ * simulated device's 28 threads spin and yield, so walls are noisy and
+ * CPU times grow with the wall: run it when the machine is quiet.
+ * device_path_ns is the CPU time one thread spends in the device half per
+ * task (dispatch + AICore record + FIN commit + two scheduler phase
+ * records + one orch record, level 4) while the host collector drains
+ * concurrently (device_path_wall_ns adds the waits at the transport's
+ * gates when the host falls behind). The reconcile line sums every
+ * level-4 run and says UNBALANCED if any lost a record.
+ * Options: -n TASKS (default 100000), -r PAIRS (default 7, at most 64),
+ * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
+ * the "level4" figures are then that level's).  TASKPROF_LOG_LEVEL=debug
+ * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -188,56 +196,95 @@ static int run_once(const char *plat, int level, const char *root, struct tp_run
 	return rc;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Quantile q (0..1) of n values (sorted in place), linear between ranks. */
+static double quantile(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	double pos = q * (double)(n - 1);
+	int lo = (int)pos;
+	if (lo >= n - 1)
+		return v[n - 1];
+	return v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo);
+}
+
+#define MAX_REPEATS 64
+
+/* `repeats` interleaved pairs (off, then level g_level) on one platform.
+ * Per task: the median and quartiles of the pairs' wall differences (a
+ * pair runs back to back, so machine-wide slowdowns mostly cancel), and
+ * the difference of the best walls; the other figures are medians. */
 static int bench(const char *plat, int repeats, const char *root)
 {
 	static struct tp_run_result r;
-	double best[2] = { 1e30, 1e30 }, best_cpu[2] = { 1e30, 1e30 };
-	double best_thr[2] = { 1e30, 1e30 }, best_sw[2] = { 1e30, 1e30 }, cpu, thr, sw;
+	double wall[2][MAX_REPEATS] = { { 0 } }, cpu[2][MAX_REPEATS] = { { 0 } };
+	double thr[2][MAX_REPEATS] = { { 0 } }, sw[2][MAX_REPEATS] = { { 0 } };
+	double diff[MAX_REPEATS] = { 0 }, dcpu[MAX_REPEATS] = { 0 }, dthr[MAX_REPEATS] = { 0 };
 	uint64_t subtasks = 0, total = 0, collected = 0, dropped = 0;
-	for (int i = 0; i < repeats; i++)
+	int unbalanced = 0;
+	for (int i = 0; i < repeats; i++) {
 		for (int on = 0; on < 2; on++) {
-			if (run_once(plat, on ? g_level : 0, root, &r, &cpu, &thr, &sw))
+			if (run_once(plat, on ? g_level : 0, root, &r, &cpu[on][i], &thr[on][i],
+				     &sw[on][i]))
 				return 1;
-			if (sw < best_sw[on])
-				best_sw[on] = sw;
-			if (thr < best_thr[on])
-				best_thr[on] = thr;
-			if (cpu < best_cpu[on])
-				best_cpu[on] = cpu;
-			if (r.device_wall_s < best[on])
-				best[on] = r.device_wall_s;
+			wall[on][i] = r.device_wall_s;
 			if (on) {
 				subtasks = r.subtasks;
-				total = r.swimlane_total;
-				collected = r.swimlane_collected;
-				dropped = r.swimlane_dropped;
+				total += r.swimlane_total;
+				collected += r.swimlane_collected;
+				dropped += r.swimlane_dropped;
+				if (r.swimlane_collected + r.swimlane_dropped != r.swimlane_total)
+					unbalanced++;
 			}
 		}
-	double per = (best[1] - best[0]) * 1e9 / (double)g_tasks;
-	double per_cpu = (best_cpu[1] - best_cpu[0]) * 1e9 / (double)g_tasks;
-	double per_thr = (best_thr[1] - best_thr[0]) * 1e9 / (double)g_tasks;
-	printf("BENCH swimlane %s off_ms=%.3f level4_ms=%.3f per_task_ns=%.1f off_cpu_ms=%.3f "
+		diff[i] = (wall[1][i] - wall[0][i]) * 1e9 / (double)g_tasks;
+		dcpu[i] = (cpu[1][i] - cpu[0][i]) * 1e9 / (double)g_tasks;
+		dthr[i] = (thr[1][i] - thr[0][i]) * 1e9 / (double)g_tasks;
+	}
+	const int n = repeats;
+	double best[2];
+	for (int on = 0; on < 2; on++) {
+		best[on] = wall[on][0];
+		for (int i = 1; i < n; i++)
+			best[on] = wall[on][i] < best[on] ? wall[on][i] : best[on];
+	}
+	double q1 = quantile(diff, n, 0.25), med = quantile(diff, n, 0.5);
+	double q3 = quantile(diff, n, 0.75);
+	printf("BENCH swimlane %s off_ms=%.3f level4_ms=%.3f per_task_ns=%.1f per_task_ns_q1=%.1f "
+	       "per_task_ns_q3=%.1f per_task_ns_best=%.1f pairs=%d off_cpu_ms=%.3f "
 	       "level4_cpu_ms=%.3f per_task_cpu_ns=%.1f per_task_run_cpu_ns=%.1f "
 	       "off_csw=%.0f level4_csw=%.0f target_ns=150 tasks=%llu subtasks=%llu\n",
-	       plat, best[0] * 1e3, best[1] * 1e3, per, best_cpu[0] * 1e3, best_cpu[1] * 1e3,
-	       per_cpu, per_thr, best_sw[0], best_sw[1], (unsigned long long)g_tasks,
+	       plat, quantile(wall[0], n, 0.5) * 1e3, quantile(wall[1], n, 0.5) * 1e3, med, q1, q3,
+	       (best[1] - best[0]) * 1e9 / (double)g_tasks, n, quantile(cpu[0], n, 0.5) * 1e3,
+	       quantile(cpu[1], n, 0.5) * 1e3, quantile(dcpu, n, 0.5), quantile(dthr, n, 0.5),
+	       quantile(sw[0], n, 0.5), quantile(sw[1], n, 0.5), (unsigned long long)g_tasks,
 	       (unsigned long long)subtasks);
-	printf("BENCH swimlane %s reconcile total=%llu collected=%llu dropped=%llu %s\n", plat,
-	       (unsigned long long)total, (unsigned long long)collected,
-	       (unsigned long long)dropped,
-	       collected + dropped == total && !dropped ? "balanced" : "UNBALANCED");
-	return collected + dropped == total ? 0 : 1;
+	printf("BENCH swimlane %s reconcile runs=%d total=%llu collected=%llu dropped=%llu %s\n",
+	       plat, n, (unsigned long long)total, (unsigned long long)collected,
+	       (unsigned long long)dropped, !unbalanced && !dropped ? "balanced" : "UNBALANCED");
+	return unbalanced ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
-	int repeats = 3, c;
+	int repeats = 7, c;
 	const char *plat = NULL;
 	while ((c = getopt(argc, argv, "n:r:p:l:D")) != -1) {
 		if (c == 'n')
 			g_tasks = strtoull(optarg, NULL, 10);
-		else if (c == 'r')
+		else if (c == 'r') {
 			repeats = atoi(optarg);
+			if (repeats < 1 || repeats > MAX_REPEATS) {
+				fprintf(stderr, "bench_swimlane: -r %s: expected 1..%d pairs\n",
+					optarg, MAX_REPEATS);
+				return 2;
+			}
+		}
 		else if (c == 'p')
 			plat = optarg;
 		else if (c == 'l')
