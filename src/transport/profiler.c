@@ -27,6 +27,7 @@
 #define REPLENISH_SLEEP_FACTOR 4 /* quiet replenish bound / drain bound: kicks cover urgency */
 #define REPLENISH_BUSY_MAX_US 200 /* replenish bound while busy: it opens / releases freezes */
 #define BUSY_WINDOW_NS (20ull * 1000 * 1000) /* busy mode lasts this long after pressure */
+#define STARVED_KICK_NS (100ull * 1000) /* drain: kicks while an instance stays starved */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -675,6 +676,7 @@ static void *drain_main(void *arg)
 	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
 	unsigned empty_scans = 0, nap = 0;
 	bool contended = false;
+	uint64_t last_kick = 0;
 	/* acquire: pairs with the release store in prof_stop. */
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
@@ -687,10 +689,16 @@ static void *drain_main(void *arg)
 		if (dcp) {
 			hit |= retry_starved(p, dcp);
 			/* Still short after the retry: the replenish thread has not
-			 * refilled the lane yet; keep it awake (one kick per pass,
-			 * at most every 40 µs while starved). */
-			if (dcp->nstarved)
-				kick_replenish(p);
+			 * refilled the lane yet; keep it awake, at most one kick per
+			 * STARVED_KICK_NS (the drain passes every 40 µs or less
+			 * while starved, and a kick is a futex syscall). */
+			if (dcp->nstarved) {
+				uint64_t now = tp_now_ns();
+				if (now - last_kick >= STARVED_KICK_NS) {
+					kick_replenish(p);
+					last_kick = now;
+				}
+			}
 		}
 		/* Lanes waiting at a gate: the replenish thread opens the
 		 * freeze; wake it on the rising edge rather than at its tick. */
