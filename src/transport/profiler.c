@@ -258,17 +258,17 @@ struct drain_ctx {
 	uint8_t *marked;   /* per instance: on the list */
 	uint32_t nstarved;
 	/* Set by a pass that found the device short of slack: a free queue
-	 * at or below half its slots before the top-up, a starved instance,
-	 * or a ready queue at least half full.  Only then does the drain
-	 * shorten its sleep (drain_main). */
+	 * at a quarter of its slots or less before the top-up, a starved
+	 * instance, or a ready queue at least half full.  Only then (or in
+	 * busy mode) does the drain shorten its sleep (drain_main). */
 	bool pressure;
 };
 
 static void kick_replenish(struct tp_profiler *p);
 
-/* The device was short of slack (a free queue at half or less, a starved
- * instance, contention at a gate, a freeze): the host threads run in busy
- * mode for BUSY_WINDOW_NS (drain_main, replenish_main). */
+/* Distress (a starved instance, contention at a gate, a freeze): the host
+ * threads run in busy mode for BUSY_WINDOW_NS (drain_main,
+ * replenish_main; docs/transport.md hardening item 12). */
 static void note_pressure(struct tp_profiler *p)
 {
 	/* relaxed: a hint for the sleep policy; nothing is ordered by it. */
@@ -511,17 +511,16 @@ struct thread_arg {
 	int index;
 };
 
-/* Adaptive sleep of a drain / the replenish thread. *us is the next
- * sleep: it doubles after every sleep, up to the pool's bound
- * (cfg.idle_sleep_max_us, 160 µs by default), and idle_found_work halves
- * it when a pass found the device short of slack (drain) or had to
- * allocate (replenish).  Work alone does not shorten it: while every free
- * queue holds more than half its buffers the thread keeps to the bound, so
- * a steady stream costs one wake-up per bound, not one per buffer.  While
- * a freeze holds AICPU lanes parked it sleeps the minimum, 10 µs,
- * whatever *us says.  On 2 cores shared with the simulated AICPU and
- * AICore threads every wake-up is a context switch on a producer's core,
- * and costs the device far more than the few µs the host thread runs. */
+/* Adaptive sleep of a drain. *us is the next sleep: it doubles after
+ * every sleep, up to the pool's bound (cfg.idle_sleep_max_us, 160 µs by
+ * default), and idle_found_work halves it after a pass that found the
+ * device short of slack, or any work in busy mode.  In quiet mode work
+ * alone does not shorten it, so a steady stream costs one wake-up per
+ * bound, not one per buffer.  While a freeze holds AICPU lanes parked it
+ * sleeps the minimum, 10 µs, whatever *us says.  On 2 cores shared with
+ * the simulated AICPU and AICore threads every wake-up is a context
+ * switch on a producer's core, and costs the device far more than the few
+ * µs the host thread runs. */
 static void idle_sleep_upto(struct tp_profiler *p, unsigned *us, unsigned max)
 {
 	unsigned cur = *us < IDLE_SLEEP_US ? IDLE_SLEEP_US : *us > max ? max : *us;
@@ -543,7 +542,8 @@ static long futex_word(_Atomic uint32_t *addr, int op, uint32_t val, const struc
 
 /* Wake the replenish thread now (a drain found a recycled lane empty or
  * the device raised contention; a collector found its done ring full).
- * Costs a futex syscall, so callers kick on a change, not per pass. */
+ * Costs a futex syscall, so callers kick on a change, or rate-limited
+ * (STARVED_KICK_NS), not on every pass. */
 static void kick_replenish(struct tp_profiler *p)
 {
 	/* release: the state the kicker saw (an empty lane, a raised flag)

@@ -38,8 +38,8 @@ struct swl_collector {
  * buffer, a record per task; the AICPU records of a core that takes a
  * fifth of the tasks) fill one in about 4 ms at 1 M tasks/s, with
  * SWL_SLOT_COUNT - 1 more waiting in the free queue.  A drain that finds
- * a free queue at half or less shortens its sleep (profiler.c), and one
- * that finds a recycled lane dry wakes the replenish thread at once. */
+ * a free queue at a quarter or less shortens its sleep (profiler.c), and
+ * one that finds a recycled lane dry wakes the replenish thread at once. */
 #define SWL_IDLE_SLEEP_MAX_US 2000u
 
 static int swl_batch(int kind)
