@@ -15,9 +15,34 @@ bad() { echo "FAIL: $*"; fail=1; }
 # Run folder of the last run printed in $1 (the "outputs:" line).
 folder() { sed -n 's|^outputs: \(.*\)/result.txt$|\1|p' <<<"$1"; }
 
+# CaseSmall1's graph: 12 tasks, 24 creator edges (from its alloc_tensors
+# tasks) and up to 8 tensor-map edges. Edges are recorded as the runtime
+# derives them at submit (docs/dep_gen.md): a producer that already
+# retired (completed and reclaimed before its consumer was submitted, as
+# happens on a slow build such as TSan's) gives no edge, so fewer than 8
+# tensor-map edges is valid. check_graph LINE FILE: the line's counts, and
+# the file agrees with them.
+check_graph() {
+	local n
+	n=$(sed -n 's/.*(12 tasks, \([0-9]*\) edges).*/\1/p' <<<"$1")
+	[[ -n $n ]] || { bad "no '(12 tasks, N edges)': $1"; return; }
+	python3 - "$2" "$n" <<'PY' || bad "graph of $2 does not match '$n edges'"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+kinds = collections.Counter(e["source"] for e in d["edges"])
+ok = (len(d["tasks"]) == 12 and len(d["edges"]) == n and kinds["creator"] == 24
+      and 0 <= kinds["tensormap"] <= 8 and set(kinds) <= {"creator", "tensormap"})
+if not ok:
+    print(len(d["tasks"]), len(d["edges"]), dict(kinds), file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+
 out=$("$bin" run paged_attention --enable-dep-gen -o "$root/a" 2>/dev/null) || bad "run failed"
 dir=$(folder "$out")
-grep -qF "dep_gen: $dir/deps.json (12 tasks, 32 edges)" <<<"$out" || bad "no dep_gen line: $out"
+grep -qF "dep_gen: $dir/deps.json (12 tasks, " <<<"$out" || bad "no dep_gen line: $out"
+check_graph "$out" "$dir/deps.json"
 grep -qF "name map: $dir/name_map_paged_attention_CaseSmall1.json" <<<"$out" ||
 	bad "no name map line: $out"
 [[ -s $dir/deps.json ]] || bad "no $dir/deps.json"
@@ -30,7 +55,7 @@ echo "ok: paged_attention --enable-dep-gen -> $dir/deps.json"
 # Rounds: only the first records; the graph is the same.
 out=$("$bin" run paged_attention --enable-dep-gen --rounds 3 -o "$root/b" 2>/dev/null) ||
 	bad "rounds run failed"
-grep -qF "(12 tasks, 32 edges)" <<<"$out" || bad "rounds: wrong graph: $out"
+check_graph "$out" "$(folder "$out")/deps.json"
 echo "ok: --rounds 3 records the first round"
 
 # No flag: no deps.json, no name map.
