@@ -1205,6 +1205,8 @@ void prof_stop(struct tp_profiler *p)
 		return;
 	/* release: the drains' final pass starts after this store. */
 	atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
+	/* The replenish thread may be in a nap of several ms: end it now. */
+	kick_replenish(p);
 	for (int i = 0; i < p->shard_count; i++)
 		pthread_join(p->drain_th[i], NULL);
 	pthread_join(p->repl_th, NULL);

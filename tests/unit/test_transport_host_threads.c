@@ -179,9 +179,10 @@ static void test_dry_lane_kicks_the_replenish_thread(void **state)
 		}
 	for (uint32_t q = 0; q < NQ; q++)
 		assert_int_equal(dpe_flush(&w[q]), 0);
-	prof_stop(p);
-	/* relaxed: every host thread was joined by prof_stop. */
+	/* Before prof_stop, which kicks the replenish thread too (to end its
+	 * nap). relaxed: a counter; the writes above needed the refills. */
 	assert_true(atomic_load_explicit(&p->repl_kicks, memory_order_relaxed) >= 1);
+	prof_stop(p);
 	struct tp_reconcile rec;
 	assert_int_equal(prof_reconcile(p, &rec), 0);
 	assert_int_equal(rec.pool[0].total, (uint64_t)NQ * per_q);
