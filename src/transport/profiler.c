@@ -585,16 +585,14 @@ static bool contention_raised(struct tp_profiler *p)
 		/* relaxed: a hint for a kick; the replenisher re-reads them. */
 		return atomic_load_explicit(&bpf->rq_contended, memory_order_relaxed) ||
 		       atomic_load_explicit(&bpf->fq_contended, memory_order_relaxed);
-	uint32_t v[2] = { 0, 0 };
+	/* One copy of the 16-byte block: both flags in a single transfer. */
+	uint32_t v[4] = { 0, 0, 0, 0 };
+	_Static_assert(sizeof(struct tp_backpressure) == sizeof(v), "4 flags of 32 bits");
 	const char *dev = (const char *)(uintptr_t)p->shm_dev + offsetof(struct tp_shm_header, bp);
-	if (p->cfg.ops.copy_from_device(p->cfg.ops.ud, &v[0],
-					dev + offsetof(struct tp_backpressure, rq_contended),
-					sizeof(uint32_t)) != 0 ||
-	    p->cfg.ops.copy_from_device(p->cfg.ops.ud, &v[1],
-					dev + offsetof(struct tp_backpressure, fq_contended),
-					sizeof(uint32_t)) != 0)
+	if (p->cfg.ops.copy_from_device(p->cfg.ops.ud, v, dev, sizeof(v)) != 0)
 		return false;
-	return v[0] || v[1];
+	return v[offsetof(struct tp_backpressure, rq_contended) / sizeof(uint32_t)] ||
+	       v[offsetof(struct tp_backpressure, fq_contended) / sizeof(uint32_t)];
 }
 
 static unsigned idle_sleep_max(const struct tp_profiler *p)
@@ -716,7 +714,7 @@ static void *drain_main(void *arg)
 			 * device was short of slack within BUSY_WINDOW_NS): every
 			 * pass that found work does, as buffers arrive faster than
 			 * the slack lasts. */
-			if (dcp->pressure || host_busy(p))
+			if (!dcp || dcp->pressure || host_busy(p))
 				idle_found_work(&nap);
 		} else if (++empty_scans > p->busy_poll_scans) {
 			/* A starved instance's producer is about to park at its
@@ -743,10 +741,15 @@ static void *replenish_main(void *arg)
 	host_thread_init("repl", -1);
 	struct tp_profiler *p = arg;
 	unsigned nap = 0;
-	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
+	for (;;) {
 		/* acquire: pairs with kick_replenish; a kick after this load
-		 * ends the nap below at once. */
+		 * ends the nap below at once.  Loaded before mgmt_running, so
+		 * prof_stop's store-then-kick cannot fall between the two and
+		 * leave this thread in a full nap. */
 		uint32_t seen = atomic_load_explicit(&p->repl_kicks, memory_order_acquire);
+		/* acquire: pairs with the release store in prof_stop. */
+		if (!atomic_load_explicit(&p->mgmt_running, memory_order_acquire))
+			break;
 		size_t drained = bp_drain_done_into_recycled(&p->bp);
 		size_t low = 0;
 		size_t added = bp_replenish_recycled_pools_low(&p->bp, &low);
@@ -1183,6 +1186,7 @@ int prof_start(struct tp_profiler *p)
 	}
 	if (rc != 0) {
 		atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
+		kick_replenish(p); /* end its nap now, as prof_stop does */
 		for (int i = 0; i < nd; i++)
 			pthread_join(p->drain_th[i], NULL);
 		if (repl)
