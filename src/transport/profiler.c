@@ -620,6 +620,21 @@ static void host_thread_init(const char *role, int index)
 	pthread_setname_np(pthread_self(), name);
 }
 
+enum { CPU_DRAIN, CPU_REPL, CPU_COLL };
+
+/* Add the calling host thread's CPU time (ns) to the pool's statistic of
+ * its role; called as the thread ends. */
+static void note_thread_cpu(struct tp_profiler *p, int role)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return;
+	/* relaxed: a statistic, read after the join. */
+	atomic_fetch_add_explicit(&p->host_cpu_ns[role],
+				  (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+				  memory_order_relaxed);
+}
+
 /* Retry the starved instances while recycled lane dc->shard has buffers. */
 static bool retry_starved(struct tp_profiler *p, struct drain_ctx *dc)
 {
@@ -733,6 +748,7 @@ static void *drain_main(void *arg)
 		;
 	free(dc.starved);
 	free(dc.marked);
+	note_thread_cpu(p, CPU_DRAIN);
 	return NULL;
 }
 
@@ -786,6 +802,7 @@ static void *replenish_main(void *arg)
 		/* relaxed: a statistic, read after the join. */
 		atomic_fetch_add_explicit(&p->repl_sleeps, 1, memory_order_relaxed);
 	}
+	note_thread_cpu(p, CPU_REPL);
 	return NULL;
 }
 
@@ -848,6 +865,7 @@ static void *collector_main(void *arg)
 		if (atomic_load_explicit(&p->execution_complete, memory_order_acquire)) {
 			while (bp_try_pop_ready(&p->bp, &info, shard))
 				consume(p, &info, shard);
+			note_thread_cpu(p, CPU_COLL);
 			return NULL;
 		}
 		if (!seen)
@@ -1340,11 +1358,15 @@ void prof_close(struct tp_profiler *p)
 	prof_stop(p);
 	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
 		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered; "
-		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks",
+		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks; "
+		 "host CPU: drain %.3f ms, replenish %.3f ms, collect %.3f ms",
 		 p->m->name, atomic_load(&p->bp.n_allocs), atomic_load(&p->bp.pool_bytes),
 		 atomic_load(&p->bp.alloc_refused), atomic_load(&p->freeze_opened),
 		 atomic_load(&p->buffers_collected), atomic_load(&p->drain_sleeps),
-		 atomic_load(&p->repl_sleeps), atomic_load(&p->repl_kicks));
+		 atomic_load(&p->repl_sleeps), atomic_load(&p->repl_kicks),
+		 (double)atomic_load(&p->host_cpu_ns[CPU_DRAIN]) * 1e-6,
+		 (double)atomic_load(&p->host_cpu_ns[CPU_REPL]) * 1e-6,
+		 (double)atomic_load(&p->host_cpu_ns[CPU_COLL]) * 1e-6);
 	/* Everything the pool ever allocated is a mapped block: free each
 	 * exactly once (region, seeds, batches; queued or still with the
 	 * device), plus the host shadows. */

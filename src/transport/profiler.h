@@ -147,6 +147,7 @@ struct tp_profiler {
 	_Atomic uint64_t null_entry_events; /* ready entries with a zero pointer */
 	_Atomic uint64_t freeze_opened, freeze_released;
 	_Atomic uint64_t drain_sleeps, repl_sleeps; /* statistics: host thread sleeps */
+	_Atomic uint64_t host_cpu_ns[3]; /* statistics: CPU ns of the drains, replenish, collectors */
 };
 
 /*

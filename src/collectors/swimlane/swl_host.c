@@ -11,14 +11,16 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/growbuf.h"
 #include "base/log.h"
 #include "collectors/swimlane/swl_host.h"
 #include "collectors/swimlane/swl_internal.h"
 
 /* Records of one instance, in collection order. */
 struct swl_vec {
-	uint8_t *data;
-	size_t n, cap; /* records */
+	uint8_t *data; /* == store.data */
+	size_t n;      /* records */
+	struct tp_growbuf store;
 	bool oom;
 };
 
@@ -110,20 +112,16 @@ static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 	if (info->instance >= c->ninst || !info->count)
 		return;
 	struct swl_vec *v = &c->vec[info->instance];
-	size_t rs = info->record_size;
-	if (v->n + info->count > v->cap) {
-		size_t cap = v->cap ? v->cap : 1024;
-		while (cap < v->n + info->count)
-			cap *= 2;
-		uint8_t *nd = realloc(v->data, cap * rs);
-		if (!nd) {
-			v->oom = true;
-			return;
-		}
-		v->data = nd;
-		v->cap = cap;
+	size_t rs = info->record_size, bytes = (size_t)info->count * rs;
+	/* Huge-page backed once large (base/growbuf.h): the first touch of
+	 * fresh memory is most of what a copy costs. */
+	if (tp_growbuf_reserve(&v->store, v->store.len + bytes) != 0) {
+		v->oom = true;
+		return;
 	}
-	memcpy(v->data + v->n * rs, info->records, (size_t)info->count * rs);
+	v->data = v->store.data;
+	memcpy(v->data + v->store.len, info->records, bytes);
+	v->store.len += bytes;
 	v->n += info->count;
 }
 
@@ -449,7 +447,7 @@ void swl_close(struct swl_collector *c)
 		c->ops.free_(c->ops.ud, c->dev.local);
 	if (c->vec)
 		for (uint32_t i = 0; i < c->ninst; i++)
-			free(c->vec[i].data);
+			tp_growbuf_free(&c->vec[i].store);
 	free(c->vec);
 	free(c->dev.cores);
 	free(c->dev.sched);
