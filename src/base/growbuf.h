@@ -18,10 +18,16 @@
  * with the limit at 128 KiB, 48 per-core stores of ~130 KB each cost 96 MB
  * of zeroing and doubled the collector's CPU.
  *
- * The reservation (TP_GROWBUF_RESERVE bytes, MAP_NORESERVE) only costs
- * address space; memory is committed as it is written. Where the kernel
- * refuses the reservation, the store stays on the heap; without
- * transparent huge pages it works in 4 KiB pages; only slower either way.
+ * The reservation (TP_GROWBUF_RESERVE bytes, then doubled as needed) is
+ * PROT_NONE address space: the store makes it writable as it grows
+ * (mprotect, doubling the writable extent), so only what is writable is
+ * charged to the commit limit, even under strict overcommit, and memory
+ * is used only as it is written. A store that outgrows its reservation
+ * moves into one twice as large (mremap of the page tables, no copy of
+ * the bytes; the 2 MiB alignment is kept). Where the kernel refuses the
+ * first reservation (a low `ulimit -v`), the store stays on the heap;
+ * without transparent huge pages it works in 4 KiB pages; only slower
+ * either way.
  *
  *     struct tp_growbuf b = TP_GROWBUF_INIT;
  *     if (tp_growbuf_reserve(&b, b.len + n) != 0)
@@ -44,15 +50,16 @@
  * huge-page-advised reservation. Below it a store costs no more than its
  * bytes (a run with few tasks per instance stays small). */
 #define TP_GROWBUF_MAP_MIN ((size_t)1 << 20)
-/* Address space (bytes) reserved at once when a store leaves the heap. A
- * store that outgrows it moves (mremap, no copy of the bytes). */
-#define TP_GROWBUF_RESERVE ((size_t)4 << 30)
+/* Address space (bytes) reserved when a store leaves the heap. A store
+ * that outgrows it moves into a reservation twice as large (mremap, no
+ * copy of the bytes). */
+#define TP_GROWBUF_RESERVE ((size_t)256 << 20)
 
 struct tp_growbuf {
 	uint8_t *data; /* NULL until the first reserve */
 	size_t len;    /* bytes in use: the caller advances it */
 	size_t cap;    /* bytes writable at data */
-	size_t mapped; /* 0: data is from malloc; else bytes of the mapping */
+	size_t mapped; /* 0: data is from malloc; else bytes reserved at data */
 };
 
 #define TP_GROWBUF_INIT { NULL, 0, 0, 0 }
@@ -60,7 +67,8 @@ struct tp_growbuf {
 /*
  * tp_growbuf_reserve — make at least `need` bytes writable at b->data.
  * Existing bytes [0, b->len) are kept; b->data may move. Returns 0, or
- * -ENOMEM (b unchanged, still valid). Implements the host half's record
+ * -ENOMEM when `need` cannot be made writable (b still valid with its
+ * bytes; b->data may have moved, b->cap is unchanged). Implements the host half's record
  * store of spec/framework.md §5 (collectors copy records out).
  */
 int tp_growbuf_reserve(struct tp_growbuf *b, size_t need);

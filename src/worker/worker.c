@@ -581,6 +581,11 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			     pmu_type, w->run_epoch, res->output_dir, &w->pmu_lease)))
 			goto out;
 		rc = run_round(w, dev, cal, kt, nk, &host, got, res);
+		/* A failed round is the error to report: closing the collectors
+		 * below may record their own ("no performance data"). */
+		char run_err[TP_ERROR_MSG_MAX] = "";
+		if (rc)
+			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
 		if (w->pmu && w->pmu_across) {
 			/* Retained: the device-side reads now; the background
 			 * writer publishes pmu.csv while the next run executes, and
@@ -623,8 +628,11 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			res->dep_tasks = ds.tasks;
 			res->dep_edges = ds.edges;
 		}
-		if (rc)
+		if (rc) {
+			if (run_err[0])
+				tp_set_error(rc, "%s", run_err);
 			goto out;
+		}
 		res->rounds = r + 1;
 		struct cmp_state st = { .worst_t = -1 };
 		for (uint32_t i = 0; i < host.n_tensors && !rc; i++)
