@@ -18,9 +18,8 @@
 
 /* Records of one instance, in collection order. */
 struct swl_vec {
-	uint8_t *data; /* == store.data */
-	size_t n;      /* records */
-	struct tp_growbuf store;
+	struct tp_growbuf store; /* the records' bytes */
+	size_t n;                /* records */
 	bool oom;
 };
 
@@ -119,8 +118,7 @@ static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 		v->oom = true;
 		return;
 	}
-	v->data = v->store.data;
-	memcpy(v->data + v->store.len, info->records, bytes);
+	memcpy(v->store.data + v->store.len, info->records, bytes);
 	v->store.len += bytes;
 	v->n += info->count;
 }
@@ -261,7 +259,7 @@ void swl_counts(const struct swl_collector *c, uint64_t *aicore, uint64_t *aicpu
 	const struct swl_dev *d = &c->dev;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicore(d, i));
-		const struct swl_aicore_rec *r = (const void *)v->data;
+		const struct swl_aicore_rec *r = (const void *)v->store.data;
 		for (size_t k = 0; k < v->n; k++)
 			a += r[k].start != 0;
 		b += vec_of(c, swl_inst_aicpu(d, i))->n;
@@ -332,7 +330,7 @@ static void write_records(const struct swl_collector *c, FILE *f)
 	bool any = false;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicore(d, i));
-		const struct swl_aicore_rec *r = (const void *)v->data;
+		const struct swl_aicore_rec *r = (const void *)v->store.data;
 		for (size_t k = 0; k < v->n; k++) {
 			if (!r[k].start)
 				continue; /* never written (spec §1.4) */
@@ -348,7 +346,7 @@ static void write_records(const struct swl_collector *c, FILE *f)
 	any = false;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicpu(d, i));
-		const struct swl_aicpu_rec *r = (const void *)v->data;
+		const struct swl_aicpu_rec *r = (const void *)v->store.data;
 		for (size_t k = 0; k < v->n; k++) {
 			fprintf(f, "%s\n    [%d, %" PRIu32 ", %" PRIu64 ", %" PRIu64 "]",
 				any ? "," : "", i, r[k].reg_task_id, r[k].dispatch, r[k].finish);
@@ -363,7 +361,7 @@ static void write_records(const struct swl_collector *c, FILE *f)
 			size_t n = 0;
 			if (t < d->num_threads) {
 				const struct swl_vec *v = vec_of(c, swl_inst_sched(d, t));
-				const struct swl_sched_rec *r = (const void *)v->data;
+				const struct swl_sched_rec *r = (const void *)v->store.data;
 				n = v->n;
 				size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
 				for (size_t k = 0; ord && k < n; k++)
@@ -401,7 +399,7 @@ static void write_records(const struct swl_collector *c, FILE *f)
 		const struct swl_vec *ov = vec_of(c, swl_inst_orch(d));
 		if (cfg->level >= SWL_LEVEL_ORCH_PHASES && ov->n) {
 			fputs(",\n  \"aicpu_orchestrator_phases\": [\n    [", f);
-			const struct swl_orch_rec *r = (const void *)ov->data;
+			const struct swl_orch_rec *r = (const void *)ov->store.data;
 			for (size_t k = 0; k < ov->n; k++)
 				fprintf(f,
 					"%s\n      {\"submit_idx\": %" PRIu32 ", \"task_id\": %" PRIu64
