@@ -122,9 +122,10 @@ static uint32_t kind_of(const char *s)
 
 /* ---- §1.8 layout: replay fixture A ------------------------------------ */
 
-static void test_fixture_a_layout(void **state)
+/* @shards: the pool's collector shards (0: the machine's default); with
+ * 4, each AICPU thread's buffers go through their own shard and log. */
+static void fixture_a_layout(uint32_t shards)
 {
-	(void)state;
 	char path[4096];
 	fixture_path(path, sizeof(path), "l2_swimlane_records.json");
 	size_t want_len;
@@ -140,7 +141,7 @@ static void test_fixture_a_layout(void **state)
 	struct swl_config cfg = {
 		.level = 4, .shadow = false, .clock_freq_hz = 50000000, .max_threads = 4,
 		.num_cores = nc, .block_dim = 2, .num_threads = 4, .orch_thread = 3,
-		.core_owner = owner,
+		.core_owner = owner, .max_shards = shards,
 	};
 	struct swl_collector *c = swl_open(&cfg);
 	assert_non_null(c);
@@ -223,6 +224,19 @@ static void test_fixture_a_layout(void **state)
 	uh_rm_rf(dir);
 	swl_close(c);
 	yajl_tree_free(j);
+}
+
+static void test_fixture_a_layout(void **state)
+{
+	(void)state;
+	fixture_a_layout(0);
+}
+
+/* Four collector shards, each with its own log: the file is the same. */
+static void test_fixture_a_layout_4_shards(void **state)
+{
+	(void)state;
+	fixture_a_layout(4);
 }
 
 /* ---- rotation under dual issue, step by step ----------------------------- */
@@ -618,6 +632,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_a_layout),
+		cmocka_unit_test(test_fixture_a_layout_4_shards),
 		cmocka_unit_test(test_levels_a2a3sim),
 		cmocka_unit_test(test_levels_a5sim),
 		cmocka_unit_test(test_synthetic_level4),

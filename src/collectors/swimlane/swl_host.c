@@ -16,10 +16,21 @@
 #include "collectors/swimlane/swl_host.h"
 #include "collectors/swimlane/swl_internal.h"
 
-/* Records of one instance, in collection order. */
+/* One delivered buffer's records in a shard's log: log[shard].data + off,
+ * n records of the instance's size. Offsets, not pointers: the log moves
+ * as it grows. */
+struct swl_seg {
+	uint64_t off; /* bytes into the log */
+	uint32_t n;   /* records */
+	uint32_t shard;
+};
+
+/* Records of one instance, in collection order: its segments, all in the
+ * log of the one shard that serves the instance's ready queue. */
 struct swl_vec {
-	struct tp_growbuf store; /* the records' bytes */
-	size_t n;                /* records */
+	struct swl_seg *seg;
+	uint32_t nseg, segcap;
+	size_t n; /* records, all segments */
 	bool oom;
 };
 
@@ -32,6 +43,10 @@ struct swl_collector {
 	uint8_t *inst_kind;
 	struct swl_vec *vec; /* per instance */
 	uint32_t ninst;
+	/* Per collector shard: the bytes of every buffer the shard delivered,
+	 * back to back (see swl_collect). */
+	struct tp_growbuf *log;
+	uint32_t nlogs;
 };
 
 /* Longest sleep of the pool's drains, µs.  A buffer holds at least 1000
@@ -102,24 +117,49 @@ static uint32_t swl_host_shards(void)
 	return n > 2 ? (uint32_t)(n - 1) : 1u;
 }
 
-/* Collector shard thread: copy the records out. An instance always
- * publishes on the same ready queue, so one shard owns its vector. */
+/* Collector shard thread: copy the records out. Every buffer a shard
+ * delivers is appended to that shard's one log, and the instance notes
+ * where (a segment). One log per shard, not one store per instance: the
+ * first touch of fresh memory is most of what the copy costs, and one
+ * large store takes it in 2 MiB huge pages (base/growbuf.h) where 48
+ * per-core stores of ~130 KB each would take it 4 KiB at a time. An
+ * instance always publishes on the same ready queue, so one shard owns
+ * its vector and its segments are in one log, in collection order. */
 static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 {
-	(void)shard;
 	struct swl_collector *c = ud;
 	if (info->instance >= c->ninst || !info->count)
 		return;
 	struct swl_vec *v = &c->vec[info->instance];
-	size_t rs = info->record_size, bytes = (size_t)info->count * rs;
-	/* Huge-page backed once large (base/growbuf.h): the first touch of
-	 * fresh memory is most of what a copy costs. */
-	if (tp_growbuf_reserve(&v->store, v->store.len + bytes) != 0) {
+	if (shard < 0 || (uint32_t)shard >= c->nlogs) {
+		v->oom = true; /* cannot happen: nlogs bounds the pool's shards */
+		return;
+	}
+	struct tp_growbuf *log = &c->log[shard];
+	size_t bytes = (size_t)info->count * info->record_size;
+	if (v->nseg == v->segcap) {
+		uint32_t cap = v->segcap ? 2 * v->segcap : 16;
+		struct swl_seg *ns = realloc(v->seg, (size_t)cap * sizeof(*ns));
+		if (!ns) {
+			v->oom = true;
+			return;
+		}
+		v->seg = ns;
+		v->segcap = cap;
+	}
+	/* A log starts in its huge-page reservation: its first touch is one
+	 * 2 MiB fault, not 256 of 4 KiB. */
+	size_t need = log->len + bytes;
+	if (need < TP_GROWBUF_MAP_MIN)
+		need = TP_GROWBUF_MAP_MIN;
+	if (tp_growbuf_reserve(log, need) != 0) {
 		v->oom = true;
 		return;
 	}
-	memcpy(v->store.data + v->store.len, info->records, bytes);
-	v->store.len += bytes;
+	memcpy(log->data + log->len, info->records, bytes);
+	v->seg[v->nseg++] = (struct swl_seg){
+		.off = log->len, .n = info->count, .shard = (uint32_t)shard};
+	log->len += bytes;
 	v->n += info->count;
 }
 
@@ -154,10 +194,14 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 	c->owner = calloc((size_t)nc, 1);
 	c->inst_kind = calloc(c->ninst, 1);
 	c->vec = calloc(c->ninst, sizeof(*c->vec));
+	const struct tp_module *mod = cfg->shadow ? &swl_module_a5 : &swl_module_a2a3;
+	/* The pool runs at most max_collector_threads shards (profiler.c). */
+	c->nlogs = (uint32_t)mod->max_collector_threads;
+	c->log = calloc(c->nlogs, sizeof(*c->log));
 	struct swl_dev *d = &c->dev;
 	d->cores = zalloc64((size_t)nc * sizeof(*d->cores));
 	d->sched = zalloc64((size_t)nt * sizeof(*d->sched));
-	if (!c->owner || !c->inst_kind || !c->vec || !d->cores || !d->sched)
+	if (!c->owner || !c->inst_kind || !c->vec || !c->log || !d->cores || !d->sched)
 		goto oom;
 	memcpy(c->owner, cfg->core_owner, (size_t)nc);
 	c->cfg.core_owner = c->owner;
@@ -188,14 +232,14 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 			goto oom;
 	}
 	struct tp_profiler_config pc = {
-		.module = cfg->shadow ? &swl_module_a5 : &swl_module_a2a3,
+		.module = mod,
 		.ops = c->ops,
 		.num_threads = (uint32_t)nt,
 		.num_instances = c->ninst,
 		.instance_kind = c->inst_kind,
 		.buffers_per_instance = SWL_BUFFERS_PER_INSTANCE,
 		.backstop_cycles = cfg->backstop_cycles,
-		.max_shards = swl_host_shards(),
+		.max_shards = cfg->max_shards ? cfg->max_shards : swl_host_shards(),
 		.idle_sleep_max_us = SWL_IDLE_SLEEP_MAX_US,
 		.warm_covers_instances = true,
 		.on_buffer_collected = swl_collect,
@@ -252,6 +296,20 @@ static const struct swl_vec *vec_of(const struct swl_collector *c, uint32_t inst
 	return &c->vec[inst];
 }
 
+/* The records of segment @s of an instance (after swl_stop). */
+static const void *seg_records(const struct swl_collector *c, const struct swl_seg *s)
+{
+	return c->log[s->shard].data + s->off;
+}
+
+/* Iterate the records of @v, of type T, in collection order: @r points at
+ * the current one. */
+#define FOR_EACH_REC(c, v, T, r)                                                         \
+	for (uint32_t seg_i_ = 0; seg_i_ < (v)->nseg; seg_i_++)                          \
+		for (const T *r = seg_records((c), &(v)->seg[seg_i_]),                   \
+			     *end_##r = r + (v)->seg[seg_i_].n;                              \
+		     r < end_##r; r++)
+
 void swl_counts(const struct swl_collector *c, uint64_t *aicore, uint64_t *aicpu,
 		uint64_t *sched, uint64_t *orch)
 {
@@ -259,9 +317,8 @@ void swl_counts(const struct swl_collector *c, uint64_t *aicore, uint64_t *aicpu
 	const struct swl_dev *d = &c->dev;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicore(d, i));
-		const struct swl_aicore_rec *r = (const void *)v->store.data;
-		for (size_t k = 0; k < v->n; k++)
-			a += r[k].start != 0;
+		FOR_EACH_REC(c, v, struct swl_aicore_rec, r)
+			a += r->start != 0;
 		b += vec_of(c, swl_inst_aicpu(d, i))->n;
 	}
 	for (int t = 0; t < d->num_threads; t++)
@@ -298,18 +355,41 @@ static const char *sched_kind_name(uint32_t k)
 
 /* Stable order by start: an inner resolve record and a zero-width marker
  * are written while their outer phase runs, before it is emitted; the
- * file lists each thread's records chronologically (spec §1.6). */
-static int cmp_sched(const void *a, const void *b, void *ud)
+ * file lists each thread's records chronologically (spec §1.6). Ties keep
+ * collection order, which is address order: a thread's segments are in
+ * one log, at increasing offsets. */
+static int cmp_sched(const void *a, const void *b)
 {
-	const struct swl_sched_rec *r = ud;
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-	if (r[x].start != r[y].start)
-		return r[x].start < r[y].start ? -1 : 1;
+	const struct swl_sched_rec *x = *(const struct swl_sched_rec *const *)a;
+	const struct swl_sched_rec *y = *(const struct swl_sched_rec *const *)b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
-/* The text layout of spec §1.8, byte for byte. */
-static void write_records(const struct swl_collector *c, FILE *f)
+/* One scheduler phase record, spec §1.6 / §1.8. */
+static void write_sched_rec(FILE *f, const struct swl_sched_rec *r, bool first)
+{
+	fprintf(f,
+		"%s\n      {\"kind\": \"%s\", \"start_cycles\": %" PRIu64
+		", \"end_cycles\": %" PRIu64 ", \"loop_iter\": %" PRIu64
+		", \"tasks_processed\": %" PRIu32,
+		first ? "" : ",", sched_kind_name(r->kind), r->start, r->end, r->loop_iter,
+		r->tasks_processed);
+	if (r->kind == SWL_SCHED_DISPATCH)
+		fprintf(f, ", \"pop_hit\": %" PRIu32 ", \"pop_miss\": %" PRIu32,
+			r->u.pop.pop_hit, r->u.pop.pop_miss);
+	else if (r->kind == SWL_SCHED_DUMMY_TASK || r->kind == SWL_SCHED_PREDICATED_SKIP)
+		fprintf(f, ", \"task_id\": %" PRIu64,
+			((uint64_t)r->u.task.ring_id << 32) | r->u.task.local_id);
+	fprintf(f, ", \"shared_at_start\": [%d,%d,%d], \"shared_at_end\": [%d,%d,%d]}",
+		r->shared_at_start[0], r->shared_at_start[1], r->shared_at_start[2],
+		r->shared_at_end[0], r->shared_at_end[1], r->shared_at_end[2]);
+}
+
+/* The text layout of spec §1.8, byte for byte. 0, or -ENOMEM (the file is
+ * then incomplete). */
+static int write_records(const struct swl_collector *c, FILE *f)
 {
 	const struct swl_dev *d = &c->dev;
 	const struct swl_config *cfg = &c->cfg;
@@ -330,14 +410,13 @@ static void write_records(const struct swl_collector *c, FILE *f)
 	bool any = false;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicore(d, i));
-		const struct swl_aicore_rec *r = (const void *)v->store.data;
-		for (size_t k = 0; k < v->n; k++) {
-			if (!r[k].start)
+		FOR_EACH_REC(c, v, struct swl_aicore_rec, r) {
+			if (!r->start)
 				continue; /* never written (spec §1.4) */
 			fprintf(f, "%s\n    [%d, %" PRIu64 ", %" PRIu32 ", %" PRIu64 ", %" PRIu64
 				   ", %" PRIu32 "]",
-				any ? "," : "", i, r[k].task_token, r[k].reg_task_id, r[k].start,
-				r[k].end, r[k].recv_to_start);
+				any ? "," : "", i, r->task_token, r->reg_task_id, r->start,
+				r->end, r->recv_to_start);
 			any = true;
 		}
 	}
@@ -346,10 +425,9 @@ static void write_records(const struct swl_collector *c, FILE *f)
 	any = false;
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicpu(d, i));
-		const struct swl_aicpu_rec *r = (const void *)v->store.data;
-		for (size_t k = 0; k < v->n; k++) {
+		FOR_EACH_REC(c, v, struct swl_aicpu_rec, r) {
 			fprintf(f, "%s\n    [%d, %" PRIu32 ", %" PRIu64 ", %" PRIu64 "]",
-				any ? "," : "", i, r[k].reg_task_id, r[k].dispatch, r[k].finish);
+				any ? "," : "", i, r->reg_task_id, r->dispatch, r->finish);
 			any = true;
 		}
 	}
@@ -361,36 +439,17 @@ static void write_records(const struct swl_collector *c, FILE *f)
 			size_t n = 0;
 			if (t < d->num_threads) {
 				const struct swl_vec *v = vec_of(c, swl_inst_sched(d, t));
-				const struct swl_sched_rec *r = (const void *)v->store.data;
 				n = v->n;
-				size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
-				for (size_t k = 0; ord && k < n; k++)
-					ord[k] = k;
-				if (ord)
-					qsort_r(ord, n, sizeof(*ord), cmp_sched, (void *)r);
-				for (size_t i = 0; i < n; i++) {
-					size_t k = ord ? ord[i] : i;
-					fprintf(f,
-						"%s\n      {\"kind\": \"%s\", \"start_cycles\": %" PRIu64
-						", \"end_cycles\": %" PRIu64 ", \"loop_iter\": %" PRIu64
-						", \"tasks_processed\": %" PRIu32,
-						i ? "," : "", sched_kind_name(r[k].kind), r[k].start,
-						r[k].end, r[k].loop_iter, r[k].tasks_processed);
-					if (r[k].kind == SWL_SCHED_DISPATCH)
-						fprintf(f, ", \"pop_hit\": %" PRIu32 ", \"pop_miss\": %" PRIu32,
-							r[k].u.pop.pop_hit, r[k].u.pop.pop_miss);
-					else if (r[k].kind == SWL_SCHED_DUMMY_TASK ||
-						 r[k].kind == SWL_SCHED_PREDICATED_SKIP)
-						fprintf(f, ", \"task_id\": %" PRIu64,
-							((uint64_t)r[k].u.task.ring_id << 32) |
-								r[k].u.task.local_id);
-					fprintf(f,
-						", \"shared_at_start\": [%d,%d,%d], \"shared_at_end\": "
-						"[%d,%d,%d]}",
-						r[k].shared_at_start[0], r[k].shared_at_start[1],
-						r[k].shared_at_start[2], r[k].shared_at_end[0],
-						r[k].shared_at_end[1], r[k].shared_at_end[2]);
-				}
+				const struct swl_sched_rec **ord = malloc((n ? n : 1) * sizeof(*ord));
+				if (!ord)
+					return tp_set_error(-ENOMEM, "swimlane: out of memory sorting "
+								     "the scheduler phases of thread %d", t);
+				size_t k = 0;
+				FOR_EACH_REC(c, v, struct swl_sched_rec, r)
+					ord[k++] = r;
+				qsort(ord, n, sizeof(*ord), cmp_sched);
+				for (size_t i = 0; i < n; i++)
+					write_sched_rec(f, ord[i], i == 0);
 				free(ord);
 			}
 			fprintf(f, "%s]%s\n", n ? "\n    " : "", t < cfg->max_threads - 1 ? "," : "");
@@ -399,16 +458,19 @@ static void write_records(const struct swl_collector *c, FILE *f)
 		const struct swl_vec *ov = vec_of(c, swl_inst_orch(d));
 		if (cfg->level >= SWL_LEVEL_ORCH_PHASES && ov->n) {
 			fputs(",\n  \"aicpu_orchestrator_phases\": [\n    [", f);
-			const struct swl_orch_rec *r = (const void *)ov->store.data;
-			for (size_t k = 0; k < ov->n; k++)
+			const char *sep = "";
+			FOR_EACH_REC(c, ov, struct swl_orch_rec, r) {
 				fprintf(f,
 					"%s\n      {\"submit_idx\": %" PRIu32 ", \"task_id\": %" PRIu64
 					", \"start_cycles\": %" PRIu64 ", \"end_cycles\": %" PRIu64 "}",
-					k ? "," : "", r[k].submit_idx, r[k].task_id, r[k].start, r[k].end);
+					sep, r->submit_idx, r->task_id, r->start, r->end);
+				sep = ",";
+			}
 			fputs("\n    ]\n  ]", f);
 		}
 	}
 	fputs("\n}\n", f);
+	return 0;
 }
 
 int swl_export(struct swl_collector *c, const char *dir)
@@ -427,7 +489,10 @@ int swl_export(struct swl_collector *c, const char *dir)
 	struct tp_file_tx tx;
 	if ((rc = tp_file_tx_begin(&tx, path, NULL)))
 		return rc;
-	write_records(c, tx.fp);
+	if ((rc = write_records(c, tx.fp))) {
+		tp_file_tx_abort(&tx, false);
+		return rc;
+	}
 	return tp_file_tx_commit(&tx);
 }
 
@@ -445,8 +510,12 @@ void swl_close(struct swl_collector *c)
 		c->ops.free_(c->ops.ud, c->dev.local);
 	if (c->vec)
 		for (uint32_t i = 0; i < c->ninst; i++)
-			tp_growbuf_free(&c->vec[i].store);
+			free(c->vec[i].seg);
 	free(c->vec);
+	if (c->log)
+		for (uint32_t i = 0; i < c->nlogs; i++)
+			tp_growbuf_free(&c->log[i]);
+	free(c->log);
 	free(c->dev.cores);
 	free(c->dev.sched);
 	free(c->inst_kind);

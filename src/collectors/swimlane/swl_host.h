@@ -46,6 +46,10 @@
  * @core_owner:     @num_cores entries: the scheduler thread that owns each
  *                  core (metadata.core_to_thread); copied.
  * @backstop_cycles: gate backstop in system-counter ticks; 0: 30 s.
+ * @max_shards:     collector shards (host threads per role) at most; 0: what
+ *                  the machine can spare beside the simulated device (one on
+ *                  a 2-CPU host). The pool runs min(this, @num_threads,
+ *                  the module's bound 4 / 7).
  */
 struct swl_config {
 	int level;
@@ -58,6 +62,7 @@ struct swl_config {
 	int orch_thread;
 	const int8_t *core_owner;
 	uint64_t backstop_cycles;
+	uint32_t max_shards;
 };
 
 struct swl_collector;
