@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/prefault.h"
 #include "transport/buffer_pool.h"
 
 #define BP_DEFAULT_RING 1024u
@@ -531,8 +532,12 @@ uint64_t bp_alloc_and_register_block(struct bp_pool *bp, size_t size, void **hos
 	if (bp->ops.reg) {
 		rc = bp->ops.reg(bp->ops.ud, dev, size, &host);
 	} else if (bp->shadow) {
-		/* a5: a zeroed malloc shadow, pushed so both sides agree. */
-		host = calloc(1, size);
+		/* a5: a zeroed shadow, pushed so both sides agree. Its pages are
+		 * faulted in here (base/prefault.h), by prof_open / prof_start for
+		 * the seeded buffers and the replenish thread for later ones, not
+		 * by the drain that first copies a buffer in while the device
+		 * waits for it back. */
+		host = tp_alloc_prefaulted(size);
 		shadow_owned = host != NULL;
 		rc = host ? bp->ops.copy_to_device(bp->ops.ud, dev, host, size) : -ENOMEM;
 	} else {

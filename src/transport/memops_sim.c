@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/prefault.h"
 #include "transport/module.h"
 
 #define SIM_ATOMIC_COPY_MAX 256u
@@ -30,10 +31,12 @@ static void *sim_alloc(void *ud, size_t size)
 	if (size == 0)
 		size = 1;
 	size_t rounded = (size + 63u) & ~(size_t)63u;
-	struct sim_block_hdr *b = aligned_alloc(64, sizeof(*b) + rounded);
+	/* Zeroed with its pages present (base/prefault.h): device memory is
+	 * ready when it is handed out, and the device thread that first
+	 * writes a buffer does not take its page faults. */
+	struct sim_block_hdr *b = tp_alloc_prefaulted(sizeof(*b) + rounded);
 	if (!b)
 		return NULL;
-	memset(b, 0, sizeof(*b) + rounded);
 	b->size = rounded;
 	atomic_fetch_add_explicit(&g_live_bytes, (int64_t)rounded, memory_order_relaxed);
 	return b + 1;

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/prefault.h — zero-filled memory whose pages are already present.
+ *
+ * calloc (and malloc + memset 0, which the compiler turns into calloc)
+ * returns large blocks as fresh mappings whose pages appear on first
+ * touch. A host thread on the record path that touches them first pays
+ * for each 4 KiB page there: a fault, and, if the page was read before it
+ * was written (the zero page mapped first), a copy-on-write fault with a
+ * TLB shootdown to the other CPUs — about 2 µs a page on this VM, while
+ * the device waits for the buffer back. Memory from tp_alloc_prefaulted()
+ * has had its faults taken by the allocating thread.
+ */
+#ifndef TASKPROF_BASE_PREFAULT_H
+#define TASKPROF_BASE_PREFAULT_H
+
+#include <stddef.h>
+
+/*
+ * tp_alloc_prefaulted — allocate @size bytes (> 0), zero-filled, every
+ * page of them present and writable (MADV_POPULATE_WRITE; where the kernel
+ * lacks it, one write per page). Page-aligned; release with free().
+ * Returns NULL when out of memory (or @size is 0).
+ */
+void *tp_alloc_prefaulted(size_t size);
+
+#endif
