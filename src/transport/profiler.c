@@ -1168,6 +1168,8 @@ int prof_start(struct tp_profiler *p)
 	(void)tp_sys_cnt(); /* calibrate the clock here, not on a producer */
 	prof_replenish_free_queues(p);
 	bp_replenish_recycled_pools(&p->bp);
+	p->start_allocs = atomic_load_explicit(&p->bp.n_allocs, memory_order_relaxed);
+	p->start_bytes = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
 	atomic_store_explicit(&p->mgmt_running, true, memory_order_release);
 	int rc = 0, nd = 0, nc = 0;
 	bool repl = false;
@@ -1356,12 +1358,15 @@ void prof_close(struct tp_profiler *p)
 	if (!p)
 		return;
 	prof_stop(p);
-	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes, %" PRIu64
+	uint64_t na = atomic_load(&p->bp.n_allocs), nb = atomic_load(&p->bp.pool_bytes);
+	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes (%" PRIu64
+		 " and %" PRIu64 " bytes after start), %" PRIu64
 		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered; "
 		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks; "
 		 "host CPU: drain %.3f ms, replenish %.3f ms, collect %.3f ms",
-		 p->m->name, atomic_load(&p->bp.n_allocs), atomic_load(&p->bp.pool_bytes),
-		 atomic_load(&p->bp.alloc_refused), atomic_load(&p->freeze_opened),
+		 p->m->name, na, nb, p->start_bytes ? na - p->start_allocs : 0,
+		 p->start_bytes ? nb - p->start_bytes : 0, atomic_load(&p->bp.alloc_refused),
+		 atomic_load(&p->freeze_opened),
 		 atomic_load(&p->buffers_collected), atomic_load(&p->drain_sleeps),
 		 atomic_load(&p->repl_sleeps), atomic_load(&p->repl_kicks),
 		 (double)atomic_load(&p->host_cpu_ns[CPU_DRAIN]) * 1e-6,

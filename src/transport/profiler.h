@@ -148,6 +148,8 @@ struct tp_profiler {
 	_Atomic uint64_t freeze_opened, freeze_released;
 	_Atomic uint64_t drain_sleeps, repl_sleeps; /* statistics: host thread sleeps */
 	_Atomic uint64_t host_cpu_ns[3]; /* statistics: CPU ns of the drains, replenish, collectors */
+	uint64_t start_allocs, start_bytes; /* statistics: pool allocations / bytes when
+					     * prof_start had seeded it */
 };
 
 /*
