@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/growbuf.h"
 #include "base/log.h"
 #include "collectors/depgen/depgen.h"
 #include "transport/profiler.h"
@@ -73,11 +74,13 @@ uint64_t dg_tensor_id(uint64_t buffer_addr, uint32_t version)
 
 /* ---- collector --------------------------------------------------------- */
 
-/* One delivered buffer's records, copied out. */
+/* One delivered buffer's records, copied out into the log. */
 struct dg_chunk {
 	uint32_t seq;
 	uint32_t count;
-	union dg_record *recs;
+	uint64_t off;           /* bytes into dg->log */
+	union dg_record *recs;  /* log.data + off; set by dg_build (the log
+				 * moves while it grows) */
 };
 
 struct dg_collector {
@@ -87,6 +90,9 @@ struct dg_collector {
 	 * prof_stop joined that thread (the join orders the accesses). */
 	struct dg_chunk *chunks;
 	size_t n_chunks, cap_chunks;
+	/* Every delivered buffer's records, back to back (base/growbuf.h:
+	 * huge pages from the first byte, one fault per 2 MiB). */
+	struct tp_growbuf log;
 	uint64_t oom_lost;      /* records lost to a failed host allocation */
 };
 
@@ -107,13 +113,14 @@ static void dg_collect(void *ud, const struct tp_ready_info *info, int shard)
 		dg->cap_chunks = cap;
 	}
 	size_t bytes = (size_t)info->count * DG_RECORD_SIZE;
-	union dg_record *r = malloc(bytes);
-	if (!r) {
+	size_t need = dg->log.len + bytes;
+	if (tp_growbuf_reserve(&dg->log, need < TP_GROWBUF_MAP_MIN ? TP_GROWBUF_MAP_MIN : need)) {
 		dg->oom_lost += info->count;
 		return;
 	}
-	memcpy(r, info->records, bytes);
-	dg->chunks[dg->n_chunks++] = (struct dg_chunk){ info->seq, info->count, r };
+	memcpy(dg->log.data + dg->log.len, info->records, bytes);
+	dg->chunks[dg->n_chunks++] = (struct dg_chunk){ info->seq, info->count, dg->log.len, NULL };
+	dg->log.len += bytes;
 }
 
 struct dg_collector *dg_open(const struct dg_config *cfg)
@@ -170,8 +177,7 @@ void dg_close(struct dg_collector *dg)
 		return;
 	if (dg->p)
 		prof_close(dg->p);
-	for (size_t i = 0; i < dg->n_chunks; i++)
-		free(dg->chunks[i].recs);
+	tp_growbuf_free(&dg->log);
 	free(dg->chunks);
 	free(dg);
 }
@@ -275,6 +281,8 @@ static int dg_build(struct dg_collector *dg, struct dg_graph *g)
 {
 	size_t nrec = 0, ntask = 0, nedge = 0;
 	qsort(dg->chunks, dg->n_chunks, sizeof(*dg->chunks), cmp_chunk);
+	for (size_t c = 0; c < dg->n_chunks; c++)
+		dg->chunks[c].recs = (union dg_record *)(dg->log.data + dg->chunks[c].off);
 	for (size_t c = 0; c < dg->n_chunks; c++)
 		for (uint32_t i = 0; i < dg->chunks[c].count; i++) {
 			uint8_t t = dg->chunks[c].recs[i].type;
