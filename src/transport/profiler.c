@@ -262,6 +262,11 @@ struct drain_ctx {
 	 * instance, or a ready queue at least half full.  Only then (or in
 	 * busy mode) does the drain shorten its sleep (drain_main). */
 	bool pressure;
+	/* A buffer went to this drain's collector shard during the pass: it
+	 * is woken once, at the end of the pass (drain_pass), not per buffer:
+	 * each wake of a sleeping collector is a futex call and two context
+	 * switches on CPUs the device's threads run on. */
+	bool wake_pending;
 };
 
 static void kick_replenish(struct tp_profiler *p);
@@ -389,11 +394,17 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 		.records = (char *)host + TP_BUF_HDR_SIZE,
 	};
 	if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
-		bp_wake_ready(&p->bp, shard);
+		if (dc)
+			dc->wake_pending = true; /* drain_pass wakes the collector */
+		else
+			bp_wake_ready(&p->bp, shard);
 		return;
 	}
 	/* The collector is behind: wait for room (backpressure reaches the
-	 * device through the ready queue) rather than lose the buffer. */
+	 * device through the ready queue) rather than lose the buffer. Wake
+	 * it first: a wake deferred to the end of the pass would come only
+	 * after this wait. */
+	bp_wake_ready(&p->bp, shard);
 	int wait_ms = p->cfg.ready_push_wait_ms;
 	uint64_t deadline = tp_now_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000u;
 	while (wait_ms > 0 && tp_now_ns() < deadline) {
@@ -669,6 +680,10 @@ static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t fir
 		hit |= popped > 0;
 		if (dc && popped * 2 >= rq_size(p))
 			dc->pressure = true;
+	}
+	if (dc && dc->wake_pending) {
+		dc->wake_pending = false;
+		bp_wake_ready(&p->bp, dc->shard);
 	}
 	return hit;
 }
