@@ -2,6 +2,7 @@
 /* base/prefault.c — see prefault.h. */
 #include "base/prefault.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,14 @@ void *tp_alloc_prefaulted(size_t size)
 	if (!p)
 		return NULL;
 	if (madvise(p, span, MADV_POPULATE_WRITE) != 0) {
-		/* Old kernel: one write per page faults it in writable. */
+		if (errno != EINVAL) {
+			/* ENOMEM / EFAULT: the pages could not be populated;
+			 * touching them would only trade this error for the OOM
+			 * killer or SIGBUS. */
+			free(p);
+			return NULL;
+		}
+		/* Kernel before 5.14: one write per page faults it in. */
 		volatile unsigned char *v = p;
 		for (size_t off = 0; off < span; off += page)
 			v[off] = 0;

@@ -20,7 +20,8 @@
  * tp_alloc_prefaulted — allocate @size bytes (> 0), zero-filled, every
  * page of them present and writable (MADV_POPULATE_WRITE; where the kernel
  * lacks it, one write per page). Page-aligned; release with free().
- * Returns NULL when out of memory (or @size is 0).
+ * Returns NULL when out of memory, including when the kernel cannot
+ * populate the pages (or @size is 0).
  */
 void *tp_alloc_prefaulted(size_t size);
 

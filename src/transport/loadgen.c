@@ -50,7 +50,7 @@ struct lg_producer {
 	int rc;
 };
 
-static void lg_collect(void *ud, const struct tp_ready_info *info, int shard)
+static bool lg_collect(void *ud, const struct tp_ready_info *info, int shard)
 {
 	(void)shard;
 	struct lg_shared *s = ud;
@@ -67,6 +67,7 @@ static void lg_collect(void *ud, const struct tp_ready_info *info, int shard)
 		while (tp_now_ns() < until)
 			;
 	}
+	return true;
 }
 
 static void *lg_producer_main(void *arg)

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,10 +31,11 @@ static void *sim_alloc(void *ud, size_t size)
 	(void)ud;
 	if (size == 0)
 		size = 1;
+	if (size > SIZE_MAX - 63u - sizeof(struct sim_block_hdr))
+		return NULL;
 	size_t rounded = (size + 63u) & ~(size_t)63u;
-	/* Zeroed with its pages present (base/prefault.h): device memory is
-	 * ready when it is handed out, and the device thread that first
-	 * writes a buffer does not take its page faults. */
+	/* Zeroed with its pages present (base/prefault.h), faulted in by the
+	 * allocating thread in one call rather than page by page. */
 	struct sim_block_hdr *b = tp_alloc_prefaulted(sizeof(*b) + rounded);
 	if (!b)
 		return NULL;

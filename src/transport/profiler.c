@@ -27,6 +27,7 @@
 #define REPLENISH_SLEEP_FACTOR 4 /* quiet replenish bound / drain bound: kicks cover urgency */
 #define REPLENISH_BUSY_MAX_US 200 /* replenish bound while busy: it opens / releases freezes */
 #define BUSY_WINDOW_NS (20ull * 1000 * 1000) /* busy mode lasts this long after pressure */
+#define DRAIN_WAKE_BATCH 8 /* buffers a drain hands its collector before a wake at the latest */
 #define STARVED_KICK_NS (100ull * 1000) /* drain: kicks while an instance stays starved */
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
@@ -262,11 +263,12 @@ struct drain_ctx {
 	 * instance, or a ready queue at least half full.  Only then (or in
 	 * busy mode) does the drain shorten its sleep (drain_main). */
 	bool pressure;
-	/* A buffer went to this drain's collector shard during the pass: it
-	 * is woken once, at the end of the pass (drain_pass), not per buffer:
+	/* Buffers handed to this drain's collector shard and not yet woken
+	 * for: the collector is woken once per ready queue emptied (and every
+	 * DRAIN_WAKE_BATCH buffers while one keeps coming), not per buffer:
 	 * each wake of a sleeping collector is a futex call and two context
-	 * switches on CPUs the device's threads run on. */
-	bool wake_pending;
+	 * switches on CPUs the device's threads run on (drain_pass). */
+	uint32_t wake_pending;
 };
 
 static void kick_replenish(struct tp_profiler *p);
@@ -394,10 +396,11 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 		.records = (char *)host + TP_BUF_HDR_SIZE,
 	};
 	if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
+		if (dc && ++dc->wake_pending < DRAIN_WAKE_BATCH)
+			return; /* drain_pass wakes the collector */
 		if (dc)
-			dc->wake_pending = true; /* drain_pass wakes the collector */
-		else
-			bp_wake_ready(&p->bp, shard);
+			dc->wake_pending = 0;
+		bp_wake_ready(&p->bp, shard);
 		return;
 	}
 	/* The collector is behind: wait for room (backpressure reaches the
@@ -680,10 +683,10 @@ static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t fir
 		hit |= popped > 0;
 		if (dc && popped * 2 >= rq_size(p))
 			dc->pressure = true;
-	}
-	if (dc && dc->wake_pending) {
-		dc->wake_pending = false;
-		bp_wake_ready(&p->bp, dc->shard);
+		if (dc && dc->wake_pending) {
+			dc->wake_pending = 0;
+			bp_wake_ready(&p->bp, dc->shard);
+		}
 	}
 	return hit;
 }
@@ -823,10 +826,13 @@ static void *replenish_main(void *arg)
 
 static void consume(struct tp_profiler *p, const struct tp_ready_info *info, int shard)
 {
-	if (p->cfg.on_buffer_collected)
-		p->cfg.on_buffer_collected(p->cfg.ud, info, shard);
-	atomic_fetch_add_explicit(&p->inst_collected[info->instance], info->count,
-				  memory_order_relaxed);
+	bool kept = !p->cfg.on_buffer_collected ||
+		    p->cfg.on_buffer_collected(p->cfg.ud, info, shard);
+	if (kept)
+		atomic_fetch_add_explicit(&p->inst_collected[info->instance], info->count,
+					  memory_order_relaxed);
+	else
+		count_host_loss(p, TP_HOST_LOST_COLLECTOR, info->instance, info->count);
 	atomic_fetch_add_explicit(&p->buffers_collected, 1, memory_order_relaxed);
 	/* Return the buffer through the done ring.  When the ring is full the
 	 * replenish thread is behind: wait for it (it drains every ring on
@@ -1375,7 +1381,7 @@ void prof_close(struct tp_profiler *p)
 	prof_stop(p);
 	uint64_t na = atomic_load(&p->bp.n_allocs), nb = atomic_load(&p->bp.pool_bytes);
 	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes (%" PRIu64
-		 " and %" PRIu64 " bytes after start), %" PRIu64
+		 " allocations, %" PRIu64 " bytes after start), %" PRIu64
 		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered; "
 		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks; "
 		 "host CPU: drain %.3f ms, replenish %.3f ms, collect %.3f ms",

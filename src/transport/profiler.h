@@ -43,12 +43,18 @@ enum tp_host_loss {
 	TP_HOST_LOST_UNMAPPED,      /* buffer pointer has no host mapping */
 	TP_HOST_LOST_COPY_FAILED,   /* a5: copying the buffer in failed */
 	TP_HOST_LOST_SHARD_FULL,    /* host ready shard stayed full: buffer retired */
+	TP_HOST_LOST_COLLECTOR,     /* the collector could not keep them (host out of
+				     * memory, a failed write): its callback said so */
 	TP_HOST_LOST_NCAUSES
 };
 
 /* Called on collector shard `shard`'s thread for every delivered buffer.
- * Copy the records out; do not keep `info->records` after returning. */
-typedef void (*tp_on_buffer_collected_fn)(void *ud, const struct tp_ready_info *info, int shard);
+ * Copy the records out; do not keep `info->records` after returning.
+ * Return true when the records were kept (or deliberately ignored), false
+ * when the collector could not keep them (out of memory, a failed write):
+ * reconcile then counts them as lost (TP_HOST_LOST_COLLECTOR), not as
+ * collected. */
+typedef bool (*tp_on_buffer_collected_fn)(void *ud, const struct tp_ready_info *info, int shard);
 
 struct tp_profiler_config {
 	const struct tp_module *module;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/growbuf.h"
+#include "unit_helpers.h"
 
 #define MIB ((size_t)1 << 20)
 
@@ -139,32 +140,13 @@ static void test_impossible_size_is_refused_and_leaves_the_store(void **state)
 	assert_null(b.data);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#else
-#define UNDER_SANITIZER 0
-#endif
-
-/* Address space of this process now, bytes (VmSize), or 0. */
-static size_t vm_size(void)
-{
-	FILE *f = fopen("/proc/self/statm", "r");
-	unsigned long pages = 0;
-	if (!f)
-		return 0;
-	if (fscanf(f, "%lu", &pages) != 1)
-		pages = 0;
-	fclose(f);
-	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
-}
-
 /* In a child whose address space is capped 64 MiB above its size, the
  * 256 MiB reservation is refused: the store must stay on the heap with
  * every byte. Exit status 0: pass; 2: the cap did not refuse it; other:
  * a check failed. */
 static int fallback_child(void)
 {
-	size_t now = vm_size();
+	size_t now = uh_vm_size();
 	if (!now)
 		return 3;
 	struct rlimit rl = { .rlim_cur = now + 64 * MIB, .rlim_max = now + 64 * MIB };
@@ -183,7 +165,7 @@ static int fallback_child(void)
 static void test_refused_reservation_stays_on_the_heap(void **state)
 {
 	(void)state;
-	if (UNDER_SANITIZER)
+	if (UH_UNDER_SANITIZER)
 		skip(); /* the sanitizers' shadow mappings need the address space */
 	fflush(NULL);
 	pid_t pid = fork();

@@ -23,6 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
+#include <sys/resource.h>
 
 #include <cmocka.h>
 #include <yajl/yajl_tree.h>
@@ -298,6 +300,81 @@ static void test_rotation_dual_issue(void **state)
 	yajl_tree_free(j);
 	uh_rm_rf(dir);
 	swl_close(c);
+}
+
+/* ---- host out of memory: lost records are counted, not collected ------- */
+
+/* In a child whose address space is capped just above its size once the
+ * pool runs, the collector cannot make room for the records it receives:
+ * reconcile must count them as lost by the host (TP_HOST_LOST_COLLECTOR),
+ * still balance, and swl_reconcile must fail. Exit status 0: pass; other:
+ * the check that failed. */
+static int host_oom_child(void)
+{
+	/* One malloc arena with a fixed mmap threshold (before any thread
+	 * exists): a thread arena's reserved heap, or a threshold raised by
+	 * frees, would serve the collector's 1 MiB from address space the
+	 * process already has. */
+	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	int8_t owner[3] = { 0, 0, 0 };
+	struct swl_config cfg = {
+		.level = 2, .clock_freq_hz = 50000000, .max_threads = 4, .num_cores = 3,
+		.block_dim = 1, .num_threads = 2, .orch_thread = 1, .core_owner = owner,
+	};
+	struct swl_collector *c = swl_open(&cfg);
+	if (!c || swl_start(c) != 0)
+		return 3;
+	malloc_trim(0);
+	size_t now = uh_vm_size();
+	if (!now)
+		return 4;
+	/* Less than the collector's first 1 MiB log, whether it asks for its
+	 * 256 MiB reservation or falls back to the heap. */
+	struct rlimit rl = { .rlim_cur = now + 256 * 1024, .rlim_max = now + 256 * 1024 };
+	if (setrlimit(RLIMIT_AS, &rl) != 0)
+		return 5;
+	struct swl_dev *d = swl_dev(c);
+	const uint32_t n = 2 * SWL_AICORE_BUFFER_SIZE + 5; /* three AICore buffers */
+	for (uint32_t k = 1; k <= n; k++) {
+		swl_dev_on_dispatch(d, 0, 0, k, 10 * k);
+		swl_dev_on_aicore_receive(d, 0, k);
+		swl_dev_on_aicore_task(d, 0, k, k, 10 * k + 1, 10 * k + 2, 10 * k + 3);
+		swl_dev_on_fin(d, 0, 0, k, 10 * k, 10 * k + 4);
+	}
+	swl_dev_flush_thread(d, 0);
+	swl_stop(c);
+	struct tp_reconcile rec;
+	int rc = swl_reconcile(c, &rec);
+	if (rc == 0)
+		return 6; /* the loss must fail the collection */
+	uint64_t lost = 0, total = 0;
+	for (int k = 0; k < rec.kinds; k++) {
+		if (!rec.pool[k].ok)
+			return 7; /* every record collected or counted as lost */
+		lost += rec.pool[k].dropped;
+		total += rec.pool[k].total;
+	}
+	if (total != 2 * (uint64_t)n)
+		return 8;
+	if (!rec.pool[0].host_lost_by_cause[TP_HOST_LOST_COLLECTOR] ||
+	    rec.pool[0].host_lost_by_cause[TP_HOST_LOST_COLLECTOR] > lost)
+		return 9;
+	swl_close(c);
+	return 0;
+}
+
+static void test_host_oom_counts_lost(void **state)
+{
+	(void)state;
+	if (UH_UNDER_SANITIZER)
+		skip(); /* the sanitizers' shadow mappings need the address space */
+	/* A fresh process (not a fork of this one): only the main malloc
+	 * arena, no reserved thread-arena heap for the cap to miss. */
+	char out[64];
+	assert_int_equal(uh_run_self("--host-oom-child", "TASKPROF_LOG_LEVEL", "error", out,
+				     sizeof(out)),
+			 0);
 }
 
 /* ---- callables of this test ------------------------------------------- */
@@ -628,11 +705,14 @@ static void test_no_data(void **state)
 	run_free(&o);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--host-oom-child") == 0)
+		return host_oom_child();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_a_layout),
 		cmocka_unit_test(test_fixture_a_layout_4_shards),
+		cmocka_unit_test(test_host_oom_counts_lost),
 		cmocka_unit_test(test_levels_a2a3sim),
 		cmocka_unit_test(test_levels_a5sim),
 		cmocka_unit_test(test_synthetic_level4),

@@ -508,7 +508,7 @@ static void fill(uint8_t *r, uint32_t inst, uint32_t idx)
 		r[j] = (uint8_t)(idx * 31u + j * 7u + inst * 101u + 1u);
 }
 
-static void xport_collected(void *ud, const struct tp_ready_info *info, int shard)
+static bool xport_collected(void *ud, const struct tp_ready_info *info, int shard)
 {
 	(void)shard;
 	struct xport *x = ud;
@@ -529,6 +529,7 @@ static void xport_collected(void *ud, const struct tp_ready_info *info, int shar
 		x->collected[inst] += info->count;
 	}
 	pthread_mutex_unlock(&x->mu);
+	return true;
 }
 
 /* AICPU threads 0 and 1 each write RECORDS records of their own instance. */

@@ -39,7 +39,7 @@ struct sink {
 	uint64_t sum[NQ];
 };
 
-static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
+static bool on_collected(void *ud, const struct tp_ready_info *info, int shard)
 {
 	(void)shard;
 	struct sink *s = ud;
@@ -48,6 +48,7 @@ static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
 		s->sum[info->instance] += ((const uint8_t *)info->records)[(size_t)i * RS];
 	s->n[info->instance] += info->count;
 	pthread_mutex_unlock(&s->mu);
+	return true;
 }
 
 static struct tp_profiler *open_with(uint32_t max_shards, uint32_t sleep_max, struct sink *s)

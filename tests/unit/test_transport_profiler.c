@@ -90,7 +90,7 @@ struct sink {
 	struct delivery d[MAXD];
 };
 
-static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
+static bool on_collected(void *ud, const struct tp_ready_info *info, int shard)
 {
 	struct sink *s = ud;
 	pthread_mutex_lock(&s->mu);
@@ -111,6 +111,7 @@ static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
 	}
 	s->n++;
 	pthread_mutex_unlock(&s->mu);
+	return true;
 }
 
 static int sink_n(struct sink *s)

@@ -177,32 +177,32 @@ static void cfail(struct cctx *c, const char *fmt, ...)
 	fprintf(stderr, "collector check failed: %s\n", c->first_err);
 }
 
-static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
+static bool on_collected(void *ud, const struct tp_ready_info *info, int shard)
 {
 	struct cctx *c = ud;
 	if (shard < 0 || shard >= 8) {
 		cfail(c, "bad shard %d", shard);
-		return;
+		return true;
 	}
 	uint64_t nb = atomic_fetch_add_explicit(&c->shard_bufs[shard], 1, memory_order_relaxed) + 1;
 	if (info->instance >= c->n_inst) {
 		cfail(c, "instance %u out of range", info->instance);
-		return;
+		return true;
 	}
 	uint32_t kind = c->inst_kind ? c->inst_kind[info->instance] : 0;
 	if (info->kind != kind) {
 		cfail(c, "instance %u: buffer kind %u, expected %u", info->instance, info->kind, kind);
-		return;
+		return true;
 	}
 	if (info->record_size != c->m->record_size[kind]) {
 		cfail(c, "kind %u: record_size %u, expected %u", kind, info->record_size,
 		      c->m->record_size[kind]);
-		return;
+		return true;
 	}
 	if (info->count == 0 || info->count > c->m->records_per_buffer[kind]) {
 		cfail(c, "instance %u: buffer count %u (capacity %u)", info->instance, info->count,
 		      c->m->records_per_buffer[kind]);
-		return;
+		return true;
 	}
 	if ((const char *)info->records != (const char *)info->host_ptr + TP_BUF_HDR_SIZE)
 		cfail(c, "records pointer is not host_ptr + header");
@@ -234,18 +234,18 @@ static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
 		if (h.magic != REC_MAGIC || h.producer != info->instance) {
 			cfail(c, "instance %u: record %u has magic %#x producer %u", info->instance,
 			      i, h.magic, h.producer);
-			return;
+			return true;
 		}
 		if (chk != rec_chk(h.producer, h.seq)) {
 			cfail(c, "instance %u: record seq %llu has a bad check word", info->instance,
 			      (unsigned long long)h.seq);
-			return;
+			return true;
 		}
 		if (c->strict ? h.seq != ic->next_seq : (ic->any && h.seq < ic->next_seq)) {
 			cfail(c, "instance %u: record seq %llu, expected %s%llu", info->instance,
 			      (unsigned long long)h.seq, c->strict ? "" : ">= ",
 			      (unsigned long long)ic->next_seq);
-			return;
+			return true;
 		}
 		ic->next_seq = h.seq + 1;
 		ic->any = true;
@@ -262,6 +262,7 @@ static void on_collected(void *ud, const struct tp_ready_info *info, int shard)
 	}
 	if (c->sleep_every && nb % c->sleep_every == 0)
 		sleep_us(c->sleep_us);
+	return true;
 }
 
 /* ------------------------------------------------------------ producers */

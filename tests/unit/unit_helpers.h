@@ -7,6 +7,9 @@
  *   where that first use has not happened yet.
  * - uh_capture_stderr_*(): redirect fd 2 into a file and read it back.
  * - uh_mkdtemp() / uh_rm_rf(): a scratch directory per test.
+ * - uh_vm_size(): this process's address space, for tests that cap it.
+ * - UH_UNDER_SANITIZER: 1 in ASan / TSan builds (their shadow mappings
+ *   need the address space such tests take away).
  */
 #ifndef TASKPROF_TESTS_UNIT_HELPERS_H
 #define TASKPROF_TESTS_UNIT_HELPERS_H
@@ -144,6 +147,25 @@ static inline int uh_rm_one(const char *p, const struct stat *st, int flag,
 	(void)ftw;
 	return remove(p);
 }
+
+/* Address space of this process now, bytes (VmSize), or 0. */
+static inline size_t uh_vm_size(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu", &pages) != 1)
+		pages = 0;
+	fclose(f);
+	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UH_UNDER_SANITIZER 1
+#else
+#define UH_UNDER_SANITIZER 0
+#endif
 
 /* rm -rf @path, then free it. */
 static inline void uh_rm_rf(char *path)

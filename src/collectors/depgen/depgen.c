@@ -96,18 +96,20 @@ struct dg_collector {
 	uint64_t oom_lost;      /* records lost to a failed host allocation */
 };
 
-static void dg_collect(void *ud, const struct tp_ready_info *info, int shard)
+static bool dg_collect(void *ud, const struct tp_ready_info *info, int shard)
 {
 	(void)shard;
 	struct dg_collector *dg = ud;
-	if (info->record_size != DG_RECORD_SIZE || !info->count)
-		return;
+	if (!info->count)
+		return true;
+	if (info->record_size != DG_RECORD_SIZE)
+		return false; /* cannot happen (one kind of this size); lost if it did */
 	if (dg->n_chunks == dg->cap_chunks) {
 		size_t cap = dg->cap_chunks ? dg->cap_chunks * 2 : 64;
 		struct dg_chunk *c = realloc(dg->chunks, cap * sizeof(*c));
 		if (!c) {
 			dg->oom_lost += info->count;
-			return;
+			return false;
 		}
 		dg->chunks = c;
 		dg->cap_chunks = cap;
@@ -116,11 +118,12 @@ static void dg_collect(void *ud, const struct tp_ready_info *info, int shard)
 	size_t need = dg->log.len + bytes;
 	if (tp_growbuf_reserve(&dg->log, need < TP_GROWBUF_MAP_MIN ? TP_GROWBUF_MAP_MIN : need)) {
 		dg->oom_lost += info->count;
-		return;
+		return false;
 	}
 	memcpy(dg->log.data + dg->log.len, info->records, bytes);
 	dg->chunks[dg->n_chunks++] = (struct dg_chunk){ info->seq, info->count, dg->log.len, NULL };
 	dg->log.len += bytes;
+	return true;
 }
 
 struct dg_collector *dg_open(const struct dg_config *cfg)
@@ -488,7 +491,7 @@ int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 	const struct tp_reconcile_pool *pl = &rec.pool[0];
 	sum->total = pl->total;
 	sum->collected = pl->collected;
-	sum->dropped = pl->dropped + dg->oom_lost;
+	sum->dropped = pl->dropped; /* host out-of-memory losses included */
 	if (rc || pl->dropped || dg->oom_lost || pl->collected != pl->total)
 		return tp_set_error(-EPROTO,
 				    "dep_gen%s%s: %" PRIu64 " of %" PRIu64 " graph records lost "

@@ -118,18 +118,21 @@ static void shard_path(const struct pmu_collector *c, int i, const char *tail, c
 		 c->cfg.run_epoch, (int)c->pid, i, tail);
 }
 
-/* Collector shard thread: append the buffer's rows to shard file i. */
-static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
+/* Collector shard thread: append the buffer's rows to shard file i.
+ * Always "kept" for the transport: a write failure is the PMU's own to
+ * account (io_failed: pmu.csv is not produced, and its reconcile line
+ * reports the rows as silent loss, seed 000). */
+static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 {
 	struct pmu_collector *c = ud;
 	if (shard < 0 || shard >= c->cfg.num_threads || !info->count)
-		return;
+		return true;
 	struct pmu_shard *s = &c->shards[shard];
 	/* relaxed: a test switch; nothing is published through it. */
 	while (atomic_load_explicit(&c->test_hold, memory_order_relaxed))
 		usleep(1000);
 	if (s->io_failed)
-		return;
+		return true;
 	if (!s->fp) {
 		char path[4200];
 		shard_path(c, shard, ".tmp", path, sizeof(path));
@@ -138,7 +141,7 @@ static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s", path,
 				 strerror(errno));
 			s->io_failed = true;
-			return;
+			return true;
 		}
 		s->opened = true;
 	}
@@ -148,7 +151,7 @@ static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		if (!ns) {
 			TP_ERROR("PmuCollector: out of memory indexing shard %d", shard);
 			s->io_failed = true;
-			return;
+			return true;
 		}
 		s->span = ns;
 		s->cap = cap;
@@ -171,7 +174,7 @@ static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 			TP_ERROR("PmuCollector: failed to write CSV shard %d: %s", shard,
 				 strerror(errno));
 			s->io_failed = true;
-			return;
+			return true;
 		}
 		s->bytes += (uint64_t)n;
 		s->rows++;
@@ -179,6 +182,7 @@ static void pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 	s->span[s->n++] = (struct pmu_span){.thread = info->thread, .core = info->instance,
 					     .seq = info->seq, .len = (uint32_t)(s->bytes - off),
 					     .off = off, .shard = shard};
+	return true;
 }
 
 static void close_shards(struct pmu_collector *c)

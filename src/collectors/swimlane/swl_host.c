@@ -125,15 +125,17 @@ static uint32_t swl_host_shards(void)
  * per-core stores of ~130 KB each would take it 4 KiB at a time. An
  * instance always publishes on the same ready queue, so one shard owns
  * its vector and its segments are in one log, in collection order. */
-static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
+static bool swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 {
 	struct swl_collector *c = ud;
-	if (info->instance >= c->ninst || !info->count)
-		return;
+	if (!info->count)
+		return true;
+	if (info->instance >= c->ninst)
+		return false; /* cannot happen: the transport checked it; lost if it did */
 	struct swl_vec *v = &c->vec[info->instance];
 	if (shard < 0 || (uint32_t)shard >= c->nlogs) {
 		v->oom = true; /* cannot happen: nlogs bounds the pool's shards */
-		return;
+		return false;
 	}
 	struct tp_growbuf *log = &c->log[shard];
 	size_t bytes = (size_t)info->count * info->record_size;
@@ -142,25 +144,26 @@ static void swl_collect(void *ud, const struct tp_ready_info *info, int shard)
 		struct swl_seg *ns = realloc(v->seg, (size_t)cap * sizeof(*ns));
 		if (!ns) {
 			v->oom = true;
-			return;
+			return false;
 		}
 		v->seg = ns;
 		v->segcap = cap;
 	}
 	/* A log starts in its huge-page reservation: its first touch is one
-	 * 2 MiB fault, not 256 of 4 KiB. */
+	 * 2 MiB fault, not 512 of 4 KiB. */
 	size_t need = log->len + bytes;
 	if (need < TP_GROWBUF_MAP_MIN)
 		need = TP_GROWBUF_MAP_MIN;
 	if (tp_growbuf_reserve(log, need) != 0) {
 		v->oom = true;
-		return;
+		return false;
 	}
 	memcpy(log->data + log->len, info->records, bytes);
 	v->seg[v->nseg++] = (struct swl_seg){
 		.off = log->len, .n = info->count, .shard = (uint32_t)shard};
 	log->len += bytes;
 	v->n += info->count;
+	return true;
 }
 
 /* Zeroed, 64-byte aligned (the device-half state is laid out in cache
