@@ -235,6 +235,17 @@ sed 's/"l2_swimlane_level": 4/"l2_swimlane_level": 5/' "$rec" >"$root/l5.json"
 timeout $T "$bin" sched-overhead "$root/l5.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
 only_line "$root/err" "Error: failed to read perf JSON $root/l5.json: l2_swimlane_level: Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)"
 
+# ---- a deps.json of another case: its task ids are not the records' ----
+sed 's/"task_id":"\([0-9]*\)"/"task_id":"9000\1"/g' "$a/deps.json" >"$root/other_deps.json"
+timeout $T "$bin" swimlane "$rec" --deps-json "$root/other_deps.json" -o "$root/other.json" \
+	>/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "foreign deps.json: exit not 0"
+grep -q "^Warning: 7 of 7 task rows of $rec have a task_id that $root/other_deps.json does not list" \
+	"$root/err" || bad "foreign deps.json: no warning: $(cat "$root/err")"
+# its own deps.json: no such warning
+timeout $T "$bin" swimlane "$rec" --deps-json "$a/deps.json" -o "$root/own.json" >/dev/null 2>"$root/err"
+grep -q "does not list" "$root/err" && bad "own deps.json warned: $(cat "$root/err")"
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

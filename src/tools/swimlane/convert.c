@@ -603,6 +603,23 @@ int sl_convert_main(int argc, char **argv)
 			"to add them.\n",
 			deps_path);
 	}
+	/* Decision for taskprof (not in the reference): a deps.json from
+	 * another case or run is otherwise taken in silence, leaving kernels
+	 * unnamed (func_-1) and arrows missing. Rows whose task the deps.json
+	 * does not list say so. */
+	if (have_deps && deps.n_tasks && have_pd) {
+		size_t missing = 0;
+		for (size_t i = 0; i < pd.n_tasks; i++)
+			missing += sl_deps_find_task(&deps, pd.tasks[i].task_id) < 0;
+		if (missing) {
+			fflush(stdout);
+			fprintf(stderr,
+				"Warning: %zu of %zu task rows of %s have a task_id that %s does not "
+				"list (is it from another case or run?): their kernels stay unnamed "
+				"and their dependency arrows are missing.\n",
+				missing, pd.n_tasks, input, deps_path);
+		}
+	}
 
 	/* 7. the trace: never over one of its own inputs */
 	{
