@@ -93,7 +93,6 @@ struct dg_collector {
 	/* Every delivered buffer's records, back to back (base/growbuf.h:
 	 * huge pages from the first byte, one fault per 2 MiB). */
 	struct tp_growbuf log;
-	uint64_t oom_lost;      /* records lost to a failed host allocation */
 };
 
 static bool dg_collect(void *ud, const struct tp_ready_info *info, int shard)
@@ -107,19 +106,15 @@ static bool dg_collect(void *ud, const struct tp_ready_info *info, int shard)
 	if (dg->n_chunks == dg->cap_chunks) {
 		size_t cap = dg->cap_chunks ? dg->cap_chunks * 2 : 64;
 		struct dg_chunk *c = realloc(dg->chunks, cap * sizeof(*c));
-		if (!c) {
-			dg->oom_lost += info->count;
-			return false;
-		}
+		if (!c)
+			return false; /* counted as lost by the transport */
 		dg->chunks = c;
 		dg->cap_chunks = cap;
 	}
 	size_t bytes = (size_t)info->count * DG_RECORD_SIZE;
 	size_t need = dg->log.len + bytes;
-	if (tp_growbuf_reserve(&dg->log, need < TP_GROWBUF_MAP_MIN ? TP_GROWBUF_MAP_MIN : need)) {
-		dg->oom_lost += info->count;
-		return false;
-	}
+	if (tp_growbuf_reserve(&dg->log, need < TP_GROWBUF_MAP_MIN ? TP_GROWBUF_MAP_MIN : need))
+		return false; /* counted as lost by the transport */
 	memcpy(dg->log.data + dg->log.len, info->records, bytes);
 	dg->chunks[dg->n_chunks++] = (struct dg_chunk){ info->seq, info->count, dg->log.len, NULL };
 	dg->log.len += bytes;
@@ -504,7 +499,9 @@ int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 	sum->total = pl->total;
 	sum->collected = pl->collected;
 	sum->dropped = pl->dropped; /* host out-of-memory losses included */
-	if (rc || pl->dropped || dg->oom_lost || pl->collected != pl->total)
+	/* One pool: every host loss is this collector's. */
+	const uint64_t oom = pl->host_lost_by_cause[TP_HOST_LOST_COLLECTOR];
+	if (rc || pl->dropped || pl->collected != pl->total)
 		return tp_set_error(-EPROTO,
 				    "dep_gen%s%s: %" PRIu64 " of %" PRIu64 " graph records lost "
 				    "(collected %" PRIu64 ", host out of memory %" PRIu64 "); "
@@ -512,7 +509,7 @@ int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 				    dg->label[0] ? " " : "", dg->label,
 				    pl->total - (pl->collected < pl->total ? pl->collected
 									   : pl->total),
-				    pl->total, pl->collected, dg->oom_lost);
+				    pl->total, pl->collected, oom);
 	if (!dir)
 		return 0;
 
