@@ -9,11 +9,12 @@
  * the seed's relax hint, yield a few times, then sleep on a futex until a
  * writer rings the doorbell.
  *
- * A doorbell is an event count: ring() bumps `seq` and wakes sleepers;
- * a waiter reads `seq`, re-checks its condition, and sleeps only while
- * `seq` still holds the value it read, so a ring between the check and the
- * sleep is never lost. `waiters` lets ring() skip the futex syscall when
- * nobody sleeps, which is the common case on the hot path.
+ * A doorbell is an event count: a waiter announces itself in `waiters`,
+ * reads `seq`, re-checks its condition, and sleeps only while `seq` still
+ * holds the value it read; ring() bumps `seq` and wakes sleepers when it
+ * sees an announced waiter, so a ring between the check and the sleep is
+ * never lost. When nobody is announced, which is the common case on the
+ * hot path, ring() is one fence and one load: it writes nothing shared.
  *
  * Protocol for writers: store the data the waiter checks (any memory
  * order; the ring's seq_cst fence orders it), then tp_doorbell_ring().
@@ -35,7 +36,7 @@
 #define TP_DOORBELL_FOREVER UINT64_MAX
 
 struct tp_doorbell {
-	_Atomic uint32_t seq;      /* the futex word; bumped by every ring */
+	_Atomic uint32_t seq;      /* the futex word; bumped by a ring that sees waiters */
 	_Atomic uint32_t waiters;  /* threads between announce and wake-up */
 };
 
@@ -52,10 +53,20 @@ void tp_doorbell_init(struct tp_doorbell *db);
  * tp_doorbell_ring() - wake every thread sleeping on @db.
  * @db: the doorbell.
  *
- * Call after storing what the waiters check. Costs one atomic increment,
- * one fence and one load when nobody sleeps; a futex wake otherwise.
+ * Call after storing what the waiters check. Costs one fence and one load
+ * when no waiter has announced itself (then `seq` is left as it is); an
+ * atomic increment of `seq` and a futex wake otherwise.
  */
 void tp_doorbell_ring(struct tp_doorbell *db);
+
+/**
+ * tp_doorbell_ring_n() - tp_doorbell_ring() on each of @n doorbells.
+ * @dbs: the doorbells; NULL entries are skipped.
+ * @n:   how many entries @dbs has (>= 0).
+ *
+ * One fence for all of them instead of one each.
+ */
+void tp_doorbell_ring_n(struct tp_doorbell *const dbs[], int n);
 
 /**
  * tp_doorbell_wait() - wait until @ready(@arg) is true.

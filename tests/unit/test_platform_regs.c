@@ -17,9 +17,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -378,6 +380,8 @@ static void test_cond_listener(void **state)
 	struct tp_doorbell db;
 	tp_doorbell_init(&db);
 	tp_reg_set_cond_listener(dev, 6, &db);
+	/* A ring bumps seq only for an announced waiter: pose as one. */
+	atomic_store(&db.waiters, 1);
 	uint32_t s0 = atomic_load(&db.seq);
 	tp_reg_write(dev, 6, TP_REG_COND, 1);
 	tp_reg_write(dev, 7, TP_REG_COND, 1);                 /* other core */
@@ -387,6 +391,56 @@ static void test_cond_listener(void **state)
 	tp_reg_write(dev, 6, TP_REG_COND, 2);
 	assert_int_equal(atomic_load(&db.seq), s0 + 1);
 	tp_device_close(dev);
+}
+
+/* A ring with nobody announced writes nothing; with a sleeper it bumps
+ * seq and wakes it. */
+struct parked {
+	struct tp_doorbell db;
+	_Atomic bool go;
+	_Atomic int rc;
+};
+
+static bool go_set(void *arg)
+{
+	struct parked *pk = arg;
+	return atomic_load_explicit(&pk->go, memory_order_acquire);
+}
+
+static void *parker(void *arg)
+{
+	struct parked *pk = arg;
+	atomic_store(&pk->rc, tp_doorbell_wait(&pk->db, go_set, pk, 10000000000ull));
+	return NULL;
+}
+
+static void test_doorbell_fast_path_and_sleeper(void **state)
+{
+	(void)state;
+	struct parked pk;
+	tp_doorbell_init(&pk.db);
+	atomic_init(&pk.go, false);
+	atomic_init(&pk.rc, 1);
+	tp_doorbell_ring(&pk.db);
+	struct tp_doorbell *both[2] = { &pk.db, NULL };
+	tp_doorbell_ring_n(both, 2);
+	assert_int_equal(atomic_load(&pk.db.seq), 0); /* nobody announced */
+
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, parker, &pk), 0);
+	/* Past its spins and yields, the waiter announces itself. */
+	uint64_t t0 = tp_now_ns();
+	while (atomic_load(&pk.db.waiters) == 0 && tp_now_ns() - t0 < 5000000000ull)
+		usleep(1000);
+	assert_int_equal(atomic_load(&pk.db.waiters), 1);
+	usleep(20000); /* most likely asleep in futex_wait by now */
+	assert_int_equal(atomic_load(&pk.rc), 1);
+	atomic_store_explicit(&pk.go, true, memory_order_release);
+	tp_doorbell_ring_n(both, 2);
+	pthread_join(th, NULL);
+	assert_int_equal(atomic_load(&pk.rc), 0);
+	assert_true(atomic_load(&pk.db.seq) >= 1);
+	assert_int_equal(atomic_load(&pk.db.waiters), 0);
 }
 
 /* Ping-pong through two doorbells: a lost wake-up would hang this. */
@@ -477,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reg_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cond_listener, setup, teardown),
 		cmocka_unit_test(test_doorbell_pingpong),
+		cmocka_unit_test(test_doorbell_fast_path_and_sleeper),
 		cmocka_unit_test_setup_teardown(test_reset_dispatch_keeps_pmu, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
