@@ -9,6 +9,7 @@
  *   BENCH swimlane <platform> device_path_ns=... records=...
  *   BENCH swimlane <platform> off_ms=... level4_ms=... per_task_ns=...
  *         per_task_ns_q1=... per_task_ns_q3=... per_task_ns_best=...
+ *         per_task_ns_p10=...
  *         pairs=... off_cpu_ms=... level4_cpu_ms=... per_task_cpu_ns=...
  *         per_task_run_cpu_ns=... off_csw=... level4_csw=...
  *         target_ns=150 tasks=... subtasks=...
@@ -37,7 +38,9 @@
  * level-4 run and says UNBALANCED if any lost a record.
  * Options: -n TASKS (default 100000), -r PAIRS (default 7, at most 64),
  * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
- * the "level4" figures are then that level's).  TASKPROF_LOG_LEVEL=debug
+ * the "level4" figures are then that level's), -v (also one line per pair:
+ * "BENCH swimlane <platform> pair=I off_ms=... level4_ms=... off_csw=...
+ * level4_csw=...").  TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
 #include <stdint.h>
@@ -77,6 +80,7 @@ static int wide_orch(struct tp_orch *o, const struct tp_case_args *args)
 static uint64_t g_tasks = 100000;
 static int g_level = 4;
 static bool g_device_only;
+static bool g_verbose;
 
 static int wide_gen(const struct tp_case *c, struct tp_case_args *a)
 {
@@ -243,6 +247,10 @@ static int bench(const char *plat, int repeats, const char *root)
 			}
 		}
 		diff[i] = (wall[1][i] - wall[0][i]) * 1e9 / (double)g_tasks;
+		if (g_verbose)
+			printf("BENCH swimlane %s pair=%d off_ms=%.3f level4_ms=%.3f off_csw=%.0f "
+			       "level4_csw=%.0f\n", plat, i, wall[0][i] * 1e3, wall[1][i] * 1e3,
+			       sw[0][i], sw[1][i]);
 		dcpu[i] = (cpu[1][i] - cpu[0][i]) * 1e9 / (double)g_tasks;
 		dthr[i] = (thr[1][i] - thr[0][i]) * 1e9 / (double)g_tasks;
 	}
@@ -255,12 +263,15 @@ static int bench(const char *plat, int repeats, const char *root)
 	}
 	double q1 = quantile(diff, n, 0.25), med = quantile(diff, n, 0.5);
 	double q3 = quantile(diff, n, 0.75);
+	/* Unpaired from here: quantile() sorts each array in place. */
+	double p10 = (quantile(wall[1], n, 0.1) - quantile(wall[0], n, 0.1)) * 1e9 / (double)g_tasks;
 	printf("BENCH swimlane %s off_ms=%.3f level4_ms=%.3f per_task_ns=%.1f per_task_ns_q1=%.1f "
-	       "per_task_ns_q3=%.1f per_task_ns_best=%.1f pairs=%d off_cpu_ms=%.3f "
+	       "per_task_ns_q3=%.1f per_task_ns_best=%.1f per_task_ns_p10=%.1f pairs=%d "
+	       "off_cpu_ms=%.3f "
 	       "level4_cpu_ms=%.3f per_task_cpu_ns=%.1f per_task_run_cpu_ns=%.1f "
 	       "off_csw=%.0f level4_csw=%.0f target_ns=150 tasks=%llu subtasks=%llu\n",
 	       plat, quantile(wall[0], n, 0.5) * 1e3, quantile(wall[1], n, 0.5) * 1e3, med, q1, q3,
-	       (best[1] - best[0]) * 1e9 / (double)g_tasks, n, quantile(cpu[0], n, 0.5) * 1e3,
+	       (best[1] - best[0]) * 1e9 / (double)g_tasks, p10, n, quantile(cpu[0], n, 0.5) * 1e3,
 	       quantile(cpu[1], n, 0.5) * 1e3, quantile(dcpu, n, 0.5), quantile(dthr, n, 0.5),
 	       quantile(sw[0], n, 0.5), quantile(sw[1], n, 0.5), (unsigned long long)g_tasks,
 	       (unsigned long long)subtasks);
@@ -274,7 +285,7 @@ int main(int argc, char **argv)
 {
 	int repeats = 7, c;
 	const char *plat = NULL;
-	while ((c = getopt(argc, argv, "n:r:p:l:D")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:p:l:Dv")) != -1) {
 		if (c == 'n')
 			g_tasks = strtoull(optarg, NULL, 10);
 		else if (c == 'r') {
@@ -291,6 +302,8 @@ int main(int argc, char **argv)
 			g_level = atoi(optarg);
 		else if (c == 'D')
 			g_device_only = true;
+		else if (c == 'v')
+			g_verbose = true;
 		else
 			return 2;
 	}
