@@ -119,6 +119,11 @@ void tp_engine_wake_all(struct tp_engine *e)
 	/* In chunks, one fence per chunk (tp_doorbell_ring_n); a platform
 	 * has at most a few dozen scheduler threads. */
 	struct tp_doorbell *dbs[16];
+	/* Fence (seq_cst): orders the caller's condition stores before the
+	 * loads of the doorbell pointers, so a scheduler that publishes its
+	 * doorbell and then (after the fence of its wait) re-checks either
+	 * is seen here or sees the condition. */
+	atomic_thread_fence(memory_order_seq_cst);
 	for (int i = 0; i < e->num_sched; i += 16) {
 		int n = e->num_sched - i < 16 ? e->num_sched - i : 16;
 		for (int k = 0; k < n; k++)

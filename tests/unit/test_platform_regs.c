@@ -399,7 +399,24 @@ struct parked {
 	struct tp_doorbell db;
 	_Atomic bool go;
 	_Atomic int rc;
+	_Atomic pid_t tid;
 };
+
+/* Scheduler state letter of thread @tid of this process ('S': asleep),
+ * or 0 when it cannot be read. */
+static char thread_state(pid_t tid)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')'); /* the name may hold spaces */
+	return rp && rp[1] == ' ' ? rp[2] : 0;
+}
 
 static bool go_set(void *arg)
 {
@@ -410,7 +427,8 @@ static bool go_set(void *arg)
 static void *parker(void *arg)
 {
 	struct parked *pk = arg;
-	atomic_store(&pk->rc, tp_doorbell_wait(&pk->db, go_set, pk, 10000000000ull));
+	atomic_store(&pk->tid, gettid());
+	atomic_store(&pk->rc, tp_doorbell_wait(&pk->db, go_set, pk, 60000000000ull));
 	return NULL;
 }
 
@@ -421,6 +439,7 @@ static void test_doorbell_fast_path_and_sleeper(void **state)
 	tp_doorbell_init(&pk.db);
 	atomic_init(&pk.go, false);
 	atomic_init(&pk.rc, 1);
+	atomic_init(&pk.tid, 0);
 	tp_doorbell_ring(&pk.db);
 	struct tp_doorbell *both[2] = { &pk.db, NULL };
 	tp_doorbell_ring_n(both, 2);
@@ -433,7 +452,10 @@ static void test_doorbell_fast_path_and_sleeper(void **state)
 	while (atomic_load(&pk.db.waiters) == 0 && tp_now_ns() - t0 < 5000000000ull)
 		usleep(1000);
 	assert_int_equal(atomic_load(&pk.db.waiters), 1);
-	usleep(20000); /* most likely asleep in futex_wait by now */
+	/* Asleep in futex_wait (state S), not just announced. */
+	while (thread_state(atomic_load(&pk.tid)) != 'S' && tp_now_ns() - t0 < 5000000000ull)
+		usleep(1000);
+	assert_int_equal(thread_state(atomic_load(&pk.tid)), 'S');
 	assert_int_equal(atomic_load(&pk.rc), 1);
 	atomic_store_explicit(&pk.go, true, memory_order_release);
 	tp_doorbell_ring_n(both, 2);
