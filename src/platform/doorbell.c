@@ -24,10 +24,12 @@ void tp_doorbell_init(struct tp_doorbell *db)
 	atomic_init(&db->waiters, 0);
 }
 
-/* Bump @db's seq and wake its sleepers; only called when a sleeper was
- * seen (waiters != 0) after the caller's seq_cst fence. */
-static void wake(struct tp_doorbell *db)
+void tp_doorbell_ring_fenced(struct tp_doorbell *db)
 {
+	/* relaxed: ordered by the caller's seq_cst fence (see
+	 * tp_doorbell_ring()). */
+	if (atomic_load_explicit(&db->waiters, memory_order_relaxed) == 0)
+		return;
 	/* release: a waiter whose futex_wait returns because seq changed,
 	 * and which then acquires seq, sees the condition stores. */
 	atomic_fetch_add_explicit(&db->seq, 1, memory_order_release);
@@ -37,29 +39,18 @@ static void wake(struct tp_doorbell *db)
 void tp_doorbell_ring(struct tp_doorbell *db)
 {
 	/* Fence (seq_cst): orders the caller's stores of the condition
-	 * before the load of `waiters` below. Pairs with the seq_cst fence
-	 * in tp_doorbell_wait() between its `waiters` increment and its
-	 * re-check: either that re-check sees our condition stores, or this
-	 * load sees the waiter (Dekker), so no sleeper is left behind.
-	 * With no waiter announced, nothing else is needed: a thread that
-	 * announces itself later re-checks after its fence and sees the
-	 * condition, and a spinning waiter polls the condition itself. So
-	 * the common case writes nothing shared: no seq bump (a locked RMW
-	 * on a line every ringer of this doorbell would bounce). */
+	 * before the load of `waiters` in tp_doorbell_ring_fenced(). Pairs
+	 * with the seq_cst fence in tp_doorbell_wait() between its `waiters`
+	 * increment and its re-check: either that re-check sees our
+	 * condition stores, or our load sees the waiter (Dekker), so no
+	 * sleeper is left behind. With no waiter announced, nothing else is
+	 * needed: a thread that announces itself later re-checks after its
+	 * fence and sees the condition, and a spinning waiter polls the
+	 * condition itself. So the common case writes nothing shared: no seq
+	 * bump (a locked RMW on a line every ringer of this doorbell would
+	 * bounce). */
 	atomic_thread_fence(memory_order_seq_cst);
-	/* relaxed: ordered by the fence above (see there). */
-	if (atomic_load_explicit(&db->waiters, memory_order_relaxed) != 0)
-		wake(db);
-}
-
-void tp_doorbell_ring_n(struct tp_doorbell *const dbs[], int n)
-{
-	/* Fence (seq_cst): as in tp_doorbell_ring(), once for all @n. */
-	atomic_thread_fence(memory_order_seq_cst);
-	for (int i = 0; i < n; i++)
-		/* relaxed: ordered by the fence above. */
-		if (dbs[i] && atomic_load_explicit(&dbs[i]->waiters, memory_order_relaxed) != 0)
-			wake(dbs[i]);
+	tp_doorbell_ring_fenced(db);
 }
 
 int tp_doorbell_wait(struct tp_doorbell *db, tp_doorbell_cond_fn ready, void *arg,

@@ -60,13 +60,15 @@ void tp_doorbell_init(struct tp_doorbell *db);
 void tp_doorbell_ring(struct tp_doorbell *db);
 
 /**
- * tp_doorbell_ring_n() - tp_doorbell_ring() on each of @n doorbells.
- * @dbs: the doorbells; NULL entries are skipped.
- * @n:   how many entries @dbs has (>= 0).
+ * tp_doorbell_ring_fenced() - tp_doorbell_ring() without its fence.
+ * @db: the doorbell.
  *
- * One fence for all of them instead of one each.
+ * For a caller that rings several doorbells: it issues
+ * atomic_thread_fence(memory_order_seq_cst) once, after its condition
+ * stores, then calls this for each doorbell. Without that fence a
+ * sleeper can be missed.
  */
-void tp_doorbell_ring_n(struct tp_doorbell *const dbs[], int n);
+void tp_doorbell_ring_fenced(struct tp_doorbell *db);
 
 /**
  * tp_doorbell_wait() - wait until @ready(@arg) is true.

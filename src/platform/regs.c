@@ -161,13 +161,16 @@ static void ring_for(struct tp_regs *r, int core, uint32_t off)
 	if (off == TP_REG_DATA_MAIN_BASE || off == TP_REG_DATA_MAIN_BASE_HI) {
 		tp_doorbell_ring(&c->dispatch_db);
 	} else if (off == TP_REG_COND) {
+		/* Fence (seq_cst): tp_doorbell_ring()'s, once for both
+		 * doorbells below (tp_doorbell_ring_fenced). */
+		atomic_thread_fence(memory_order_seq_cst);
+		tp_doorbell_ring_fenced(&c->cond_db);
 		/* acquire: the listener doorbell was initialised before it
 		 * was published with a release store. */
-		struct tp_doorbell *dbs[2] = {
-			&c->cond_db,
-			atomic_load_explicit(&c->cond_listener, memory_order_acquire),
-		};
-		tp_doorbell_ring_n(dbs, 2); /* one fence for both; NULL skipped */
+		struct tp_doorbell *l = atomic_load_explicit(&c->cond_listener,
+							     memory_order_acquire);
+		if (l)
+			tp_doorbell_ring_fenced(l);
 	}
 }
 

@@ -116,23 +116,20 @@ const char *tp_engine_func_name(const struct tp_engine *e, int func, char *buf, 
 
 void tp_engine_wake_all(struct tp_engine *e)
 {
-	/* In chunks, one fence per chunk (tp_doorbell_ring_n); a platform
-	 * has at most a few dozen scheduler threads. */
-	struct tp_doorbell *dbs[16];
-	/* Fence (seq_cst): orders the caller's condition stores before the
-	 * loads of the doorbell pointers, so a scheduler that publishes its
-	 * doorbell and then (after the fence of its wait) re-checks either
-	 * is seen here or sees the condition. */
+	/* Fence (seq_cst): tp_doorbell_ring()'s, once for every scheduler
+	 * (tp_doorbell_ring_fenced). It also orders the caller's condition
+	 * stores before the loads of the doorbell pointers, so a scheduler
+	 * that publishes its doorbell and then (after the fence of its wait)
+	 * re-checks either is seen here or sees the condition. */
 	atomic_thread_fence(memory_order_seq_cst);
-	for (int i = 0; i < e->num_sched; i += 16) {
-		int n = e->num_sched - i < 16 ? e->num_sched - i : 16;
-		for (int k = 0; k < n; k++)
-			/* acquire: the doorbell was initialised before its
-			 * pointer was published with a release store
-			 * (tp_sched_thread_main); NULL until then. */
-			dbs[k] = atomic_load_explicit(&e->sched_bells[i + k],
-						      memory_order_acquire);
-		tp_doorbell_ring_n(dbs, n);
+	for (int i = 0; i < e->num_sched; i++) {
+		/* acquire: the doorbell was initialised before its pointer
+		 * was published with a release store (tp_sched_thread_main);
+		 * NULL until then. */
+		struct tp_doorbell *db =
+			atomic_load_explicit(&e->sched_bells[i], memory_order_acquire);
+		if (db)
+			tp_doorbell_ring_fenced(db);
 	}
 }
 
