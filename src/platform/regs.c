@@ -161,10 +161,9 @@ static void ring_for(struct tp_regs *r, int core, uint32_t off)
 	if (off == TP_REG_DATA_MAIN_BASE || off == TP_REG_DATA_MAIN_BASE_HI) {
 		tp_doorbell_ring(&c->dispatch_db);
 	} else if (off == TP_REG_COND) {
-		/* Fence (seq_cst): tp_doorbell_ring()'s, once for both
-		 * doorbells below (tp_doorbell_ring_fenced). */
-		atomic_thread_fence(memory_order_seq_cst);
-		tp_doorbell_ring_fenced(&c->cond_db);
+		/* The fence of this ring also serves the listener's below
+		 * (tp_doorbell_ring_fenced): one fence for both. */
+		tp_doorbell_ring(&c->cond_db);
 		/* acquire: the listener doorbell was initialised before it
 		 * was published with a release store. */
 		struct tp_doorbell *l = atomic_load_explicit(&c->cond_listener,
