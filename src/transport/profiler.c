@@ -451,6 +451,10 @@ static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic
 	/* seq_cst: drains test this flag before topping up a free queue, so
 	 * after this store no new drain-side top-up starts. */
 	atomic_store_explicit(&p->host_freeze_open, true, memory_order_seq_cst);
+	/* Both freezes can open on one tick; the time runs from the first. */
+	if (!atomic_load_explicit(&p->hdr->bp.rq_freeze_active, memory_order_relaxed) &&
+	    !atomic_load_explicit(&p->hdr->bp.fq_freeze_active, memory_order_relaxed))
+		p->freeze_t0_ns = tp_now_ns();
 	note_pressure(p);
 	/* release: the freeze is set before the contention flag is cleared,
 	 * so there is no instant where the device could see both at 0. */
@@ -515,6 +519,9 @@ void prof_update_backpressure(struct tp_profiler *p)
 		bp_write_range(&p->bp, &bpf->fq_freeze_active, sizeof(uint32_t));
 	}
 	atomic_store_explicit(&p->host_freeze_open, false, memory_order_seq_cst);
+	/* relaxed: a statistic, read after the replenish thread's join. */
+	atomic_fetch_add_explicit(&p->freeze_ns, tp_now_ns() - p->freeze_t0_ns,
+				  memory_order_relaxed);
 	log_freeze(p, false, NULL);
 }
 
@@ -943,6 +950,14 @@ static bool validate(const struct tp_profiler_config *c)
 			     m->name, c->buffers_per_instance, m->slot_count, lane);
 		return false;
 	}
+	for (int k = 0; k < TP_MAX_KINDS; k++)
+		if (c->init_surplus[k] && (k >= m->kinds || c->init_surplus[k] > lane)) {
+			tp_set_error(-EINVAL,
+				     "%s: init_surplus[%d] = %u: expected 0 for a kind the module "
+				     "lacks, at most the recycled lane's %zu otherwise",
+				     m->name, k, c->init_surplus[k], lane);
+			return false;
+		}
 	if (m->idle_timeout_sec < 0 || m->idle_timeout_sec > 86400) {
 		tp_set_error(-EINVAL, "%s: idle_timeout_sec %d out of [0, 86400]", m->name,
 			     m->idle_timeout_sec);
@@ -1142,6 +1157,23 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 				     m->name, i);
 			return NULL;
 		}
+	for (int k = 0; k < m->kinds; k++) {
+		uint32_t n = cfg->init_surplus[k];
+		for (int s = 0; n && s < p->shard_count; s++) {
+			/* Shard s gets its share of n, the first n % shards one more. */
+			uint32_t share = n / (uint32_t)p->shard_count +
+					 ((uint32_t)s < n % (uint32_t)p->shard_count);
+			if (share && bp_allocate_recycled_batch(&p->bp, k, bp_buffer_size(&p->bp, k),
+							       (int)share, s) != share) {
+				bp_release_all_owned(&p->bp, free_dev, p);
+				bp_fini(&p->bp);
+				free_host_state(p);
+				tp_set_error(-ENOMEM, "%s: cannot seed the %u surplus buffers of kind %d",
+					     m->name, n, k);
+				return NULL;
+			}
+		}
+	}
 	uint64_t seeded = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
 	if (cfg->pool_cap_bytes == 0) {
 		uint64_t cap = seeded * 8u;
@@ -1361,9 +1393,11 @@ int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
 	}
 	uint64_t freezes = atomic_load_explicit(&p->freeze_opened, memory_order_relaxed);
 	if (freezes)
-		TP_TIMING("%s: backpressure parked the producers %" PRIu64 " time%s this run "
-			  "(normal under load: a producer waits for the host instead of dropping)",
-			  p->m->name, freezes, freezes == 1 ? "" : "s");
+		TP_TIMING("%s: backpressure parked the producers %" PRIu64 " time%s this run, "
+			  "%.3f ms in all (normal under load: a producer waits for the host "
+			  "instead of dropping)",
+			  p->m->name, freezes, freezes == 1 ? "" : "s",
+			  (double)atomic_load_explicit(&p->freeze_ns, memory_order_relaxed) * 1e-6);
 	if (atomic_load_explicit(&p->bad_index_events, memory_order_relaxed) ||
 	    atomic_load_explicit(&p->null_entry_events, memory_order_relaxed))
 		TP_ERROR("%s: ready queues were corrupted: %" PRIu64 " out-of-range index reads, %" PRIu64

@@ -63,6 +63,12 @@ struct tp_profiler_config {
 	uint32_t num_instances;  /* buffer states (cores, threads, ...) >= 1 */
 	const uint8_t *instance_kind; /* kind of each instance; NULL -> all kind 0 */
 	uint32_t buffers_per_instance; /* seeded per instance; 0 -> slot_count */
+	/* Per kind: buffers seeded at open into the recycled lanes (spread
+	 * over the shards) on top of buffers_per_instance: the init-seeded
+	 * surplus of seed 002 §5.1, which absorbs the first seconds' demand
+	 * so the replenish thread need not allocate while the device runs.
+	 * 0 -> none. */
+	uint32_t init_surplus[TP_MAX_KINDS];
 	uint32_t priv_size;      /* bytes of module-private area in the region */
 	uint64_t backstop_cycles; /* gate backstop, system-counter ticks; 0 -> 30 s */
 	/* Gate re-check window before contention is raised, ns; 0 -> 20 µs,
@@ -152,6 +158,8 @@ struct tp_profiler {
 	_Atomic uint64_t bad_index_events;  /* ready-queue indices out of range */
 	_Atomic uint64_t null_entry_events; /* ready entries with a zero pointer */
 	_Atomic uint64_t freeze_opened, freeze_released;
+	uint64_t freeze_t0_ns;          /* tp_now_ns when the open freeze began (replenish thread) */
+	_Atomic uint64_t freeze_ns;     /* statistic: ns the producers were frozen, summed */
 	_Atomic uint64_t drain_sleeps, repl_sleeps; /* statistics: host thread sleeps */
 	_Atomic uint64_t host_cpu_ns[3]; /* statistics: CPU ns of the drains, replenish, collectors */
 	uint64_t start_allocs, start_bytes; /* statistics: pool allocations / bytes when

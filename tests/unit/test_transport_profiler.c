@@ -28,6 +28,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "taskprof/taskprof.h"
 #include "transport/dev_engine.h"
 #include "transport/profiler.h"
 
@@ -828,6 +829,8 @@ static void test_backpressure_state_machine(void **state)
 
 	/* the device signals an empty free queue: the freeze opens, the flag
 	 * is consumed */
+	assert_int_equal(atomic_load(&p->freeze_ns), 0);
+	const uint64_t t_open = tp_now_ns();
 	atomic_store(&bpf->fq_contended, 1);
 	prof_update_backpressure(p);
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 1);
@@ -867,8 +870,14 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(bp_recycled_count(&p->bp, 0, 0), 0);
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 1);
 	assert_true(atomic_load(&p->host_freeze_open));
-	/* nothing more could be pushed: released */
+	/* nothing more could be pushed: released; the producers were frozen
+	 * from the open to this release (at least the 3 ms slept here) */
+	struct timespec nap = { 0, 3000000 };
+	nanosleep(&nap, NULL);
 	prof_update_backpressure(p);
+	const uint64_t frozen = atomic_load(&p->freeze_ns);
+	assert_true(frozen >= 3000000u);
+	assert_true(frozen <= tp_now_ns() - t_open);
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 0);
 	assert_false(atomic_load(&p->host_freeze_open));
 	assert_int_equal(atomic_load(&p->freeze_released), 1);
@@ -914,9 +923,66 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 0);
 	assert_int_equal(atomic_load(&p->freeze_released), 3);
+	/* every freeze since adds its time; none is counted twice (both
+	 * freezes of the last one opened on one tick share one clock) */
+	assert_true(atomic_load(&p->freeze_ns) > frozen);
+	assert_true(atomic_load(&p->freeze_ns) <= tp_now_ns() - t_open);
 	uint32_t f1 = atomic_load(&fq_of(p, 1)->tail) - atomic_load(&fq_of(p, 1)->head);
 	assert_int_equal(f1, 4);
 	prof_close(p);
+}
+
+/* init_surplus: buffers per kind seeded into the recycled lanes at open,
+ * shared out over the shards (the first ones get the remainder), one
+ * block per (kind, shard); a surplus for a kind the module lacks, or more
+ * than a lane holds, is refused. */
+static void test_init_surplus_seeds_recycled_lanes(void **state)
+{
+	(void)state;
+	static const uint8_t kinds[3] = {0, 1, 1};
+	struct tp_profiler_config cfg = {
+		.module = &mod_2k,
+		.ops = tp_memops_sim_svm(),
+		.num_threads = 2,
+		.num_instances = 3,
+		.instance_kind = kinds,
+	};
+	struct tp_profiler *p0 = prof_open(&cfg);
+	assert_non_null(p0);
+	assert_int_equal(p0->shard_count, 2);
+	const uint64_t bytes0 = atomic_load(&p0->bp.pool_bytes);
+	const uint64_t allocs0 = atomic_load(&p0->bp.n_allocs);
+	for (int k = 0; k < 2; k++)
+		for (int sh = 0; sh < 2; sh++)
+			assert_int_equal(bp_recycled_count(&p0->bp, k, sh), 0);
+	const size_t stride0 = (bp_buffer_size(&p0->bp, 0) + 63u) & ~(size_t)63u;
+	const size_t stride1 = (bp_buffer_size(&p0->bp, 1) + 63u) & ~(size_t)63u;
+	prof_close(p0);
+
+	cfg.init_surplus[0] = 5;
+	cfg.init_surplus[1] = 2;
+	struct tp_profiler *p = prof_open(&cfg);
+	assert_non_null(p);
+	assert_int_equal(bp_recycled_count(&p->bp, 0, 0), 3);
+	assert_int_equal(bp_recycled_count(&p->bp, 0, 1), 2);
+	assert_int_equal(bp_recycled_count(&p->bp, 1, 0), 1);
+	assert_int_equal(bp_recycled_count(&p->bp, 1, 1), 1);
+	assert_int_equal(atomic_load(&p->bp.pool_bytes) - bytes0, 5 * stride0 + 2 * stride1);
+	assert_int_equal(atomic_load(&p->bp.n_allocs) - allocs0, 4);
+	/* the free queues hold what they held without it */
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(atomic_load(&fq_of(p, i)->tail) - atomic_load(&fq_of(p, i)->head),
+				 4);
+	prof_close(p);
+
+	cfg.init_surplus[1] = 0;
+	cfg.init_surplus[2] = 1; /* mod_2k has two kinds */
+	assert_null(prof_open(&cfg));
+	assert_non_null(strstr(tp_last_error(), "init_surplus[2] = 1"));
+	cfg.init_surplus[2] = 0;
+	cfg.init_surplus[0] = 5000; /* more than a 1024-entry lane */
+	assert_null(prof_open(&cfg));
+	assert_non_null(strstr(tp_last_error(), "init_surplus[0] = 5000"));
 }
 
 /* ------------------------------------------------------ reconcile */
@@ -1120,6 +1186,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mapped_non_buffer_pointer_dropped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_backpressure_state_machine, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_init_surplus_seeds_recycled_lanes, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reconcile_per_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shadow_transport_matches_svm, setup, teardown),
 	};
