@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
@@ -16,6 +22,15 @@
 #include "platform/regs.h"
 
 #define NS_PER_MS 1000000ull
+/* AICPU threads the cost line shows. */
+#define TP_DEVICE_MAX_AICPU_LOG 16
+
+/* What one device thread cost in its last launch: CPU time and time spent
+ * runnable but waiting for a CPU (ns), and context switches. Written by
+ * the thread as it returns, read by tp_device_wait() after the join. */
+struct thread_cost {
+	uint64_t cpu_ns, wait_ns, vcsw, ivcsw;
+};
 
 struct tp_aicore {
 	struct tp_device *dev;
@@ -29,6 +44,7 @@ struct tp_aicore {
 	/* Set by the thread as its last action (release); read by
 	 * tp_device_wait() to find cores that are still running. */
 	_Atomic bool done;
+	struct thread_cost cost; /* of the last launch; read after the join */
 };
 
 struct tp_aicpu {
@@ -38,6 +54,7 @@ struct tp_aicpu {
 	pthread_t thread;
 	bool started;
 	struct tp_doorbell doorbell;
+	struct thread_cost cost; /* of the last launch; read after the join */
 };
 
 struct tp_device {
@@ -57,6 +74,7 @@ struct tp_device {
 	struct tp_launch_config launch;
 	struct tp_kernel_hooks hooks;
 	bool running;
+	unsigned aicpu_slice_us; /* host scheduling slice of AICPU threads, 0: default */
 	/* AICore threads not yet returned; the last one rings exit_db. */
 	_Atomic int cores_running;
 	struct tp_doorbell exit_db;
@@ -64,6 +82,68 @@ struct tp_device {
 
 static _Thread_local struct tp_aicore *cur_core;
 static _Thread_local struct tp_aicpu *cur_cpu;
+
+/*
+ * The AICPU threads' scheduling slice on the host, in µs, from
+ * TASKPROF_SIM_AICPU_SLICE_US (unset or 0: the host's default). On a real
+ * device every AICPU thread has a CPU of its own; on a host with fewer
+ * CPUs than device threads (the 2-CPU CI machine runs 28) the orchestrator
+ * and schedulers queue behind spinning AICores, and a run can settle in a
+ * state where every thread is runnable and each gets the CPU once per
+ * round of ~28, 3 to 5 times slower than usual. A short slice (EEVDF
+ * custom slice, Linux >= 6.12; 100 µs is its minimum) lets the AICPU
+ * threads run first when a CPU frees up: that state becomes rare, and
+ * timings are steadier, but the best runs are about 15% slower
+ * (docs/swimlane.md "Cost"). Older kernels accept and ignore the request.
+ */
+#define AICPU_SLICE_US_MIN 100u /* the kernel's bounds for a custom slice */
+#define AICPU_SLICE_US_MAX 100000u
+
+/* struct sched_attr (linux/sched/types.h); glibc has no wrapper. */
+struct host_sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+
+/* The slice in µs for AICPU threads (0: the host's default); a bad value of
+ * TASKPROF_SIM_AICPU_SLICE_US gets one WARN and the default. */
+static unsigned aicpu_slice_us(void)
+{
+	const char *v = getenv("TASKPROF_SIM_AICPU_SLICE_US");
+	if (!v || !*v)
+		return 0;
+	char *end;
+	unsigned long us = strtoul(v, &end, 10);
+	if (*end || *v == '-' || (us && (us < AICPU_SLICE_US_MIN || us > AICPU_SLICE_US_MAX))) {
+		static atomic_flag warned = ATOMIC_FLAG_INIT;
+		if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
+			TP_WARN("TASKPROF_SIM_AICPU_SLICE_US=%s: expected 0 or %u..%u (µs); "
+				"using the host's default slice", v, AICPU_SLICE_US_MIN,
+				AICPU_SLICE_US_MAX);
+		return 0;
+	}
+	return (unsigned)us;
+}
+
+/* Ask the host scheduler for a @us µs slice for the calling thread, keeping
+ * SCHED_OTHER and its nice value. Best effort: failure changes nothing. */
+static void set_slice(unsigned us)
+{
+	if (!us)
+		return;
+	struct host_sched_attr a = {
+		.size = sizeof(a),
+		.policy = SCHED_OTHER,
+		.nice = getpriority(PRIO_PROCESS, 0),
+		.runtime = (uint64_t)us * 1000u,
+	};
+	(void)syscall(SYS_sched_setattr, 0, &a, 0u);
+}
+
 
 /* The system counter is process-wide: devices open at the same time must
  * agree on its frequency. */
@@ -140,6 +220,7 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
 	dev->block_dim = bd;
 	dev->num_cores = tp_topo_num_cores(bd);
 	dev->aicpu_threads = nt;
+	dev->aicpu_slice_us = aicpu_slice_us();
 	dev->teardown_ns = (uint64_t)(cfg->teardown_timeout_ms ? cfg->teardown_timeout_ms :
 				      TP_DEVICE_TEARDOWN_TIMEOUT_MS) * NS_PER_MS;
 	dev->mem = tp_dev_mem_create(cfg->mem_bytes, dev->id);
@@ -264,6 +345,30 @@ __attribute__((format(printf, 1, 2))) static void set_thread_name(const char *fm
 	pthread_setname_np(pthread_self(), name);
 }
 
+/* The calling thread's cost so far (it started with the launch). The
+ * run-queue wait comes from /proc/thread-self/schedstat, read only when
+ * the DEBUG line that shows it is enabled (an open and a read per
+ * thread); 0 otherwise. */
+static void note_cost(struct thread_cost *c)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	c->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	c->vcsw = (uint64_t)ru.ru_nvcsw;
+	c->ivcsw = (uint64_t)ru.ru_nivcsw;
+	c->wait_ns = 0;
+	if (!tp_log_enabled(TP_LOG_DEBUG))
+		return;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	unsigned long long run, wait;
+	if (f && fscanf(f, "%llu %llu", &run, &wait) == 2)
+		c->wait_ns = wait;
+	if (f)
+		fclose(f);
+}
+
 static void *aicore_main(void *p)
 {
 	struct tp_aicore *core = p;
@@ -273,6 +378,7 @@ static void *aicore_main(void *p)
 	cur_core = core;
 	dev->launch.aicore_fn(core, dev->launch.arg);
 	cur_core = NULL;
+	note_cost(&core->cost);
 	/* release: the core's last stores happen before tp_device_wait()
 	 * sees it done. */
 	atomic_store_explicit(&core->done, true, memory_order_release);
@@ -292,9 +398,11 @@ static void *aicpu_main(void *p)
 	if (cpu->index >= cpu->count)
 		return NULL;
 	set_thread_name("tp%d-aicpu%d", cpu->dev->id, cpu->index);
+	set_slice(cpu->dev->aicpu_slice_us);
 	cur_cpu = cpu;
 	cpu->dev->launch.aicpu_fn(cpu, cpu->dev->launch.arg);
 	cur_cpu = NULL;
+	note_cost(&cpu->cost);
 	return NULL;
 }
 
@@ -420,19 +528,63 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 	return 0;
 }
 
+/* One DEBUG line: what each AICPU thread and the AICores (AIC, AIV
+ * summed) cost in the launch just joined: CPU / run-queue wait in ms,
+ * voluntary / involuntary context switches. */
+static void log_costs(const struct tp_device *dev, const bool *ran)
+{
+	if (!tp_log_enabled(TP_LOG_DEBUG))
+		return;
+	char line[1024];
+	size_t len = 0;
+	struct thread_cost sum[2] = { { 0 } };
+	for (int c = 0; c < dev->num_cores; c++) {
+		const struct thread_cost *k = &dev->cores[c].cost;
+		struct thread_cost *s = &sum[dev->cores[c].type == TP_CORE_AIC ? 0 : 1];
+		s->cpu_ns += k->cpu_ns;
+		s->wait_ns += k->wait_ns;
+		s->vcsw += k->vcsw;
+		s->ivcsw += k->ivcsw;
+	}
+	for (int i = 0; i < dev->aicpu_threads && len < sizeof(line) - 96; i++) {
+		if (!ran[i])
+			continue;
+		const struct thread_cost *k = &dev->cpus[i].cost;
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+					"aicpu%d %.3f/%.3f ms %llu/%llu csw, ", i,
+					(double)k->cpu_ns * 1e-6, (double)k->wait_ns * 1e-6,
+					(unsigned long long)k->vcsw, (unsigned long long)k->ivcsw);
+	}
+	for (int t = 0; t < 2; t++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len,
+					"%s %.3f/%.3f ms %llu/%llu csw%s", t ? "AIV" : "AIC",
+					(double)sum[t].cpu_ns * 1e-6, (double)sum[t].wait_ns * 1e-6,
+					(unsigned long long)sum[t].vcsw,
+					(unsigned long long)sum[t].ivcsw, t ? "" : ", ");
+	TP_DEBUG("device %d launch cost (CPU / run-queue wait, voluntary / involuntary "
+		 "switches): %s", dev->id, line);
+}
+
 int tp_device_wait(struct tp_device *dev)
 {
 	if (!dev->running)
 		return tp_set_error(-EINVAL, "device %d: not running", dev->id);
+	bool ran[TP_DEVICE_MAX_AICPU_LOG] = { false };
 	for (int i = 0; i < dev->aicpu_launched; i++) {
 		if (dev->cpus[i].started) {
 			pthread_join(dev->cpus[i].thread, NULL);
 			dev->cpus[i].started = false;
+			if (i < TP_DEVICE_MAX_AICPU_LOG)
+				ran[i] = true;
 		}
 	}
+	bool cores_started = dev->num_cores > 0 && dev->cores[0].started;
 	int rc = stop_cores(dev);
-	if (rc == 0)
+	if (rc == 0) {
 		dev->running = false;
+		if (cores_started)
+			log_costs(dev, ran);
+	}
 	return rc;
 }
 

@@ -17,7 +17,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -436,6 +439,158 @@ static void test_idle_cores_sleep(void **state)
 	tp_device_close(dev);
 }
 
+/* ---- host scheduling of the device threads --------------------------------- */
+
+/* struct sched_attr, for reading a thread's slice back (sched_runtime). */
+struct slice_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+
+static uint64_t my_slice_ns(void)
+{
+	struct slice_attr a = { 0 };
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0u) != 0)
+		return 0;
+	return a.runtime;
+}
+
+static void *probe_slice(void *arg)
+{
+	uint64_t *out = arg;
+	out[0] = my_slice_ns();
+	struct slice_attr a = { .size = sizeof(a), .runtime = 200000 };
+	out[1] = syscall(SYS_sched_setattr, 0, &a, 0u) == 0 ? my_slice_ns() : 0;
+	return NULL;
+}
+
+static _Atomic uint64_t aicpu_slice[4];
+
+static void record_slice(struct tp_aicpu *cpu, void *arg)
+{
+	(void)arg;
+	atomic_store(&aicpu_slice[tp_aicpu_index(cpu)], my_slice_ns());
+}
+
+static atomic_int slice_warnings;
+
+static void count_slice_warnings(int level, const char *msg, void *ud)
+{
+	(void)ud;
+	if (level == TP_LOG_WARN && strstr(msg, "TASKPROF_SIM_AICPU_SLICE_US=50: expected 0 or "
+						 "100..100000"))
+		atomic_fetch_add(&slice_warnings, 1);
+}
+
+/* Slices of the AICPU threads of one launch of a fresh device, with
+ * TASKPROF_SIM_AICPU_SLICE_US = @env (NULL: unset). */
+static void launch_slices(const char *env, uint64_t out[2])
+{
+	if (env)
+		setenv("TASKPROF_SIM_AICPU_SLICE_US", env, 1);
+	else
+		unsetenv("TASKPROF_SIM_AICPU_SLICE_US");
+	struct tp_device *dev = open_dev("a2a3sim", 1, 2);
+	assert_int_equal(tp_device_launch(dev, record_slice, NULL, NULL), 0);
+	assert_int_equal(tp_device_wait(dev), 0);
+	tp_device_close(dev);
+	unsetenv("TASKPROF_SIM_AICPU_SLICE_US");
+	out[0] = atomic_load(&aicpu_slice[0]);
+	out[1] = atomic_load(&aicpu_slice[1]);
+}
+
+/* TASKPROF_SIM_AICPU_SLICE_US sets the AICPU threads' host slice; unset
+ * or 0 they keep the host's default; a bad value gets one WARN and the
+ * default. Where the kernel has no custom slices (before 6.12: the probe
+ * thread cannot read back what it set), only that nothing fails. */
+static void test_aicpu_slice_from_env(void **state)
+{
+	(void)state;
+	uint64_t probe[2] = { 0, 0 };
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, probe_slice, probe), 0);
+	pthread_join(th, NULL);
+	const bool custom = probe[1] == 200000;
+	const uint64_t dflt = probe[0];
+	printf("host default slice %llu ns; custom slices %s\n", (unsigned long long)dflt,
+	       custom ? "supported" : "not supported: values not checked");
+
+	uint64_t got[2];
+	launch_slices("200", got);
+	if (custom) {
+		assert_int_equal(got[0], 200000);
+		assert_int_equal(got[1], 200000);
+	}
+	launch_slices(NULL, got);
+	if (custom) {
+		assert_int_equal(got[0], dflt);
+		assert_int_equal(got[1], dflt);
+	}
+	launch_slices("0", got);
+	if (custom)
+		assert_int_equal(got[0], dflt);
+	atomic_store(&slice_warnings, 0);
+	tp_log_set_hook(count_slice_warnings, NULL);
+	launch_slices("50", got); /* below the kernel's 100 µs minimum */
+	launch_slices("50", got);
+	tp_log_set_hook(count_errors, NULL);
+	assert_int_equal(atomic_load(&slice_warnings), 1);
+	if (custom)
+		assert_int_equal(got[0], dflt);
+}
+
+static char cost_line[1024];
+
+static void keep_cost_line(int level, const char *msg, void *ud)
+{
+	(void)ud;
+	if (level == TP_LOG_DEBUG && strstr(msg, "launch cost"))
+		snprintf(cost_line, sizeof(cost_line), "%s", msg);
+}
+
+static void burn_aicpu0(struct tp_aicpu *cpu, void *arg)
+{
+	(void)arg;
+	if (tp_aicpu_index(cpu) != 0)
+		return;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 3000000L);
+}
+
+/* At DEBUG, tp_device_wait() logs what each AICPU thread and the AICores
+ * cost: AICPU thread 0 burned at least 3 ms of CPU here. */
+static void test_launch_cost_line(void **state)
+{
+	(void)state;
+	struct tp_device *dev = open_dev("a2a3sim", 8, 2);
+	cost_line[0] = '\0';
+	tp_log_set_threshold(TP_LOG_DEBUG);
+	tp_log_set_hook(keep_cost_line, NULL);
+	assert_int_equal(tp_device_launch(dev, burn_aicpu0, NULL, NULL), 0);
+	assert_int_equal(tp_device_wait(dev), 0);
+	tp_log_set_hook(count_errors, NULL);
+	tp_log_set_threshold(TP_LOG_TIMING);
+	tp_device_close(dev);
+	printf("%s\n", cost_line);
+	double cpu0 = 0, wait0 = -1;
+	const char *a = strstr(cost_line, "aicpu0 ");
+	assert_non_null(a);
+	assert_int_equal(sscanf(a, "aicpu0 %lf/%lf ms", &cpu0, &wait0), 2);
+	assert_true(cpu0 >= 3.0);
+	assert_true(wait0 >= 0.0);
+	assert_non_null(strstr(cost_line, "aicpu1 "));
+	assert_null(strstr(cost_line, "aicpu2 "));
+	assert_non_null(strstr(cost_line, ", AIC "));
+	assert_non_null(strstr(cost_line, ", AIV "));
+}
+
 /* ---- device memory for the profiling transport ------------------------------- */
 
 static void test_memops_basics(void **state)
@@ -614,6 +769,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_teardown_without_aicpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_cores_sleep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aicpu_slice_from_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_launch_cost_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memops_basics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transport_on_device_memory, setup, teardown),
 	};
