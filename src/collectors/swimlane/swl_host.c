@@ -58,6 +58,21 @@ struct swl_collector {
  * one that finds a recycled lane dry wakes the replenish thread at once. */
 #define SWL_IDLE_SLEEP_MAX_US 2000u
 
+/* Init-seeded surplus (seed 002 §5.1): buffers put into the recycled
+ * lanes at open, on top of the SWL_BUFFERS_PER_INSTANCE per instance and
+ * above the warm targets the replenish thread keeps (for the task kinds
+ * one buffer per core, warm_covers_instances). Without it the replenish
+ * thread allocated and faulted in 3-8 MB while the device ran a
+ * 100,000-task level-4 run, mostly phase buffers (bench_swimlane, "pool
+ * close" DEBUG line); with it about 0.5 MB. Per core for the task kinds,
+ * per AICPU thread for sched phases, in all for orch phases: at a2a3sim's
+ * 24 cores and 4 threads 3 MB of task, 4 MB of sched-phase and 1.5 MB of
+ * orch-phase buffers. */
+#define SWL_SURPLUS_TASK_PER_CORE 3u
+#define SWL_SURPLUS_SCHED_PER_THREAD 4u
+#define SWL_SURPLUS_ORCH 12u
+#define SWL_SURPLUS_MAX 512u
+
 static int swl_batch(int kind)
 {
 	(void)kind;
@@ -234,6 +249,10 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		if (!d->heads || !d->local)
 			goto oom;
 	}
+	/* Bounded well below the 1024-entry recycled lane (host_pool_queue_size). */
+	const uint32_t surplus_task = SWL_SURPLUS_TASK_PER_CORE * (uint32_t)nc < SWL_SURPLUS_MAX
+					      ? SWL_SURPLUS_TASK_PER_CORE * (uint32_t)nc
+					      : SWL_SURPLUS_MAX;
 	struct tp_profiler_config pc = {
 		.module = mod,
 		.ops = c->ops,
@@ -241,6 +260,10 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		.num_instances = c->ninst,
 		.instance_kind = c->inst_kind,
 		.buffers_per_instance = SWL_BUFFERS_PER_INSTANCE,
+		.init_surplus = { [SWL_KIND_AICPU_TASK] = surplus_task,
+				  [SWL_KIND_SCHED_PHASE] = SWL_SURPLUS_SCHED_PER_THREAD * (uint32_t)nt,
+				  [SWL_KIND_ORCH_PHASE] = SWL_SURPLUS_ORCH,
+				  [SWL_KIND_AICORE_TASK] = surplus_task },
 		.backstop_cycles = cfg->backstop_cycles,
 		.max_shards = cfg->max_shards ? cfg->max_shards : swl_host_shards(),
 		.idle_sleep_max_us = SWL_IDLE_SLEEP_MAX_US,
