@@ -12,9 +12,9 @@
  *         per_task_ns_p10=...
  *         pairs=... off_cpu_ms=... level4_cpu_ms=... per_task_cpu_ns=...
  *         per_task_run_cpu_ns=... off_csw=... level4_csw=...
- *         target_ns=150 tasks=... subtasks=...
+ *         target_ns=150 tasks=... subtasks=... aicpu_slice_us=...
  *   BENCH swimlane <platform> reconcile runs=... total=... collected=...
- *         dropped=... balanced|UNBALANCED
+ *         dropped=... aicpu_slice_us=... balanced|UNBALANCED
  *
  * per_task_ns (the figure of the 150 ns target, issue 4) is the median
  * over the pairs of (level-4 wall - off wall) / tasks, with its quartiles
@@ -38,9 +38,17 @@
  * level-4 run and says UNBALANCED if any lost a record.
  * Options: -n TASKS (default 100000), -r PAIRS (default 7, at most 64),
  * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
- * the "level4" figures are then that level's), -v (also one line per pair:
- * "BENCH swimlane <platform> pair=I off_ms=... level4_ms=... off_csw=...
- * level4_csw=...").  TASKPROF_LOG_LEVEL=debug
+ * the "level4" figures are then that level's), -b BLOCK_DIM and
+ * -t AICPU_THREADS (default: the platform's), -S SLICE_US (only that
+ * AICPU slice, below), -v (also one line per pair: "BENCH swimlane
+ * <platform> pair=I off_ms=... level4_ms=... off_csw=... level4_csw=...
+ * aicpu_slice_us=...").
+ * Each platform's pairs run twice: under the host's default scheduling
+ * (aicpu_slice_us=0: the headline figure) and with the AICPU threads on a
+ * 100 µs slice (TASKPROF_SIM_AICPU_SLICE_US=100, platform/device.c), which
+ * keeps the simulated device out of its slow state (docs/swimlane.md
+ * "Cost"). Every line ends with the slice it ran under.
+ * TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
 #include <stdint.h>
@@ -81,6 +89,8 @@ static uint64_t g_tasks = 100000;
 static int g_level = 4;
 static bool g_device_only;
 static bool g_verbose;
+static int g_block_dim;     /* 0: the platform's */
+static int g_aicpu_threads; /* 0: the platform's */
 
 static int wide_gen(const struct tp_case *c, struct tp_case_args *a)
 {
@@ -184,6 +194,7 @@ static int run_once(const char *plat, int level, const char *root, struct tp_run
 {
 	struct tp_worker_config cfg = {
 		.platform = plat, .output_root = root, .l2_swimlane_level = level,
+		.block_dim = g_block_dim, .aicpu_threads = g_aicpu_threads,
 	};
 	struct tp_worker *w = tp_worker_open(&cfg);
 	if (!w)
@@ -223,8 +234,12 @@ static double quantile(double *v, int n, double q)
  * Per task: the median and quartiles of the pairs' wall differences (a
  * pair runs back to back, so machine-wide slowdowns mostly cancel), and
  * the difference of the best walls; the other figures are medians. */
-static int bench(const char *plat, int repeats, const char *root)
+static int bench(const char *plat, int repeats, const char *root, unsigned slice_us)
 {
+	/* Read by tp_device_open(), i.e. by each run's tp_worker_open(). */
+	char sv[16];
+	snprintf(sv, sizeof(sv), "%u", slice_us);
+	setenv("TASKPROF_SIM_AICPU_SLICE_US", sv, 1);
 	static struct tp_run_result r;
 	double wall[2][MAX_REPEATS] = { { 0 } }, cpu[2][MAX_REPEATS] = { { 0 } };
 	double thr[2][MAX_REPEATS] = { { 0 } }, sw[2][MAX_REPEATS] = { { 0 } };
@@ -249,8 +264,8 @@ static int bench(const char *plat, int repeats, const char *root)
 		diff[i] = (wall[1][i] - wall[0][i]) * 1e9 / (double)g_tasks;
 		if (g_verbose)
 			printf("BENCH swimlane %s pair=%d off_ms=%.3f level4_ms=%.3f off_csw=%.0f "
-			       "level4_csw=%.0f\n", plat, i, wall[0][i] * 1e3, wall[1][i] * 1e3,
-			       sw[0][i], sw[1][i]);
+			       "level4_csw=%.0f aicpu_slice_us=%u\n", plat, i, wall[0][i] * 1e3,
+			       wall[1][i] * 1e3, sw[0][i], sw[1][i], slice_us);
 		dcpu[i] = (cpu[1][i] - cpu[0][i]) * 1e9 / (double)g_tasks;
 		dthr[i] = (thr[1][i] - thr[0][i]) * 1e9 / (double)g_tasks;
 	}
@@ -269,23 +284,37 @@ static int bench(const char *plat, int repeats, const char *root)
 	       "per_task_ns_q3=%.1f per_task_ns_best=%.1f per_task_ns_p10=%.1f pairs=%d "
 	       "off_cpu_ms=%.3f "
 	       "level4_cpu_ms=%.3f per_task_cpu_ns=%.1f per_task_run_cpu_ns=%.1f "
-	       "off_csw=%.0f level4_csw=%.0f target_ns=150 tasks=%llu subtasks=%llu\n",
+	       "off_csw=%.0f level4_csw=%.0f target_ns=150 tasks=%llu subtasks=%llu "
+	       "aicpu_slice_us=%u\n",
 	       plat, quantile(wall[0], n, 0.5) * 1e3, quantile(wall[1], n, 0.5) * 1e3, med, q1, q3,
 	       (best[1] - best[0]) * 1e9 / (double)g_tasks, p10, n, quantile(cpu[0], n, 0.5) * 1e3,
 	       quantile(cpu[1], n, 0.5) * 1e3, quantile(dcpu, n, 0.5), quantile(dthr, n, 0.5),
 	       quantile(sw[0], n, 0.5), quantile(sw[1], n, 0.5), (unsigned long long)g_tasks,
-	       (unsigned long long)subtasks);
-	printf("BENCH swimlane %s reconcile runs=%d total=%llu collected=%llu dropped=%llu %s\n",
+	       (unsigned long long)subtasks, slice_us);
+	printf("BENCH swimlane %s reconcile runs=%d total=%llu collected=%llu dropped=%llu "
+	       "aicpu_slice_us=%u %s\n",
 	       plat, n, (unsigned long long)total, (unsigned long long)collected,
-	       (unsigned long long)dropped, !unbalanced && !dropped ? "balanced" : "UNBALANCED");
+	       (unsigned long long)dropped, slice_us,
+	       !unbalanced && !dropped ? "balanced" : "UNBALANCED");
 	return unbalanced ? 1 : 0;
+}
+
+/* The pairs under the host's default scheduling, then (unless -S gave one
+ * slice) with the AICPU threads on a 100 µs slice. */
+static int g_slice = -1; /* -S: only this slice (µs); -1: 0 then 100 */
+
+static int bench_slices(const char *plat, int repeats, const char *root)
+{
+	if (g_slice >= 0)
+		return bench(plat, repeats, root, (unsigned)g_slice);
+	return bench(plat, repeats, root, 0) | bench(plat, repeats, root, 100);
 }
 
 int main(int argc, char **argv)
 {
 	int repeats = 7, c;
 	const char *plat = NULL;
-	while ((c = getopt(argc, argv, "n:r:p:l:Dv")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:p:l:b:t:S:Dv")) != -1) {
 		if (c == 'n')
 			g_tasks = strtoull(optarg, NULL, 10);
 		else if (c == 'r') {
@@ -300,6 +329,12 @@ int main(int argc, char **argv)
 			plat = optarg;
 		else if (c == 'l')
 			g_level = atoi(optarg);
+		else if (c == 'b')
+			g_block_dim = atoi(optarg);
+		else if (c == 't')
+			g_aicpu_threads = atoi(optarg);
+		else if (c == 'S')
+			g_slice = atoi(optarg);
 		else if (c == 'D')
 			g_device_only = true;
 		else if (c == 'v')
@@ -317,9 +352,9 @@ int main(int argc, char **argv)
 		return 1;
 	int rc = 0;
 	if (!plat || !strcmp(plat, "a2a3sim"))
-		rc |= device_path("a2a3sim") | (g_device_only ? 0 : bench("a2a3sim", repeats, root));
+		rc |= device_path("a2a3sim") | (g_device_only ? 0 : bench_slices("a2a3sim", repeats, root));
 	if (!plat || !strcmp(plat, "a5sim"))
-		rc |= device_path("a5sim") | (g_device_only ? 0 : bench("a5sim", repeats, root));
+		rc |= device_path("a5sim") | (g_device_only ? 0 : bench_slices("a5sim", repeats, root));
 	char cmd[256];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
