@@ -60,18 +60,20 @@ struct swl_collector {
 
 /* Init-seeded surplus (seed 002 §5.1): buffers put into the recycled
  * lanes at open, on top of the SWL_BUFFERS_PER_INSTANCE per instance and
- * above the warm targets the replenish thread keeps (for the task kinds
- * one buffer per core, warm_covers_instances). Without it the replenish
- * thread allocated and faulted in 3-8 MB while the device ran a
- * 100,000-task level-4 run, mostly phase buffers (bench_swimlane, "pool
- * close" DEBUG line); with it about 0.5 MB. Per core for the task kinds,
- * per AICPU thread for sched phases, in all for orch phases: at a2a3sim's
- * 24 cores and 4 threads 3 MB of task, 4 MB of sched-phase and 1.5 MB of
- * orch-phase buffers. */
-#define SWL_SURPLUS_TASK_PER_CORE 3u
+ * above the warm targets the replenish thread keeps, which for the task
+ * kinds is one buffer per core (warm_covers_instances). Without it the
+ * replenish thread allocated and faulted in 3-8 MB while the device ran
+ * a 100,000-task level-4 run, mostly phase buffers, and a producer ran
+ * its free queue dry about once a run (bench_swimlane; the "pool close"
+ * DEBUG line); with it nothing, and a freeze in about one run in 20.
+ * Task kinds: one per core (the warm target) plus SWL_SURPLUS_TASK more;
+ * sched phases per AICPU thread; orch phases in all. At a2a3sim's 24
+ * cores and 4 threads: 4.6 MB of task, 4 MB of sched-phase and 1.5 MB of
+ * orch-phase buffers; at a5sim's largest (108 cores, 7 threads) 10 MB,
+ * 7 MB and 1.5 MB. */
+#define SWL_SURPLUS_TASK 48u
 #define SWL_SURPLUS_SCHED_PER_THREAD 4u
 #define SWL_SURPLUS_ORCH 12u
-#define SWL_SURPLUS_MAX 512u
 
 static int swl_batch(int kind)
 {
@@ -249,10 +251,9 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		if (!d->heads || !d->local)
 			goto oom;
 	}
-	/* Bounded well below the 1024-entry recycled lane (host_pool_queue_size). */
-	const uint32_t surplus_task = SWL_SURPLUS_TASK_PER_CORE * (uint32_t)nc < SWL_SURPLUS_MAX
-					      ? SWL_SURPLUS_TASK_PER_CORE * (uint32_t)nc
-					      : SWL_SURPLUS_MAX;
+	/* At most 108 + 48, well below the 1024-entry recycled lane
+	 * (host_pool_queue_size). */
+	const uint32_t surplus_task = (uint32_t)nc + SWL_SURPLUS_TASK;
 	struct tp_profiler_config pc = {
 		.module = mod,
 		.ops = c->ops,
