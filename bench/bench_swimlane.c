@@ -47,7 +47,8 @@
  * (aicpu_slice_us=0: the headline figure) and with the AICPU threads on a
  * 100 µs slice (TASKPROF_SIM_AICPU_SLICE_US=100, platform/device.c), which
  * keeps the simulated device out of its slow state (docs/swimlane.md
- * "Cost"). Every line ends with the slice it ran under.
+ * "Cost"). Every line ends with the slice it ran under (asked for: a
+ * kernel before 6.12 ignores it).
  * TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
@@ -305,9 +306,18 @@ static int g_slice = -1; /* -S: only this slice (µs); -1: 0 then 100 */
 
 static int bench_slices(const char *plat, int repeats, const char *root)
 {
-	if (g_slice >= 0)
-		return bench(plat, repeats, root, (unsigned)g_slice);
-	return bench(plat, repeats, root, 0) | bench(plat, repeats, root, 100);
+	/* bench() sets TASKPROF_SIM_AICPU_SLICE_US for its runs; the caller's
+	 * value comes back afterwards. */
+	const char *env = getenv("TASKPROF_SIM_AICPU_SLICE_US");
+	char *saved = env ? strdup(env) : NULL;
+	int rc = g_slice >= 0 ? bench(plat, repeats, root, (unsigned)g_slice)
+			      : bench(plat, repeats, root, 0) | bench(plat, repeats, root, 100);
+	if (saved)
+		setenv("TASKPROF_SIM_AICPU_SLICE_US", saved, 1);
+	else
+		unsetenv("TASKPROF_SIM_AICPU_SLICE_US");
+	free(saved);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -333,8 +343,16 @@ int main(int argc, char **argv)
 			g_block_dim = atoi(optarg);
 		else if (c == 't')
 			g_aicpu_threads = atoi(optarg);
-		else if (c == 'S')
-			g_slice = atoi(optarg);
+		else if (c == 'S') {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || !*optarg || (v != 0 && (v < 100 || v > 100000))) {
+				fprintf(stderr, "bench_swimlane: -S %s: expected 0 or 100..100000 "
+					"(µs)\n", optarg);
+				return 2;
+			}
+			g_slice = (int)v;
+		}
 		else if (c == 'D')
 			g_device_only = true;
 		else if (c == 'v')

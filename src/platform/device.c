@@ -100,6 +100,7 @@ static _Thread_local struct tp_aicpu *cur_cpu;
 #define AICPU_SLICE_US_MAX 100000u
 
 /* struct sched_attr (linux/sched/types.h); glibc has no wrapper. */
+#define HOST_SCHED_FLAG_RESET_ON_FORK 0x01u
 struct host_sched_attr {
 	uint32_t size, policy;
 	uint64_t flags;
@@ -119,6 +120,7 @@ static unsigned aicpu_slice_us(void)
 	char *end;
 	unsigned long us = strtoul(v, &end, 10);
 	if (*end || *v == '-' || (us && (us < AICPU_SLICE_US_MIN || us > AICPU_SLICE_US_MAX))) {
+		/* relaxed: only says whether the WARN was given, once per process. */
 		static atomic_flag warned = ATOMIC_FLAG_INIT;
 		if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
 			TP_WARN("TASKPROF_SIM_AICPU_SLICE_US=%s: expected 0 or %u..%u (µs); "
@@ -129,18 +131,24 @@ static unsigned aicpu_slice_us(void)
 	return (unsigned)us;
 }
 
-/* Ask the host scheduler for a @us µs slice for the calling thread, keeping
- * SCHED_OTHER and its nice value. Best effort: failure changes nothing. */
+/* Ask the host scheduler for a @us µs slice for the calling thread,
+ * keeping its policy (SCHED_OTHER or SCHED_BATCH: others have no slice and
+ * are left alone), nice value and reset-on-fork flag. Best effort: a
+ * failure, or a kernel without custom slices, changes nothing. */
 static void set_slice(unsigned us)
 {
 	if (!us)
 		return;
-	struct host_sched_attr a = {
-		.size = sizeof(a),
-		.policy = SCHED_OTHER,
-		.nice = getpriority(PRIO_PROCESS, 0),
-		.runtime = (uint64_t)us * 1000u,
-	};
+	struct host_sched_attr a;
+	memset(&a, 0, sizeof(a));
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0u) != 0)
+		return;
+	if (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH)
+		return;
+	a.size = sizeof(a);
+	a.flags &= HOST_SCHED_FLAG_RESET_ON_FORK;
+	a.runtime = (uint64_t)us * 1000u;
+	a.deadline = a.period = 0;
 	(void)syscall(SYS_sched_setattr, 0, &a, 0u);
 }
 
@@ -546,21 +554,26 @@ static void log_costs(const struct tp_device *dev, const bool *ran)
 		s->vcsw += k->vcsw;
 		s->ivcsw += k->ivcsw;
 	}
-	for (int i = 0; i < dev->aicpu_threads && len < sizeof(line) - 96; i++) {
+	for (int i = 0; i < dev->aicpu_threads && i < TP_DEVICE_MAX_AICPU_LOG; i++) {
 		if (!ran[i])
 			continue;
 		const struct thread_cost *k = &dev->cpus[i].cost;
-		len += (size_t)snprintf(line + len, sizeof(line) - len,
-					"aicpu%d %.3f/%.3f ms %llu/%llu csw, ", i,
-					(double)k->cpu_ns * 1e-6, (double)k->wait_ns * 1e-6,
-					(unsigned long long)k->vcsw, (unsigned long long)k->ivcsw);
+		int w = snprintf(line + len, sizeof(line) - len, "aicpu%d %.3f/%.3f ms %llu/%llu csw, ",
+				 i, (double)k->cpu_ns * 1e-6, (double)k->wait_ns * 1e-6,
+				 (unsigned long long)k->vcsw, (unsigned long long)k->ivcsw);
+		if (w < 0 || (size_t)w >= sizeof(line) - len)
+			break; /* truncated: the line ends here */
+		len += (size_t)w;
 	}
-	for (int t = 0; t < 2; t++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len,
-					"%s %.3f/%.3f ms %llu/%llu csw%s", t ? "AIV" : "AIC",
-					(double)sum[t].cpu_ns * 1e-6, (double)sum[t].wait_ns * 1e-6,
-					(unsigned long long)sum[t].vcsw,
-					(unsigned long long)sum[t].ivcsw, t ? "" : ", ");
+	for (int t = 0; t < 2; t++) {
+		int w = snprintf(line + len, sizeof(line) - len, "%s %.3f/%.3f ms %llu/%llu csw%s",
+				 t ? "AIV" : "AIC", (double)sum[t].cpu_ns * 1e-6,
+				 (double)sum[t].wait_ns * 1e-6, (unsigned long long)sum[t].vcsw,
+				 (unsigned long long)sum[t].ivcsw, t ? "" : ", ");
+		if (w < 0 || (size_t)w >= sizeof(line) - len)
+			break;
+		len += (size_t)w;
+	}
 	TP_DEBUG("device %d launch cost (CPU / run-queue wait, voluntary / involuntary "
 		 "switches): %s", dev->id, line);
 }

@@ -12,10 +12,20 @@
  *                       and one thread per AICore.
  *   tp_device_wait()    joins them: AICPU threads first, then every AICore
  *                       still running is sent AICORE_EXIT_SIGNAL and joined
- *                       (bounded by the teardown budget).
+ *                       (bounded by the teardown budget). At DEBUG it logs
+ *                       what the launch cost: each AICPU thread's CPU and
+ *                       time runnable but waiting for a host CPU (ms) and
+ *                       voluntary / involuntary context switches, and the
+ *                       same summed over the AIC and over the AIV threads.
  *   tp_device_close()   frees everything.
  *
  * A device can be launched again after tp_device_wait() (rounds).
+ *
+ * Host scheduling: TASKPROF_SIM_AICPU_SLICE_US (read by tp_device_open();
+ * 0 or 100..100000 µs, unset: the host's default) asks Linux >= 6.12 for
+ * that scheduling slice for the AICPU threads, keeping their policy and
+ * nice value: on a host with fewer CPUs than device threads they then get
+ * a CPU back first (docs/swimlane.md "Cost").
  *
  * The register protocol between AICPU and AICore (spec §2.7–§2.8) is
  * provided as small steps both sides compose: the runtime's scheduler and

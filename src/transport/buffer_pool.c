@@ -300,6 +300,11 @@ static size_t warm_target(struct bp_pool *bp, int kind)
 	return t > bp->recycled_cap ? bp->recycled_cap : t;
 }
 
+size_t bp_warm_target(struct bp_pool *bp, int kind)
+{
+	return kind_ok(bp, kind) ? warm_target(bp, kind) : 0;
+}
+
 int bp_select_recycled_shard(struct bp_pool *bp, int kind, int origin)
 {
 	int o = bp_norm_shard(bp, origin);

@@ -134,6 +134,10 @@ uint64_t bp_pop_recycled_for_startup(struct bp_pool *bp, int kind); /* any live 
 size_t bp_recycled_count(struct bp_pool *bp, int kind, int shard);
 size_t bp_recycled_count_all(struct bp_pool *bp, int kind); /* sum over live shards */
 bool bp_recycled_empty(struct bp_pool *bp);
+/* Buffers the replenish thread keeps in each live lane of kind (the
+ * module's warm target raised to warm_min, at most a lane's capacity);
+ * 0 for a kind the module lacks. */
+size_t bp_warm_target(struct bp_pool *bp, int kind);
 /* Lane with the strictly largest deficit below the warm target, scanning
  * origin+1 .. origin+n (origin last); origin when nothing is short. */
 int bp_select_recycled_shard(struct bp_pool *bp, int kind, int origin);

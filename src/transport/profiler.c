@@ -451,7 +451,8 @@ static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic
 	/* seq_cst: drains test this flag before topping up a free queue, so
 	 * after this store no new drain-side top-up starts. */
 	atomic_store_explicit(&p->host_freeze_open, true, memory_order_seq_cst);
-	/* Both freezes can open on one tick; the time runs from the first. */
+	/* Both freezes can open on one tick; the time runs from the first.
+	 * relaxed: only this (replenish) thread writes the freeze flags. */
 	if (!atomic_load_explicit(&p->hdr->bp.rq_freeze_active, memory_order_relaxed) &&
 	    !atomic_load_explicit(&p->hdr->bp.fq_freeze_active, memory_order_relaxed))
 		p->freeze_t0_ns = tp_now_ns();
@@ -1028,6 +1029,34 @@ static int seed_instance(struct tp_profiler *p, uint32_t i, uint32_t n)
 	return 0;
 }
 
+/* Fill every live shard's recycled lane of each kind k with a non-zero
+ * cfg->init_surplus[k] up to its warm target plus that surplus (clamped to
+ * the lane's capacity, with a DEBUG line): one block per lane short of it.
+ * Returns 0, or -ENOMEM with tp_last_error() set. */
+static int seed_surplus(struct tp_profiler *p, const struct tp_profiler_config *cfg)
+{
+	for (int k = 0; k < p->m->kinds; k++) {
+		if (!cfg->init_surplus[k])
+			continue;
+		const size_t target = bp_warm_target(&p->bp, k) + cfg->init_surplus[k];
+		const size_t want = target > p->bp.recycled_cap ? p->bp.recycled_cap : target;
+		if (want < target)
+			TP_DEBUG("%s: surplus of kind %d clamped to the recycled lane's %zu buffers",
+				 p->m->name, k, p->bp.recycled_cap);
+		for (int s = 0; s < p->shard_count; s++) {
+			size_t cur = bp_recycled_count(&p->bp, k, s);
+			if (cur >= want)
+				continue;
+			size_t n = want - cur;
+			if (bp_allocate_recycled_batch(&p->bp, k, bp_buffer_size(&p->bp, k), (int)n,
+						       s) != n)
+				return tp_set_error(-ENOMEM, "%s: cannot seed the %zu surplus "
+						    "buffers of kind %d", p->m->name, n, k);
+		}
+	}
+	return 0;
+}
+
 struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 {
 	if (!cfg || !validate(cfg))
@@ -1157,27 +1186,20 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 				     m->name, i);
 			return NULL;
 		}
-	for (int k = 0; k < m->kinds; k++) {
-		uint32_t n = cfg->init_surplus[k];
-		for (int s = 0; n && s < p->shard_count; s++) {
-			/* Shard s gets its share of n, the first n % shards one more. */
-			uint32_t share = n / (uint32_t)p->shard_count +
-					 ((uint32_t)s < n % (uint32_t)p->shard_count);
-			if (share && bp_allocate_recycled_batch(&p->bp, k, bp_buffer_size(&p->bp, k),
-							       (int)share, s) != share) {
-				bp_release_all_owned(&p->bp, free_dev, p);
-				bp_fini(&p->bp);
-				free_host_state(p);
-				tp_set_error(-ENOMEM, "%s: cannot seed the %u surplus buffers of kind %d",
-					     m->name, n, k);
-				return NULL;
-			}
-		}
+	/* The pool cap (below) scales what the instances' seeds take, not the
+	 * surplus: a larger surplus must not let the pool grow more in-run. */
+	const uint64_t seeded_base = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
+	if (seed_surplus(p, cfg) != 0) {
+		bp_release_all_owned(&p->bp, free_dev, p);
+		bp_fini(&p->bp);
+		free_host_state(p);
+		return NULL;
 	}
 	uint64_t seeded = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
 	if (cfg->pool_cap_bytes == 0) {
-		uint64_t cap = seeded * 8u;
-		p->bp.pool_cap_bytes = cap < (16u << 20) ? (16u << 20) : cap;
+		uint64_t cap = seeded_base * 8u;
+		cap = cap < (16u << 20) ? (16u << 20) : cap;
+		p->bp.pool_cap_bytes = cap + (seeded - seeded_base);
 	} else {
 		p->bp.pool_cap_bytes = cfg->pool_cap_bytes == UINT64_MAX ? 0 : cfg->pool_cap_bytes;
 		if (p->bp.pool_cap_bytes && p->bp.pool_cap_bytes < seeded)
@@ -1287,6 +1309,11 @@ void prof_stop(struct tp_profiler *p)
 	for (int i = 0; i < p->shard_count; i++)
 		pthread_join(p->drain_th[i], NULL);
 	pthread_join(p->repl_th, NULL);
+	/* A freeze still open at stop counts up to now. relaxed: the replenish
+	 * thread, the only writer of these, has been joined. */
+	if (atomic_load_explicit(&p->host_freeze_open, memory_order_relaxed))
+		atomic_fetch_add_explicit(&p->freeze_ns, tp_now_ns() - p->freeze_t0_ns,
+					  memory_order_relaxed);
 	/* release: only now, with every drain joined, may collectors treat an
 	 * empty shard as final. */
 	atomic_store_explicit(&p->execution_complete, true, memory_order_release);

@@ -63,11 +63,13 @@ struct tp_profiler_config {
 	uint32_t num_instances;  /* buffer states (cores, threads, ...) >= 1 */
 	const uint8_t *instance_kind; /* kind of each instance; NULL -> all kind 0 */
 	uint32_t buffers_per_instance; /* seeded per instance; 0 -> slot_count */
-	/* Per kind: buffers seeded at open into the recycled lanes (spread
-	 * over the shards) on top of buffers_per_instance: the init-seeded
-	 * surplus of seed 002 §5.1, which absorbs the first seconds' demand
-	 * so the replenish thread need not allocate while the device runs.
-	 * 0 -> none. */
+	/* Per kind: buffers seeded at open into each live shard's recycled
+	 * lane beyond the lane's warm target (what the replenish thread keeps
+	 * there; the lane then holds target + surplus, at most its capacity):
+	 * the init-seeded surplus of seed 002 §5.1. Demand can then draw a
+	 * lane down by the surplus before the replenish thread allocates
+	 * while the device runs. 0 -> none; at most the lane's capacity
+	 * (host_recycled_queue_size, else host_pool_queue_size, else 1024). */
 	uint32_t init_surplus[TP_MAX_KINDS];
 	uint32_t priv_size;      /* bytes of module-private area in the region */
 	uint64_t backstop_cycles; /* gate backstop, system-counter ticks; 0 -> 30 s */
@@ -75,7 +77,8 @@ struct tp_profiler_config {
 	 * UINT32_MAX -> none (raise at once, as the reference does). */
 	uint32_t grace_ns;
 	/* Cap on all device bytes the pool allocates (region + buffers).
-	 * 0 -> max(16 MiB, 8 x the bytes seeded at open); UINT64_MAX -> none. */
+	 * 0 -> max(16 MiB, 8 x the bytes of the instances' seeds) + the
+	 * init_surplus bytes; UINT64_MAX -> none. */
 	uint64_t pool_cap_bytes;
 	/* How long a drain waits for room in a full host ready shard before it
 	 * retires the buffer (counted as TP_HOST_LOST_SHARD_FULL).
@@ -169,8 +172,11 @@ struct tp_profiler {
 /*
  * prof_open — lay out and allocate the pool region in device memory, seed
  * `buffers_per_instance` buffers per instance (up to slot_count straight
- * into its free queue, the rest into recycled lanes) and, on the shadow
- * transport, push the initialised region to the device once.
+ * into its free queue, the rest into recycled lanes), fill the recycled
+ * lanes of kinds with an `init_surplus` to their warm target plus it and,
+ * on the shadow transport, push the initialised region to the device
+ * once. The default pool cap (8 times the instances' seeds, at least
+ * 16 MiB) is raised by the surplus's bytes, not scaled with them.
  * Returns the profiler, or NULL with tp_last_error() set (-EINVAL bad
  * config, -ENOMEM).  spec/framework.md §7.6, pmu.md §7.2.
  */

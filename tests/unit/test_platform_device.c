@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -459,21 +460,36 @@ static uint64_t my_slice_ns(void)
 	return a.runtime;
 }
 
+static uint32_t my_policy(void)
+{
+	struct slice_attr a = { 0 };
+	if (syscall(SYS_sched_getattr, 0, &a, sizeof(a), 0u) != 0)
+		return UINT32_MAX;
+	return a.policy;
+}
+
 static void *probe_slice(void *arg)
 {
 	uint64_t *out = arg;
 	out[0] = my_slice_ns();
-	struct slice_attr a = { .size = sizeof(a), .runtime = 200000 };
+	struct slice_attr a = { .size = sizeof(a), .nice = getpriority(PRIO_PROCESS, 0),
+				.runtime = 200000 };
 	out[1] = syscall(SYS_sched_setattr, 0, &a, 0u) == 0 ? my_slice_ns() : 0;
 	return NULL;
 }
 
+/* What each AICPU thread of the last launch saw of itself. */
 static _Atomic uint64_t aicpu_slice[4];
+static _Atomic uint32_t aicpu_policy[4];
+static atomic_int aicpu_nice[4];
 
 static void record_slice(struct tp_aicpu *cpu, void *arg)
 {
 	(void)arg;
-	atomic_store(&aicpu_slice[tp_aicpu_index(cpu)], my_slice_ns());
+	int i = tp_aicpu_index(cpu);
+	atomic_store(&aicpu_slice[i], my_slice_ns());
+	atomic_store(&aicpu_policy[i], my_policy());
+	atomic_store(&aicpu_nice[i], getpriority(PRIO_PROCESS, 0));
 }
 
 static atomic_int slice_warnings;
@@ -503,10 +519,26 @@ static void launch_slices(const char *env, uint64_t out[2])
 	out[1] = atomic_load(&aicpu_slice[1]);
 }
 
-/* TASKPROF_SIM_AICPU_SLICE_US sets the AICPU threads' host slice; unset
- * or 0 they keep the host's default; a bad value gets one WARN and the
- * default. Where the kernel has no custom slices (before 6.12: the probe
- * thread cannot read back what it set), only that nothing fails. */
+/* A launch with a 200 µs slice from a SCHED_BATCH thread at nice 3: the
+ * AICPU threads (which inherit both) keep them. */
+static void *launch_from_batch(void *arg)
+{
+	uint64_t *got = arg;
+	struct slice_attr a = { .size = sizeof(a), .policy = SCHED_BATCH, .nice = 3 };
+	if (syscall(SYS_sched_setattr, 0, &a, 0u) != 0) {
+		got[2] = 1; /* could not become SCHED_BATCH: nothing to check */
+		return NULL;
+	}
+	launch_slices("200", got);
+	return NULL;
+}
+
+/* TASKPROF_SIM_AICPU_SLICE_US sets the AICPU threads' host slice, keeping
+ * their policy and nice value; unset or 0 they keep the host's default; a
+ * bad value gets one WARN and the default. Where the kernel has no custom
+ * slices (before 6.12: the probe thread cannot read back what it set),
+ * only that nothing fails and nothing else changes. The WARN is given
+ * once per process (platform/device.c): no other test may provoke it. */
 static void test_aicpu_slice_from_env(void **state)
 {
 	(void)state;
@@ -519,11 +551,30 @@ static void test_aicpu_slice_from_env(void **state)
 	printf("host default slice %llu ns; custom slices %s\n", (unsigned long long)dflt,
 	       custom ? "supported" : "not supported: values not checked");
 
-	uint64_t got[2];
+	const uint32_t policy = my_policy();
+	const int nice = getpriority(PRIO_PROCESS, 0);
+	uint64_t got[3] = { 0, 0, 0 };
 	launch_slices("200", got);
 	if (custom) {
 		assert_int_equal(got[0], 200000);
 		assert_int_equal(got[1], 200000);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(atomic_load(&aicpu_policy[i]), policy);
+		assert_int_equal(atomic_load(&aicpu_nice[i]), nice);
+	}
+	got[0] = got[1] = 0;
+	assert_int_equal(pthread_create(&th, NULL, launch_from_batch, got), 0);
+	pthread_join(th, NULL);
+	printf("launch from a SCHED_BATCH thread at nice 3: %s\n",
+	       got[2] ? "not possible here, not checked" : "checked");
+	if (!got[2]) {
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(atomic_load(&aicpu_policy[i]), SCHED_BATCH);
+			assert_int_equal(atomic_load(&aicpu_nice[i]), 3);
+		}
+		if (custom)
+			assert_int_equal(got[0], 200000);
 	}
 	launch_slices(NULL, got);
 	if (custom) {

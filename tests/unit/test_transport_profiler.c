@@ -923,8 +923,8 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 0);
 	assert_int_equal(atomic_load(&p->freeze_released), 3);
-	/* every freeze since adds its time; none is counted twice (both
-	 * freezes of the last one opened on one tick share one clock) */
+	/* every freeze since adds its time, which stays within the time
+	 * since the first opened */
 	assert_true(atomic_load(&p->freeze_ns) > frozen);
 	assert_true(atomic_load(&p->freeze_ns) <= tp_now_ns() - t_open);
 	uint32_t f1 = atomic_load(&fq_of(p, 1)->tail) - atomic_load(&fq_of(p, 1)->head);
@@ -932,10 +932,11 @@ static void test_backpressure_state_machine(void **state)
 	prof_close(p);
 }
 
-/* init_surplus: buffers per kind seeded into the recycled lanes at open,
- * shared out over the shards (the first ones get the remainder), one
- * block per (kind, shard); a surplus for a kind the module lacks, or more
- * than a lane holds, is refused. */
+/* init_surplus: each shard's recycled lane of a kind is filled at open to
+ * its warm target plus the surplus (at most the lane's capacity), one
+ * block per lane; prof_start then has nothing to add; the default pool
+ * cap grows by the surplus's bytes, not 8 times them; a surplus for a
+ * kind the module lacks, or more than a lane holds, is refused. */
 static void test_init_surplus_seeds_recycled_lanes(void **state)
 {
 	(void)state;
@@ -946,6 +947,7 @@ static void test_init_surplus_seeds_recycled_lanes(void **state)
 		.num_threads = 2,
 		.num_instances = 3,
 		.instance_kind = kinds,
+		.warm_covers_instances = true, /* warm target: kind 0 1, kind 1 1 per lane */
 	};
 	struct tp_profiler *p0 = prof_open(&cfg);
 	assert_non_null(p0);
@@ -955,6 +957,7 @@ static void test_init_surplus_seeds_recycled_lanes(void **state)
 	for (int k = 0; k < 2; k++)
 		for (int sh = 0; sh < 2; sh++)
 			assert_int_equal(bp_recycled_count(&p0->bp, k, sh), 0);
+	assert_int_equal(p0->bp.pool_cap_bytes, 16u << 20);
 	const size_t stride0 = (bp_buffer_size(&p0->bp, 0) + 63u) & ~(size_t)63u;
 	const size_t stride1 = (bp_buffer_size(&p0->bp, 1) + 63u) & ~(size_t)63u;
 	prof_close(p0);
@@ -963,19 +966,34 @@ static void test_init_surplus_seeds_recycled_lanes(void **state)
 	cfg.init_surplus[1] = 2;
 	struct tp_profiler *p = prof_open(&cfg);
 	assert_non_null(p);
-	assert_int_equal(bp_recycled_count(&p->bp, 0, 0), 3);
-	assert_int_equal(bp_recycled_count(&p->bp, 0, 1), 2);
-	assert_int_equal(bp_recycled_count(&p->bp, 1, 0), 1);
-	assert_int_equal(bp_recycled_count(&p->bp, 1, 1), 1);
-	assert_int_equal(atomic_load(&p->bp.pool_bytes) - bytes0, 5 * stride0 + 2 * stride1);
+	for (int sh = 0; sh < 2; sh++) {
+		assert_int_equal(bp_recycled_count(&p->bp, 0, sh), 1 + 5);
+		assert_int_equal(bp_recycled_count(&p->bp, 1, sh), 1 + 2);
+	}
+	const uint64_t surplus_bytes = 2 * 6 * stride0 + 2 * 3 * stride1;
+	assert_int_equal(atomic_load(&p->bp.pool_bytes) - bytes0, surplus_bytes);
 	assert_int_equal(atomic_load(&p->bp.n_allocs) - allocs0, 4);
+	assert_int_equal(p->bp.pool_cap_bytes, (16u << 20) + surplus_bytes);
 	/* the free queues hold what they held without it */
 	for (uint32_t i = 0; i < 3; i++)
 		assert_int_equal(atomic_load(&fq_of(p, i)->tail) - atomic_load(&fq_of(p, i)->head),
 				 4);
+	/* every lane is above its warm target: prof_start allocates nothing */
+	assert_int_equal(prof_start(p), 0);
+	assert_int_equal(atomic_load(&p->bp.n_allocs) - allocs0, 4);
+	prof_stop(p);
 	prof_close(p);
 
+	/* target + surplus beyond a lane's 1024 entries: the lane is filled */
+	cfg.init_surplus[0] = 1024;
 	cfg.init_surplus[1] = 0;
+	p = prof_open(&cfg);
+	assert_non_null(p);
+	assert_int_equal(bp_recycled_count(&p->bp, 0, 0), 1024);
+	assert_int_equal(bp_recycled_count(&p->bp, 0, 1), 1024);
+	prof_close(p);
+
+	cfg.init_surplus[0] = 5;
 	cfg.init_surplus[2] = 1; /* mod_2k has two kinds */
 	assert_null(prof_open(&cfg));
 	assert_non_null(strstr(tp_last_error(), "init_surplus[2] = 1"));

@@ -58,21 +58,18 @@ struct swl_collector {
  * one that finds a recycled lane dry wakes the replenish thread at once. */
 #define SWL_IDLE_SLEEP_MAX_US 2000u
 
-/* Init-seeded surplus (seed 002 §5.1): buffers put into the recycled
- * lanes at open, on top of the SWL_BUFFERS_PER_INSTANCE per instance and
- * above the warm targets the replenish thread keeps, which for the task
- * kinds is one buffer per core (warm_covers_instances). Without it the
- * replenish thread allocated and faulted in 3-8 MB while the device ran
- * a 100,000-task level-4 run, mostly phase buffers, and a producer ran
- * its free queue dry about once a run (bench_swimlane; the "pool close"
- * DEBUG line); with it nothing, and a freeze in about one run in 20.
- * Task kinds: one per core (the warm target) plus SWL_SURPLUS_TASK more;
- * sched phases per AICPU thread; orch phases in all. At a2a3sim's 24
- * cores and 4 threads: 4.6 MB of task, 4 MB of sched-phase and 1.5 MB of
- * orch-phase buffers; at a5sim's largest (108 cores, 7 threads) 10 MB,
- * 7 MB and 1.5 MB. */
+/* Init-seeded surplus (seed 002 §5.1): buffers each shard's recycled lane
+ * holds at open beyond its warm target (swl_warm, raised for the task
+ * kinds to the lane's share of the cores by warm_covers_instances), per
+ * kind. Without it the replenish thread allocated and faulted in 3-8 MB
+ * while the device ran a 100,000-task level-4 run, mostly phase buffers,
+ * and a producer ran its free queue dry about once a run (bench_swimlane;
+ * the "pool close" DEBUG line); with it nothing, and a freeze in about
+ * one run in 20. One shard (the 2-CPU machine): 1.5 MB of each task
+ * kind, 4 MB of sched-phase and 1.5 MB of orch-phase buffers; each
+ * further shard (a host with more CPUs) as much again. */
 #define SWL_SURPLUS_TASK 48u
-#define SWL_SURPLUS_SCHED_PER_THREAD 4u
+#define SWL_SURPLUS_SCHED 16u
 #define SWL_SURPLUS_ORCH 12u
 
 static int swl_batch(int kind)
@@ -251,9 +248,6 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		if (!d->heads || !d->local)
 			goto oom;
 	}
-	/* At most 108 + 48, well below the 1024-entry recycled lane
-	 * (host_pool_queue_size). */
-	const uint32_t surplus_task = (uint32_t)nc + SWL_SURPLUS_TASK;
 	struct tp_profiler_config pc = {
 		.module = mod,
 		.ops = c->ops,
@@ -261,10 +255,10 @@ struct swl_collector *swl_open(const struct swl_config *cfg)
 		.num_instances = c->ninst,
 		.instance_kind = c->inst_kind,
 		.buffers_per_instance = SWL_BUFFERS_PER_INSTANCE,
-		.init_surplus = { [SWL_KIND_AICPU_TASK] = surplus_task,
-				  [SWL_KIND_SCHED_PHASE] = SWL_SURPLUS_SCHED_PER_THREAD * (uint32_t)nt,
+		.init_surplus = { [SWL_KIND_AICPU_TASK] = SWL_SURPLUS_TASK,
+				  [SWL_KIND_SCHED_PHASE] = SWL_SURPLUS_SCHED,
 				  [SWL_KIND_ORCH_PHASE] = SWL_SURPLUS_ORCH,
-				  [SWL_KIND_AICORE_TASK] = surplus_task },
+				  [SWL_KIND_AICORE_TASK] = SWL_SURPLUS_TASK },
 		.backstop_cycles = cfg->backstop_cycles,
 		.max_shards = cfg->max_shards ? cfg->max_shards : swl_host_shards(),
 		.idle_sleep_max_us = SWL_IDLE_SLEEP_MAX_US,
