@@ -36,7 +36,8 @@
  * concurrently (device_path_wall_ns adds the waits at the transport's
  * gates when the host falls behind). The reconcile line sums every
  * level-4 run and says UNBALANCED if any lost a record.
- * Options: -n TASKS (default 100000), -r PAIRS (default 7, at most 64),
+ * Options (-h lists them; a bad value is an error, exit 2):
+ * -n TASKS (default 100000), -r PAIRS (default 7, at most 64),
  * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
  * the "level4" figures are then that level's), -b BLOCK_DIM and
  * -t AICPU_THREADS (default: the platform's), -S SLICE_US (only that
@@ -52,6 +53,7 @@
  * TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,8 +200,10 @@ static int run_once(const char *plat, int level, const char *root, struct tp_run
 		.block_dim = g_block_dim, .aicpu_threads = g_aicpu_threads,
 	};
 	struct tp_worker *w = tp_worker_open(&cfg);
-	if (!w)
+	if (!w) {
+		fprintf(stderr, "bench_swimlane: %s: %s\n", plat, tp_last_error());
 		return -1;
+	}
 	double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID), m0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
 	double s0 = csw();
 	int rc = tp_worker_run(w, &wide_callable, NULL, r);
@@ -310,8 +314,9 @@ static int bench_slices(const char *plat, int repeats, const char *root)
 	 * value comes back afterwards. */
 	const char *env = getenv("TASKPROF_SIM_AICPU_SLICE_US");
 	char *saved = env ? strdup(env) : NULL;
-	int rc = g_slice >= 0 ? bench(plat, repeats, root, (unsigned)g_slice)
-			      : bench(plat, repeats, root, 0) | bench(plat, repeats, root, 100);
+	int rc = bench(plat, repeats, root, g_slice >= 0 ? (unsigned)g_slice : 0);
+	if (!rc && g_slice < 0)
+		rc = bench(plat, repeats, root, 100);
 	if (saved)
 		setenv("TASKPROF_SIM_AICPU_SLICE_US", saved, 1);
 	else
@@ -320,45 +325,84 @@ static int bench_slices(const char *plat, int repeats, const char *root)
 	return rc;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench_swimlane [options]\n"
+		"  -n TASKS     tasks per run, 1..10000000 (default 100000)\n"
+		"  -r PAIRS     off / level pairs per slice, 1..%d (default 7)\n"
+		"  -p PLATFORM  a2a3sim or a5sim (default: both)\n"
+		"  -l LEVEL     swimlane level of the profiled runs, 1..4 (default 4)\n"
+		"  -b BLOCK_DIM clusters, 0 (the platform's) or 1..36\n"
+		"  -t THREADS   AICPU threads, 0 (the platform's) or 2..7\n"
+		"  -S SLICE_US  only this AICPU slice: 0 (host default) or 100..100000\n"
+		"               (default: both 0 and 100)\n"
+		"  -D           the device half only (device_path_ns)\n"
+		"  -v           one line per pair too\n"
+		"  -h           this text\n",
+		MAX_REPEATS);
+}
+
+/* @s as an integer in [@lo, @hi], else a message naming -@opt and exit 2. */
+static long int_arg(int opt, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "bench_swimlane: -%c %s: expected an integer from %ld to %ld\n", opt,
+			s, lo, hi);
+		exit(2);
+	}
+	return v;
+}
+
 int main(int argc, char **argv)
 {
 	int repeats = 7, c;
 	const char *plat = NULL;
-	while ((c = getopt(argc, argv, "n:r:p:l:b:t:S:Dv")) != -1) {
+	while ((c = getopt(argc, argv, "n:r:p:l:b:t:S:Dvh")) != -1) {
 		if (c == 'n')
-			g_tasks = strtoull(optarg, NULL, 10);
-		else if (c == 'r') {
-			repeats = atoi(optarg);
-			if (repeats < 1 || repeats > MAX_REPEATS) {
-				fprintf(stderr, "bench_swimlane: -r %s: expected 1..%d pairs\n",
-					optarg, MAX_REPEATS);
+			g_tasks = (uint64_t)int_arg(c, optarg, 1, 10000000);
+		else if (c == 'r')
+			repeats = (int)int_arg(c, optarg, 1, MAX_REPEATS);
+		else if (c == 'p') {
+			plat = optarg;
+			if (strcmp(plat, "a2a3sim") && strcmp(plat, "a5sim")) {
+				fprintf(stderr, "bench_swimlane: -p %s: expected a2a3sim or a5sim\n",
+					plat);
 				return 2;
 			}
-		}
-		else if (c == 'p')
-			plat = optarg;
-		else if (c == 'l')
-			g_level = atoi(optarg);
+		} else if (c == 'l')
+			g_level = (int)int_arg(c, optarg, 1, 4);
 		else if (c == 'b')
-			g_block_dim = atoi(optarg);
+			g_block_dim = (int)int_arg(c, optarg, 0, 36);
 		else if (c == 't')
-			g_aicpu_threads = atoi(optarg);
+			g_aicpu_threads = (int)int_arg(c, optarg, 0, 7);
 		else if (c == 'S') {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || !*optarg || (v != 0 && (v < 100 || v > 100000))) {
+			long v = int_arg(c, optarg, 0, 100000);
+			if (v != 0 && v < 100) {
 				fprintf(stderr, "bench_swimlane: -S %s: expected 0 or 100..100000 "
 					"(µs)\n", optarg);
 				return 2;
 			}
 			g_slice = (int)v;
-		}
-		else if (c == 'D')
+		} else if (c == 'D')
 			g_device_only = true;
 		else if (c == 'v')
 			g_verbose = true;
-		else
+		else if (c == 'h') {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
 			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "bench_swimlane: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
 	}
 	/* Reconcile lines are TIMING level; keep the bench output to BENCH
 	 * lines unless TASKPROF_LOG_LEVEL asks for more (e.g. "debug": the

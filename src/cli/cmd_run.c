@@ -81,6 +81,14 @@ static void help(FILE *f)
 		"                           its summary (taskprof pmu)\n"
 		"  -o, --output DIR         output root; default ./outputs\n"
 		"  -h, --help               this text\n\n"
+		"environment:\n"
+		"  TASKPROF_LOG_LEVEL       DEBUG, INFO, TIMING (default), WARN, ERROR or a\n"
+		"                           number; DEBUG adds what the device threads and\n"
+		"                           each profiling pool's host threads cost\n"
+		"  TASKPROF_SIM_AICPU_SLICE_US\n"
+		"                           100..100000: ask Linux >= 6.12 for that host\n"
+		"                           scheduling slice (µs) for the AICPU threads;\n"
+		"                           unset or 0: the host's default\n\n"
 		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage\n");
 }
 

@@ -134,7 +134,8 @@ static unsigned aicpu_slice_us(void)
 /* Ask the host scheduler for a @us µs slice for the calling thread,
  * keeping its policy (SCHED_OTHER or SCHED_BATCH: others have no slice and
  * are left alone), nice value and reset-on-fork flag. Best effort: a
- * failure, or a kernel without custom slices, changes nothing. */
+ * failure, or a kernel without custom slices, changes nothing; the first
+ * call of the process says which (DEBUG when applied, WARN when not). */
 static void set_slice(unsigned us)
 {
 	if (!us)
@@ -149,7 +150,21 @@ static void set_slice(unsigned us)
 	a.flags &= HOST_SCHED_FLAG_RESET_ON_FORK;
 	a.runtime = (uint64_t)us * 1000u;
 	a.deadline = a.period = 0;
-	(void)syscall(SYS_sched_setattr, 0, &a, 0u);
+	bool applied = syscall(SYS_sched_setattr, 0, &a, 0u) == 0;
+	struct host_sched_attr b;
+	memset(&b, 0, sizeof(b));
+	applied = applied && syscall(SYS_sched_getattr, 0, &b, sizeof(b), 0u) == 0 &&
+		  b.runtime == a.runtime;
+	/* Said once per process. relaxed: only whether it was said. */
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+		return;
+	if (applied)
+		TP_DEBUG("AICPU threads run on a %u µs host scheduling slice "
+			 "(TASKPROF_SIM_AICPU_SLICE_US)", us);
+	else
+		TP_WARN("TASKPROF_SIM_AICPU_SLICE_US=%u: the kernel did not apply the slice "
+			"(custom slices need Linux 6.12 or later); the host's default is used", us);
 }
 
 
