@@ -92,9 +92,11 @@ static _Thread_local struct tp_aicpu *cur_cpu;
  * state where every thread is runnable and each gets the CPU once per
  * round of ~28, 3 to 5 times slower than usual. A short slice (EEVDF
  * custom slice, Linux >= 6.12; 100 µs is its minimum) lets the AICPU
- * threads run first when a CPU frees up: that state becomes rare, and
- * timings are steadier, but the best runs are about 15% slower
- * (docs/swimlane.md "Cost"). Older kernels accept and ignore the request.
+ * threads run first when a CPU frees up: that state becomes rare and
+ * timings are steadier, but the best runs are about 15% slower and a real
+ * workload (paged_attention Case1) 13% slower, hence not the default
+ * (docs/swimlane.md "Cost"). Older kernels ignore the request (a WARN
+ * says so).
  */
 #define AICPU_SLICE_US_MIN 100u /* the kernel's bounds for a custom slice */
 #define AICPU_SLICE_US_MAX 100000u
@@ -166,7 +168,6 @@ static void set_slice(unsigned us)
 		TP_WARN("TASKPROF_SIM_AICPU_SLICE_US=%u: the kernel did not apply the slice "
 			"(custom slices need Linux 6.12 or later); the host's default is used", us);
 }
-
 
 /* The system counter is process-wide: devices open at the same time must
  * agree on its frequency. */
