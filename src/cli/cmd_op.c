@@ -117,7 +117,7 @@ static void help(FILE *f)
 		"      --replay-restore all  restore every tracked allocation before each\n"
 		"                            execution (dirty is not implemented) [all]\n"
 		"      --replay-mem-limit BYTES|N%%\n"
-		"                            snapshot budget, bytes (K/M/G suffix, 1024-based)\n"
+		"                            snapshot budget, bytes (K/M/G/T suffix, 1024-based)\n"
 		"                            or N%% (1..100) of device memory; above it the\n"
 		"                            replay degrades [default 50%%]\n"
 		"      --pass-timeout SEC    an execution running longer is a hang: the\n"
@@ -383,7 +383,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		case OPT_MEMLIM:
 			if (tp_op_parse_mem_limit(optarg, &c->mem_limit_bytes, &c->mem_limit_pct))
 				return bad("--replay-mem-limit", optarg,
-					   "a byte count > 0 (optional K, M or G suffix) or N% "
+					   "a byte count > 0 (optional K, M, G or T suffix) or N% "
 					   "with N from 1 to 100");
 			break;
 		case OPT_MATCH:
