@@ -11,13 +11,13 @@
 
 #include "base/log.h"
 #include "base/clock.h"
+#include "base/watchdog.h"
 #include "platform/pmu_model.h"
 #include "platform/regs.h"
 #include "runtime/bigmem.h"
 #include "runtime/engine_internal.h"
 
 #define DEFAULT_HEAP (64ull << 20)
-#define DEFAULT_STALL_MS 10000u
 
 /* ---- ready queues ---------------------------------------------------- */
 
@@ -494,7 +494,18 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	pthread_mutex_init(&e->fail_mu, NULL);
 	e->cfg = *cfg;
 	if (!e->cfg.stall_timeout_ms)
-		e->cfg.stall_timeout_ms = DEFAULT_STALL_MS;
+		e->cfg.stall_timeout_ms = TP_ENGINE_DEFAULT_STALL_MS;
+	e->stall_ns = e->cfg.stall_timeout_ms >= TP_WATCHDOG_NEVER / 1000000u
+			      ? TP_WATCHDOG_NEVER
+			      : e->cfg.stall_timeout_ms * 1000000u;
+	/* Stopped time must not count toward a stall (base/watchdog.h);
+	 * without the handler the watchdogs' gap rule still catches stops
+	 * longer than TP_WATCHDOG_GAP_NS. */
+	int hrc = tp_watchdog_install();
+	if (hrc)
+		TP_DEBUG("runtime: no SIGCONT handler (%d): stops shorter than %llu ms count "
+			 "toward the stall timeout", hrc,
+			 (unsigned long long)(TP_WATCHDOG_GAP_NS / 1000000u));
 	e->dev = cfg->dev;
 	e->block_dim = tp_device_block_dim(cfg->dev);
 	e->num_cores = tp_device_num_cores(cfg->dev);

@@ -80,6 +80,11 @@
  * become ready. Waits that never become true stall the run (-ETIMEDOUT
  * after stall_timeout_ms), nothing hangs.
  *
+ * Stall timeout: tp_engine_run() installs the process's SIGCONT handler
+ * (tp_watchdog_install(), chaining any handler installed before it), so
+ * that the time the process spends stopped (SIGTSTP / SIGSTOP until
+ * SIGCONT) does not count toward cfg.stall_timeout_ms.
+ *
  * Early dispatch (spec §2.10, §7.3 Tier 2, simplified):
  * cfg.early_dispatch (default off; forced off under single_issue). When
  * every unfinished producer of a task has all its subtasks published to
@@ -304,6 +309,14 @@ struct tp_orch_hooks {
  * scope. Returns 0 or a negative errno (fails the run). */
 typedef int (*tp_orch_fn)(struct tp_orch *o, void *arg);
 
+/* Default stall timeout (ms) and the value that turns it off
+ * (tp_engine_config.stall_timeout_ms). */
+#define TP_ENGINE_DEFAULT_STALL_MS 10000u
+#define TP_ENGINE_STALL_NEVER UINT64_MAX
+/* Where a user raises the stall timeout; the stall messages name it. */
+#define TP_ENGINE_STALL_HINT \
+	"raise the stall timeout with taskprof run --stall-timeout SECONDS (0: never)"
+
 /* Run configuration; zero fields take the defaults. */
 struct tp_engine_config {
 	struct tp_device *dev;          /* open, not running; aicpu_threads >= 2 */
@@ -311,8 +324,15 @@ struct tp_engine_config {
 	int num_kernels;
 	uint32_t ring_window;           /* task window per ring; 0 → 16384 */
 	uint64_t ring_heap;             /* packed-output heap per ring; 0 → 64 MiB */
-	uint64_t stall_timeout_ms;      /* no progress with work outstanding;
-					 * 0 → 10000 (spec §2.11 step 5) */
+	uint64_t stall_timeout_ms;      /* ms without progress before a run
+					 * fails: a scheduler with work
+					 * outstanding (-ETIMEDOUT, spec §2.11
+					 * step 5) or the orchestrator blocked
+					 * on a full ring (-EDEADLK); 0 →
+					 * TP_ENGINE_DEFAULT_STALL_MS,
+					 * TP_ENGINE_STALL_NEVER: never. Time
+					 * the process spends stopped does not
+					 * count (base/watchdog.h). */
 	const struct tp_sched_hooks *hooks;   /* NULL: none */
 	struct tp_kernel_hooks kernel_hooks;  /* passed to the device launch */
 	bool single_issue;              /* no PENDING stage (PMU enabled) */
@@ -366,7 +386,8 @@ struct tp_engine_result {
  *
  * Return: 0; -EINVAL for a bad configuration; -ENOMEM; -EIO when a kernel
  * failed (res->msg: task id, function name, the core's message); the
- * orchestration's own error; -ETIMEDOUT on a scheduler stall; under HBG
+ * orchestration's own error (-EDEADLK when a ring stayed full for the
+ * stall timeout); -ETIMEDOUT on a scheduler stall; under HBG
  * -E2BIG when the graph exceeds max_graph_tasks and -ENOSPC when its
  * outputs exceed ring_heap (unless the orchestration mapped them to
  * another error).

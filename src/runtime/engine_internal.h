@@ -184,6 +184,9 @@ struct tp_orch {
 
 struct tp_engine {
 	struct tp_engine_config cfg;
+	/* cfg.stall_timeout_ms in ns, TP_WATCHDOG_NEVER for "never": the
+	 * budget of the scheduler and ring watchdogs. */
+	uint64_t stall_ns;
 	struct tp_device *dev;
 	int block_dim, num_cores, num_sched;
 	bool hooks_on;  /* the one predictable branch */

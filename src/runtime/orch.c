@@ -264,8 +264,13 @@ static int prepare(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc *a)
 				    "runtime: scope at depth %u holds %u tasks, ring %u "
 				    "window is %u: it can never drain",
 				    o->depth - 1, sc->n, ring_id, ring->window_size);
-	struct tp_ring_wait w = { 0 };
+	/* The ring's back-pressure is one of the run's stall watchdogs:
+	 * same budget (e->stall_ns; TP_WATCHDOG_NEVER is
+	 * TP_RING_DEADLOCK_NEVER). */
+	struct tp_ring_wait w = { .deadlock_ns = e->stall_ns };
 	int rc = tp_ring_alloc(ring, packed, &w, a);
+	if (rc == -EDEADLK)
+		return tp_set_error(rc, "%s; %s", tp_last_error(), TP_ENGINE_STALL_HINT);
 	if (rc)
 		return rc;
 	for (uint32_t r = 0; r < TP_MAX_RING_DEPTH; r++)

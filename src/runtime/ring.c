@@ -7,11 +7,14 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/watchdog.h"
 #include "runtime/bigmem.h"
 
 /* While a progress hook is installed a blocked allocation sleeps at most
  * this long before calling it again (ns). */
 #define RING_HOOK_PERIOD_NS (1000ull * 1000)
+
+_Static_assert(TP_RING_DEADLOCK_NEVER == TP_WATCHDOG_NEVER, "one value for never");
 
 int tp_ring_init(struct tp_ring *r, uint32_t ring_id, uint32_t window_size, void *heap,
 		 uint64_t heap_size)
@@ -171,24 +174,26 @@ int tp_ring_alloc(struct tp_ring *r, uint64_t packed_bytes, const struct tp_ring
 							 : TP_RING_DEFAULT_DEADLOCK_NS;
 	bool hook = wait && wait->progress;
 	uint32_t seen = tp_ring_last_alive(r);
-	uint64_t since = tp_now_ns();
+	/* TP_RING_DEADLOCK_NEVER is TP_WATCHDOG_NEVER. */
+	struct tp_watchdog wd;
+	tp_watchdog_start(&wd, deadlock_ns, tp_now_ns());
 	struct fit_arg fa = { r, bytes };
 	for (;;) {
 		if (ring_fits(r, bytes) == FIT_OK)
 			break;
 		if (hook && wait->progress(wait->ud) > 0)
 			continue;
-		uint64_t now = tp_now_ns();
-		uint64_t left = since + deadlock_ns > now ? since + deadlock_ns - now : 0;
+		/* At most TP_WATCHDOG_PERIOD_NS: the watchdog must see this
+		 * thread check regularly. */
+		uint64_t left = tp_watchdog_sleep_ns(&wd, tp_now_ns());
 		if (hook && left > RING_HOOK_PERIOD_NS)
 			left = RING_HOOK_PERIOD_NS;
-		if (left)
-			tp_doorbell_wait(&r->reclaim_bell, fit_ready, &fa, left);
+		tp_doorbell_wait(&r->reclaim_bell, fit_ready, &fa, left);
 		uint32_t lta = tp_ring_last_alive(r);
 		if (lta != seen) {
 			seen = lta;
-			since = tp_now_ns();
-		} else if (tp_now_ns() - since >= deadlock_ns &&
+			tp_watchdog_kick(&wd, tp_now_ns());
+		} else if (tp_watchdog_expired(&wd, tp_now_ns()) &&
 			   ring_fits(r, bytes) != FIT_OK) {
 			uint32_t cur = tp_ring_current(r);
 			return tp_set_error(

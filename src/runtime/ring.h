@@ -20,7 +20,8 @@
  * briefly, then sleeps on a futex doorbell that tp_ring_advance() rings
  * (issue 3 §1: an idle waiter must not burn a CPU). If last_task_alive does
  * not move for the deadlock timeout it fails with -EDEADLK (a scope holding
- * >= window-1 tasks can never drain, spec §2.6: reported, not avoided).
+ * >= window-1 tasks can never drain, spec §2.6: reported, not avoided);
+ * time the process spends stopped does not count (base/watchdog.h).
  */
 #ifndef TASKPROF_RUNTIME_RING_H
 #define TASKPROF_RUNTIME_RING_H
@@ -38,8 +39,9 @@
 /* PTO2_PACKED_OUTPUT_ALIGN: every packed output region is 1024-B aligned. */
 #define TP_PACKED_OUTPUT_ALIGN 1024u
 /* Default time without reclaim progress before a blocked alloc reports a
- * deadlock (ns). */
+ * deadlock (ns), and the value that never reports one. */
 #define TP_RING_DEFAULT_DEADLOCK_NS (10ull * 1000 * 1000 * 1000)
+#define TP_RING_DEADLOCK_NEVER UINT64_MAX
 
 struct tp_ring {
 	uint32_t ring_id;
@@ -77,7 +79,9 @@ struct tp_ring {
  *               NULL: just sleep until a reclaim rings the doorbell.
  * @ud:          passed to @progress.
  * @deadlock_ns: ns without any last_task_alive movement before failing
- *               with -EDEADLK; 0 means TP_RING_DEFAULT_DEADLOCK_NS.
+ *               with -EDEADLK; 0 means TP_RING_DEFAULT_DEADLOCK_NS,
+ *               TP_RING_DEADLOCK_NEVER never fails. Time the process
+ *               spends stopped does not count (base/watchdog.h).
  */
 struct tp_ring_wait {
 	int (*progress)(void *ud);

@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/watchdog.h"
 #include "platform/regs.h"
 #include "runtime/engine_internal.h"
 
@@ -26,6 +27,8 @@
 #define DUMMY_BATCH 8
 #define DUMMY_THREADS 3
 #define PARK_NS (100ull * 1000 * 1000)
+_Static_assert(PARK_NS <= TP_WATCHDOG_PERIOD_NS,
+	       "the scheduler checks its watchdog after every park");
 
 static inline bool all_done(struct tp_engine *e)
 {
@@ -679,10 +682,10 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 		int func = ce->payload[ce->running_token & 1].func_id;
 		tp_engine_fail(e, -ETIMEDOUT, ce->running->task_id, func,
 			       "runtime: scheduler thread %d: task 0x%llx (%s) on core %d "
-			       "made no progress for %llu ms",
+			       "made no progress for %llu ms; %s",
 			       t->idx, (unsigned long long)ce->running->task_id,
 			       tp_engine_func_name(e, func, nb, sizeof(nb)), ce->core_id,
-			       (unsigned long long)e->cfg.stall_timeout_ms);
+			       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
 		break;
 	}
 	const uint32_t *addr = NULL;
@@ -691,10 +694,10 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 	if (aid != TP_TASK_ID_INVALID)
 		tp_engine_fail(e, -ETIMEDOUT, aid, -1,
 			       "runtime: scheduler thread %d: task 0x%llx waits for counter "
-			       "%p >= %u (now %u): no progress for %llu ms", t->idx,
+			       "%p >= %u (now %u): no progress for %llu ms; %s", t->idx,
 			       (unsigned long long)aid, (const void *)addr, value,
 			       __atomic_load_n(addr, __ATOMIC_ACQUIRE),
-			       (unsigned long long)e->cfg.stall_timeout_ms);
+			       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
 	atomic_store_explicit(&e->abort_all, true, memory_order_release);
 	tp_engine_wake_all(e);
 }
@@ -731,9 +734,11 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	if (!rc && hooks && e->hooks.on_sched_cores_up)
 		e->hooks.on_sched_cores_up(e->hooks.ud, idx, t->core_ids, t->n_cores);
 
-	const uint64_t stall_ns = e->cfg.stall_timeout_ms * 1000000ull;
 	uint64_t sched_start = hooks ? tp_sys_cnt() : 0;
-	uint64_t last_progress = tp_now_ns();
+	/* Progress watchdog (§2.11 step 5): the park below sleeps at most
+	 * PARK_NS <= TP_WATCHDOG_PERIOD_NS between its checks. */
+	struct tp_watchdog wd;
+	tp_watchdog_start(&wd, e->stall_ns, tp_now_ns());
 	struct park_ctx pc = { e, t };
 
 	while (!atomic_load_explicit(&e->abort_all, memory_order_acquire)) {
@@ -811,7 +816,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		}
 		/* 5: no progress → deferred releases, then park. */
 		if (progress) {
-			last_progress = tp_now_ns();
+			tp_watchdog_kick(&wd, tp_now_ns());
 			continue;
 		}
 		if (t->rel.n) {
@@ -827,8 +832,13 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 				phase_at(e, t, TP_PHASE_RELEASE, r0, tp_sys_cnt(), n, dr0);
 			continue;
 		}
-		uint64_t now = tp_now_ns();
-		if ((t->n_running || tp_async_count(e)) && now - last_progress >= stall_ns) {
+		/* The budget runs only while work is outstanding: a thread
+		 * idle for long must not fail at once when work appears
+		 * without a progress step of its own (an async wait of
+		 * another thread's task). */
+		if (!t->n_running && !tp_async_count(e)) {
+			tp_watchdog_kick(&wd, tp_now_ns());
+		} else if (tp_watchdog_expired(&wd, tp_now_ns())) {
 			stall(e, t);
 			break;
 		}
