@@ -45,6 +45,9 @@ extern "C" {
 #define TP_RUNTIME_TRB "tensormap_and_ringbuffer"
 #define TP_RUNTIME_HBG "host_build_graph"
 #define TP_WORKER_DEFAULT_OUTPUT_ROOT "outputs"
+/* tp_worker_config.stall_timeout_ms: the default (ms) and "never". */
+#define TP_WORKER_DEFAULT_STALL_MS 10000u
+#define TP_WORKER_STALL_NEVER UINT64_MAX
 
 /**
  * struct tp_worker_config - what every run of a Worker uses; zero fields
@@ -90,6 +93,12 @@ extern "C" {
  *                 signal. At most two runs await publication; a third
  *                 is refused before it is submitted. No effect while PMU
  *                 is off.
+ * @stall_timeout_ms: ms a run may go without progress (no task finishing
+ *                 while tasks run or wait, or the orchestrator blocked on
+ *                 a full ring) before it fails (runtime/engine.h); 0 →
+ *                 TP_WORKER_DEFAULT_STALL_MS, TP_WORKER_STALL_NEVER →
+ *                 never. Time the process spends stopped (SIGTSTP /
+ *                 SIGSTOP until SIGCONT) does not count.
  */
 struct tp_worker_config {
 	const char *platform;
@@ -103,6 +112,7 @@ struct tp_worker_config {
 	int l2_swimlane_level;
 	int pmu_event_type;
 	bool collect_across_runs; /* appended */
+	uint64_t stall_timeout_ms; /* appended */
 };
 
 /* PMU terminal bank: one producer's observation of its control window

@@ -58,6 +58,12 @@ static void help(FILE *f)
 		"                           from 1; default 4\n"
 		"      --rounds N           run the case N times (1..1000000), outputs reset\n"
 		"                           and checked each round; figures of the last; default 1\n"
+		"      --stall-timeout SECONDS\n"
+		"                           fail the run after SECONDS without progress (no\n"
+		"                           task finishing while tasks run or wait, or the\n"
+		"                           orchestrator blocked on a full ring); 0.001..86400,\n"
+		"                           decimals allowed, 0: never; default 10; time the\n"
+		"                           process is stopped (Ctrl-Z until fg) does not count\n"
 		"      --early-dispatch     stage a consumer gated on an idle core before its\n"
 		"                           producers finish (the runtime's early dispatch)\n"
 		"      --no-early-dispatch  never; default: on when CASE asks for it\n"
@@ -110,6 +116,45 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 		return -EINVAL;
 	}
 	*out = (int)v;
+	return 0;
+}
+
+/* Bounds of --stall-timeout, in ms. */
+#define STALL_TIMEOUT_MAX_MS (86400ull * 1000)
+
+/*
+ * --stall-timeout SECONDS: decimal seconds with at most 3 decimals
+ * ("2.5", "0.25", "10"), no sign or exponent; 0 means never
+ * (TP_WORKER_STALL_NEVER), else 0.001 to 86400. On success *ms holds
+ * the timeout in ms. Return: 0, or -EINVAL after one line on stderr.
+ */
+static int parse_stall_timeout(const char *s, uint64_t *ms)
+{
+	const char *p = s;
+	uint64_t whole = 0, frac = 0;
+	int ndig = 0, nfrac = 0;
+	bool bad = false;
+	for (; *p >= '0' && *p <= '9'; p++, ndig++)
+		if (whole <= STALL_TIMEOUT_MAX_MS)
+			whole = whole * 10 + (uint64_t)(*p - '0');
+	if (*p == '.') {
+		for (p++; *p >= '0' && *p <= '9'; p++, nfrac++) {
+			if (nfrac < 3)
+				frac = frac * 10 + (uint64_t)(*p - '0');
+			else if (*p != '0')
+				bad = true; /* finer than a millisecond */
+		}
+	}
+	for (int i = nfrac; i < 3; i++)
+		frac *= 10;
+	uint64_t v = whole * 1000 + frac;
+	if (bad || *p || ndig + nfrac == 0 || whole > STALL_TIMEOUT_MAX_MS / 1000 ||
+	    v > STALL_TIMEOUT_MAX_MS) {
+		fprintf(stderr, "taskprof run: --stall-timeout expects seconds, 0 (never) or "
+				"0.001 to 86400 with at most 3 decimals, got '%s'\n", s);
+		return -EINVAL;
+	}
+	*ms = v ? v : TP_WORKER_STALL_NEVER;
 	return 0;
 }
 
@@ -283,7 +328,7 @@ static int print_pmu_summary(const char *csv)
 int cmd_run(int argc, char **argv)
 {
 	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS,
-	       OPT_EARLY, OPT_NO_EARLY, OPT_DEP_GEN, OPT_SWIMLANE, OPT_PMU };
+	       OPT_EARLY, OPT_NO_EARLY, OPT_DEP_GEN, OPT_SWIMLANE, OPT_PMU, OPT_STALL };
 	static const struct option opts[] = {
 		{"case", required_argument, NULL, OPT_CASE},
 		{"platform", required_argument, NULL, 'p'},
@@ -291,6 +336,7 @@ int cmd_run(int argc, char **argv)
 		{"block-dim", required_argument, NULL, OPT_BLOCK_DIM},
 		{"aicpu-threads", required_argument, NULL, OPT_AICPU},
 		{"rounds", required_argument, NULL, OPT_ROUNDS},
+		{"stall-timeout", required_argument, NULL, OPT_STALL},
 		{"early-dispatch", no_argument, NULL, OPT_EARLY},
 		{"no-early-dispatch", no_argument, NULL, OPT_NO_EARLY},
 		{"enable-dep-gen", no_argument, NULL, OPT_DEP_GEN},
@@ -326,6 +372,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case OPT_ROUNDS:
 			rc = parse_int("--rounds", optarg, 1, 1000000, &cfg.rounds);
+			break;
+		case OPT_STALL:
+			rc = parse_stall_timeout(optarg, &cfg.stall_timeout_ms);
 			break;
 		case OPT_EARLY:
 			cfg.early_dispatch = 1;

@@ -29,6 +29,10 @@
 #include "worker/run_pmu.h"
 #include "worker/run_swimlane.h"
 
+_Static_assert(TP_WORKER_STALL_NEVER == TP_ENGINE_STALL_NEVER &&
+		       TP_WORKER_DEFAULT_STALL_MS == TP_ENGINE_DEFAULT_STALL_MS,
+	       "the Worker passes stall_timeout_ms to the engine as is");
+
 struct tp_worker {
 	const struct tp_platform *plat;
 	const char *runtime;
@@ -48,6 +52,7 @@ struct tp_worker {
 	uint64_t run_epoch;
 	struct wk_pmu_lease pmu_lease; /* channel 53, across the Worker's runs */
 	bool pmu_across;               /* tp_worker_config.collect_across_runs */
+	uint64_t stall_timeout_ms;     /* tp_worker_config.stall_timeout_ms */
 	struct wk_pmu_retention pmu_ret; /* retained runs, the sticky failure */
 };
 
@@ -117,6 +122,7 @@ struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 	w->aicpu_threads = at;
 	w->rounds = cfg->rounds ? cfg->rounds : 1;
 	w->early_dispatch = cfg->early_dispatch;
+	w->stall_timeout_ms = cfg->stall_timeout_ms;
 	w->dep_gen = cfg->dep_gen;
 	w->swimlane_level = cfg->l2_swimlane_level;
 	w->pmu_event_type = cfg->pmu_event_type;
@@ -371,6 +377,7 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 			.early_dispatch = w->early_dispatch > 0 ||
 					  (w->early_dispatch == 0 && cal->wants_early_dispatch),
 			.orch_hooks = wk_depgen_hooks(w->dg),
+			.stall_timeout_ms = w->stall_timeout_ms,
 		};
 		/* PMU last: it chains the hooks set above. */
 		if (w->pmu)

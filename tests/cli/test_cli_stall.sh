@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run --stall-timeout SECONDS` with a correct but slow
+# kernel (build/tests/case_so/libslowcase.so, tests/case_so/slowcase.c):
+#  - bad values: exit 2, one line naming the option, the value and the range;
+#  - a kernel slower than the timeout fails the run (exit 1) with a message
+#    naming the timeout and the option; a longer timeout or 0 (never) passes;
+#  - the time the process spends stopped (SIGSTOP ... SIGCONT) during the
+#    kernel does not count toward the timeout.
+# usage: test_cli_stall.sh TASKPROF_BINARY
+set -u
+bin=$1
+so=$(dirname "$bin")/tests/case_so/libslowcase.so
+root=$(mktemp -d /tmp/tp_cli_stall_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+
+# run CODE NEEDLE ARGS...: taskprof ARGS exits CODE and prints NEEDLE.
+run() {
+	local want=$1 needle=$2
+	shift 2
+	local code
+	"$bin" "$@" >"$root/out" 2>"$root/err"
+	code=$?
+	if [[ $code -ne $want ]]; then
+		echo "FAIL: taskprof $* exited $code, expected $want: $(cat "$root/err")"
+		fail=1
+	elif ! grep -qF -- "$needle" "$root/out" "$root/err"; then
+		echo "FAIL: taskprof $*: no '$needle' in: $(cat "$root/out" "$root/err")"
+		fail=1
+	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
+		echo "FAIL: taskprof $*: expected one error line, got: $(cat "$root/err")"
+		fail=1
+	else
+		echo "ok: taskprof $* -> $code"
+	fi
+}
+
+[[ -f $so ]] || { echo "FAIL: $so not built"; exit 1; }
+
+run 0 "--stall-timeout SECONDS" run --help
+for v in abc -1 1.2345 86400.001 1e3 "" . 0x10 " 5" 2,5; do
+	run 2 "--stall-timeout expects seconds, 0 (never) or 0.001 to 86400 with at most 3 decimals, got '$v'" \
+		run "$so" --stall-timeout "$v" -o "$root/o"
+done
+run 2 "missing value: '--stall-timeout'" run "$so" --stall-timeout
+
+# A 1 s kernel against 0.5 s fails; against 5 s or never it passes.
+export SLOWCASE_MS=1000
+t0=$(date +%s%N)
+run 1 "made no progress for 500 ms; raise the stall timeout with taskprof run --stall-timeout" \
+	run "$so" --stall-timeout 0.5 -o "$root/o"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if (( ms >= 5000 )); then
+	echo "FAIL: the 0.5 s stall timeout took $ms ms to fire"; fail=1
+else
+	echo "ok: the 0.5 s stall timeout fired, run took $ms ms"
+fi
+run 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
+	run "$so" --stall-timeout 5 -o "$root/o"
+run 0 "PASS" run "$so" --stall-timeout 0 -o "$root/o"
+run 0 "PASS" run "$so" --stall-timeout 2.5 --runtime host_build_graph -o "$root/o"
+
+# Stopped for 2 s during a kernel of 0.4 s of CPU time (a stop does not
+# advance it), with a 1.5 s timeout: a scheduler that counted the stop
+# would fail the run.
+export SLOWCASE_MS=400 SLOWCASE_CLOCK=cpu SLOWCASE_MARK=$root/mark
+"$bin" run "$so" --stall-timeout 1.5 -o "$root/o" >"$root/out" 2>"$root/err" &
+pid=$!
+for _ in $(seq 200); do
+	[[ -e $root/mark.start ]] && break
+	sleep 0.02
+done
+kill -STOP "$pid"
+stopped_in_kernel=1
+[[ -e $root/mark.start && ! -e $root/mark.end ]] || stopped_in_kernel=0
+sleep 2
+kill -CONT "$pid"
+wait "$pid"
+code=$?
+if [[ $stopped_in_kernel -ne 1 ]]; then
+	echo "FAIL: the stop did not land inside the kernel (start/end markers)"; fail=1
+elif [[ $code -ne 0 ]] || ! grep -qF PASS "$root/out"; then
+	echo "FAIL: stopped 2 s with --stall-timeout 1.5: exit $code: $(cat "$root/out" "$root/err")"
+	fail=1
+else
+	echo "ok: stopped 2 s inside the kernel with --stall-timeout 1.5 -> PASS"
+fi
+
+exit $fail
