@@ -246,6 +246,45 @@ grep -q "^Warning: 7 of 7 task rows of $rec have a task_id that $root/other_deps
 timeout $T "$bin" swimlane "$rec" --deps-json "$a/deps.json" -o "$root/own.json" >/dev/null 2>"$root/err"
 grep -q "does not list" "$root/err" && bad "own deps.json warned: $(cat "$root/err")"
 
+# sched-overhead gives the same warning on that deps.json and skips what
+# needs the task DAG (no verdict, no critical path) instead of computing
+# them on a graph that is not the run's; the other Parts are printed, exit 0
+run "sched-overhead, foreign deps.json" 0 \
+	"Warning: 7 of 7 task rows of $rec have a task_id that $root/other_deps.json does not list (is it from another case or run?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
+	"$bin" sched-overhead "$rec" --deps-json "$root/other_deps.json"
+so=$root/out.txt
+dagnote="it needs the task DAG, and deps.json does not list these records' tasks (see the warning)"
+grep -qxF "  (verdict skipped: $dagnote)" "$so" || bad "sched-overhead, foreign deps: no Part 1 note"
+grep -qxF "    (switch split skipped: $dagnote)" "$so" || bad "sched-overhead, foreign deps: no Part 2 note"
+grep -qxF "  Fanout / Fanin skipped: $dagnote" "$so" || bad "sched-overhead, foreign deps: no Part 5 note"
+grep -qxF "  (critical path skipped: $dagnote)" "$so" || bad "sched-overhead, foreign deps: no Part 6 note"
+grep -qE -- "-> (SCHEDULER-BOUND|PARTIALLY|COMPUTE)|Makespan-determining|Fanout \(" "$so" &&
+	bad "sched-overhead, foreign deps: a DAG-based figure was printed: $(cat "$so")"
+for p in "Part 1:" "Part 2:" "Part 3:" "Part 4:" "Part 5:" "Part 6:"; do
+	grep -q "^$p" "$so" || bad "sched-overhead, foreign deps: no '$p'"
+done
+grep -qE 'Pop:\s*hit=5,\s*miss=3' "$so" || bad "sched-overhead, foreign deps: no Pop line"
+
+# a deps.json that lists no tasks (empty, or edges only): the converter
+# names nothing, and says so through the same warning
+printf '{"tasks":[],"edges":[]}' >"$root/empty_deps.json"
+printf '{"edges":[{"pred":"1","succ":"2"}]}' >"$root/edges_only.json"
+for d in empty_deps edges_only; do
+	timeout $T "$bin" swimlane "$rec" --deps-json "$root/$d.json" -o "$root/$d.trace.json" \
+		>/dev/null 2>"$root/err"
+	[[ $? -eq 0 ]] || bad "$d: exit not 0"
+	only_line "$root/err" "Warning: 7 of 7 task rows of $rec have a task_id that $root/$d.json does not list (it lists no tasks: is it a dep_gen deps.json?): their kernels stay unnamed (func_-1)."
+done
+# sched-overhead: no tasks and no edges is no DAG (warned, skipped); edges
+# only are used as given, as the reference does (no tasks to check against)
+run "sched-overhead, empty deps.json" 0 \
+	"Warning: 7 of 7 task rows of $rec have a task_id that $root/empty_deps.json does not list (it lists no tasks: is it a dep_gen deps.json?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
+	"$bin" sched-overhead "$rec" --deps-json "$root/empty_deps.json"
+grep -qxF "  (critical path skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, empty deps: no Part 6 note"
+timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/edges_only.json" >"$root/out.txt" 2>"$root/err"
+[[ $? -eq 0 && ! -s $root/err ]] || bad "sched-overhead, edges-only deps: exit/stderr $(cat "$root/err")"
+grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, edges-only deps: no verdict"
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

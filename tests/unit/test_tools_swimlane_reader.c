@@ -539,6 +539,69 @@ static void test_deps_variants(void **state)
 	assert_non_null(strstr(tp_last_error(), "broken.json: line 1, column 25: invalid JSON"));
 }
 
+/* sl_deps_cover(): fixture A's own deps.json lists every row; one of
+ * another case (ids shifted), an empty one and an edges-only one do not,
+ * and the shared warning says which (taskprof decision, issue-b 1-2). */
+static void test_deps_cover(void **state)
+{
+	(void)state;
+	struct sl_perf_data pd;
+	struct sl_deps d;
+	struct sl_deps_cover c;
+	assert_int_equal(sl_read_perf_data(src_path(FIX "A_level4_full/l2_swimlane_records.json"), &pd), 0);
+	assert_int_equal(sl_read_deps(src_path(FIX "A_level4_full/deps.json"), &d), 0);
+	sl_deps_cover(&d, &pd, &c);
+	assert_int_equal(c.rows, 7);
+	assert_int_equal(c.unlisted, 0);
+	assert_false(c.no_tasks);
+	sl_deps_free(&d);
+
+	/* lists t1 only: the other 6 rows (t2, r1t3 x2, t4 x2, t6) are not */
+	assert_int_equal(deps_mem("{\"tasks\": [{\"task_id\": \"1\", \"kernel_ids\": [0, -1, -1]}],"
+				  "\"edges\": []}", &d), 0);
+	sl_deps_cover(&d, &pd, &c);
+	assert_int_equal(c.unlisted, 6);
+	assert_false(c.no_tasks);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	sl_deps_cover_warn(f, &c, "r.json", "d.json", "what is lost");
+	fclose(f);
+	assert_string_equal(buf, "Warning: 6 of 7 task rows of r.json have a task_id that d.json does not "
+				 "list (is it from another case or run?): what is lost.\n");
+	free(buf);
+	sl_deps_free(&d);
+
+	/* no tasks at all: empty, and edges only */
+	static const char *const none[] = {"{\"tasks\": [], \"edges\": []}",
+					   "{\"edges\": [{\"pred\": \"1\", \"succ\": \"2\"}]}"};
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(deps_mem(none[i], &d), 0);
+		sl_deps_cover(&d, &pd, &c);
+		assert_int_equal(c.unlisted, 7);
+		assert_true(c.no_tasks);
+		buf = NULL;
+		f = open_memstream(&buf, &len);
+		sl_deps_cover_warn(f, &c, "r.json", "d.json", "x");
+		fclose(f);
+		assert_string_equal(buf, "Warning: 7 of 7 task rows of r.json have a task_id that d.json "
+					 "does not list (it lists no tasks: is it a dep_gen deps.json?): x.\n");
+		free(buf);
+		sl_deps_free(&d);
+	}
+
+	/* nothing to say: all listed, or no rows */
+	c = (struct sl_deps_cover){.rows = 0, .unlisted = 0, .no_tasks = true};
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	sl_deps_cover_warn(f, &c, "r.json", "d.json", "x");
+	fclose(f);
+	assert_string_equal(buf, "");
+	free(buf);
+	sl_perf_data_free(&pd);
+}
+
 /* Many tasks and edges: hash growth and lookups stay right. */
 static void test_deps_many(void **state)
 {
@@ -843,6 +906,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_a_deps),
 		cmocka_unit_test(test_deps_variants),
 		cmocka_unit_test(test_deps_many),
+		cmocka_unit_test(test_deps_cover),
 		cmocka_unit_test(test_fixture_a_name_map),
 		cmocka_unit_test(test_name_map_variants),
 		cmocka_unit_test(test_tdisp),

@@ -52,7 +52,9 @@ static const char help_text[] =
 	"                        it resolves func_ids and gives the dependency arrows;\n"
 	"                        without one every task is labelled task(tN) and the\n"
 	"                        trace has no arrows (a warning says so). A named file\n"
-	"                        that is missing or malformed is an error (exit 1)\n"
+	"                        that is missing or malformed is an error (exit 1);\n"
+	"                        one that does not list the records' tasks (another\n"
+	"                        case, or no tasks at all) gets a warning\n"
 	"  -v, --verbose         verbose output\n"
 	"  --overhead            add the 8 overhead counter tracks (needs deps.json)\n"
 	"  --pretty              write the trace exactly as the reference converter does\n"
@@ -604,21 +606,18 @@ int sl_convert_main(int argc, char **argv)
 			deps_path);
 	}
 	/* Decision for taskprof (not in the reference): a deps.json from
-	 * another case or run is otherwise taken in silence, leaving kernels
+	 * another case or run, or one that lists no tasks at all (an empty or
+	 * edges-only file), is otherwise taken in silence, leaving kernels
 	 * unnamed (func_-1) and arrows missing. Rows whose task the deps.json
-	 * does not list say so. */
-	if (have_deps && deps.n_tasks && have_pd) {
-		size_t missing = 0;
-		for (size_t i = 0; i < pd.n_tasks; i++)
-			missing += sl_deps_find_task(&deps, pd.tasks[i].task_id) < 0;
-		if (missing) {
-			fflush(stdout);
-			fprintf(stderr,
-				"Warning: %zu of %zu task rows of %s have a task_id that %s does not "
-				"list (is it from another case or run?): their kernels stay unnamed "
-				"and their dependency arrows are missing.\n",
-				missing, pd.n_tasks, input, deps_path);
-		}
+	 * does not list say so (the check sched-overhead shares). */
+	if (have_deps && have_pd) {
+		struct sl_deps_cover cov;
+		sl_deps_cover(&deps, &pd, &cov);
+		fflush(stdout);
+		sl_deps_cover_warn(stderr, &cov, input, deps_path,
+				   cov.no_tasks ? "their kernels stay unnamed (func_-1)"
+						: "their kernels stay unnamed and their dependency "
+						  "arrows are missing");
 	}
 
 	/* 7. the trace: never over one of its own inputs */

@@ -430,3 +430,27 @@ uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id)
 	uint32_t s = *jx_probe(&pv->bix, jx_mix(task_id), btask_eq, d, &task_id);
 	return s ? d->block_value[s - 1] : 0;
 }
+
+void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
+		   struct sl_deps_cover *out)
+{
+	out->rows = pd->n_tasks;
+	out->no_tasks = d->n_tasks == 0;
+	out->unlisted = 0;
+	for (size_t i = 0; i < pd->n_tasks; i++)
+		out->unlisted += out->no_tasks || sl_deps_find_task(d, pd->tasks[i].task_id) < 0;
+}
+
+void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,
+			const char *deps_path, const char *consequence)
+{
+	if (!c->unlisted)
+		return;
+	fprintf(err,
+		"Warning: %zu of %zu task rows of %s have a task_id that %s does not list (%s): "
+		"%s.\n",
+		c->unlisted, c->rows, records_path, deps_path,
+		c->no_tasks ? "it lists no tasks: is it a dep_gen deps.json?"
+			    : "is it from another case or run?",
+		consequence);
+}

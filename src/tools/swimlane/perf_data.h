@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Core types of metadata.core_types (anything else reads as AIV). */
 enum sl_core_type { SL_AIC = 0, SL_AIV = 1 };
@@ -253,6 +254,39 @@ void sl_deps_free(struct sl_deps *d);
 long sl_deps_find_task(const struct sl_deps *d, uint64_t task_id);
 /* Block map value of @task_id, or 0 when it is not in the block map. */
 uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
+
+/**
+ * struct sl_deps_cover - whether a deps.json describes a records file's
+ * tasks: what sl_deps_cover() counts.
+ * @rows:     task rows of the records.
+ * @unlisted: rows whose task_id the deps.json's tasks[] (kernel map) does
+ *            not list; all @rows when it lists no tasks.
+ * @no_tasks: the deps.json lists no tasks at all ("tasks" empty, missing,
+ *            or no entry with kernel_ids): nothing can be checked or named.
+ */
+struct sl_deps_cover {
+	size_t rows, unlisted;
+	bool no_tasks;
+};
+
+/* Counts @pd's task rows against @d's kernel map. O(rows). */
+void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
+		   struct sl_deps_cover *out);
+
+/**
+ * sl_deps_cover_warn() - the stderr warning of a deps.json that does not
+ * list the records' tasks (taskprof decision, not in the reference: a
+ * deps.json of another case or run is otherwise taken in silence), shared
+ * by `taskprof swimlane` and `taskprof sched-overhead`. Prints nothing
+ * when @c->unlisted is 0, else one line
+ *   "Warning: U of N task rows of <records> have a task_id that <deps> does
+ *    not list (is it from another case or run?): <consequence>."
+ * with "(it lists no tasks: is it a dep_gen deps.json?)" as the
+ * parenthesis when @c->no_tasks.
+ * @consequence: what the caller loses, without the final full stop.
+ */
+void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,
+			const char *deps_path, const char *consequence);
 
 /**
  * struct sl_name_map - a name map (spec §3.4): callable_id_to_name and

@@ -13,7 +13,14 @@
  *   - a missing l2_swimlane_level (a Python TypeError and traceback there)
  *     is one "Error: failed to read perf JSON" line, exit 1;
  *   - the Part-6 walk stops when it reaches a task it already visited
- *     (cyclic deps.json) and says so, where the reference loops forever.
+ *     (cyclic deps.json) and says so, where the reference loops forever;
+ *   - a deps.json that does not describe the records' tasks (another case
+ *     or run: some row's task_id missing from its tasks[]; or no tasks and
+ *     no edges at all) gets the converter's warning (sl_deps_cover_warn)
+ *     and the report skips what is computed from the DAG — Part 1, the
+ *     Part 2 switch split, the Part 5 fanout / fanin and Part 6 — with a
+ *     note in their place, instead of a verdict computed on a graph that
+ *     is not the run's. The other figures are printed; exit 0.
  */
 #include "tools/swimlane/sched_overhead.h"
 #include "tools/swimlane/trace.h"
@@ -559,6 +566,21 @@ static void print_dist(FILE *f, const char *label, double *vals, size_t n)
 	fprintf(f, "    Mean: %8.2f us   Total: %10.1f us\n", d.mean, d.total);
 }
 
+/* What a skipped, DAG-based figure prints instead (no task DAG). */
+#define NO_DAG "it needs the task DAG, and deps.json does not list these records' tasks (see the warning)"
+
+static void print_part1_no_dag(FILE *f, size_t n_rows, const struct sl_oh_sweep *sw)
+{
+	fprintf(f, "\n%s\n", RULER);
+	fprintf(f, "Part 1: Overhead verdict  (idle core + ready, undispatched work — share of "
+		   "makespan)\n");
+	fprintf(f, "%s\n", RULER);
+	fprintf(f, "  Total tasks: %zu   window: %.1f us  (first start -> last end)\n", n_rows,
+		sw->window);
+	fprintf(f, "  (verdict skipped: %s)\n", NO_DAG);
+	fprintf(f, "\n");
+}
+
 static void print_part1(FILE *f, size_t n_rows, const struct sl_oh_sweep *sw)
 {
 	double window = sw->window;
@@ -599,7 +621,8 @@ static void print_part1(FILE *f, size_t n_rows, const struct sl_oh_sweep *sw)
 	fprintf(f, "\n");
 }
 
-static void print_part2(FILE *f, const struct sl_oh_sweep *sw, const struct sl_so_switch *s)
+static void print_part2(FILE *f, const struct sl_oh_sweep *sw, const struct sl_so_switch *s,
+			bool dag)
 {
 	char b[4][64];
 	fprintf(f, "%s\n", RULER);
@@ -628,7 +651,9 @@ static void print_part2(FILE *f, const struct sl_oh_sweep *sw, const struct sl_s
 			b[0], b[1], b[2], s->n_events[ty], b[3]);
 	}
 	fprintf(f, "\n");
-	for (int ty = 0; ty < SL_OH_NTYPES; ty++) {
+	if (!dag)
+		fprintf(f, "    (switch split skipped: %s)\n", NO_DAG);
+	for (int ty = 0; ty < SL_OH_NTYPES && dag; ty++) {
 		if (!sw->present[ty])
 			continue;
 		double ov = s->split_overhead[ty], ind = s->split_independent[ty], tot = ov + ind;
@@ -650,7 +675,7 @@ static const char *const phase_labels[4] = {
 static const char *const phase_keys[3] = {"Complete", "AsyncPoll", "Dispatch"};
 
 static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const double *tails,
-			size_t n_tails)
+			size_t n_tails, bool dag)
 {
 	char b[2][64];
 	fprintf(f, "%s\n", RULER);
@@ -738,10 +763,16 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 	}
 	double fo_avg = total_completed > 0 ? (double)fo_edges / (double)total_completed : 0.0;
 	double fi_avg = total_completed > 0 ? (double)fi_edges / (double)total_completed : 0.0;
-	fprintf(f, "  Fanout (notify consumers): total edges=%llu, max_degree=%llu, avg_degree=%.1f\n",
-		(unsigned long long)fo_edges, (unsigned long long)fo_max, fo_avg);
-	fprintf(f, "  Fanin  (release producers): total edges=%llu, max_degree=%llu, avg_degree=%.1f\n",
-		(unsigned long long)fi_edges, (unsigned long long)fi_max, fi_avg);
+	if (dag) {
+		fprintf(f, "  Fanout (notify consumers): total edges=%llu, max_degree=%llu, "
+			   "avg_degree=%.1f\n",
+			(unsigned long long)fo_edges, (unsigned long long)fo_max, fo_avg);
+		fprintf(f, "  Fanin  (release producers): total edges=%llu, max_degree=%llu, "
+			   "avg_degree=%.1f\n",
+			(unsigned long long)fi_edges, (unsigned long long)fi_max, fi_avg);
+	} else {
+		fprintf(f, "  Fanout / Fanin skipped: %s\n", NO_DAG);
+	}
 	fprintf(f, "\n");
 	uint64_t pop_total = hit + miss;
 	double hit_rate = pop_total > 0 ? (double)hit / (double)pop_total * 100 : 0.0;
@@ -775,7 +806,7 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 			hit_rate < 50 ? "low hit rate suggests ready queue often empty"
 				      : "good hit rate");
 		fprintf(f, "  Cache flush (dc cvac + dsb sy) is the dominant non-pop cost.\n");
-	} else if (dom == 0) {
+	} else if (dom == 0 && dag) {
 		fprintf(f, "  Fanout: avg_degree=%.1f, max_degree=%llu.\n", fo_avg,
 			(unsigned long long)fo_max);
 		fprintf(f, "  Fanin:  avg_degree=%.1f, max_degree=%llu.\n", fi_avg,
@@ -789,13 +820,15 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 	fprintf(f, "%s\n", RULER);
 }
 
-static void print_part6(FILE *f, const struct sl_so_cpath *cp)
+static void print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag)
 {
 	char tb[48];
 	fprintf(f, "\n%s\n", RULER);
 	fprintf(f, "Part 6: Critical-path latency attribution\n");
 	fprintf(f, "%s\n", RULER);
-	if (cp->found && cp->span > 0) {
+	if (!dag) {
+		fprintf(f, "  (critical path skipped: %s)\n", NO_DAG);
+	} else if (cp->found && cp->span > 0) {
 		double sp = cp->sched / cp->span * 100, ep = cp->exec / cp->span * 100;
 		fprintf(f, "  Makespan-determining path: %zu hops, span %.1f us\n", cp->hops, cp->span);
 		fprintf(f, "    Compute (exec) on path : %.1f us (%.1f%%)\n", cp->exec, ep);
@@ -838,7 +871,11 @@ static void usage(FILE *f)
 		"deps.json: unique (pred, succ) edges are used; self-loops are ignored except\n"
 		"in the Part 5 fanout / fanin counts. A cyclic deps.json does not hang the\n"
 		"Part 6 walk: it stops at the first task it would visit twice and prints\n"
-		"\"(deps.json has a cycle through <task>: the walk stopped there)\".\n\n"
+		"\"(deps.json has a cycle through <task>: the walk stopped there)\".\n"
+		"A deps.json whose tasks[] does not list the records' tasks (another case\n"
+		"or run), or that has neither tasks nor edges, gets a warning on stderr, and\n"
+		"what needs the DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout /\n"
+		"fanin, Part 6) prints a \"skipped\" note instead (exit 0).\n\n"
 		"exit status: 0 report printed, 1 missing or unreadable input, or no\n"
 		"scheduler phases (Parts 1-4 are printed first), 2 bad usage\n");
 }
@@ -977,8 +1014,10 @@ static int __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
 	return 1;
 }
 
-/* The report after the inputs are loaded: Parts 1–6 on stdout. */
-static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *deps)
+/* The report after the inputs are loaded: Parts 1–6 on stdout. @dag:
+ * @deps describes @pd's tasks; when false, the DAG-based figures are
+ * computed on no edges and replaced by a note. */
+static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *deps, bool dag)
 {
 	struct sl_oh_graph g;
 	struct sl_oh_sweep sw;
@@ -989,7 +1028,8 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 	double *heads = NULL, *tails = NULL, *tails_copy = NULL;
 	int rc = 1;
 	memset(&sw, 0, sizeof(sw));
-	if (sl_oh_graph_build(pd->tasks, pd->n_tasks, deps->pred, deps->succ, deps->n_edges, &g))
+	size_t n_edges = dag ? deps->n_edges : 0;
+	if (sl_oh_graph_build(pd->tasks, pd->n_tasks, deps->pred, deps->succ, n_edges, &g))
 		goto oom;
 	if (sl_oh_sweep_compute(&g, pd->tasks, pd->n_tasks, &sw) ||
 	    sl_so_switch_stats(pd->tasks, pd->n_tasks, &sw, &swc) ||
@@ -1000,8 +1040,11 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 		goto oom;
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
-	print_part1(f, pd->n_tasks, &sw);
-	print_part2(f, &sw, &swc);
+	if (dag)
+		print_part1(f, pd->n_tasks, &sw);
+	else
+		print_part1_no_dag(f, pd->n_tasks, &sw);
+	print_part2(f, &sw, &swc, dag);
 
 	fprintf(f, "%s\nPart 3: Head OH statistics & distribution\n%s\n", RULER, RULER);
 	fprintf(f, "  head = min(start - dispatch, start - last_task_end) per task (clamped at 0)\n\n");
@@ -1012,7 +1055,7 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 	print_dist(f, "Tail OH", tails_copy, pd->n_tasks);
 	fprintf(f, "\n");
 
-	if (sl_so_sched_threads(pd, &g, deps->pred, deps->succ, deps->n_edges, &th, &m))
+	if (sl_so_sched_threads(pd, &g, deps->pred, deps->succ, n_edges, &th, &m))
 		goto oom;
 	if (!m) {
 		fflush(f);
@@ -1020,10 +1063,10 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 				"--enable-l2-swimlane so phase data is captured.\n");
 		goto out;
 	}
-	print_part5(f, th, m, tails, pd->n_tasks);
+	print_part5(f, th, m, tails, pd->n_tasks, dag);
 	if (sl_so_critical_path(&g, &cp))
 		goto oom;
-	print_part6(f, &cp);
+	print_part6(f, &cp, dag);
 	rc = 0;
 	goto out;
 oom:
@@ -1136,7 +1179,19 @@ int sl_sched_overhead_main(int argc, char **argv)
 		fail("Error: failed to read deps.json %s: %s", deps_path, err_sans_path(deps_path));
 		goto out;
 	}
-	rc = report(stdout, &pd, &deps);
+	/* A deps.json that lists tasks must list the records' tasks; one that
+	 * lists none is taken on its edges (the reference reads only those),
+	 * unless it has none either: then it holds no DAG at all. */
+	struct sl_deps_cover cov;
+	sl_deps_cover(&deps, &pd, &cov);
+	bool dag = !cov.unlisted || (cov.no_tasks && deps.n_edges);
+	if (!dag) {
+		fflush(stdout);
+		sl_deps_cover_warn(stderr, &cov, perf_path, deps_path,
+				   "the report skips what needs the task DAG (Part 1 verdict, "
+				   "Part 2 switch split, Part 5 fanout / fanin, Part 6)");
+	}
+	rc = report(stdout, &pd, &deps, dag);
 	if (sl_stdout_finish())
 		rc = 1;
 out:
