@@ -51,6 +51,31 @@ has "$out" "func_id 3 (QK): 2 rows"
 "$bin" pmu --func-names "$root/none.json" "$root/pmu.csv" >/dev/null 2>&1
 [[ $? -eq 1 ]] || bad "--func-names missing: want exit 1"
 echo "ok: function names"
+# Sibling name maps are found as `taskprof swimlane` finds them: a broken
+# one is an error naming the file and the place (exit 1, no summary), two
+# are the swimlane's warning and no names (exit 0).
+mkdir "$root/broken"
+cp "$root/pmu.csv" "$root/broken/pmu.csv"
+echo '{"callable_id_to_name":' >"$root/broken/name_map_x.json"
+err=$("$bin" pmu "$root/broken/pmu.csv" 2>&1 >"$root/broken.out"); rc=$?
+[[ $rc -eq 1 ]] || bad "broken sibling name map: exit $rc, want 1"
+[[ $(wc -l <<<"$err") -eq 1 ]] || bad "broken sibling name map: not one line: $err"
+grep -qF -- "taskprof pmu: $root/broken/name_map_x.json: line 2, column 1: invalid JSON" <<<"$err" ||
+	bad "broken sibling name map: got: $err"
+[[ -s $root/broken.out ]] && bad "broken sibling name map: a summary was printed"
+cp "$root/named/name_map_X_Y.json" "$root/named/name_map_Z.json"
+err=$("$bin" pmu "$root/named/pmu.csv" 2>&1 >"$root/two.out"); rc=$?
+[[ $rc -eq 0 ]] || bad "two sibling name maps: exit $rc, want 0"
+[[ $err == "Warning: multiple sibling name maps found next to $root/named/pmu.csv: name_map_X_Y.json, name_map_Z.json; pass --func-names explicitly." ]] ||
+	bad "two sibling name maps: stderr '$err'"
+grep -qF "func_id 3: 2 rows" "$root/two.out" || bad "two sibling name maps: names used: $(cat "$root/two.out")"
+# --func-names still picks one, silently
+out=$("$bin" pmu --func-names "$root/named/name_map_Z.json" "$root/named/pmu.csv" 2>"$root/err") ||
+	bad "two maps + --func-names exited $?"
+has "$out" "func_id 3 (QK): 2 rows"
+[[ -s $root/err ]] && bad "two maps + --func-names: stderr $(cat "$root/err")"
+rm "$root/named/name_map_Z.json"
+echo "ok: sibling name maps as in taskprof swimlane"
 
 # Reference layout (no run_epoch), MEMORY group on a5-like columns: means only.
 cat >"$root/mem.csv" <<CSV

@@ -285,6 +285,17 @@ timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/edges_only.json" >"$r
 [[ $? -eq 0 && ! -s $root/err ]] || bad "sched-overhead, edges-only deps: exit/stderr $(cat "$root/err")"
 grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, edges-only deps: no verdict"
 
+# two sibling name maps: one warning, no names (the discovery pmu shares)
+nm2=$root/nm2
+mkdir -p "$nm2"
+cp "$a"/l2_swimlane_records.json "$a"/deps.json "$nm2"/
+cp "$a"/name_map_TestProbe_case1.json "$nm2"/name_map_b.json
+cp "$a"/name_map_TestProbe_case1.json "$nm2"/name_map_a.json
+run "two sibling name maps" 0 \
+	"Warning: multiple sibling name maps found next to $nm2/l2_swimlane_records.json: name_map_a.json, name_map_b.json; pass --func-names explicitly." \
+	"$bin" swimlane "$nm2/l2_swimlane_records.json"
+grep -q '"name":"func_0_a(t1)"' "$nm2/merged_swimlane.json" || bad "two sibling name maps: names were used"
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

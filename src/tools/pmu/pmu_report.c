@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include "base/error.h"
@@ -386,44 +385,6 @@ void pmu_csv_free(struct pmu_csv *c)
 	free(c);
 }
 
-/* The unique regular name_map*.json next to @csv (the run folder), as a
- * malloc'd path; NULL when there is none or more than one. */
-static char *sibling_name_map(const char *csv)
-{
-	char dir[4096];
-	const char *slash = strrchr(csv, '/');
-	if (slash)
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - csv), csv);
-	else
-		snprintf(dir, sizeof(dir), ".");
-	if (!dir[0])
-		snprintf(dir, sizeof(dir), "/");
-	DIR *d = opendir(dir);
-	if (!d)
-		return NULL;
-	char *found = NULL;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		if (strncmp(e->d_name, "name_map", 8) || l < 13 || strcmp(e->d_name + l - 5, ".json"))
-			continue;
-		char p[8192];
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		struct stat st;
-		if (stat(p, &st) || !S_ISREG(st.st_mode))
-			continue;
-		if (++n == 1)
-			found = strdup(p);
-	}
-	closedir(d);
-	if (n != 1) {
-		free(found);
-		return NULL;
-	}
-	return found;
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: taskprof pmu [-h] [--func-names NAME_MAP] PMU_CSV\n\n"
@@ -436,9 +397,13 @@ static void usage(FILE *f)
 		   "  --func-names NAME_MAP\n"
 		   "               func_id -> name map (default: the unique sibling\n"
 		   "               name_map*.json next to PMU_CSV, written by runs with\n"
-		   "               PMU, swimlane or dep_gen on); names follow the ids\n"
+		   "               PMU, swimlane or dep_gen on); names follow the ids.\n"
+		   "               A name map that cannot be read is an error; with\n"
+		   "               several siblings a warning says so and no names\n"
+		   "               are used (as in taskprof swimlane)\n"
 		   "  -h, --help   this text\n\n"
-		   "exit status: 0 ok, 1 unreadable or malformed CSV, 2 usage error\n");
+		   "exit status: 0 ok, 1 unreadable or malformed CSV or name map, 2 usage\n"
+		   "error\n");
 }
 
 int pmu_report_main(int argc, char **argv)
@@ -482,22 +447,28 @@ int pmu_report_main(int argc, char **argv)
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
 		return 1;
 	}
-	/* Names: --func-names (an error when unreadable), else the unique
-	 * sibling name map (silently none when it cannot be read). */
+	/* Names as `taskprof swimlane` finds them: --func-names, else the
+	 * unique sibling name map (several: the swimlane's warning, no names).
+	 * Either one unreadable or malformed is an error naming the file and
+	 * the place, as in the swimlane: a summary silently without names
+	 * would hide a broken run folder. */
 	struct sl_name_map nm;
 	bool have_nm = false;
-	if (names_arg) {
-		if (sl_read_name_map(names_arg, &nm)) {
+	char *names_path = names_arg ? strdup(names_arg) : sl_name_map_sibling(path, stderr);
+	if (names_arg && !names_path) {
+		fprintf(stderr, "taskprof pmu: out of memory\n");
+		pmu_csv_free(c);
+		return 1;
+	}
+	if (names_path) {
+		if (sl_read_name_map(names_path, &nm)) {
 			fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
+			free(names_path);
 			pmu_csv_free(c);
 			return 1;
 		}
 		have_nm = true;
-	} else {
-		char *sib = sibling_name_map(path);
-		if (sib && sl_read_name_map(sib, &nm) == 0)
-			have_nm = true;
-		free(sib);
+		free(names_path);
 	}
 	int rc = pmu_report_print_named(c, have_nm ? &nm : NULL, stdout);
 	if (have_nm)

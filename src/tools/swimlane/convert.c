@@ -8,7 +8,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -203,32 +202,6 @@ static char *norm_path(const char *p)
 	return out;
 }
 
-/* parent / name, as pathlib joins them ("." parent: just name). */
-static char *sibling(const char *path, const char *name)
-{
-	const char *slash = strrchr(path, '/');
-	char *r = NULL;
-	if (!slash) {
-		r = strdup(name);
-	} else if (slash == path) {
-		if (asprintf(&r, "/%s", name) < 0)
-			r = NULL;
-	} else if (asprintf(&r, "%.*s/%s", (int)(slash - path), path, name) < 0) {
-		r = NULL;
-	}
-	return r;
-}
-
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
-}
-
 /* §5.3 auto-detection: newest ./outputs/<*>/l2_swimlane_records.json. */
 static char *auto_input(bool verbose)
 {
@@ -273,61 +246,6 @@ static char *auto_input(bool verbose)
 	}
 	free(outputs);
 	return best;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The unique sibling name_map*.json of @input, or NULL (warning when there
- * are several). */
-static char *sibling_name_map(const char *input)
-{
-	char *dir = dir_of(input);
-	if (!dir)
-		return NULL;
-	DIR *d = opendir(dir);
-	char **names = NULL;
-	size_t n = 0, cap = 0;
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (fnmatch("name_map*.json", e->d_name, FNM_PERIOD))
-				continue;
-			char *p = sibling(input, e->d_name);
-			struct stat st;
-			if (!p || stat(p, &st) || !S_ISREG(st.st_mode)) {
-				free(p);
-				continue;
-			}
-			free(p);
-			if (n == cap) {
-				cap = cap ? 2 * cap : 8;
-				char **nn = realloc(names, cap * sizeof(*nn));
-				if (!nn)
-					break;
-				names = nn;
-			}
-			names[n++] = strdup(e->d_name);
-		}
-		closedir(d);
-	}
-	free(dir);
-	char *r = NULL;
-	if (n > 1) {
-		qsort(names, n, sizeof(*names), cmp_str);
-		fprintf(stderr, "Warning: multiple sibling name maps found next to %s: ", input);
-		for (size_t i = 0; i < n; i++)
-			fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
-		fprintf(stderr, "; pass --func-names explicitly.\n");
-	} else if (n == 1) {
-		r = sibling(input, names[0]);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	return r;
 }
 
 static void print_data_info(const struct sl_perf_data *pd)
@@ -471,7 +389,7 @@ int sl_convert_main(int argc, char **argv)
 	}
 
 	/* deps.json in parallel with the records (joined at step 6) */
-	deps_path = a.deps_json ? norm_path(a.deps_json) : sibling(input, "deps.json");
+	deps_path = a.deps_json ? norm_path(a.deps_json) : sl_path_sibling(input, "deps.json");
 	if (!deps_path)
 		goto oom;
 	job.path = deps_path;
@@ -529,7 +447,7 @@ int sl_convert_main(int argc, char **argv)
 		free(k);
 		goto out;
 	} else {
-		names_path = sibling_name_map(input);
+		names_path = sl_name_map_sibling(input, stderr);
 	}
 	if (names_path) {
 		if (a.verbose)
@@ -556,7 +474,7 @@ int sl_convert_main(int argc, char **argv)
 	}
 
 	/* 5. output */
-	output = a.output ? norm_path(a.output) : sibling(input, "merged_swimlane.json");
+	output = a.output ? norm_path(a.output) : sl_path_sibling(input, "merged_swimlane.json");
 	if (!output)
 		goto oom;
 

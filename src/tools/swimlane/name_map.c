@@ -14,10 +14,13 @@
  */
 #include "tools/swimlane/perf_data.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/error.h"
 #include "tools/swimlane/json_index.h"
@@ -239,4 +242,78 @@ const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id)
 			return m->name[mid];
 	}
 	return NULL;
+}
+
+char *sl_path_sibling(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *r = NULL;
+	if (!slash) {
+		r = strdup(name);
+	} else if (slash == path) {
+		if (asprintf(&r, "/%s", name) < 0)
+			r = NULL;
+	} else if (asprintf(&r, "%.*s/%s", (int)(slash - path), path, name) < 0) {
+		r = NULL;
+	}
+	return r;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *sl_name_map_sibling(const char *input, FILE *err)
+{
+	const char *slash = strrchr(input, '/');
+	char *dir = !slash ? strdup(".") : slash == input ? strdup("/")
+				       : strndup(input, (size_t)(slash - input));
+	if (!dir)
+		return NULL;
+	DIR *d = opendir(dir);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (fnmatch("name_map*.json", e->d_name, FNM_PERIOD))
+				continue;
+			/* only regular files: a FIFO would block the reader */
+			char *p = sl_path_sibling(input, e->d_name);
+			struct stat st;
+			if (!p || stat(p, &st) || !S_ISREG(st.st_mode)) {
+				free(p);
+				continue;
+			}
+			free(p);
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				char **nn = realloc(names, cap * sizeof(*nn));
+				if (!nn)
+					break;
+				names = nn;
+			}
+			if (!(names[n] = strdup(e->d_name)))
+				break;
+			n++;
+		}
+		closedir(d);
+	}
+	free(dir);
+	char *r = NULL;
+	if (n > 1) {
+		qsort(names, n, sizeof(*names), cmp_str);
+		fflush(stdout);
+		fprintf(err, "Warning: multiple sibling name maps found next to %s: ", input);
+		for (size_t i = 0; i < n; i++)
+			fprintf(err, "%s%s", i ? ", " : "", names[i]);
+		fprintf(err, "; pass --func-names explicitly.\n");
+	} else if (n == 1) {
+		r = sl_path_sibling(input, names[0]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
 }

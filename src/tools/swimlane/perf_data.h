@@ -315,6 +315,25 @@ void sl_name_map_free(struct sl_name_map *m);
 /* The name of @func_id, or NULL. */
 const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);
 
+/**
+ * sl_name_map_sibling() - the name-map discovery of `taskprof swimlane`
+ * (spec §5.3), shared with `taskprof pmu`: the unique regular file
+ * matching name_map*.json in @input's folder.
+ * @input: the file the map belongs beside (records, pmu.csv).
+ * @err:   where the warning goes (stderr).
+ *
+ * Return: its path (malloc'd, @input's folder + "/" + name, as pathlib
+ * joins them), or NULL when there is none, or more than one — then one
+ * line on @err: "Warning: multiple sibling name maps found next to
+ * <input>: a.json, b.json; pass --func-names explicitly." (names sorted).
+ * The file is not read: the caller reads it with sl_read_name_map().
+ */
+char *sl_name_map_sibling(const char *input, FILE *err);
+
+/* @path's folder joined with @name as pathlib does ("a/b" + "n" → "a/n",
+ * "b" → "n", "/b" → "/n"); malloc'd, NULL on out of memory. */
+char *sl_path_sibling(const char *path, const char *name);
+
 /* Task-id display (spec §2.9): "t<local>" for ring 0, else "r<ring>t<local>".
  * Writes at most @len bytes (always terminated); returns @buf. */
 char *sl_tdisp(uint64_t task_id, char *buf, size_t len);
