@@ -322,7 +322,7 @@ static int print_pmu_summary(const char *csv)
 	/* As `taskprof pmu CSV`: it also names the functions from the run
 	 * folder's name map. */
 	char *argv[] = { "taskprof pmu", (char *)csv, NULL };
-	return pmu_report_main(2, argv) ? -EIO : 0;
+	return cmd_pmu(2, argv) ? -EIO : 0;
 }
 
 int cmd_run(int argc, char **argv)

@@ -119,6 +119,18 @@ static int parse_header(struct pmu_csv *c, char *line)
 					    "%s:1: column %d: expected '%s', got '%s' (not a pmu.csv "
 					    "header)",
 					    c->path, i + 1, fixed_cols[i], i < n ? f[i] : "");
+	for (int i = 0; i < n; i++) {
+		if (!f[i][0])
+			return tp_set_error(-EINVAL, "%s:1: column %d has an empty name", c->path,
+					    i + 1);
+		/* two columns of one name: which one a reader means is a guess */
+		for (int j = 0; j < i; j++)
+			if (!strcmp(f[i], f[j]))
+				return tp_set_error(-EINVAL,
+						    "%s:1: column %d (%s): duplicate column name "
+						    "(also column %d)",
+						    c->path, i + 1, f[i], j + 1);
+	}
 	int et = -1;
 	for (int i = NFIXED; i < n; i++)
 		if (!strcmp(f[i], "event_type"))
@@ -135,9 +147,6 @@ static int parse_header(struct pmu_csv *c, char *line)
 	if (!c->cols)
 		return tp_set_error(-ENOMEM, "out of memory");
 	for (int i = 0; i < n; i++) {
-		if (!f[i][0])
-			return tp_set_error(-EINVAL, "%s:1: column %d has an empty name", c->path,
-					    i + 1);
 		if (!(c->cols[i] = strdup(f[i])))
 			return tp_set_error(-ENOMEM, "out of memory");
 	}
@@ -385,6 +394,92 @@ void pmu_csv_free(struct pmu_csv *c)
 	free(c);
 }
 
+static int set_has(const struct pmu_counter_set *s, const char *name)
+{
+	for (int i = 0; i < s->n; i++)
+		if (!strcmp(s->names[i], name))
+			return 1;
+	return 0;
+}
+
+static int csv_has_counter(const struct pmu_csv *c, const char *name)
+{
+	for (int k = 0; k < c->ncnt; k++)
+		if (!strcmp(c->cols[NFIXED + k], name))
+			return 1;
+	return 0;
+}
+
+int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set *sets,
+			   size_t n_sets, FILE *err)
+{
+	if (!n_sets)
+		return 0;
+	/* the candidate sharing the most columns; the first on a tie */
+	const struct pmu_counter_set *best = NULL;
+	int best_common = -1;
+	for (size_t i = 0; i < n_sets; i++) {
+		const struct pmu_counter_set *s = &sets[i];
+		if (c->nrows && s->event_type != c->event_type)
+			continue;
+		int common = 0;
+		for (int k = 0; k < c->ncnt; k++)
+			common += set_has(s, c->cols[NFIXED + k]);
+		if (common == c->ncnt && common == s->n)
+			return 0; /* exactly this group's columns */
+		if (common > best_common) {
+			best = s;
+			best_common = common;
+		}
+	}
+	fflush(stdout);
+	if (!best) {
+		fprintf(err, "Warning: %s: event_type %" PRIu32 " is not a known event group (",
+			c->path, c->event_type);
+		bool first = true;
+		for (size_t i = 0; i < n_sets; i++) {
+			bool seen = false;
+			for (size_t j = 0; j < i; j++)
+				seen |= sets[j].event_type == sets[i].event_type;
+			if (seen)
+				continue;
+			fprintf(err, "%s%" PRIu32, first ? "" : ", ", sets[i].event_type);
+			first = false;
+		}
+		fprintf(err, "); its counter columns are not checked\n");
+		return 1;
+	}
+	int warned = 0;
+	for (int k = 0; k < c->ncnt; k++) {
+		const char *name = c->cols[NFIXED + k];
+		if (set_has(best, name))
+			continue;
+		fprintf(err,
+			"Warning: %s:1: column %d (%s): not a %s counter (event_type %" PRIu32
+			"); expected the %s columns ",
+			c->path, NFIXED + k + 1, name, best->type_name, best->event_type, best->arch);
+		for (int i = 0; i < best->n; i++)
+			fprintf(err, "%s%s", i ? ", " : "", best->names[i]);
+		fputc('\n', err);
+		warned++;
+	}
+	bool missing = false;
+	for (int i = 0; i < best->n; i++) {
+		if (csv_has_counter(c, best->names[i]))
+			continue;
+		if (!missing)
+			fprintf(err, "Warning: %s:1: no column for the %s %s counter(s) ", c->path,
+				best->arch, best->type_name);
+		fprintf(err, "%s%s", missing ? ", " : "", best->names[i]);
+		missing = true;
+	}
+	if (missing) {
+		fprintf(err, " (event_type %" PRIu32 ")\n", best->event_type);
+		warned++;
+	}
+	return warned;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: taskprof pmu [-h] [--func-names NAME_MAP] PMU_CSV\n\n"
@@ -402,11 +497,15 @@ static void usage(FILE *f)
 		   "               several siblings a warning says so and no names\n"
 		   "               are used (as in taskprof swimlane)\n"
 		   "  -h, --help   this text\n\n"
+		   "The header's counter columns are checked against the event group's\n"
+		   "(spec/pmu.md section 2.2): a column it does not write, or one of its\n"
+		   "columns missing, is a warning; a column name given twice is an error.\n\n"
 		   "exit status: 0 ok, 1 unreadable or malformed CSV or name map, 2 usage\n"
 		   "error\n");
 }
 
-int pmu_report_main(int argc, char **argv)
+int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
+		    size_t n_sets)
 {
 	const char *path = NULL, *names_arg = NULL;
 	for (int i = 1; i < argc; i++) {
@@ -447,6 +546,7 @@ int pmu_report_main(int argc, char **argv)
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
 		return 1;
 	}
+	pmu_csv_check_counters(c, sets, n_sets, stderr);
 	/* Names as `taskprof swimlane` finds them: --func-names, else the
 	 * unique sibling name map (several: the swimlane's warning, no names).
 	 * Either one unreadable or malformed is an error naming the file and

@@ -13,7 +13,8 @@
  * Accepted input: the header `thread_id,core_id,task_id,func_id,
  * core_type,pmu_total_cycles`, zero or more counter columns, then
  * `event_type` and optionally `run_epoch` (taskprof writes it; the
- * reference does not). Rows: exactly the header's column count, LF or
+ * reference does not); no column name twice. Counter columns the event
+ * group does not write are warned about (pmu_csv_check_counters()). Rows: exactly the header's column count, LF or
  * CRLF ends, integers only (task_id 0x-hex or decimal).
  */
 #ifndef TASKPROF_TOOLS_PMU_REPORT_H
@@ -63,8 +64,45 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 
 void pmu_csv_free(struct pmu_csv *c);
 
-/* `taskprof pmu` (argv[0] is the command name). Exit code: 0, 1 bad
- * input, 2 usage. */
-int pmu_report_main(int argc, char **argv);
+/**
+ * struct pmu_counter_set - the counter columns one event group of one
+ * architecture writes, in slot order (spec/pmu.md §2.2). The tables live
+ * in platform/ (pmu_events.h); the CLI passes them in, so tools/ keeps
+ * depending on base/ only.
+ * @event_type: 1, 2, 4..8; @type_name: "PIPE_UTILIZATION", ...;
+ * @arch: "a2a3" / "a5"; @names, @n: the column names.
+ */
+struct pmu_counter_set {
+	uint32_t event_type;
+	const char *type_name;
+	const char *arch;
+	const char *const *names;
+	int n;
+};
+
+/**
+ * pmu_csv_check_counters() - compare the header's counter columns with
+ * what the file's event group writes: the set of @sets with the file's
+ * event_type (any set for a file without rows) that shares the most
+ * columns with the header. A header that is exactly one of them passes.
+ * Otherwise one warning line on @err per column the group does not write
+ *   "Warning: FILE:1: column 7 (foo): not a PIPE_UTILIZATION counter
+ *    (event_type 2); expected the a2a3 columns vec_busy_cycles, ..."
+ * and one for the group's columns the header lacks
+ *   "Warning: FILE:1: no column for the a2a3 PIPE_UTILIZATION counter(s)
+ *    vec_busy_cycles (event_type 2)";
+ * an event_type with no set: "Warning: FILE: event_type 3 is not a known
+ * event group (1, 2, 4, 5, 6, 7, 8); its counter columns are not checked".
+ * Order does not matter (each value keeps its column's name).
+ * Return: the number of warning lines.
+ */
+int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set *sets,
+			   size_t n_sets, FILE *err);
+
+/* `taskprof pmu` (argv[0] is the command name); @sets, @n_sets: the known
+ * event groups for pmu_csv_check_counters() (NULL, 0: not checked). Exit
+ * code: 0, 1 bad input, 2 usage. */
+int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
+		    size_t n_sets);
 
 #endif
