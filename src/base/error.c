@@ -2,12 +2,59 @@
 #include "base/error.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/log.h"
 
 static _Thread_local char tp_error_msg[TP_ERROR_MSG_MAX];
+
+static const char ellipsis[] = "\xe2\x80\xa6"; /* U+2026 in UTF-8 */
+#define ELLIPSIS_LEN (sizeof(ellipsis) - 1)
+
+static bool utf8_cont(char c)
+{
+	return ((unsigned char)c & 0xc0) == 0x80;
+}
+
+size_t tp_error_fit(char *dst, size_t cap, const char *src)
+{
+	if (!cap)
+		return 0;
+	size_t len = strlen(src);
+	if (len < cap) {
+		memmove(dst, src, len + 1);
+		return len;
+	}
+	if (cap <= ELLIPSIS_LEN + 2) { /* no room for an ellipsis: plain cut */
+		size_t n = cap - 1;
+		while (n && utf8_cont(src[n]))
+			n--;
+		memmove(dst, src, n);
+		dst[n] = '\0';
+		return n;
+	}
+	size_t room = cap - 1 - ELLIPSIS_LEN;
+	size_t head = cap / 8 ? cap / 8 : 1;
+	if (head > room - 1)
+		head = room - 1;
+	/* The head ends before a character, the tail starts on one. */
+	while (head && utf8_cont(src[head]))
+		head--;
+	size_t tail = len - (room - head);
+	while (tail < len && utf8_cont(src[tail]))
+		tail++;
+	size_t tlen = len - tail;
+	/* src may be dst (shortening in place): move the tail first, it goes
+	 * left and lands beyond the head. */
+	memmove(dst + head + ELLIPSIS_LEN, src + tail, tlen + 1);
+	if (dst != src)
+		memmove(dst, src, head);
+	memcpy(dst + head, ellipsis, ELLIPSIS_LEN);
+	return head + ELLIPSIS_LEN + tlen;
+}
 
 int tp_set_error(int err, const char *fmt, ...)
 {
@@ -15,13 +62,29 @@ int tp_set_error(int err, const char *fmt, ...)
 	 * itself (a caller wrapping tp_last_error() with context), and
 	 * vsnprintf with overlapping source and destination is undefined. */
 	char scratch[TP_ERROR_MSG_MAX];
-	va_list ap;
+	va_list ap, again;
 
 	va_start(ap, fmt);
+	va_copy(again, ap);
 	int n = vsnprintf(scratch, sizeof(scratch), fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (n < 0) {
 		snprintf(scratch, sizeof(scratch), "(unformattable error message)");
+	} else if ((size_t)n >= sizeof(scratch)) {
+		/* Too long: format it whole once more and keep its end (the
+		 * reason) rather than its head. */
+		char *full = malloc((size_t)n + 1);
+		if (full && vsnprintf(full, (size_t)n + 1, fmt, again) == n) {
+			tp_error_fit(scratch, sizeof(scratch), full);
+		} else {
+			size_t cut = sizeof(scratch) - 1 - ELLIPSIS_LEN;
+			while (cut && utf8_cont(scratch[cut]))
+				cut--;
+			memcpy(scratch + cut, ellipsis, ELLIPSIS_LEN + 1);
+		}
+		free(full);
+	}
+	va_end(again);
 
 	memcpy(tp_error_msg, scratch, strlen(scratch) + 1);
 	TP_DEBUG("error %d: %s", err, tp_error_msg);

@@ -8,16 +8,28 @@
  *                         line, want);
  *
  * The message lives in a thread-local buffer of TP_ERROR_MSG_MAX bytes, so
- * recording it never allocates and never fails; callers read it back with
- * tp_last_error() (declared in the public taskprof/taskprof.h).
+ * recording it never fails; callers read it back with tp_last_error()
+ * (declared in the public taskprof/taskprof.h). The buffer holds two
+ * PATH_MAX paths plus the text around them; a longer message is shortened
+ * in the middle ("…"), so its end — the reason — always survives.
  */
 #ifndef TASKPROF_BASE_ERROR_H
 #define TASKPROF_BASE_ERROR_H
 
 #include "taskprof/taskprof.h"
 
-/* Size of the per-thread message buffer, terminating NUL included. */
-#define TP_ERROR_MSG_MAX 512
+#include <stddef.h>
+
+/* Size of the per-thread message buffer, terminating NUL included: two
+ * PATH_MAX (4096) paths and 512 bytes of text, so that "<path>: cannot
+ * rename <tmp> into place: <reason>" fits whole. */
+#define TP_ERROR_MSG_MAX (2 * 4096 + 512)
+
+/* Size of the message buffers kept per AICore (struct tp_core_ctx, the
+ * runtime's per-core block results): a kernel's tile errors name ops,
+ * cores and tiles, never paths, and there are up to 108 cores. Copies into
+ * them go through tp_error_fit(). */
+#define TP_CORE_ERROR_MSG_MAX 512
 
 /**
  * tp_set_error() - record the calling thread's error message, pass @err on.
@@ -28,8 +40,10 @@
  *       current tp_last_error() string (it is formatted into a scratch
  *       buffer first), which lets a caller add context to a callee's error.
  *
- * The message replaces the thread's previous one and is truncated to
- * TP_ERROR_MSG_MAX - 1 bytes. It is also logged at DEBUG level.
+ * The message replaces the thread's previous one. One longer than
+ * TP_ERROR_MSG_MAX - 1 bytes is shortened as tp_error_fit() does (its
+ * middle becomes "…"; this formats it twice and allocates it once; without
+ * memory its end is cut instead). It is also logged at DEBUG level.
  *
  * Return: @err, unchanged.
  */
@@ -43,5 +57,21 @@ int tp_set_error(int err, const char *fmt, ...)
  * messages are not touched.
  */
 void tp_clear_error(void);
+
+/**
+ * tp_error_fit() - copy message @src into @dst, shortening its middle.
+ * @dst: destination, @cap bytes.
+ * @cap: size of @dst in bytes, terminating NUL included; 0 writes nothing.
+ * @src: NUL-terminated message.
+ *
+ * When @src does not fit, its first eighth of @cap and as much of its end
+ * as fits are kept, joined by "…" (U+2026, 3 bytes): a message names the
+ * file first and says why last, and the why is what must not be lost. The
+ * cuts never split a UTF-8 sequence. Async-signal-safe (no locale, no
+ * allocation).
+ *
+ * Return: the length of @dst's string in bytes.
+ */
+size_t tp_error_fit(char *dst, size_t cap, const char *src);
 
 #endif /* TASKPROF_BASE_ERROR_H */

@@ -113,7 +113,7 @@ struct rt_job {
 struct rt_block_result {
 	int rc;             /* the core's sticky tile error, or 0 */
 	uint32_t block;
-	char msg[TP_ERROR_MSG_MAX];
+	char msg[TP_CORE_ERROR_MSG_MAX];
 };
 
 /* A launch's outcome: written by the AICPU before its release store of
@@ -122,7 +122,7 @@ struct rt_outcome {
 	int rc;             /* the failing block with the lowest index, or 0 */
 	uint32_t block;
 	int core;
-	char msg[TP_ERROR_MSG_MAX];
+	char msg[TP_CORE_ERROR_MSG_MAX]; /* a copy of a block's */
 	uint64_t t_first;   /* first dispatch, system-counter ticks */
 	uint64_t t_last;    /* last FIN seen */
 };
@@ -264,7 +264,7 @@ static void run_block(struct rt_dev *rd, struct tp_aicore *core, int id,
 	res->rc = tp_core_ctx_task_end(ctx);
 	res->block = p->block_idx;
 	if (res->rc)
-		snprintf(res->msg, sizeof(res->msg), "%s", tp_core_ctx_error_msg(ctx));
+		tp_error_fit(res->msg, sizeof(res->msg), tp_core_ctx_error_msg(ctx));
 	if (p->pmu)
 		push_block_record(rd, id, ctx, p, t0, t1);
 }
@@ -346,6 +346,7 @@ static void collect_result(struct rt_dev *rd, int core)
 	o->rc = r->rc;
 	o->block = r->block;
 	o->core = core;
+	_Static_assert(sizeof(o->msg) == sizeof(r->msg), "a block's message fits the outcome");
 	memcpy(o->msg, r->msg, sizeof(o->msg));
 }
 

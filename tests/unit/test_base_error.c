@@ -47,13 +47,60 @@ static void test_clear(void **state)
 static void test_truncated_to_buffer(void **state)
 {
 	(void)state;
-	char big[2000];
+	/* Two PATH_MAX paths and their text fit whole. */
+	static char path[4096];
+	memset(path, 'p', sizeof(path) - 1);
+	path[sizeof(path) - 1] = '\0';
+	tp_set_error(-EXDEV, "%s: cannot rename %s into place: Invalid cross-device link",
+		     path, path);
+	assert_int_equal(strlen(tp_last_error()), 2 * 4095 + strlen(": cannot rename  into "
+									"place: Invalid cross-device link"));
+
+	/* Longer: the middle goes, the head and the reason stay. */
+	static char big[3 * TP_ERROR_MSG_MAX];
 	memset(big, 'z', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	assert_int_equal(tp_set_error(-E2BIG, "%s", big), -E2BIG);
+	assert_int_equal(tp_set_error(-E2BIG, "head %s: No space left on device", big), -E2BIG);
 	const char *msg = tp_last_error();
 	assert_int_equal(strlen(msg), TP_ERROR_MSG_MAX - 1);
-	assert_int_equal(strspn(msg, "z"), TP_ERROR_MSG_MAX - 1);
+	assert_memory_equal(msg, "head zz", 7);
+	assert_non_null(strstr(msg, "z\xe2\x80\xa6z"));
+	const char *why = ": No space left on device";
+	assert_string_equal(msg + strlen(msg) - strlen(why), why);
+}
+
+static void test_fit_keeps_end_and_utf8(void **state)
+{
+	(void)state;
+	char out[32];
+	/* Fits: copied as is. */
+	assert_int_equal(tp_error_fit(out, sizeof(out), "short"), 5);
+	assert_string_equal(out, "short");
+	/* 40 bytes into 32: 4 of the head, "…", 24 of the end. */
+	const char *src = "/aaaa/bbbbbbbbbbbbbb/cccc: File exists!!";
+	assert_int_equal(tp_error_fit(out, sizeof(out), src), 31);
+	assert_string_equal(out, "/aaa\xe2\x80\xa6" "bbbb/cccc: File exists!!");
+	/* Never half a UTF-8 sequence: "é" is 2 bytes, at every offset. */
+	for (int shift = 0; shift < 4; shift++) {
+		char in[64];
+		int n = snprintf(in, sizeof(in), "%.*s", shift, "xxxx");
+		for (int i = 0; i < 20; i++)
+			n += snprintf(in + n, sizeof(in) - (size_t)n, "\xc3\xa9");
+		tp_error_fit(out, 16, in);
+		for (size_t i = 0; out[i]; i++) {
+			unsigned char c = (unsigned char)out[i];
+			if (c == 0xc3)
+				assert_int_equal((unsigned char)out[i + 1], 0xa9);
+			if (c == 0xa9)
+				assert_int_equal((unsigned char)out[i - 1], 0xc3);
+		}
+	}
+	/* In place, and a buffer too small for the ellipsis. */
+	char same[64] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	tp_error_fit(same, 12, same);
+	assert_string_equal(same, "0\xe2\x80\xa6tuvwxyz");
+	assert_int_equal(tp_error_fit(out, 4, "abcdef"), 3);
+	assert_string_equal(out, "abc");
 }
 
 static void test_wraps_previous_message(void **state)
@@ -103,6 +150,7 @@ int main(void)
 		cmocka_unit_test(test_returns_err_and_formats),
 		cmocka_unit_test(test_clear),
 		cmocka_unit_test(test_truncated_to_buffer),
+		cmocka_unit_test(test_fit_keeps_end_and_utf8),
 		cmocka_unit_test(test_wraps_previous_message),
 		cmocka_unit_test(test_thread_local),
 	};

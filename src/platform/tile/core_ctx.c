@@ -145,7 +145,7 @@ int tp_core_ctx_fail(struct tp_core_ctx *ctx, int err, const char *fmt, ...)
 	tp_set_error(err, "%s", msg);
 	if (ctx && ctx->error == 0) {
 		ctx->error = err;
-		memcpy(ctx->error_msg, msg, sizeof(msg));
+		tp_error_fit(ctx->error_msg, sizeof(ctx->error_msg), msg);
 	}
 	return err;
 }

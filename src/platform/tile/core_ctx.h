@@ -81,7 +81,7 @@ struct tp_core_ctx {
 	void *on_usage_ud;
 
 	int error; /* sticky: first failure since the last clear, or 0 */
-	char error_msg[TP_ERROR_MSG_MAX];
+	char error_msg[TP_CORE_ERROR_MSG_MAX]; /* tp_error_fit() of the message */
 
 	bool scalar_open;
 	uint64_t scalar_t0_ns;
