@@ -132,7 +132,8 @@ struct tp_worker_pmu_note {
 /**
  * struct tp_run_result - what tp_worker_run() did.
  * @callable, @case_name, @platform, @runtime: what ran.
- * @output_dir:     the run folder.
+ * @output_dir:     the run folder; a run that fails before writing anything
+ *                  into it removes it again (only when empty).
  * @rounds:         rounds run.
  * @tasks:          tasks the runtime ran in the last round (inline ones
  *                  included).

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -505,7 +506,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	struct tp_case_args host, expected;
 	void *got[TP_CASE_MAX_TENSORS] = { 0 };
 	struct tp_device *dev = NULL;
-	bool generated = false;
+	bool generated = false, made_dir = false;
 	memset(&host, 0, sizeof(host));
 	memset(&expected, 0, sizeof(expected));
 	tp_clear_error();
@@ -562,6 +563,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	snprintf(label, sizeof(label), "%s_%s", cal->name, cs->name);
 	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
 		goto out;
+	made_dir = true;
 
 	/* The name map goes with swimlane, dep_gen or PMU (spec §3.4): the
 	 * converter and `taskprof pmu` find it beside their inputs. */
@@ -701,6 +703,11 @@ out:
 	if (generated && cs->release)
 		cs->release(cs, &host);
 	free(kt);
+	/* A run that failed before writing anything leaves no empty folder
+	 * behind (rmdir removes only an empty one). A retained PMU run may
+	 * still publish pmu.csv into it, so its folder stays. */
+	if (rc && made_dir && !(pmu_on && w->pmu_across) && rmdir(res->output_dir) == 0)
+		TP_DEBUG("worker: removed the empty run folder %s", res->output_dir);
 	if (rc)
 		res->pass = false;
 	return rc;
