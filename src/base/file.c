@@ -296,6 +296,54 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len)
 	return tp_file_tx_commit(&tx);
 }
 
+/* @p (NUL-terminated) if it is a dangling or looping symbolic link. */
+static bool bad_link_one(const char *p, char *why, size_t len)
+{
+	struct stat st;
+	if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+		return false;
+	if (stat(p, &st) == 0)
+		return false;
+	int err = errno;
+	if (err == ELOOP) {
+		snprintf(why, len, "%s is a symbolic link in a loop (%s)", p, strerror(ELOOP));
+		return true;
+	}
+	if (err != ENOENT)
+		return false;
+	char target[PATH_MAX];
+	ssize_t n = readlink(p, target, sizeof(target) - 1);
+	if (n < 0)
+		snprintf(why, len, "%s is a symbolic link whose target does not exist", p);
+	else {
+		target[n] = '\0';
+		snprintf(why, len, "%s is a symbolic link whose target %s does not exist", p,
+			 target);
+	}
+	return true;
+}
+
+bool tp_path_bad_link(const char *path, char *why, size_t len)
+{
+	if (!path || !*path || strlen(path) >= PATH_MAX)
+		return false;
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", path);
+	size_t n = strlen(buf);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	for (size_t i = 1; i < n; i++) {
+		if (buf[i] != '/' || buf[i - 1] == '/')
+			continue;
+		buf[i] = '\0';
+		bool bad = bad_link_one(buf, why, len);
+		buf[i] = '/';
+		if (bad)
+			return true;
+	}
+	return bad_link_one(buf, why, len);
+}
+
 /* mkdir one component; fine if it already is a directory. */
 static int mkdir_one(const char *dir, const char *full, mode_t mode)
 {
@@ -311,6 +359,13 @@ static int mkdir_one(const char *dir, const char *full, mode_t mode)
 					    "directory: %s exists and is not a "
 					    "directory", full, dir);
 		}
+		/* EEXIST, yet stat fails: a dangling or looping symbolic
+		 * link, which "File exists" would hide. */
+		int serr = errno;
+		char why[2 * PATH_MAX + 128];
+		if (err == EEXIST && (serr == ENOENT || serr == ELOOP) &&
+		    bad_link_one(dir, why, sizeof(why)))
+			return tp_set_error(-serr, "%s: cannot create directory: %s", full, why);
 	}
 	return tp_set_error(-err, "%s: cannot create directory %s: %s", full,
 			    dir, strerror(err));

@@ -142,9 +142,30 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len);
  *
  * Return: 0 when @path is a directory afterwards (existing ones are fine);
  * -EINVAL for NULL or "", -ENAMETOOLONG, -ENOTDIR when @path or one of its
- * parents exists and is not a directory, or the -errno of mkdir(2).
+ * parents exists and is not a directory, -ENOENT / -ELOOP when one is a
+ * symbolic link whose target does not exist / in a loop (the message says
+ * which, see tp_path_bad_link()), or the -errno of mkdir(2).
  */
 int tp_mkdir_p(const char *path, mode_t mode);
+
+/**
+ * tp_path_bad_link() - find the symbolic link that makes @path unreachable.
+ * @path: the path a call (stat, open, mkdir) failed on.
+ * @why:  receives, when a link is found, one phrase naming it and the
+ *        reason: "<link> is a symbolic link whose target <target> does not
+ *        exist" or "<link> is a symbolic link in a loop (Too many levels of
+ *        symbolic links)".
+ * @len:  size of @why in bytes.
+ *
+ * Checks @path and each of its parents, shortest first, so the link named
+ * is the first one that fails. Meant for a message after ENOENT, ELOOP or
+ * EEXIST, whose strerror() ("File exists", "No such file or directory")
+ * hides that a link is the cause.
+ *
+ * Return: true with @why filled in, or false (no such link, @why
+ * untouched).
+ */
+bool tp_path_bad_link(const char *path, char *why, size_t len);
 
 /**
  * tp_read_file() - read a whole file into memory.

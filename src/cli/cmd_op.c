@@ -510,9 +510,11 @@ static void print_plan_header(FILE *f, const struct op_opts *o)
 static int make_output_dir(const char *parent, char *out, size_t len)
 {
 	int rc = tp_mkdir_p(parent, 0755);
+	char why[2 * PATH_MAX + 128];
+	if (rc && (rc == -ENOTDIR || !tp_path_bad_link(parent, why, sizeof(why))))
+		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	if (rc)
-		return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent,
-				    strerror(-rc));
+		return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent, why);
 	char abs[PATH_MAX];
 	if (!realpath(parent, abs))
 		return tp_set_error(-errno, "--output %s: %s", parent, strerror(errno));

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "tools/swimlane/trace.h"
 
 #define PROG "taskprof swimlane"
@@ -330,6 +331,22 @@ static bool file_exists(const char *p)
 	return stat(p, &st) == 0;
 }
 
+/* After @p (a @what file) was found unreachable with @err: the reference's
+ * "Error: <what> not found: <p>" for a plain ENOENT, the real reason when
+ * a symbolic link is the cause or the error is another (a loop, a name
+ * too long, no permission). */
+static void say_unreachable(const char *what, const char *p, int err)
+{
+	char why[2 * PATH_MAX + 128];
+	fflush(stdout);
+	if (tp_path_bad_link(p, why, sizeof(why)))
+		fprintf(stderr, "Error: %s %s: %s\n", what, p, why);
+	else if (err == ENOENT)
+		fprintf(stderr, "Error: %s not found: %s\n", what, p);
+	else
+		fprintf(stderr, "Error: %s %s: %s\n", what, p, strerror(err));
+}
+
 /* True when @a and @b name the same existing file (st_dev + st_ino, links
  * followed). */
 static bool same_file(const char *a, const char *b)
@@ -379,7 +396,7 @@ int sl_convert_main(int argc, char **argv)
 		if (!input)
 			goto oom;
 		if (!file_exists(input)) {
-			fprintf(stderr, "Error: Input file not found: %s\n", input);
+			say_unreachable("Input file", input, errno);
 			goto out;
 		}
 	} else {
@@ -457,7 +474,7 @@ int sl_convert_main(int argc, char **argv)
 		if (rc) {
 			fflush(stdout);
 			if (rc == -ENOENT)
-				fprintf(stderr, "Error: Func names JSON not found: %s\n", names_path);
+				say_unreachable("Func names JSON", names_path, ENOENT);
 			else
 				fprintf(stderr, "Error: %s\n", tp_last_error());
 			goto out;
@@ -495,8 +512,7 @@ int sl_convert_main(int argc, char **argv)
 		/* A path the user named and that does not exist is a usage
 		 * error (taskprof decision; the reference only warns). A missing
 		 * sibling deps.json stays the warning below. */
-		fflush(stdout);
-		fprintf(stderr, "Error: deps.json not found: %s\n", deps_path);
+		say_unreachable("deps.json", deps_path, ENOENT);
 		goto out;
 	} else if (rc != -ENOENT) {
 		/* Decision for taskprof (issue 4, "Bad input"): a deps.json that
