@@ -14,9 +14,26 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "base/tmp_registry.h"
+
+/* Register / forget @tx's temporary file (base/tmp_registry.h): the
+ * registration brackets the file's life, from before its creation to
+ * after its rename, removal or hand-over as evidence. */
+static void tx_track(struct tp_file_tx *tx)
+{
+	tp_tmpreg_remove(tx->tmpreg);
+	tx->tmpreg = tx->tmp_path ? tp_tmpreg_add(tx->tmp_path) : 0;
+}
+
+static void tx_untrack(struct tp_file_tx *tx)
+{
+	tp_tmpreg_remove(tx->tmpreg);
+	tx->tmpreg = 0;
+}
 
 static void tx_release(struct tp_file_tx *tx)
 {
+	tx_untrack(tx);
 	free(tx->path);
 	free(tx->tmp_path);
 	tx->path = NULL;
@@ -88,9 +105,12 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			tx->tmp_path = NULL;
 			return tp_set_error(-ENOMEM, "%s: out of memory", tx->path);
 		}
+		tx_track(tx);
 		int fd = open(tx->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (fd < 0 && errno == EEXIST)
+		if (fd < 0 && errno == EEXIST) {
+			tx_untrack(tx); /* someone else's file */
 			continue;
+		}
 		if (fd < 0) {
 			int err = errno;
 			return tp_set_error(-err, "%s: cannot open for writing: %s",
@@ -162,6 +182,7 @@ int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *
 	tx->fp = NULL;
 	tx->flags = flags;
 	tx->direct = false;
+	tx->tmpreg = 0;
 	if (!path || !*path)
 		return tp_set_error(-EINVAL, "tp_file_tx_begin: empty path");
 	if (tmp_suffix && !*tmp_suffix)
@@ -189,10 +210,13 @@ int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *
 		if (asprintf(&tx->tmp_path, "%s%s", tx->path, tmp_suffix) < 0) {
 			tx->tmp_path = NULL;
 			rc = tp_set_error(-ENOMEM, "%s: out of memory", path);
-		} else if (!(tx->fp = fopen(tx->tmp_path, "wb"))) {
-			int err = errno;
-			rc = tp_set_error(-err, "%s: cannot open for writing: %s",
-					  tx->tmp_path, strerror(err));
+		} else {
+			tx_track(tx);
+			if (!(tx->fp = fopen(tx->tmp_path, "wb"))) {
+				int err = errno;
+				rc = tp_set_error(-err, "%s: cannot open for writing: %s",
+						  tx->tmp_path, strerror(err));
+			}
 		}
 	}
 	if (rc)

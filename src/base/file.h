@@ -53,6 +53,8 @@
  * @fp:       stream open for writing on @tmp_path (or @path when @direct).
  * @flags:    TP_FILE_TX_* flags from tp_file_tx_begin_flags().
  * @direct:   @path is a character device or FIFO written in place.
+ * @tmpreg:   @tmp_path's handle in base/tmp_registry.h (removed on
+ *            SIGINT / SIGTERM where a handler is installed), or <= 0.
  *
  * All fields are NULL once the transaction has been committed or aborted
  * (successfully or not), so calling tp_file_tx_abort() again is harmless.
@@ -63,6 +65,7 @@ struct tp_file_tx {
 	FILE *fp;
 	unsigned flags;
 	bool direct;
+	int tmpreg;
 };
 
 /**

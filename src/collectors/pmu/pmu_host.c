@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/tmp_registry.h"
 #include "collectors/pmu/pmu_host.h"
 #include "collectors/pmu/pmu_internal.h"
 #include "platform/device.h"
@@ -41,6 +42,7 @@ struct pmu_shard {
 	struct pmu_span *span;
 	size_t n, cap;
 	bool opened;    /* a file exists on disk */
+	int tmpreg;     /* its base/tmp_registry.h handle while it is a .tmp */
 	bool io_failed; /* sticky: any open / write / flush / close failure */
 };
 
@@ -136,6 +138,8 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 	if (!s->fp) {
 		char path[4200];
 		shard_path(c, shard, ".tmp", path, sizeof(path));
+		/* Removed on SIGINT / SIGTERM until merged or preserved. */
+		s->tmpreg = tp_tmpreg_add(path);
 		s->fp = fopen(path, "w");
 		if (!s->fp) {
 			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s", path,
@@ -483,6 +487,8 @@ static void preserve_shards(struct pmu_collector *c)
 		shard_path(c, i, ".failed.tmp", to, sizeof(to));
 		if (rename(from, to) != 0)
 			TP_WARN("PmuCollector: cannot rename %s to %s: %s", from, to, strerror(errno));
+		tp_tmpreg_remove(c->shards[i].tmpreg); /* evidence, kept on purpose */
+		c->shards[i].tmpreg = 0;
 	}
 }
 
@@ -495,6 +501,8 @@ static void remove_shards(struct pmu_collector *c)
 		shard_path(c, i, ".tmp", path, sizeof(path));
 		if (unlink(path) != 0 && errno != ENOENT)
 			TP_WARN("PmuCollector: cannot remove %s: %s", path, strerror(errno));
+		tp_tmpreg_remove(c->shards[i].tmpreg);
+		c->shards[i].tmpreg = 0;
 		c->shards[i].opened = false;
 	}
 }
@@ -719,6 +727,9 @@ void pmu_close(struct pmu_collector *c)
 		for (int i = 0; i < c->cfg.num_threads; i++) {
 			if (c->shards[i].fp)
 				fclose(c->shards[i].fp);
+			/* A shard never exported stays for the next start's
+			 * stale sweep, as before; only its slot is given back. */
+			tp_tmpreg_remove(c->shards[i].tmpreg);
 			free(c->shards[i].span);
 		}
 	}

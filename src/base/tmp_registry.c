@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+#include "base/tmp_registry.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+
+enum slot_state {
+	SLOT_FREE = 0,
+	SLOT_BUSY,    /* its owner is writing the path */
+	SLOT_READY,   /* path complete; the owner may free it, the handler claim it */
+	SLOT_CLAIMED, /* the interrupt handler owns it (never freed again) */
+};
+
+struct slot {
+	_Atomic int state;
+	char path[PATH_MAX];
+};
+
+static struct slot files[TP_TMPREG_SLOTS];
+static struct slot run_dir;
+
+/*
+ * Take a FREE slot for writing. Relaxed: FREE publishes nothing (no one
+ * reads a path after freeing it, the handler only claims READY slots), and
+ * the path written next is published by the release store of READY.
+ */
+static bool slot_take(struct slot *s)
+{
+	int want = SLOT_FREE;
+	return atomic_compare_exchange_strong_explicit(&s->state, &want, SLOT_BUSY,
+						       memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
+ * Release: the path's bytes written before happen-before the handler's
+ * acquire CAS that reads READY (slot_claim), so it never sees half a path.
+ */
+static void slot_publish(struct slot *s)
+{
+	atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+}
+
+/*
+ * The owner gives a READY slot back. Relaxed: the path is not read by its
+ * next owner (it overwrites it) and the handler can no longer claim it; if
+ * the handler claimed it first the CAS fails and the slot stays its.
+ */
+static void slot_free(struct slot *s)
+{
+	int want = SLOT_READY;
+	atomic_compare_exchange_strong_explicit(&s->state, &want, SLOT_FREE,
+						memory_order_relaxed, memory_order_relaxed);
+}
+
+/*
+ * The handler takes a READY slot for good. Acquire on success: pairs with
+ * slot_publish()'s release, making the path complete. Relaxed on failure:
+ * nothing is read then. A CAS, not a load, so the owner cannot free and
+ * rewrite the path while the handler reads it.
+ */
+static bool slot_claim(struct slot *s)
+{
+	int want = SLOT_READY;
+	return atomic_compare_exchange_strong_explicit(&s->state, &want, SLOT_CLAIMED,
+						       memory_order_acquire, memory_order_relaxed);
+}
+
+int tp_tmpreg_add(const char *path)
+{
+	size_t n = strlen(path);
+	if (n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
+		struct slot *s = &files[i];
+		if (!slot_take(s))
+			continue;
+		memcpy(s->path, path, n + 1);
+		slot_publish(s);
+		return i + 1;
+	}
+	TP_DEBUG("tmp_registry: %d slots taken; %s is not removed on an interrupt",
+		 TP_TMPREG_SLOTS, path);
+	return -ENOSPC;
+}
+
+void tp_tmpreg_remove(int handle)
+{
+	if (handle <= 0 || handle > TP_TMPREG_SLOTS)
+		return;
+	slot_free(&files[handle - 1]);
+}
+
+void tp_tmpreg_set_dir(const char *dir)
+{
+	slot_free(&run_dir);
+	if (!dir || strlen(dir) >= PATH_MAX || !slot_take(&run_dir))
+		return;
+	memcpy(run_dir.path, dir, strlen(dir) + 1);
+	slot_publish(&run_dir);
+}
+
+int tp_tmpreg_unlink_all(void)
+{
+	int removed = 0;
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
+		struct slot *s = &files[i];
+		if (slot_claim(s) && unlink(s->path) == 0)
+			removed++;
+	}
+	return removed;
+}
+
+const char *tp_tmpreg_claim_dir(void)
+{
+	return slot_claim(&run_dir) ? run_dir.path : NULL;
+}
+
+void tp_tmpreg_reset(void)
+{
+	/* Relaxed: the caller guarantees no concurrent user. */
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++)
+		atomic_store_explicit(&files[i].state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&run_dir.state, SLOT_FREE, memory_order_relaxed);
+}

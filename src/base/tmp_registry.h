@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/tmp_registry.h — the temporary files an interrupted process removes.
+ *
+ * Writers register each temporary file (tp_file_tx's "<path>.XXXXXX.tmp",
+ * the PMU collector's CSV shards) before creating it and unregister it
+ * once it is renamed into place or removed. A SIGINT / SIGTERM handler
+ * (cli/interrupt.c) then removes whatever is registered with
+ * tp_tmpreg_unlink_all(), which is async-signal-safe, and names the run
+ * folder published with tp_tmpreg_set_dir().
+ *
+ * Fixed storage (TP_TMPREG_SLOTS paths of up to PATH_MAX bytes, in .bss),
+ * no locks, no allocation: the handler may interrupt a writer in the middle
+ * of tp_tmpreg_add() on its own thread. Each slot is owned by one party at
+ * a time, passed on through its state (FREE → BUSY → READY → FREE, or
+ * READY → CLAIMED by the handler, for good).
+ */
+#ifndef TASKPROF_BASE_TMP_REGISTRY_H
+#define TASKPROF_BASE_TMP_REGISTRY_H
+
+#include <stddef.h>
+
+/* Temporary files registered at once: a run has a handful (name map,
+ * result.txt, records, deps.json, up to 7 PMU shards and their merge, the
+ * trace); more are not removed on an interrupt (logged at DEBUG). */
+#define TP_TMPREG_SLOTS 64
+
+/**
+ * tp_tmpreg_add() - register @path as a temporary file to remove if the
+ * process is interrupted.
+ * @path: the file, as open(2) will be given it (relative paths resolve
+ *        against the working directory at removal time).
+ *
+ * Call before creating the file, so that no instant exists when the file
+ * is there and not registered.
+ *
+ * Return: a handle > 0 for tp_tmpreg_remove(); -ENAMETOOLONG (@path of
+ * PATH_MAX bytes or more) or -ENOSPC (every slot taken). A negative return
+ * only means the file is not removed on an interrupt; pass it to
+ * tp_tmpreg_remove() all the same (it ignores handles <= 0).
+ */
+int tp_tmpreg_add(const char *path);
+
+/**
+ * tp_tmpreg_remove() - forget a registration (the file was renamed into
+ * place, removed, or is kept as evidence on purpose).
+ * @handle: from tp_tmpreg_add(); <= 0 does nothing.
+ *
+ * Does nothing either when an interrupt handler has claimed the slot.
+ */
+void tp_tmpreg_remove(int handle);
+
+/**
+ * tp_tmpreg_set_dir() - publish the folder the current run writes to.
+ * @dir: the folder, or NULL to withdraw it. The last call wins.
+ */
+void tp_tmpreg_set_dir(const char *dir);
+
+/**
+ * tp_tmpreg_unlink_all() - remove every registered file (interrupt path).
+ *
+ * Async-signal-safe: unlink(2) and atomics only. Claims each registered
+ * slot for good, so a writer's later tp_tmpreg_remove() leaves it alone and
+ * a second call removes nothing twice.
+ *
+ * Return: the number of files removed (those that no longer existed, e.g.
+ * just renamed into place, are not counted).
+ */
+int tp_tmpreg_unlink_all(void);
+
+/**
+ * tp_tmpreg_claim_dir() - take the published run folder (interrupt path).
+ *
+ * Async-signal-safe. Claims it for good.
+ *
+ * Return: the folder (valid until tp_tmpreg_reset()), or NULL if none is
+ * published.
+ */
+const char *tp_tmpreg_claim_dir(void);
+
+/**
+ * tp_tmpreg_reset() - free every slot, claimed ones included (tests only:
+ * no other thread may use the registry meanwhile).
+ */
+void tp_tmpreg_reset(void);
+
+#endif /* TASKPROF_BASE_TMP_REGISTRY_H */

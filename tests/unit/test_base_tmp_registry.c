@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of base/tmp_registry: the temporary files an interrupt removes,
+ * and tp_file_tx registering its temporary file for its whole life. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
+#include "base/tmp_registry.h"
+#include "unit_helpers.h"
+
+static char *dir;
+
+static int setup(void **state)
+{
+	(void)state;
+	tp_tmpreg_reset();
+	dir = uh_mkdtemp();
+	return dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	tp_tmpreg_reset();
+	uh_rm_rf(dir);
+	dir = NULL;
+	return 0;
+}
+
+static void touch(const char *p)
+{
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return lstat(p, &st) == 0;
+}
+
+static void test_unlink_registered_only(void **state)
+{
+	(void)state;
+	char a[PATH_MAX], b[PATH_MAX], c[PATH_MAX];
+	snprintf(a, sizeof(a), "%s/a.tmp", dir);
+	snprintf(b, sizeof(b), "%s/b.tmp", dir);
+	snprintf(c, sizeof(c), "%s/c.tmp", dir);
+	int ha = tp_tmpreg_add(a), hb = tp_tmpreg_add(b), hc = tp_tmpreg_add(c);
+	assert_true(ha > 0 && hb > 0 && hc > 0);
+	touch(a);
+	touch(b);
+	/* c registered but never created: not counted. b done with: kept. */
+	tp_tmpreg_remove(hb);
+	assert_int_equal(tp_tmpreg_unlink_all(), 1);
+	assert_false(exists(a));
+	assert_true(exists(b));
+	/* Claimed for good: the owner's remove is ignored, a second pass
+	 * removes nothing, even a file of the same name created since. */
+	tp_tmpreg_remove(ha);
+	touch(a);
+	assert_int_equal(tp_tmpreg_unlink_all(), 0);
+	assert_true(exists(a));
+	tp_tmpreg_remove(-ENOSPC); /* failed registrations are ignored */
+	tp_tmpreg_remove(0);
+	(void)hc;
+}
+
+static void test_slots_and_limits(void **state)
+{
+	(void)state;
+	char p[PATH_MAX];
+	int h[TP_TMPREG_SLOTS];
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
+		snprintf(p, sizeof(p), "%s/f%d.tmp", dir, i);
+		h[i] = tp_tmpreg_add(p);
+		assert_true(h[i] > 0);
+	}
+	assert_int_equal(tp_tmpreg_add("one-too-many"), -ENOSPC);
+	tp_tmpreg_remove(h[7]);
+	assert_int_equal(tp_tmpreg_add("reuses-a-slot"), h[7]);
+	char *long_path = malloc(PATH_MAX + 1);
+	memset(long_path, 'x', PATH_MAX);
+	long_path[PATH_MAX] = '\0';
+	assert_int_equal(tp_tmpreg_add(long_path), -ENAMETOOLONG);
+	free(long_path);
+}
+
+static void test_run_dir(void **state)
+{
+	(void)state;
+	assert_null(tp_tmpreg_claim_dir());
+	tp_tmpreg_set_dir("first");
+	tp_tmpreg_set_dir(dir); /* the last one wins */
+	const char *d = tp_tmpreg_claim_dir();
+	assert_non_null(d);
+	assert_string_equal(d, dir);
+	assert_null(tp_tmpreg_claim_dir()); /* claimed once */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_dir("x");
+	tp_tmpreg_set_dir(NULL);
+	assert_null(tp_tmpreg_claim_dir());
+}
+
+/* tp_file_tx: registered from before its temporary file exists until it
+ * is renamed or removed, so an interrupt in between removes it. */
+static void test_file_tx_registers(void **state)
+{
+	(void)state;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	struct tp_file_tx tx;
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
+	assert_true(tx.tmpreg > 0);
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", tx.tmp_path);
+	assert_int_equal(tp_file_tx_commit(&tx), 0);
+	assert_int_equal(tp_tmpreg_unlink_all(), 0); /* committed: nothing left */
+	assert_true(exists(path));
+
+	assert_int_equal(tp_file_tx_begin(&tx, path, ".mine.tmp"), 0);
+	assert_true(tx.tmpreg > 0);
+	snprintf(tmp, sizeof(tmp), "%s", tx.tmp_path);
+	fputs("partial", tx.fp);
+	fflush(tx.fp);
+	assert_int_equal(tp_tmpreg_unlink_all(), 1); /* "interrupted" */
+	assert_false(exists(tmp));
+	tp_file_tx_abort(&tx, false);
+	assert_true(exists(path)); /* the published file is never touched */
+
+	/* Aborted and kept-as-evidence temporaries are no longer registered. */
+	tp_tmpreg_reset();
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
+	snprintf(tmp, sizeof(tmp), "%s", tx.tmp_path);
+	tp_file_tx_abort(&tx, true);
+	assert_int_equal(tp_tmpreg_unlink_all(), 0);
+	assert_true(exists(tmp));
+}
+
+/* Writers on several threads take and give back slots at once (CAS on
+ * the slot state): no slot is lost or shared, the registry ends empty. */
+struct churn {
+	int id;
+	int rounds;
+};
+
+static void *churn_thread(void *arg)
+{
+	struct churn *c = arg;
+	char p[PATH_MAX];
+	for (int i = 0; i < c->rounds; i++) {
+		snprintf(p, sizeof(p), "%s/t%d_%d.tmp", dir, c->id, i);
+		int h = tp_tmpreg_add(p);
+		touch(p);
+		if (h > 0)
+			tp_tmpreg_remove(h);
+		unlink(p);
+	}
+	return NULL;
+}
+
+static void test_concurrent_writers(void **state)
+{
+	(void)state;
+	pthread_t t[4];
+	struct churn c[4];
+	for (int i = 0; i < 4; i++) {
+		c[i] = (struct churn){ .id = i, .rounds = 2000 };
+		assert_int_equal(pthread_create(&t[i], NULL, churn_thread, &c[i]), 0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	/* Everything was given back: the registry is empty again. */
+	char p[PATH_MAX];
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
+		snprintf(p, sizeof(p), "%s/again%d", dir, i);
+		assert_true(tp_tmpreg_add(p) > 0);
+	}
+	assert_int_equal(tp_tmpreg_add(p), -ENOSPC);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_unlink_registered_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slots_and_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_tx_registers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
