@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "platform/platform.h"
 #include "taskprof/taskprof.h"
 #include "taskprof/worker.h"
@@ -444,6 +445,8 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, ")\n");
 		return 2;
 	}
+	/* SIGINT / SIGTERM from here on: temporary files removed, one line. */
+	cli_interrupt_install("taskprof run");
 	struct tp_worker *w = tp_worker_open(&cfg);
 	if (!w) {
 		fprintf(stderr, "taskprof run: %s\n", tp_last_error());

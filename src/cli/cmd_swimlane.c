@@ -5,9 +5,12 @@
  * tools/swimlane/convert.c so that `taskprof run` can call it too.
  */
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "tools/swimlane/trace.h"
 
 int cmd_swimlane(int argc, char **argv)
 {
+	/* An interrupted conversion leaves no merged_swimlane.json.*.tmp. */
+	cli_interrupt_install("taskprof swimlane");
 	return sl_convert_main(argc, argv);
 }

@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/tmp_registry.h"
 #include "platform/dev_memory.h"
 #include "platform/device.h"
 #include "platform/platform.h"
@@ -564,6 +565,8 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
 		goto out;
 	made_dir = true;
+	/* Named by an interrupted `taskprof run` (base/tmp_registry.h). */
+	tp_tmpreg_set_dir(res->output_dir);
 
 	/* The name map goes with swimlane, dep_gen or PMU (spec §3.4): the
 	 * converter and `taskprof pmu` find it beside their inputs. */
@@ -706,8 +709,10 @@ out:
 	/* A run that failed before writing anything leaves no empty folder
 	 * behind (rmdir removes only an empty one). A retained PMU run may
 	 * still publish pmu.csv into it, so its folder stays. */
-	if (rc && made_dir && !(pmu_on && w->pmu_across) && rmdir(res->output_dir) == 0)
+	if (rc && made_dir && !(pmu_on && w->pmu_across) && rmdir(res->output_dir) == 0) {
+		tp_tmpreg_set_dir(NULL);
 		TP_DEBUG("worker: removed the empty run folder %s", res->output_dir);
+	}
 	if (rc)
 		res->pass = false;
 	return rc;
