@@ -471,6 +471,45 @@ static void test_read_file(void **state)
 	free(path);
 }
 
+/* A dangling or looping link is named, not hidden behind "File exists". */
+static void test_mkdir_p_symlinks(void **state)
+{
+	(void)state;
+	char *a = join("A"), *b = join("B"), *d = join("d"), *sub = join("A/sub");
+	char why[8192];
+	assert_int_equal(symlink(b, a), 0);
+	assert_int_equal(symlink(a, b), 0);
+	assert_int_equal(symlink("/nonexistent/x", d), 0);
+
+	assert_int_equal(tp_mkdir_p(a, 0755), -ELOOP);
+	assert_non_null(strstr(tp_last_error(), "is a symbolic link in a loop"));
+	assert_non_null(strstr(tp_last_error(), "Too many levels of symbolic links"));
+	assert_null(strstr(tp_last_error(), "File exists"));
+	assert_int_equal(tp_mkdir_p(sub, 0755), -ELOOP);
+	assert_non_null(strstr(tp_last_error(), "is a symbolic link in a loop"));
+
+	assert_int_equal(tp_mkdir_p(d, 0755), -ENOENT);
+	assert_non_null(strstr(tp_last_error(),
+			       "is a symbolic link whose target /nonexistent/x does not exist"));
+
+	/* The first bad component is named, whatever follows it. */
+	char *deep = join("d/x/y");
+	assert_true(tp_path_bad_link(deep, why, sizeof(why)));
+	assert_non_null(strstr(why, "/d is a symbolic link whose target"));
+	assert_true(tp_path_bad_link(sub, why, sizeof(why)));
+	assert_non_null(strstr(why, "/A is a symbolic link in a loop"));
+	/* Plain paths and good links: nothing to say. */
+	char *ok = join("ok"), *lok = join("lok");
+	assert_int_equal(tp_mkdir_p(ok, 0755), 0);
+	assert_int_equal(symlink(ok, lok), 0);
+	assert_false(tp_path_bad_link(lok, why, sizeof(why)));
+	assert_false(tp_path_bad_link(dir, why, sizeof(why)));
+	char *missing = join("missing/file");
+	assert_false(tp_path_bad_link(missing, why, sizeof(why)));
+	assert_int_equal(tp_mkdir_p(lok, 0755), 0); /* a link to a folder is fine */
+	free(a), free(b), free(d), free(sub), free(deep), free(ok), free(lok), free(missing);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -492,6 +531,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_file_atomic, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_p_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_file, setup,
 						teardown),
 	};
