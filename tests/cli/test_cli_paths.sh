@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# CLI test of failures on awkward output and input paths: the reason is
+# always in the message (long paths are shortened in the middle, never cut
+# at the end), a failed run leaves no empty run folder, and symbolic links
+# in a loop or to nothing are named as such (not "File exists" or "not
+# found"), in run, transport-demo, op and swimlane.
+# usage: test_cli_paths.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_paths_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+cd "$root" || exit 1
+
+expect() { # expect CODE NEEDLE ARGS...: exit CODE, NEEDLE in stderr
+	local want=$1 needle=$2
+	shift 2
+	local what="$1 ${2:0:40}"
+	"$bin" "$@" >"$root/out" 2>"$root/err"
+	local code=$?
+	local err
+	err=$(grep -v '^\[taskprof\]' "$root/err")
+	if [[ $code -ne $want ]]; then
+		echo "FAIL: taskprof $what... exited $code, expected $want ($(tail -c 300 <<<"$err"))"
+		fail=1
+	elif ! grep -qF -- "$needle" <<<"$err"; then
+		echo "FAIL: taskprof $what...: no '$needle' in: $(tail -c 300 <<<"$err")"
+		fail=1
+	else
+		echo "ok: taskprof $what... -> $code: ...$(tail -c 120 <<<"$err")"
+	fi
+}
+
+# 1. A 4039-byte output root: the run folder fits, its files' temporary
+# names do not. The reason ends the message; the empty folder is gone.
+P=$(python3 -c "print('/'.join(['p'*250]*16+['q'*23]))")
+mkdir -p "$P"
+expect 1 "cannot open for writing: File name too long" run synthetic -o "$P" --enable-l2-swimlane
+if [[ -n $(ls -A "$P") ]]; then
+	echo "FAIL: the failed run left $(ls -A "$P") behind"; fail=1
+else
+	echo "ok: the failed run removed its empty run folder"
+fi
+# Records to convert below.
+mkdir -p keep
+"$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o keep >/dev/null 2>&1 ||
+	{ echo "FAIL: synthetic run"; fail=1; }
+rec=$(ls keep/*/l2_swimlane_records.json)
+
+# The converter on a 4065-byte folder: merged_swimlane.json's temporary
+# name is too long; the message still ends with the reason.
+D=$(python3 -c "print('/'.join(['p'*250]*16+['s'*49]))")
+mkdir -p "$D"
+cp "$rec" "$D/"
+expect 1 "merged_swimlane.json." swimlane "$D/l2_swimlane_records.json"
+expect 1 ".tmp: cannot open for writing: File name too long" swimlane "$D/l2_swimlane_records.json"
+# A path past PATH_MAX is not "not found".
+expect 1 "File name too long" swimlane "$root/$D/l2_swimlane_records.json"
+
+# 2. Symbolic links: a loop (A -> B -> A) and a dangling one (d).
+ln -s B A
+ln -s A B
+ln -s /nonexistent d
+loop="A is a symbolic link in a loop (Too many levels of symbolic links)"
+dang="d is a symbolic link whose target /nonexistent does not exist"
+expect 1 "A: cannot create directory: $loop" run synthetic -o A
+expect 1 "d: cannot create directory: $dang" run synthetic -o d
+expect 1 "A/sub: cannot create directory: $loop" run synthetic -o A/sub
+expect 1 "$loop" transport-demo -o A
+expect 1 "$dang" transport-demo -o d
+app=$(dirname "$bin")/examples/op_accumulate
+expect 1 "--output A: cannot create the folder: $loop" op -o A -- "$app"
+expect 1 "--output d: cannot create the folder: $dang" op -o d -- "$app"
+expect 1 "Error: Input file A: $loop" swimlane A
+expect 1 "Error: Input file d: $dang" swimlane d
+expect 1 "Error: deps.json d: $dang" swimlane "$rec" --deps-json d
+# Unchanged: a plain missing input keeps the reference's wording.
+expect 1 "Error: Input file not found: missing.json" swimlane missing.json
+for f in A B d; do
+	[[ -L $f ]] || { echo "FAIL: $f was replaced"; fail=1; }
+done
+
+exit $fail

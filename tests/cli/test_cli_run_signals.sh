@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# CLI test of `taskprof run` interrupted by SIGTERM / SIGINT: exit by the
+# signal (143 / 130), one line on stderr naming the signal and the run
+# folder, and no temporary file left: PMU CSV shards during the run,
+# merged_swimlane.json.*.tmp during the conversion.
+# usage: test_cli_run_signals.sh TASKPROF_BINARY
+set -u
+bin=$1
+root=$(mktemp -d /tmp/tp_cli_sig_XXXXXX)
+pid=
+trap '[[ -n $pid ]] && kill -KILL $pid 2>/dev/null; rm -rf "$root"' EXIT
+fail=0
+
+# interrupt SIG CODE GLOB WHAT ARGS...: start `taskprof run ARGS` in the
+# background (env --default-signal: a background job of a script starts
+# with SIGINT ignored; $sigenv overrides), wait until a file matching GLOB
+# exists in the run folder, send SIG, check exit CODE, the message and the
+# folder. With $ignored_int set, a SIGINT sent first must be ignored.
+sigenv=--default-signal=INT
+ignored_int=
+interrupt() {
+	local sig=$1 want=$2 glob=$3 what=$4 out=$root/$4
+	shift 4
+	env $sigenv "$bin" run "$@" -o "$out" >"$root/out" 2>"$root/err" &
+	pid=$!
+	local seen=0
+	for _ in $(seq 1200); do
+		compgen -G "$out/*/$glob" >/dev/null && { seen=1; break; }
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	if [[ $seen -eq 0 ]]; then
+		echo "FAIL: $what: no $glob appeared (taskprof $(kill -0 $pid 2>/dev/null &&
+			echo running || echo exited)): $(cat "$root/err")"
+		fail=1
+		kill -KILL $pid 2>/dev/null; wait $pid; pid=
+		return
+	fi
+	if [[ -n $ignored_int ]]; then
+		kill -INT $pid
+		sleep 0.5
+		if ! kill -0 $pid 2>/dev/null; then
+			echo "FAIL: $what: a SIGINT ignored at entry ended taskprof: $(cat "$root/err")"
+			fail=1
+		else
+			echo "ok: $what: SIGINT ignored at entry stays ignored"
+		fi
+	fi
+	kill -"$sig" $pid
+	wait $pid
+	local code=$?
+	pid=
+	local msg
+	msg=$(grep -v '^\[taskprof\]' "$root/err")
+	local dir
+	dir=$(ls -d "$out"/*/)
+	dir=${dir%/}
+	if [[ $code -ne $want ]]; then
+		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
+	elif [[ $msg != "taskprof run: interrupted by SIG$sig: removed "*" temporary file"*"; what was written before is in $dir" ]]; then
+		echo "FAIL: $what: unexpected message: $msg"; fail=1
+	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
+		echo "FAIL: $what: expected one line, got: $msg"; fail=1
+	elif [[ -n $(find "$out" -name '*.tmp') ]]; then
+		echo "FAIL: $what: temporary files left: $(find "$out" -name '*.tmp')"; fail=1
+	elif ! compgen -G "$dir/name_map_*.json" >/dev/null; then
+		echo "FAIL: $what: the finished name map was removed"; fail=1
+	else
+		echo "ok: $what -> $code: $msg"
+	fi
+}
+
+# During the run: the PMU collector's CSV shards are open. SIGINT is
+# ignored at entry (nohup, background jobs): it stays ignored.
+sigenv=--ignore-signal=INT ignored_int=1 interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
+	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
+# During the conversion run does at the end: merged_swimlane.json.*.tmp.
+interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
+	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen
+if [[ -e $root/convert_int ]] && compgen -G "$root/convert_int/*/merged_swimlane.json" >/dev/null; then
+	echo "FAIL: convert_int: a merged_swimlane.json was published"; fail=1
+fi
+
+exit $fail
