@@ -96,7 +96,8 @@ static void help(FILE *f)
 		"                           100..100000: ask Linux >= 6.12 for that host\n"
 		"                           scheduling slice (µs) for the AICPU threads;\n"
 		"                           unset or 0: the host's default\n\n"
-		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage\n");
+		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage,\n"
+		"130 / 143 interrupted by SIGINT / SIGTERM (temporary files removed)\n");
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
