@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # CLI test of `taskprof run` interrupted by SIGTERM / SIGINT: exit by the
 # signal (143 / 130), one line on stderr naming the signal and the run
-# folder, and no temporary file left: PMU CSV shards during the run,
-# merged_swimlane.json.*.tmp during the conversion.
+# folder, and no temporary file left: inside a slow kernel (every build),
+# then, where paged_attention Case1 runs in seconds (not under TSan,
+# $TASKPROF_TEST_SANITIZE=thread, set by CMake), PMU CSV shards during the
+# run and merged_swimlane.json.*.tmp during the conversion.
 # usage: test_cli_run_signals.sh TASKPROF_BINARY
 set -u
 bin=$1
@@ -14,8 +16,13 @@ fail=0
 # interrupt SIG CODE GLOB WHAT ARGS...: start `taskprof run ARGS` in the
 # background (env --default-signal: a background job of a script starts
 # with SIGINT ignored; $sigenv overrides), wait until a file matching GLOB
-# exists in the run folder, send SIG, check exit CODE, the message and the
-# folder. With $ignored_int set, a SIGINT sent first must be ignored.
+# exists in the run folder (an absolute GLOB: anywhere), send SIG, check
+# exit CODE, the message and the folder. With $ignored_int set, a SIGINT
+# sent first must be ignored.
+# An interrupted run dies with its device threads running, on purpose:
+# not a leak to report under TSan (races are still reported).
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
+
 sigenv=--default-signal=INT
 ignored_int=
 interrupt() {
@@ -23,9 +30,10 @@ interrupt() {
 	shift 4
 	env $sigenv "$bin" run "$@" -o "$out" >"$root/out" 2>"$root/err" &
 	pid=$!
-	local seen=0
+	local seen=0 where=$out/*/$glob
+	[[ $glob == /* ]] && where=$glob
 	for _ in $(seq 1200); do
-		compgen -G "$out/*/$glob" >/dev/null && { seen=1; break; }
+		compgen -G "$where" >/dev/null && { seen=1; break; }
 		kill -0 $pid 2>/dev/null || break
 		sleep 0.05
 	done
@@ -70,9 +78,24 @@ interrupt() {
 	fi
 }
 
-# During the run: the PMU collector's CSV shards are open. SIGINT is
+# Inside a kernel that runs for 20 s (tests/case_so/slowcase.c), every
+# collector on: the signal must come long before the end. SIGINT is
 # ignored at entry (nohup, background jobs): it stays ignored.
-sigenv=--ignore-signal=INT ignored_int=1 interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
+so=$(dirname "$bin")/tests/case_so/libslowcase.so
+t0=$SECONDS
+SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark sigenv=--ignore-signal=INT ignored_int=1 \
+	interrupt TERM 143 "$root/mark.start" slow_term \
+	"$so" --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu
+if (( SECONDS - t0 >= 20 )); then
+	echo "FAIL: slow_term: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
+fi
+if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
+	echo "skip: Case1 interrupts (TSan: the run takes minutes)"
+	exit $fail
+fi
+
+# During the run: the PMU collector's CSV shards are open.
+interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 # During the conversion run does at the end: merged_swimlane.json.*.tmp.
 interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
