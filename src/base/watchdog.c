@@ -101,6 +101,11 @@ bool tp_watchdog_expired(struct tp_watchdog *w, uint64_t now_ns)
 	return now_ns - w->out_ns >= TP_WATCHDOG_CONFIRM_NS;
 }
 
+uint64_t tp_watchdog_idle_ns(const struct tp_watchdog *w, uint64_t now_ns)
+{
+	return now_ns - w->since_ns;
+}
+
 uint64_t tp_watchdog_sleep_ns(const struct tp_watchdog *w, uint64_t now_ns)
 {
 	uint64_t s = TP_WATCHDOG_PERIOD_NS;

@@ -107,6 +107,14 @@ void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns);
 bool tp_watchdog_expired(struct tp_watchdog *w, uint64_t now_ns);
 
 /**
+ * tp_watchdog_idle_ns() - ns without progress at @now_ns (tp_now_ns()):
+ * since the last kick or restart of the budget. What a stall message
+ * reports: it exceeds the budget by up to TP_WATCHDOG_PERIOD_NS +
+ * TP_WATCHDOG_CONFIRM_NS, the check's resolution.
+ */
+uint64_t tp_watchdog_idle_ns(const struct tp_watchdog *w, uint64_t now_ns);
+
+/**
  * tp_watchdog_sleep_ns() - how long a caller may sleep before its next
  * check of @w at @now_ns: the time left of the budget, at most
  * TP_WATCHDOG_PERIOD_NS, at least 1 ms once it ran out (the confirming

@@ -64,7 +64,11 @@ struct tp_device {
 	int num_cores;
 	int aicpu_threads;    /* threads that run aicpu_fn */
 	int aicpu_launched;   /* threads started per launch (platform's launch count) */
-	uint64_t teardown_ns;
+	uint64_t teardown_ns; /* configured budget */
+	/* This launch's budget: teardown_ns at launch, lowered by
+	 * tp_device_shorten_teardown() from any thread (relaxed: a single
+	 * value, read by the host thread that tears down). */
+	_Atomic uint64_t launch_teardown_ns;
 	struct tp_dev_mem *mem;
 	struct tp_regs *regs;
 	struct tp_aicore *cores;
@@ -284,6 +288,7 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
 		tp_doorbell_init(&dev->cpus[i].doorbell);
 	}
 	atomic_init(&dev->cores_running, 0);
+	atomic_init(&dev->launch_teardown_ns, dev->teardown_ns);
 	tp_doorbell_init(&dev->exit_db);
 	TP_DEBUG("device %d open: %s, %d clusters (%d AIC + %d AIV), %d AICPU threads, "
 		 "system counter %llu Hz", dev->id, plat->name, bd, bd, 2 * bd, nt,
@@ -314,6 +319,18 @@ void tp_device_close(struct tp_device *dev)
 }
 
 /* ---- accessors ------------------------------------------------------- */
+
+void tp_device_shorten_teardown(struct tp_device *dev, uint64_t budget_ns)
+{
+	/* relaxed: see launch_teardown_ns; only ever lowered, so racing
+	 * callers leave the smallest budget. */
+	uint64_t cur = atomic_load_explicit(&dev->launch_teardown_ns, memory_order_relaxed);
+	while (budget_ns < cur &&
+	       !atomic_compare_exchange_weak_explicit(&dev->launch_teardown_ns, &cur, budget_ns,
+						      memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
 
 const struct tp_platform *tp_device_platform(const struct tp_device *dev) { return dev->plat; }
 int tp_device_id(const struct tp_device *dev) { return dev->id; }
@@ -464,7 +481,9 @@ static int stop_cores(struct tp_device *dev)
 	if (pending)
 		TP_DEBUG("device %d: %d AICore threads still running after the AICPU "
 			 "threads returned; sent AICORE_EXIT_SIGNAL", dev->id, pending);
-	if (tp_doorbell_wait(&dev->exit_db, all_cores_done, dev, dev->teardown_ns) != 0) {
+	/* relaxed: see launch_teardown_ns. */
+	uint64_t budget = atomic_load_explicit(&dev->launch_teardown_ns, memory_order_relaxed);
+	if (tp_doorbell_wait(&dev->exit_db, all_cores_done, dev, budget) != 0) {
 		char ids[256];
 		size_t len = 0;
 		int late = 0;
@@ -480,7 +499,7 @@ static int stop_cores(struct tp_device *dev)
 		}
 		int rc = tp_set_error(-ETIMEDOUT, "device %d: %d AICore threads did not exit "
 				      "within %llu ms (cores %s)", dev->id, late,
-				      (unsigned long long)(dev->teardown_ns / NS_PER_MS), ids);
+				      (unsigned long long)(budget / NS_PER_MS), ids);
 		TP_ERROR("%s", tp_last_error());
 		return rc;
 	}
@@ -502,6 +521,8 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 		return tp_set_error(-EBUSY, "device %d: already running; call "
 				    "tp_device_wait() first", dev->id);
 	dev->launch = *lc;
+	/* relaxed: no device thread runs; pthread_create publishes it. */
+	atomic_store_explicit(&dev->launch_teardown_ns, dev->teardown_ns, memory_order_relaxed);
 	if (!dev->launch.aicore_fn)
 		dev->launch.aicore_fn = tp_aicore_loop_empty;
 	dev->hooks = lc->hooks;

@@ -153,13 +153,28 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
  * Joins every AICPU thread (no time limit: they run the workload). Then
  * every AICore thread still running is sent AICORE_EXIT_SIGNAL (the
  * AICPU normally did that already) and all are joined, waiting at most
- * the teardown budget.
+ * the teardown budget (the configured one, or less after
+ * tp_device_shorten_teardown()).
  *
  * Return: 0; -EINVAL when not running; -ETIMEDOUT when AICore threads did
  * not return within the budget (their ids are logged at ERROR; the device
  * stays running and tp_device_close() will not free it).
  */
 int tp_device_wait(struct tp_device *dev);
+
+/**
+ * tp_device_shorten_teardown() - lower the teardown budget of the current
+ * launch (tp_device_wait(), and tp_device_close()'s wait after a failed
+ * one) to @budget_ns, ns, when it is higher; the next launch starts again
+ * from the configured budget.
+ * @dev:       the device.
+ * @budget_ns: the new budget, ns.
+ *
+ * For a caller that knows a core is stuck in its kernel (a failed run's
+ * stall): waiting the full budget for it would only delay the report.
+ * Any thread, device threads included.
+ */
+void tp_device_shorten_teardown(struct tp_device *dev, uint64_t budget_ns);
 
 /**
  * tp_device_close() - free the device.

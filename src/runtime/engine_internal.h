@@ -248,6 +248,10 @@ struct tp_engine {
 	struct tp_dma dma;
 
 	_Atomic bool abort_all;  /* stall: every scheduler leaves at once */
+	/* A stall found a core still in its kernel: teardown waits for it
+	 * only briefly (sched.c STUCK_*_NS). Set before abort_all's release
+	 * store, so a scheduler that acquires abort_all sees it. */
+	_Atomic bool core_stuck;
 	/* First failure wins (fail_mu). */
 	_Atomic bool failed;
 	pthread_mutex_t fail_mu;

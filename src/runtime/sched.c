@@ -24,6 +24,13 @@
 #include "runtime/engine_internal.h"
 
 #define HANDSHAKE_NS (10ull * 1000 * 1000 * 1000)
+/* Teardown after a stall left a core in its kernel: it will not answer
+ * the exit signal, so the scheduler's exit handshake and the device's
+ * teardown (twice: tp_device_wait() and tp_device_close()) wait about
+ * 1 s in all instead of 10 s each. Idle cores answer within micro-
+ * seconds. */
+#define STUCK_EXIT_NS (500ull * 1000 * 1000)
+#define STUCK_TEARDOWN_NS (250ull * 1000 * 1000)
 #define DUMMY_BATCH 8
 #define DUMMY_THREADS 3
 #define PARK_NS (100ull * 1000 * 1000)
@@ -672,9 +679,14 @@ static bool has_work(void *arg)
 	return early_possible(e, t);
 }
 
-static void stall(struct tp_engine *e, struct tp_sched_thread *t)
+/* The watchdog fired after @idle_ns without progress (the stall timeout
+ * plus up to the check's resolution, base/watchdog.h): fail the run,
+ * naming the first task still on one of our cores, or else an async
+ * wait, and abort every scheduler. */
+static void stall(struct tp_engine *e, struct tp_sched_thread *t, uint64_t idle_ns)
 {
 	char nb[32];
+	const unsigned long long idle_ms = idle_ns / 1000000u;
 	for (int i = 0; i < t->n_cores; i++) {
 		struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
 		if (!ce->running)
@@ -682,10 +694,13 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 		int func = ce->payload[ce->running_token & 1].func_id;
 		tp_engine_fail(e, -ETIMEDOUT, ce->running->task_id, func,
 			       "runtime: scheduler thread %d: task 0x%llx (%s) on core %d "
-			       "made no progress for %llu ms; %s",
+			       "made no progress for %llu ms (stall timeout %llu ms); %s",
 			       t->idx, (unsigned long long)ce->running->task_id,
-			       tp_engine_func_name(e, func, nb, sizeof(nb)), ce->core_id,
+			       tp_engine_func_name(e, func, nb, sizeof(nb)), ce->core_id, idle_ms,
 			       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
+		/* relaxed: published by the release store of abort_all below. */
+		atomic_store_explicit(&e->core_stuck, true, memory_order_relaxed);
+		tp_device_shorten_teardown(e->dev, STUCK_TEARDOWN_NS);
 		break;
 	}
 	const uint32_t *addr = NULL;
@@ -694,9 +709,10 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t)
 	if (aid != TP_TASK_ID_INVALID)
 		tp_engine_fail(e, -ETIMEDOUT, aid, -1,
 			       "runtime: scheduler thread %d: task 0x%llx waits for counter "
-			       "%p >= %u (now %u): no progress for %llu ms; %s", t->idx,
+			       "%p >= %u (now %u): no progress for %llu ms (stall timeout "
+			       "%llu ms); %s", t->idx,
 			       (unsigned long long)aid, (const void *)addr, value,
-			       __atomic_load_n(addr, __ATOMIC_ACQUIRE),
+			       __atomic_load_n(addr, __ATOMIC_ACQUIRE), idle_ms,
 			       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
 	atomic_store_explicit(&e->abort_all, true, memory_order_release);
 	tp_engine_wake_all(e);
@@ -838,9 +854,12 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		 * another thread's task). */
 		if (!t->n_running && !tp_async_count(e)) {
 			tp_watchdog_kick(&wd, tp_now_ns());
-		} else if (tp_watchdog_expired(&wd, tp_now_ns())) {
-			stall(e, t);
-			break;
+		} else {
+			uint64_t now = tp_now_ns();
+			if (tp_watchdog_expired(&wd, now)) {
+				stall(e, t, tp_watchdog_idle_ns(&wd, now));
+				break;
+			}
 		}
 		tp_doorbell_wait(t->bell, has_work, &pc, PARK_NS);
 	}
@@ -863,7 +882,14 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		e->hooks.on_sched_cores_down(e->hooks.ud, idx, t->core_ids, t->n_cores);
 	for (int i = 0; i < t->n_cores; i++)
 		tp_reg_set_cond_listener(e->dev, t->core_ids[i], NULL);
-	if (!rc && tp_aicpu_close_cores(e->dev, t->core_ids, t->n_cores, HANDSHAKE_NS))
+	/* acquire: pairs with stall()'s release store of abort_all, which
+	 * publishes core_stuck (a thread that never saw the abort has only
+	 * idle cores left, answering at once). */
+	(void)atomic_load_explicit(&e->abort_all, memory_order_acquire);
+	const uint64_t exit_ns =
+		atomic_load_explicit(&e->core_stuck, memory_order_relaxed) ? STUCK_EXIT_NS
+									  : HANDSHAKE_NS;
+	if (!rc && tp_aicpu_close_cores(e->dev, t->core_ids, t->n_cores, exit_ns))
 		TP_ERROR("runtime: scheduler thread %d: cores did not exit: %s", idx,
 			 tp_last_error());
 }

@@ -697,7 +697,15 @@ out:
 		wk_pmu_close(w->pmu);
 		w->pmu = NULL;
 	}
+	/* The run's error is the one to report: closing a device whose
+	 * teardown failed logs its own (secondary) errors and sets
+	 * tp_last_error(). */
+	char err[TP_ERROR_MSG_MAX] = "";
+	if (rc)
+		snprintf(err, sizeof(err), "%s", tp_last_error());
 	tp_device_close(dev);
+	if (rc)
+		tp_set_error(rc, "%s", err);
 	for (uint32_t i = 0; i < TP_CASE_MAX_TENSORS; i++) {
 		free(got[i]);
 		if (expected.tensors[i].is_out && expected.tensors[i].data != host.tensors[i].data)

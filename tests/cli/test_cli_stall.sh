@@ -47,13 +47,42 @@ run 2 "missing value: '--stall-timeout'" run "$so" --stall-timeout
 # A 1 s kernel against 0.5 s fails; against 5 s or never it passes.
 export SLOWCASE_MS=1000
 t0=$(date +%s%N)
-run 1 "made no progress for 500 ms; raise the stall timeout with taskprof run --stall-timeout" \
+run 1 "(stall timeout 500 ms); raise the stall timeout with taskprof run --stall-timeout" \
 	run "$so" --stall-timeout 0.5 -o "$root/o"
+# The message gives the actual time without progress: the timeout plus up
+# to the check's resolution (~150 ms), never less than the timeout.
+idle=$(grep -o 'made no progress for [0-9]* ms' "$root/err" | head -1 | grep -o '[0-9]*')
+if [[ -z $idle ]] || (( idle < 500 || idle > 1500 )); then
+	echo "FAIL: no progress for '${idle}' ms, expected 500..1500: $(cat "$root/err")"; fail=1
+else
+	echo "ok: the stall message reports $idle ms without progress"
+fi
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 if (( ms >= 5000 )); then
 	echo "FAIL: the 0.5 s stall timeout took $ms ms to fire"; fail=1
 else
 	echo "ok: the 0.5 s stall timeout fired, run took $ms ms"
+fi
+# A kernel that never ends within the test: the run fails soon after the
+# stall (the teardown waits for the stuck core about 1 s, not 10 s per
+# step) and its last line names the stall, not the teardown.
+SLOWCASE_MS=100000 run 1 "made no progress for" run "$so" --stall-timeout 0.5 -o "$root/o"
+last=$(tail -n 1 "$root/err")
+case $last in
+"taskprof run: slowcase Default on a2a3sim failed: runtime: scheduler thread "*"made no progress for "*"(stall timeout 500 ms); raise the stall timeout with taskprof run --stall-timeout"*)
+	echo "ok: the last line names the stall: $last" ;;
+*)
+	echo "FAIL: the last line does not name the stall: $last"; fail=1 ;;
+esac
+t0=$(date +%s%N)
+SLOWCASE_MS=100000 "$bin" run "$so" --stall-timeout 0.5 -o "$root/o" >/dev/null 2>&1
+code=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [[ $code -ne 1 ]] || (( ms >= 5000 )); then
+	echo "FAIL: a stuck kernel with --stall-timeout 0.5: exit $code after $ms ms (expected 1 within 5 s)"
+	fail=1
+else
+	echo "ok: a stuck kernel with --stall-timeout 0.5: exit 1 after $ms ms"
 fi
 run 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
 	run "$so" --stall-timeout 5 -o "$root/o"
