@@ -276,11 +276,34 @@ for d in empty_deps edges_only; do
 	only_line "$root/err" "Warning: 7 of 7 task rows of $rec have a task_id that $root/$d.json does not list (it lists no tasks: is it a dep_gen deps.json?): their kernels stay unnamed (func_-1)."
 done
 # sched-overhead: no tasks and no edges is no DAG (warned, skipped); edges
-# only are used as given, as the reference does (no tasks to check against)
+# only are used as given, as the reference does, when their endpoints name
+# most of the records' tasks (checked below)
 run "sched-overhead, empty deps.json" 0 \
 	"Warning: 7 of 7 task rows of $rec have a task_id that $root/empty_deps.json does not list (it lists no tasks: is it a dep_gen deps.json?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
 	"$bin" sched-overhead "$rec" --deps-json "$root/empty_deps.json"
 grep -qxF "  (critical path skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, empty deps: no Part 6 note"
+# edges only, of the same run (the run's own edges): no warning, and the
+# report the full deps.json gives
+python3 -c "import json,sys;d=json.load(open(sys.argv[1]));json.dump({'tasks':[],'edges':d['edges']},open(sys.argv[2],'w'))" \
+	"$a/deps.json" "$root/own_edges.json"
+timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/own_edges.json" >"$root/out.txt" 2>"$root/err"
+[[ $? -eq 0 && ! -s $root/err ]] || bad "sched-overhead, own edges-only deps: exit/stderr $(cat "$root/err")"
+grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, own edges-only deps: no verdict"
+timeout $T "$bin" sched-overhead "$rec" --deps-json "$a/deps.json" >"$root/full.txt" 2>/dev/null
+sed "s#$root/own_edges.json#$a/deps.json#" "$root/out.txt" | cmp -s - "$root/full.txt" ||
+	bad "sched-overhead, own edges-only deps: report differs from the full deps.json's"
+# edges only, of another case: no endpoint is a task of the records:
+# warned, DAG parts skipped
+sed 's/"\(pred\|succ\)": *"\([0-9]*\)"/"\1":"9000\2"/g' "$root/own_edges.json" >"$root/other_edges.json"
+grep -q '"pred":"9000' "$root/other_edges.json" || bad "other_edges.json: sed did not rewrite the edges"
+run "sched-overhead, foreign edges-only deps" 0 \
+	"Warning: 7 of 7 task rows of $rec have a task_id that no edge of $root/other_edges.json names (it lists no tasks, only edges: is it from another case or run?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
+	"$bin" sched-overhead "$rec" --deps-json "$root/other_edges.json"
+grep -qxF "  (verdict skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, foreign edges: no Part 1 note"
+grep -qxF "  (critical path skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, foreign edges: no Part 6 note"
+grep -qE -- "-> (SCHEDULER-BOUND|PARTIALLY|COMPUTE)" "$root/out.txt" &&
+	bad "sched-overhead, foreign edges: a verdict was printed"
+# a hand-made edge 1 -> 2 between two of the records' tasks is taken as given
 timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/edges_only.json" >"$root/out.txt" 2>"$root/err"
 [[ $? -eq 0 && ! -s $root/err ]] || bad "sched-overhead, edges-only deps: exit/stderr $(cat "$root/err")"
 grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, edges-only deps: no verdict"

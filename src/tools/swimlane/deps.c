@@ -431,14 +431,54 @@ uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id)
 	return s ? d->block_value[s - 1] : 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
 void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		   struct sl_deps_cover *out)
 {
 	out->rows = pd->n_tasks;
 	out->no_tasks = d->n_tasks == 0;
 	out->unlisted = 0;
+	out->off_edges = 0;
 	for (size_t i = 0; i < pd->n_tasks; i++)
 		out->unlisted += out->no_tasks || sl_deps_find_task(d, pd->tasks[i].task_id) < 0;
+	if (!out->no_tasks || !d->n_edges)
+		return;
+	/* Edges only: the endpoints, sorted, are what the rows can be
+	 * checked against. */
+	uint64_t *ep = malloc(2 * d->n_edges * sizeof(*ep));
+	if (!ep) {
+		/* Out of memory: no check rather than a false warning. */
+		return;
+	}
+	for (size_t k = 0; k < d->n_edges; k++) {
+		ep[2 * k] = d->pred[k];
+		ep[2 * k + 1] = d->succ[k];
+	}
+	qsort(ep, 2 * d->n_edges, sizeof(*ep), cmp_u64);
+	for (size_t i = 0; i < pd->n_tasks; i++)
+		out->off_edges += !bsearch(&pd->tasks[i].task_id, ep, 2 * d->n_edges,
+					   sizeof(*ep), cmp_u64);
+	free(ep);
+}
+
+bool sl_deps_cover_edges_foreign(const struct sl_deps_cover *c)
+{
+	return c->no_tasks && c->rows && c->off_edges == c->rows;
+}
+
+void sl_deps_cover_edges_warn(FILE *err, const struct sl_deps_cover *c,
+			      const char *records_path, const char *deps_path,
+			      const char *consequence)
+{
+	fprintf(err,
+		"Warning: %zu of %zu task rows of %s have a task_id that no edge of %s names "
+		"(it lists no tasks, only edges: is it from another case or run?): %s.\n",
+		c->off_edges, c->rows, records_path, deps_path, consequence);
 }
 
 void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,

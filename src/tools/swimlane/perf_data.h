@@ -262,14 +262,18 @@ uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
  * @unlisted: rows whose task_id the deps.json's tasks[] (kernel map) does
  *            not list; all @rows when it lists no tasks.
  * @no_tasks: the deps.json lists no tasks at all ("tasks" empty, missing,
- *            or no entry with kernel_ids): nothing can be checked or named.
+ *            or no entry with kernel_ids): nothing can be named.
+ * @off_edges: with @no_tasks, rows whose task_id is no endpoint (pred or
+ *            succ) of any edge: what an edges-only file can be checked
+ *            on; 0 otherwise.
  */
 struct sl_deps_cover {
-	size_t rows, unlisted;
+	size_t rows, unlisted, off_edges;
 	bool no_tasks;
 };
 
-/* Counts @pd's task rows against @d's kernel map. O(rows). */
+/* Counts @pd's task rows against @d's kernel map and, when it lists no
+ * tasks, against its edges' endpoints. O((rows + edges) log edges). */
 void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		   struct sl_deps_cover *out);
 
@@ -287,6 +291,26 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
  */
 void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,
 			const char *deps_path, const char *consequence);
+
+/**
+ * sl_deps_cover_edges_foreign() - whether an edges-only deps.json (@c->
+ * no_tasks, edges present) is another case's or run's: none of the
+ * records' task rows is an endpoint of its edges. A partial match is
+ * taken: a run's tasks may have no edge, and a hand-made file (a cycle
+ * among a few tasks, tests/conformance) names only some.
+ */
+bool sl_deps_cover_edges_foreign(const struct sl_deps_cover *c);
+
+/**
+ * sl_deps_cover_edges_warn() - the warning of sl_deps_cover_warn() for an
+ * edges-only deps.json that sl_deps_cover_edges_foreign() rejects:
+ *   "Warning: U of N task rows of <records> have a task_id that no edge of
+ *    <deps> names (it lists no tasks, only edges: is it from another case
+ *    or run?): <consequence>."
+ */
+void sl_deps_cover_edges_warn(FILE *err, const struct sl_deps_cover *c,
+			      const char *records_path, const char *deps_path,
+			      const char *consequence);
 
 /**
  * struct sl_name_map - a name map (spec §3.4): callable_id_to_name and

@@ -1180,16 +1180,22 @@ int sl_sched_overhead_main(int argc, char **argv)
 		goto out;
 	}
 	/* A deps.json that lists tasks must list the records' tasks; one that
-	 * lists none is taken on its edges (the reference reads only those),
-	 * unless it has none either: then it holds no DAG at all. */
+	 * lists none is taken on its edges (the reference reads only those)
+	 * when they name any of the records' tasks (a task may have no
+	 * edge), unless it has none either: then it holds no DAG at all. */
+	static const char skipped[] =
+		"the report skips what needs the task DAG (Part 1 verdict, "
+		"Part 2 switch split, Part 5 fanout / fanin, Part 6)";
 	struct sl_deps_cover cov;
 	sl_deps_cover(&deps, &pd, &cov);
-	bool dag = !cov.unlisted || (cov.no_tasks && deps.n_edges);
+	bool edges_only = cov.no_tasks && deps.n_edges;
+	bool dag = !cov.unlisted || (edges_only && !sl_deps_cover_edges_foreign(&cov));
 	if (!dag) {
 		fflush(stdout);
-		sl_deps_cover_warn(stderr, &cov, perf_path, deps_path,
-				   "the report skips what needs the task DAG (Part 1 verdict, "
-				   "Part 2 switch split, Part 5 fanout / fanin, Part 6)");
+		if (edges_only)
+			sl_deps_cover_edges_warn(stderr, &cov, perf_path, deps_path, skipped);
+		else
+			sl_deps_cover_warn(stderr, &cov, perf_path, deps_path, skipped);
 	}
 	rc = report(stdout, &pd, &deps, dag);
 	if (sl_stdout_finish())
