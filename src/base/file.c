@@ -75,6 +75,26 @@ static int tx_open_direct(struct tp_file_tx *tx, bool fifo)
 	return 0;
 }
 
+/* How many bytes of @path the temporary name "<path>.XXXXXX<suffix>" keeps:
+ * all of it, unless the file name part would pass NAME_MAX, which a valid
+ * name of up to NAME_MAX bytes must not turn into ENAMETOOLONG. Then the
+ * name is cut (not inside a UTF-8 sequence); the random tag keeps it
+ * unique, and it stays in @path's directory so the rename is atomic. */
+static size_t tx_tmp_prefix_len(const char *path, size_t suffix_len)
+{
+	size_t len = strlen(path);
+	const char *slash = strrchr(path, '/');
+	size_t base = slash ? (size_t)(slash - path) + 1 : 0;
+	size_t extra = 1 + 6 + suffix_len; /* ".XXXXXX" + suffix */
+	/* A name already past NAME_MAX is kept, so open(2) reports it. */
+	if (len - base + extra <= NAME_MAX || len - base > NAME_MAX)
+		return len;
+	size_t keep = base + (NAME_MAX > extra ? NAME_MAX - extra : 0);
+	while (keep > base && ((unsigned char)path[keep] & 0xC0) == 0x80)
+		keep--;
+	return keep;
+}
+
 /* Create a fresh "<path>.XXXXXX<suffix>" with O_EXCL, so that concurrent
  * writers of the same output never share a temporary file. Mode 0666 before
  * umask, as fopen(3) would create it. */
@@ -88,6 +108,7 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 				  (unsigned long long)ts.tv_sec ^
 				  ((unsigned long long)getpid() << 40) ^
 				  ((unsigned long long)(uintptr_t)tx << 8);
+	size_t keep = tx_tmp_prefix_len(tx->path, strlen(suffix));
 	for (int attempt = 0; attempt < 100; attempt++) {
 		unsigned long long x = seed + 0x9e3779b97f4a7c15ull *
 			(atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed) + 1);
@@ -101,7 +122,7 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 		}
 		tag[6] = '\0';
 		free(tx->tmp_path);
-		if (asprintf(&tx->tmp_path, "%s.%s%s", tx->path, tag, suffix) < 0) {
+		if (asprintf(&tx->tmp_path, "%.*s.%s%s", (int)keep, tx->path, tag, suffix) < 0) {
 			tx->tmp_path = NULL;
 			return tp_set_error(-ENOMEM, "%s: out of memory", tx->path);
 		}
@@ -111,10 +132,12 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			tx_untrack(tx); /* someone else's file */
 			continue;
 		}
+		/* The messages name the user's path: the temporary name is
+		 * ours, and gone once the error is reported. */
 		if (fd < 0) {
 			int err = errno;
 			return tp_set_error(-err, "%s: cannot open for writing: %s",
-					    tx->tmp_path, strerror(err));
+					    tx->path, strerror(err));
 		}
 		tx->fp = fdopen(fd, "wb");
 		if (!tx->fp) {
@@ -122,7 +145,7 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			close(fd);
 			unlink(tx->tmp_path);
 			return tp_set_error(-err, "%s: cannot open for writing: %s",
-					    tx->tmp_path, strerror(err));
+					    tx->path, strerror(err));
 		}
 		return 0;
 	}

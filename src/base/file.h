@@ -73,7 +73,9 @@ struct tp_file_tx {
  * @tx:         transaction to fill in; its previous contents are ignored.
  * @path:       final path; its parent directory must exist.
  * @tmp_suffix: NULL: the temporary file is a fresh "<path>.XXXXXX.tmp"
- *              (unique, so concurrent writers of one path do not collide);
+ *              (unique, so concurrent writers of one path do not collide;
+ *              <path>'s file name is cut where the whole would pass
+ *              NAME_MAX, so any valid name can be written);
  *              otherwise "<path><tmp_suffix>" exactly, truncated if present.
  *
  * Same as tp_file_tx_begin_flags() with no flags.

@@ -52,8 +52,18 @@ rec=$(ls keep/*/l2_swimlane_records.json)
 D=$(python3 -c "print('/'.join(['p'*250]*16+['s'*49]))")
 mkdir -p "$D"
 cp "$rec" "$D/"
-expect 1 "merged_swimlane.json." swimlane "$D/l2_swimlane_records.json"
-expect 1 ".tmp: cannot open for writing: File name too long" swimlane "$D/l2_swimlane_records.json"
+expect 1 "merged_swimlane.json: cannot open for writing: File name too long" swimlane "$D/l2_swimlane_records.json"
+# A valid 250-byte file name: its temporary name is shortened to fit
+# NAME_MAX, and the trace lands under the name given.
+long=$(python3 -c "print('n'*245 + '.json')")
+"$bin" swimlane "$rec" -o "$long" >/dev/null 2>"$root/err"
+code=$?
+if [[ $code -ne 0 || ! -s $long || -n $(compgen -G "${long:0:200}*.tmp") ]]; then
+	echo "FAIL: swimlane -o <250-byte name>: exit $code: $(tail -c 300 "$root/err")"; fail=1
+else
+	echo "ok: swimlane -o <250-byte name> -> 0"
+fi
+rm -f "$long"
 # A path past PATH_MAX is not "not found".
 expect 1 "File name too long" swimlane "$root/$D/l2_swimlane_records.json"
 

@@ -313,6 +313,65 @@ static void test_concurrent_temps(void **state)
 	free(path);
 }
 
+/* A valid file name of up to NAME_MAX bytes: the temporary name is cut to
+ * fit NAME_MAX (in the same directory), and the file lands in place. */
+static void test_long_name(void **state)
+{
+	(void)state;
+	static const size_t lens[] = { 200, 245, 248, 250, 255 };
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		char name[256];
+		memset(name, 'n', lens[i]);
+		memcpy(name + lens[i] - 5, ".json", 5);
+		name[lens[i]] = '\0';
+		char *path = join(name);
+		struct tp_file_tx a, b;
+		assert_int_equal(tp_file_tx_begin(&a, path, NULL), 0);
+		assert_int_equal(tp_file_tx_begin(&b, path, NULL), 0);
+		assert_string_not_equal(a.tmp_path, b.tmp_path); /* still unique */
+		const char *base = strrchr(a.tmp_path, '/') + 1;
+		assert_memory_equal(a.tmp_path, path, strlen(dir) + 1); /* same dir */
+		assert_true(strlen(base) <= 255);
+		size_t keep = lens[i] + 11 <= 255 ? lens[i] : 255 - 11;
+		assert_int_equal(strlen(base), keep + 11);
+		assert_memory_equal(base, name, keep);
+		assert_string_equal(base + keep + 7, ".tmp");
+		fputs("b", b.fp);
+		tp_file_tx_abort(&b, false);
+		fputs("long", a.fp);
+		assert_int_equal(tp_file_tx_commit(&a), 0);
+		char *got = slurp(path);
+		assert_string_equal(got, "long");
+		free(got);
+		assert_int_equal(count_entries(dir), 1);
+		assert_int_equal(unlink(path), 0);
+		free(path);
+	}
+	/* a cut never splits a UTF-8 sequence: "a" and 123 two-byte
+	 * characters, 252 bytes; byte 244 is inside the 122nd character */
+	char name[256] = "a";
+	for (int i = 0; i < 123; i++)
+		strcat(name, "\xc3\xa9");
+	strcat(name, ".json");
+	char *path = join(name);
+	struct tp_file_tx tx;
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
+	const char *base = strrchr(tx.tmp_path, '/') + 1;
+	assert_int_equal(strlen(base), 243 + 11);
+	assert_memory_equal(base, name, 243);
+	tp_file_tx_abort(&tx, false);
+	assert_int_equal(count_entries(dir), 0);
+	free(path);
+	/* a name past NAME_MAX is the user's error, named as given */
+	char big[300];
+	memset(big, 'x', 256);
+	big[256] = '\0';
+	path = join(big);
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), -ENAMETOOLONG);
+	assert_non_null(strstr(tp_last_error(), "x: cannot open for writing: File name too long"));
+	free(path);
+}
+
 static void test_abort_removes_temp(void **state)
 {
 	(void)state;
@@ -357,8 +416,9 @@ static void test_begin_errors(void **state)
 	int rc = tp_file_tx_begin(&tx, path, NULL);
 	printf("begin in missing dir: %d (%s)\n", rc, tp_last_error());
 	assert_int_equal(rc, -ENOENT);
-	assert_non_null(strstr(tp_last_error(), "pmu.csv."));
-	assert_non_null(strstr(tp_last_error(), ".tmp"));
+	/* the message names the user's path, not the temporary name */
+	assert_non_null(strstr(tp_last_error(), "pmu.csv: cannot open for writing"));
+	assert_null(strstr(tp_last_error(), ".tmp"));
 	assert_null(tx.fp);
 	assert_null(tx.path);
 	assert_null(tx.tmp_path);
@@ -526,6 +586,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_abort_keeps_temp, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_long_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_begin_errors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_write_file_atomic, setup,
