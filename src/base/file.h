@@ -54,7 +54,7 @@
  * @flags:    TP_FILE_TX_* flags from tp_file_tx_begin_flags().
  * @direct:   @path is a character device or FIFO written in place.
  * @tmpreg:   @tmp_path's handle in base/tmp_registry.h (removed on
- *            SIGINT / SIGTERM where a handler is installed), or <= 0.
+ *            SIGINT / SIGTERM / SIGHUP where a handler is installed), or <= 0.
  *
  * All fields are NULL once the transaction has been committed or aborted
  * (successfully or not), so calling tp_file_tx_abort() again is harmless.

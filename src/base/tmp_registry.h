@@ -4,7 +4,7 @@
  *
  * Writers register each temporary file (tp_file_tx's "<path>.XXXXXX.tmp",
  * the PMU collector's CSV shards) before creating it and unregister it
- * once it is renamed into place or removed. A SIGINT / SIGTERM handler
+ * once it is renamed into place or removed. A SIGINT / SIGTERM / SIGHUP handler
  * (cli/interrupt.c) then removes whatever is registered with
  * tp_tmpreg_unlink_all(), which is async-signal-safe, and names the run
  * folder published with tp_tmpreg_set_dir().

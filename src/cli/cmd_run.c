@@ -99,7 +99,8 @@ static void help(FILE *f)
 		"                           scheduling slice (µs) for the AICPU threads;\n"
 		"                           unset or 0: the host's default\n\n"
 		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage,\n"
-		"130 / 143 interrupted by SIGINT / SIGTERM (temporary files removed)\n");
+		"130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (temporary files\n"
+		"removed)\n");
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
@@ -448,7 +449,7 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, ")\n");
 		return 2;
 	}
-	/* SIGINT / SIGTERM from here on: temporary files removed, one line. */
+	/* SIGINT / SIGTERM / SIGHUP from here on: temporary files removed, one line. */
 	cli_interrupt_install("taskprof run");
 	struct tp_worker *w = tp_worker_open(&cfg);
 	if (!w) {

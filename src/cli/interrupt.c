@@ -63,6 +63,7 @@ static void on_interrupt(int sig)
 {
 	set_default(SIGINT);
 	set_default(SIGTERM);
+	set_default(SIGHUP);
 	/* Relaxed: the flag orders nothing; it only elects one cleaner. */
 	if (atomic_flag_test_and_set_explicit(&g_entered, memory_order_relaxed)) {
 		raise(sig);
@@ -73,7 +74,9 @@ static void on_interrupt(int sig)
 	bool dir_gone = dir && rmdir(dir) == 0;
 
 	put(g_cmd);
-	put(sig == SIGINT ? ": interrupted by SIGINT: removed " : ": interrupted by SIGTERM: removed ");
+	put(": interrupted by ");
+	put(sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+	put(": removed ");
 	put_uint((unsigned)removed);
 	put(removed == 1 ? " temporary file" : " temporary files");
 	if (dir_gone) {
@@ -92,7 +95,9 @@ static void on_interrupt(int sig)
 
 void cli_interrupt_install(const char *cmd)
 {
-	static const int sigs[] = { SIGINT, SIGTERM };
+	/* SIGHUP: the terminal closed. SIGQUIT is left alone: its default
+	 * action dumps core, which is what a user sending it asks for. */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	g_cmd = cmd;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction old;

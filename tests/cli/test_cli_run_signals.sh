@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# CLI test of `taskprof run` interrupted by SIGTERM / SIGINT: exit by the
-# signal (143 / 130), one line on stderr naming the signal and the run
+# CLI test of `taskprof run` interrupted by SIGTERM / SIGINT / SIGHUP: exit
+# by the signal (143 / 130 / 129), one line on stderr naming the signal and the run
 # folder, and no temporary file left: inside a slow kernel (every build),
 # then, where paged_attention Case1 runs in seconds (not under TSan,
 # $TASKPROF_TEST_SANITIZE=thread, set by CMake), PMU CSV shards during the
@@ -17,14 +17,14 @@ fail=0
 # background (env --default-signal: a background job of a script starts
 # with SIGINT ignored; $sigenv overrides), wait until a file matching GLOB
 # exists in the run folder (an absolute GLOB: anywhere), send SIG, check
-# exit CODE, the message and the folder. With $ignored_int set, a SIGINT
-# sent first must be ignored.
+# exit CODE, the message and the folder. Each signal in $ignored (set
+# ignored at entry through $sigenv) is sent first and must be ignored.
 # An interrupted run dies with its device threads running, on purpose:
 # not a leak to report under TSan (races are still reported).
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
 
-sigenv=--default-signal=INT
-ignored_int=
+sigenv=--default-signal=INT,HUP
+ignored=
 interrupt() {
 	local sig=$1 want=$2 glob=$3 what=$4 out=$root/$4
 	shift 4
@@ -44,16 +44,17 @@ interrupt() {
 		kill -KILL $pid 2>/dev/null; wait $pid; pid=
 		return
 	fi
-	if [[ -n $ignored_int ]]; then
-		kill -INT $pid
+	local ign
+	for ign in $ignored; do
+		kill -"$ign" $pid
 		sleep 0.5
 		if ! kill -0 $pid 2>/dev/null; then
-			echo "FAIL: $what: a SIGINT ignored at entry ended taskprof: $(cat "$root/err")"
+			echo "FAIL: $what: a SIG$ign ignored at entry ended taskprof: $(cat "$root/err")"
 			fail=1
 		else
-			echo "ok: $what: SIGINT ignored at entry stays ignored"
+			echo "ok: $what: SIG$ign ignored at entry stays ignored"
 		fi
-	fi
+	done
 	kill -"$sig" $pid
 	wait $pid
 	local code=$?
@@ -79,16 +80,50 @@ interrupt() {
 }
 
 # Inside a kernel that runs for 20 s (tests/case_so/slowcase.c), every
-# collector on: the signal must come long before the end. SIGINT is
-# ignored at entry (nohup, background jobs): it stays ignored.
+# collector on: the signal must come long before the end. SIGINT and
+# SIGHUP ignored at entry (a background job, nohup) stay ignored. SIGHUP
+# (the terminal closed) cleans up as SIGTERM does.
 so=$(dirname "$bin")/tests/case_so/libslowcase.so
-t0=$SECONDS
-SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark sigenv=--ignore-signal=INT ignored_int=1 \
-	interrupt TERM 143 "$root/mark.start" slow_term \
-	"$so" --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu
-if (( SECONDS - t0 >= 20 )); then
-	echo "FAIL: slow_term: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
+for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup --default-signal=INT,HUP"; do
+	read -r sig code what env_arg ign <<<"$v"
+	rm -f "$root/mark.start"
+	t0=$SECONDS
+	SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark sigenv=$env_arg ignored=$ign \
+		interrupt "$sig" "$code" "$root/mark.start" "$what" \
+		"$so" --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu
+	if (( SECONDS - t0 >= 20 )); then
+		echo "FAIL: $what: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
+	fi
+done
+# `taskprof swimlane` interrupted by SIGHUP while it writes its trace to
+# a FIFO whose reader does not read (the write blocks): it has no run
+# folder, so the line says nothing was written.
+"$bin" run synthetic --enable-l2-swimlane -o "$root/syn" >/dev/null 2>&1
+rec=$(ls "$root"/syn/*/l2_swimlane_records.json 2>/dev/null | head -1)
+mkfifo "$root/fifo"
+sleep 30 <"$root/fifo" &
+reader=$!
+if [[ -z $rec ]]; then
+	echo "FAIL: swimlane_hup: no records from run synthetic"; fail=1
+else
+	env --default-signal=HUP "$bin" swimlane "$rec" -o "$root/fifo" >/dev/null 2>"$root/err" &
+	pid=$!
+	sleep 1
+	kill -HUP $pid
+	wait $pid
+	code=$?
+	pid=
+	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' "$root/err")
+	want="taskprof swimlane: interrupted by SIGHUP: removed 0 temporary files; no output was written"
+	if [[ $code -ne 129 || $msg != "$want" ]]; then
+		echo "FAIL: swimlane_hup: exit $code, want 129 and '$want': $msg"; fail=1
+	else
+		echo "ok: swimlane_hup -> $code: $msg"
+	fi
 fi
+kill $reader 2>/dev/null
+wait $reader 2>/dev/null
+
 if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
 	echo "skip: Case1 interrupts (TSan: the run takes minutes)"
 	exit $fail

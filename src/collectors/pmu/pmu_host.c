@@ -138,7 +138,7 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 	if (!s->fp) {
 		char path[4200];
 		shard_path(c, shard, ".tmp", path, sizeof(path));
-		/* Removed on SIGINT / SIGTERM until merged or preserved. */
+		/* Removed on SIGINT / SIGTERM / SIGHUP until merged or preserved. */
 		s->tmpreg = tp_tmpreg_add(path);
 		s->fp = fopen(path, "w");
 		if (!s->fp) {
