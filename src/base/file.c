@@ -168,6 +168,9 @@ static int tx_resolve(struct tp_file_tx *tx, bool *direct, bool *fifo, bool dir_
 		 * link itself; a dangling link is refused. */
 		if (stat(tx->path, &st) != 0) {
 			int err = errno;
+			char why[2 * PATH_MAX + 128];
+			if (tp_path_bad_link(tx->path, why, sizeof(why)))
+				return tp_set_error(-err, "%s: %s", tx->path, why);
 			return tp_set_error(-err, "%s: symbolic link to a missing target: %s",
 					    tx->path, strerror(err));
 		}

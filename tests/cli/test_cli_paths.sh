@@ -84,6 +84,23 @@ expect 1 "--output d: cannot create the folder: $dang" op -o d -- "$app"
 expect 1 "Error: Input file A: $loop" swimlane A
 expect 1 "Error: Input file d: $dang" swimlane d
 expect 1 "Error: deps.json d: $dang" swimlane "$rec" --deps-json d
+expect 1 "Error: A: $loop" swimlane "$rec" -o A
+expect 1 "Error: deps.json A: $loop" swimlane "$rec" --deps-json A
+expect 1 "Error: Func names JSON A: $loop" swimlane "$rec" --func-names A
+expect 1 "Error: Func names JSON d: $dang" swimlane "$rec" --func-names d
+# A sibling name map that cannot be read is named in a warning, not
+# silently skipped (the trace is still written, without names).
+mkdir -p sib
+cp "$rec" sib/
+ln -s /nonexistent sib/name_map_d.json
+ln -s name_map_b.json sib/name_map_a.json
+ln -s name_map_a.json sib/name_map_b.json
+mkdir sib/name_map_c.json
+for w in "Warning: sibling name map skipped: sib/name_map_d.json is a symbolic link whose target /nonexistent does not exist" \
+	"Warning: sibling name map skipped: sib/name_map_a.json is a symbolic link in a loop (Too many levels of symbolic links)" \
+	"Warning: sibling name map sib/name_map_c.json skipped: it is a directory"; do
+	expect 0 "$w" swimlane sib/l2_swimlane_records.json
+done
 # Unchanged: a plain missing input keeps the reference's wording.
 expect 1 "Error: Input file not found: missing.json" swimlane missing.json
 for f in A B d; do

@@ -83,6 +83,23 @@ out=$("$bin" pmu --func-names "$root/named/name_map_Z.json" "$root/named/pmu.csv
 has "$out" "func_id 3 (QK): 2 rows"
 [[ -s $root/err ]] && bad "two maps + --func-names: stderr $(cat "$root/err")"
 rm "$root/named/name_map_Z.json"
+# A sibling that is a dangling link or a directory is named in a warning
+# (exit 0, no names); --func-names on a dangling link says so (exit 1).
+mkdir "$root/odd"
+cp "$root/pmu.csv" "$root/odd/pmu.csv"
+ln -s /nonexistent "$root/odd/name_map_d.json"
+err=$("$bin" pmu "$root/odd/pmu.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 0 && $err == "Warning: sibling name map skipped: $root/odd/name_map_d.json is a symbolic link whose target /nonexistent does not exist" ]] ||
+	bad "dangling sibling name map: exit $rc, stderr '$err'"
+rm "$root/odd/name_map_d.json"
+mkdir "$root/odd/name_map_c.json"
+err=$("$bin" pmu "$root/odd/pmu.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 0 && $err == "Warning: sibling name map $root/odd/name_map_c.json skipped: it is a directory" ]] ||
+	bad "directory sibling name map: exit $rc, stderr '$err'"
+ln -s /nonexistent "$root/dang"
+err=$("$bin" pmu --func-names "$root/dang" "$root/pmu.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 1 && $err == "taskprof pmu: Func names JSON $root/dang: $root/dang is a symbolic link whose target /nonexistent does not exist" ]] ||
+	bad "--func-names dangling link: exit $rc, stderr '$err'"
 echo "ok: sibling name maps as in taskprof swimlane"
 
 # Reference layout (no run_epoch), MEMORY group on a5-like columns: means only.

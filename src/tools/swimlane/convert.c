@@ -473,8 +473,8 @@ int sl_convert_main(int argc, char **argv)
 		rc = sl_read_name_map(names_path, &nm);
 		if (rc) {
 			fflush(stdout);
-			if (rc == -ENOENT)
-				say_unreachable("Func names JSON", names_path, ENOENT);
+			if (rc == -ENOENT || rc == -ELOOP)
+				say_unreachable("Func names JSON", names_path, -rc);
 			else
 				fprintf(stderr, "Error: %s\n", tp_last_error());
 			goto out;
@@ -508,11 +508,11 @@ int sl_convert_main(int argc, char **argv)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s\n", deps.edges_warning);
 		}
-	} else if (rc == -ENOENT && a.deps_json) {
+	} else if ((rc == -ENOENT || rc == -ELOOP) && a.deps_json) {
 		/* A path the user named and that does not exist is a usage
 		 * error (taskprof decision; the reference only warns). A missing
 		 * sibling deps.json stays the warning below. */
-		say_unreachable("deps.json", deps_path, ENOENT);
+		say_unreachable("deps.json", deps_path, -rc);
 		goto out;
 	} else if (rc != -ENOENT) {
 		/* Decision for taskprof (issue 4, "Bad input"): a deps.json that

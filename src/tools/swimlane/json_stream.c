@@ -6,7 +6,10 @@
  */
 #include "tools/swimlane/json_stream.h"
 
+#include "base/file.h"
+
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdarg.h>
@@ -582,6 +585,9 @@ int js_parse_file(const char *name, const struct js_ops *ops, void *ctx)
 	int fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		int e = errno;
+		char why[2 * PATH_MAX + 128];
+		if ((e == ENOENT || e == ELOOP) && tp_path_bad_link(name, why, sizeof(why)))
+			return tp_set_error(-e, "%s: %s", name, why);
 		return tp_set_error(-e, "%s: cannot open: %s", name, strerror(e));
 	}
 	struct stat st;

@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include <sys/stat.h>
 
 #include "base/error.h"
+#include "base/file.h"
 #include "tools/swimlane/json_index.h"
 #include "tools/swimlane/json_stream.h"
 
@@ -200,6 +202,10 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		rc = tp_set_error(-ENOMEM, "%s: out of memory", name);
 	if (rc) {
 		sl_name_map_free(out);
+		char why[2 * PATH_MAX + 128];
+		if ((rc == -ENOENT || rc == -ELOOP) && !mem &&
+		    tp_path_bad_link(name, why, sizeof(why)))
+			return tp_set_error(rc, "Func names JSON %s: %s", name, why);
 		if (rc == -ENOENT && !mem)
 			return tp_set_error(-ENOENT, "Func names JSON not found: %s", name);
 	}
@@ -279,10 +285,24 @@ char *sl_name_map_sibling(const char *input, FILE *err)
 		while ((e = readdir(d))) {
 			if (fnmatch("name_map*.json", e->d_name, FNM_PERIOD))
 				continue;
-			/* only regular files: a FIFO would block the reader */
+			/* only regular files: a FIFO would block the reader. The
+			 * others are named, so a broken run folder is not
+			 * silently a summary without names. */
 			char *p = sl_path_sibling(input, e->d_name);
+			if (!p)
+				continue;
 			struct stat st;
-			if (!p || stat(p, &st) || !S_ISREG(st.st_mode)) {
+			int sr = stat(p, &st), se = errno;
+			if (sr || !S_ISREG(st.st_mode)) {
+				char why[2 * PATH_MAX + 128];
+				fflush(stdout);
+				if (sr && tp_path_bad_link(p, why, sizeof(why)))
+					fprintf(err, "Warning: sibling name map skipped: %s\n", why);
+				else
+					fprintf(err, "Warning: sibling name map %s skipped: %s\n", p,
+						sr ? strerror(se)
+						   : S_ISDIR(st.st_mode) ? "it is a directory"
+									 : "not a regular file");
 				free(p);
 				continue;
 			}
