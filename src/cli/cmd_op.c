@@ -505,10 +505,49 @@ static void print_plan_header(FILE *f, const struct op_opts *o)
 /* Longest absolute --output folder, bytes. */
 #define OP_OUTPUT_MAX 768
 
+/* The absolute length @parent will have once created: its longest existing
+ * prefix resolved, plus the components still to create (which, not
+ * existing, hold no links). 0 when not even "." resolves: the check after
+ * the creation decides then. */
+static size_t output_abs_len(const char *parent)
+{
+	size_t n = strlen(parent);
+	if (n >= PATH_MAX)
+		return n;
+	char buf[PATH_MAX];
+	memcpy(buf, parent, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	size_t cut = n;
+	for (;;) {
+		char abs[PATH_MAX];
+		const char *base = cut ? buf : parent[0] == '/' ? "/" : ".";
+		if (realpath(base, abs)) {
+			size_t a = strlen(abs), rest = n - cut;
+			/* "/" + "/x", or "." + "x" (joined by one '/') */
+			return (a == 1 ? 0 : a) + rest + (cut == 0 && parent[0] != '/');
+		}
+		if (cut == 0)
+			return 0;
+		while (cut > 0 && buf[cut - 1] != '/')
+			cut--;
+		if (cut > 0)
+			cut--; /* drop the '/' too */
+		buf[cut] = '\0';
+	}
+}
+
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
  * that exists is drawn again). */
 static int make_output_dir(const char *parent, char *out, size_t len)
 {
+	/* Refuse a folder too long before creating any of it, so a refusal
+	 * leaves no empty directories; checked again once it exists. */
+	size_t est = output_abs_len(parent);
+	if (est > OP_OUTPUT_MAX)
+		return tp_set_error(-ENAMETOOLONG, "--output: the folder's absolute path is %zu "
+				    "bytes long; at most %d are supported (the report's files "
+				    "and messages must fit below it)", est, OP_OUTPUT_MAX);
 	int rc = tp_mkdir_p(parent, 0755);
 	char why[2 * PATH_MAX + 128];
 	if (rc && (rc == -ENOTDIR || !tp_path_bad_link(parent, why, sizeof(why))))

@@ -81,6 +81,15 @@ expect 1 "$dang" transport-demo -o d
 app=$(dirname "$bin")/examples/op_accumulate
 expect 1 "--output A: cannot create the folder: $loop" op -o A -- "$app"
 expect 1 "--output d: cannot create the folder: $dang" op -o d -- "$app"
+# An --output folder too long is refused before any of it is created.
+L=$(python3 -c "print('/'.join(['L'*200]*4))")
+want=$(( ${#root} + 1 + ${#L} ))
+expect 1 "--output: the folder's absolute path is $want bytes long; at most 768 are supported" op -o "$L" -- "$app"
+if [[ -e ${L%%/*} ]]; then
+	echo "FAIL: op -o <too long>: created ${L%%/*}"; fail=1
+else
+	echo "ok: op -o <too long> created nothing"
+fi
 expect 1 "Error: Input file A: $loop" swimlane A
 expect 1 "Error: Input file d: $dang" swimlane d
 expect 1 "Error: deps.json d: $dang" swimlane "$rec" --deps-json d
