@@ -2,8 +2,8 @@
 /*
  * cli/interrupt.h — SIGINT / SIGTERM / SIGHUP for the commands that write
  * outputs in process (`taskprof run`, `taskprof swimlane`): remove the
- * registered temporary files (base/tmp_registry.h), say so in one line, die by the
- * signal. `taskprof op` has its own (op_exec.c: it forwards to the
+ * registered temporary files (base/tmp_registry.h), say so in one line,
+ * die by the signal. `taskprof op` has its own (op_exec.c: it forwards to the
  * application and reports what was collected).
  */
 #ifndef TP_CLI_INTERRUPT_H
