@@ -72,6 +72,9 @@ int op_inject_path(char *buf, size_t len)
 static volatile sig_atomic_t g_child;
 static volatile sig_atomic_t g_sigint;
 static volatile sig_atomic_t g_sigterm;
+/* The signal to pass on that arrived before the child was started (0 when
+ * none): sent to it as soon as it exists (op_exec_app()). */
+static volatile sig_atomic_t g_early;
 
 /*
  * SIGINT typed at the terminal reaches the whole foreground process group,
@@ -86,19 +89,22 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	pid_t child = (pid_t)g_child;
 	int saved = errno;
 	bool from_tty = si && si->si_code == SI_KERNEL;
+	int pass = 0;
 	if (sig == SIGINT) {
 		g_sigint = g_sigint + 1;
-		if (child > 0) {
-			if (g_sigint >= 2)
-				kill(child, SIGKILL);
-			else if (!from_tty)
-				kill(child, SIGINT);
-		}
+		if (g_sigint >= 2)
+			pass = SIGKILL;
+		else if (!from_tty)
+			pass = SIGINT;
 	} else {
 		g_sigterm = 1;
-		if (child > 0 && !from_tty)
-			kill(child, sig);
+		if (!from_tty)
+			pass = sig;
 	}
+	if (pass && child > 0)
+		kill(child, pass);
+	else if (pass && g_early != SIGKILL)
+		g_early = pass;
 	errno = saved;
 }
 
@@ -239,14 +245,25 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 	sigemptyset(&sa.sa_mask);
 	g_sigint = 0;
 	g_sigterm = 0;
+	g_early = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	fflush(stdout);
 	fflush(stderr);
+	/* SIGINT / SIGTERM blocked from before fork() until g_child is set:
+	 * one arriving in between (the child may exec and the application
+	 * signal readiness before the parent runs again) waits, then finds
+	 * the child to pass it on to. The child unblocks them before exec. */
+	sigset_t fwd, old_mask;
+	sigemptyset(&fwd);
+	sigaddset(&fwd, SIGINT);
+	sigaddset(&fwd, SIGTERM);
+	sigprocmask(SIG_BLOCK, &fwd, &old_mask);
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		rc = tp_set_error(-errno, "fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(pfd[0]);
 		close(pfd[1]);
 		goto restore;
@@ -276,6 +293,12 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 		_exit(127);
 	}
 	g_child = pid;
+	/* Handlers cannot run here (blocked): no race on g_early. */
+	if (g_early) {
+		kill(pid, g_early);
+		g_early = 0;
+	}
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(pfd[1]);
 	int exec_errno = 0;
 	ssize_t got;
