@@ -373,25 +373,48 @@ static bool bad_link_one(const char *p, char *why, size_t len)
 	return true;
 }
 
-bool tp_path_bad_link(const char *path, char *why, size_t len)
+/*
+ * Call @fn on each prefix of @path that ends before a '/' (a run of '/'
+ * counts once), then on the whole path, trailing '/' removed; stop at the
+ * first nonzero return and return it. @path is shorter than PATH_MAX.
+ */
+static int for_each_prefix(const char *path, int (*fn)(const char *prefix, void *arg),
+			   void *arg)
 {
-	if (!path || !*path || strlen(path) >= PATH_MAX)
-		return false;
 	char buf[PATH_MAX];
-	snprintf(buf, sizeof(buf), "%s", path);
-	size_t n = strlen(buf);
+	size_t n = strlen(path);
+	memcpy(buf, path, n + 1);
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
 	for (size_t i = 1; i < n; i++) {
 		if (buf[i] != '/' || buf[i - 1] == '/')
 			continue;
 		buf[i] = '\0';
-		bool bad = bad_link_one(buf, why, len);
+		int rc = fn(buf, arg);
 		buf[i] = '/';
-		if (bad)
-			return true;
+		if (rc)
+			return rc;
 	}
-	return bad_link_one(buf, why, len);
+	return fn(buf, arg);
+}
+
+struct bad_link_arg {
+	char *why;
+	size_t len;
+};
+
+static int bad_link_prefix(const char *prefix, void *arg)
+{
+	struct bad_link_arg *a = arg;
+	return bad_link_one(prefix, a->why, a->len);
+}
+
+bool tp_path_bad_link(const char *path, char *why, size_t len)
+{
+	if (!path || !*path || strlen(path) >= PATH_MAX)
+		return false;
+	struct bad_link_arg a = { why, len };
+	return for_each_prefix(path, bad_link_prefix, &a) != 0;
 }
 
 /* mkdir one component; fine if it already is a directory. */
@@ -421,31 +444,27 @@ static int mkdir_one(const char *dir, const char *full, mode_t mode)
 			    dir, strerror(err));
 }
 
+struct mkdir_arg {
+	const char *full;
+	mode_t mode;
+};
+
+static int mkdir_prefix(const char *prefix, void *arg)
+{
+	const struct mkdir_arg *a = arg;
+	return mkdir_one(prefix, a->full, a->mode);
+}
+
 int tp_mkdir_p(const char *path, mode_t mode)
 {
 	if (!path || !*path)
 		return tp_set_error(-EINVAL, "tp_mkdir_p: empty path");
-	size_t len = strlen(path);
-	if (len >= PATH_MAX)
+	if (strlen(path) >= PATH_MAX)
 		return tp_set_error(-ENAMETOOLONG, "%.64s...: path too long",
 				    path);
-
-	char buf[PATH_MAX];
-	memcpy(buf, path, len + 1);
-	while (len > 1 && buf[len - 1] == '/')
-		buf[--len] = '\0';
-
 	/* Create each prefix that ends before a '/', then the whole path. */
-	for (size_t i = 1; i < len; i++) {
-		if (buf[i] != '/' || buf[i - 1] == '/')
-			continue;
-		buf[i] = '\0';
-		int rc = mkdir_one(buf, path, mode);
-		buf[i] = '/';
-		if (rc)
-			return rc;
-	}
-	return mkdir_one(buf, path, mode);
+	struct mkdir_arg a = { path, mode };
+	return for_each_prefix(path, mkdir_prefix, &a);
 }
 
 int tp_read_file(const char *path, char **data_out, size_t *len_out)
