@@ -877,9 +877,10 @@ static void *collector_main(void *arg)
 	struct tp_ready_info info;
 	for (;;) {
 		if (bp_wait_pop_ready(&p->bp, &info, COLLECTOR_TICK_MS, shard)) {
-			consume(p, &info, shard);
-			seen = true;
-			idle_since = 0;
+			/* The shard is live again from the moment it has a buffer:
+			 * cleared before the buffer is delivered, so whoever sees the
+			 * delivery (through the sink's own synchronisation) also sees
+			 * the flag cleared. */
 			if (stalled) {
 				TP_WARN("%s collector shard %d resumed after its idle timeout",
 					p->m->name, shard);
@@ -887,6 +888,9 @@ static void *collector_main(void *arg)
 						      memory_order_relaxed);
 				stalled = false;
 			}
+			consume(p, &info, shard);
+			seen = true;
+			idle_since = 0;
 			continue;
 		}
 		/* acquire: pairs with the release store in prof_stop, made after

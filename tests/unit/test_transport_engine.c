@@ -806,9 +806,17 @@ static void *push_parker(void *arg)
 	return NULL;
 }
 
+/* Waits for a condition that must come, bounded by wall-clock time (ms of
+ * CLOCK_MONOTONIC), never by a count of 1 ms sleeps: under ThreadSanitizer
+ * on a loaded machine a sleep takes far longer than asked. */
+static bool before(uint64_t t0_ns, unsigned ms)
+{
+	return tp_now_ns() - t0_ns < (uint64_t)ms * 1000000u;
+}
+
 static bool wait_until(_Atomic uint32_t *v, uint32_t want, unsigned ms)
 {
-	for (unsigned i = 0; i < ms; i++) {
+	for (uint64_t t0 = tp_now_ns(); before(t0, ms);) {
 		if (atomic_load_explicit(v, memory_order_acquire) == want)
 			return true;
 		sleep_ms(1);
@@ -818,7 +826,7 @@ static bool wait_until(_Atomic uint32_t *v, uint32_t want, unsigned ms)
 
 static bool wait_done(_Atomic int *done, unsigned ms)
 {
-	for (unsigned i = 0; i < ms; i++) {
+	for (uint64_t t0 = tp_now_ns(); before(t0, ms);) {
 		if (atomic_load_explicit(done, memory_order_acquire))
 			return true;
 		sleep_ms(1);
@@ -836,14 +844,14 @@ static void test_push_freeze_parks_until_cleared(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, push_parker, &a), 0);
 	/* the entry is published before the lane parks */
-	assert_true(wait_until(&f->h->queue_tails[0], 1, 5000));
+	assert_true(wait_until(&f->h->queue_tails[0], 1, 30000));
 	assert_int_equal(atomic_load(&entry(f, 0, 0)->buffer_ptr), f->bufs[0][1]);
 	assert_int_equal(atomic_load(&entry(f, 0, 0)->buffer_seq), 5);
 	sleep_ms(50);
 	assert_int_equal(atomic_load(&a.done), 0); /* parked at the push gate */
 	/* the host releases the freeze */
 	atomic_store_explicit(&f->h->bp.rq_freeze_active, 0, memory_order_release);
-	assert_true(wait_done(&a.done, 5000));
+	assert_true(wait_done(&a.done, 30000));
 	pthread_join(th, NULL);
 	assert_int_equal(a.rc, 0);
 	assert_true(a.ticks >= tp_sys_cnt_freq() / 20); /* parked >= 50 ms */
@@ -875,7 +883,7 @@ static void test_pop_gate_contention_and_freeze(void **state)
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, pop_parker, &a), 0);
 	/* the lane raises fq_contended at the pop gate */
-	assert_true(wait_until(&f->h->bp.fq_contended, 1, 5000));
+	assert_true(wait_until(&f->h->bp.fq_contended, 1, 30000));
 	assert_int_equal(atomic_load(&a.done), 0);
 	/* host: open the freeze (flag set before the contention is consumed) */
 	atomic_store_explicit(&f->h->bp.fq_freeze_active, 1, memory_order_release);
@@ -886,7 +894,7 @@ static void test_pop_gate_contention_and_freeze(void **state)
 	sleep_ms(50);
 	assert_int_equal(atomic_load(&a.done), 0);
 	atomic_store_explicit(&f->h->bp.fq_freeze_active, 0, memory_order_release);
-	assert_true(wait_done(&a.done, 5000));
+	assert_true(wait_done(&a.done, 30000));
 	pthread_join(th, NULL);
 	assert_ptr_equal(a.got, B(f->bufs[0][2]));
 	assert_ptr_equal(w.cur, a.got);
@@ -912,7 +920,7 @@ static void test_pop_gate_release_after_long_wait(void **state)
 	struct park_arg a = {.f = f, .w = &w};
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, pop_parker, &a), 0);
-	assert_true(wait_until(&f->h->bp.fq_contended, 1, 5000));
+	assert_true(wait_until(&f->h->bp.fq_contended, 1, 30000));
 	uint64_t t_cont = tp_sys_cnt();
 	sleep_ms(120); /* a slow host: opens the freeze 0.6 backstop late */
 	atomic_store_explicit(&f->h->bp.fq_freeze_active, 1, memory_order_release);
@@ -925,7 +933,7 @@ static void test_pop_gate_release_after_long_wait(void **state)
 		sleep_ms(1);
 	bool parked = !atomic_load(&a.done);
 	atomic_store_explicit(&f->h->bp.fq_freeze_active, 0, memory_order_release);
-	assert_true(wait_done(&a.done, 5000));
+	assert_true(wait_done(&a.done, 30000));
 	pthread_join(th, NULL);
 	if (!parked) {
 		/* the barrier tripped on its own (machine far too slow): no verdict */
@@ -970,7 +978,7 @@ static void test_gate_grace_window(void **state)
 	assert_int_equal(pthread_create(&th, NULL, enq_thread, &a), 0);
 	sleep_ms(5);
 	atomic_store_explicit(&f->h->queue_heads[0], 1, memory_order_release);
-	assert_true(wait_done(&a.done, 5000));
+	assert_true(wait_done(&a.done, 30000));
 	pthread_join(th, NULL);
 	assert_int_equal(a.rc, 0);
 	assert_int_equal(atomic_load(&f->h->queue_tails[0]), 0);
@@ -980,10 +988,10 @@ static void test_gate_grace_window(void **state)
 	 * when the host pops */
 	struct enq_arg b = {.h = f->h, .ptr = f->bufs[0][0]};
 	assert_int_equal(pthread_create(&th, NULL, enq_thread, &b), 0);
-	assert_true(wait_until(&f->h->bp.rq_contended, 1, 5000));
+	assert_true(wait_until(&f->h->bp.rq_contended, 1, 30000));
 	assert_int_equal(atomic_load(&b.done), 0);
 	atomic_store_explicit(&f->h->queue_heads[0], 2, memory_order_release);
-	assert_true(wait_done(&b.done, 5000));
+	assert_true(wait_done(&b.done, 30000));
 	pthread_join(th, NULL);
 	assert_int_equal(b.rc, 0);
 	assert_int_equal(atomic_load(&f->h->queue_tails[0]), 1);
@@ -998,7 +1006,7 @@ static void test_gate_grace_window(void **state)
 	assert_int_equal(pthread_create(&th, NULL, pop_parker, &c), 0);
 	sleep_ms(5);
 	fq_push(f, 0, f->bufs[0][1]);
-	assert_true(wait_done(&c.done, 5000));
+	assert_true(wait_done(&c.done, 30000));
 	pthread_join(th, NULL);
 	assert_ptr_equal(c.got, B(f->bufs[0][1]));
 	assert_int_equal(atomic_load(&f->h->bp.fq_contended), 0);

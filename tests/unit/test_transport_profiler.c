@@ -129,9 +129,21 @@ static void sleep_ms(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-static bool wait_sink(struct sink *s, int n, unsigned ms)
+/* Waits are bounded by wall-clock time, never by a count of sleeps: under
+ * ThreadSanitizer on a loaded 2-core machine a 1 ms sleep can take far
+ * longer, and a thread may not run for seconds.  The deadline is generous;
+ * each wait returns as soon as its condition holds. */
+#define WAIT_DEADLINE_MS 30000u
+
+static bool before(uint64_t t0, unsigned ms)
 {
-	for (unsigned i = 0; i < ms && sink_n(s) < n; i++)
+	return tp_now_ns() - t0 < (uint64_t)ms * 1000000u;
+}
+
+static bool wait_sink(struct sink *s, int n)
+{
+	const uint64_t t0 = tp_now_ns();
+	while (sink_n(s) < n && before(t0, WAIT_DEADLINE_MS))
 		sleep_ms(1);
 	return sink_n(s) >= n;
 }
@@ -350,7 +362,7 @@ static void test_single_drain_finds_queue_2(void **state)
 	struct tp_dpe w;
 	writer(&w, p, 0, 2);
 	put(&w, CAP0, 0); /* full: published at once, no flush */
-	assert_true(wait_sink(s, 1, 5000));
+	assert_true(wait_sink(s, 1));
 	prof_stop(p);
 	assert_int_equal(s->n, 1);
 	struct delivery *d = &s->d[0];
@@ -421,7 +433,7 @@ static void test_idle_shard_never_times_out(void **state)
 	assert_false(atomic_load(&p->coll_abandoned[0]));
 	assert_false(atomic_load(&p->coll_abandoned[1]));
 	dev_write(p, 1, 1, 2, 0);
-	assert_true(wait_sink(s, 1, 5000)); /* delivered by the live collector */
+	assert_true(wait_sink(s, 1)); /* delivered by the live collector */
 	prof_stop(p);
 	assert_int_equal(s->n, 1);
 	assert_int_equal(s->d[0].thread, 1);
@@ -444,8 +456,9 @@ static void test_idle_timeout_reports_then_resumes(void **state)
 	struct tp_profiler *p = open_prof(&mod_percpu, tp_memops_sim_svm(), 2, 2, s);
 	assert_int_equal(prof_start(p), 0);
 	dev_write(p, 0, 0, 2, 0);
-	assert_true(wait_sink(s, 1, 5000));
-	for (int i = 0; i < 6000 && !atomic_load(&p->coll_abandoned[0]); i++)
+	assert_true(wait_sink(s, 1));
+	for (uint64_t t0 = tp_now_ns();
+	     !atomic_load(&p->coll_abandoned[0]) && before(t0, WAIT_DEADLINE_MS);)
 		sleep_ms(1);
 	assert_true(atomic_load(&p->coll_abandoned[0]));
 	assert_false(atomic_load(&p->coll_abandoned[1]));
@@ -456,7 +469,7 @@ static void test_idle_timeout_reports_then_resumes(void **state)
 			 1);
 	dev_write(p, 0, 0, 3, 2); /* lands in the quiet shard */
 	dev_write(p, 1, 1, 1, 0); /* and one in the other */
-	assert_true(wait_sink(s, 3, 5000)); /* both delivered before any stop */
+	assert_true(wait_sink(s, 3)); /* both delivered before any stop */
 	assert_false(atomic_load(&p->coll_abandoned[0]));
 	assert_int_equal(count_logs(TP_LOG_WARN,
 				    "PROFT collector shard 0 resumed after its idle timeout", NULL),
@@ -565,7 +578,8 @@ static void test_bad_indices_survived_while_running(void **state)
 	struct tp_dpe w;
 	writer(&w, p, 0, 0);
 	atomic_store(tail_of(p, 0), 0xFFFF0000u); /* a corrupted device tail */
-	for (int i = 0; i < 5000 && !atomic_load(&p->bad_index_events); i++)
+	for (uint64_t t0 = tp_now_ns();
+	     !atomic_load(&p->bad_index_events) && before(t0, WAIT_DEADLINE_MS);)
 		sleep_ms(1);
 	assert_true(atomic_load(&p->bad_index_events) >= 1);
 	/* the device refuses to publish into it: counted as INVALID */
@@ -575,7 +589,7 @@ static void test_bad_indices_survived_while_running(void **state)
 	assert_int_equal(atomic_load(tail_of(p, 0)), 0xFFFF0000u);
 	atomic_store(tail_of(p, 0), 0); /* repaired */
 	put(&w, CAP0, 100);
-	assert_true(wait_sink(s, 1, 5000));
+	assert_true(wait_sink(s, 1));
 	prof_stop(p);
 	assert_int_equal(s->n, 1);
 	assert_int_equal(s->d[0].count, CAP0);
@@ -664,7 +678,7 @@ static void test_null_entry_survived_while_running(void **state)
 	assert_int_equal(prof_start(p), 0);
 	publish_null_entry(p, 0);
 	dev_write(p, 0, 0, 5, 0);
-	assert_true(wait_sink(s, 1, 10000));
+	assert_true(wait_sink(s, 1));
 	prof_stop(p);
 	assert_int_equal(s->n, 1);
 	assert_int_equal(s->d[0].count, 5);
@@ -1040,7 +1054,8 @@ static void test_reconcile_per_kind(void **state)
 	dev_write(p, 0, 0, 5, 0);
 	dev_write(p, 1, 0, 3, 0);
 	/* instance 2 recovers once the host refilled its free queue */
-	for (int i = 0; i < 5000 && !dpe_try_pop_free(&w2, w2.seq); i++)
+	for (uint64_t t0 = tp_now_ns();
+	     !dpe_try_pop_free(&w2, w2.seq) && before(t0, WAIT_DEADLINE_MS);)
 		sleep_ms(1);
 	assert_non_null(w2.cur);
 	put(&w2, 1, 4 * CAP1);

@@ -260,10 +260,11 @@ static void test_row_after_run(void **state)
 	assert_int_equal(lines, (int)r.pmu_collected);
 	wk_pmu_test_hold_writer(false);
 	/* Left alone, the background writer publishes it without a flush
-	 * (polled for at most 5 s). */
+	 * (polled for at most 30 s of wall-clock time). */
 	struct tp_run_result r2;
 	assert_int_equal(run_pa(w, &r2), 0);
-	for (int i = 0; i < 5000 && !(csv_exists(&r) && csv_exists(&r2)); i++)
+	for (uint64_t t0 = tp_now_ns();
+	     !(csv_exists(&r) && csv_exists(&r2)) && tp_now_ns() - t0 < 30000000000u;)
 		usleep(1000);
 	assert_true(csv_exists(&r));
 	assert_true(csv_exists(&r2));
