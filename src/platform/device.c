@@ -18,6 +18,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/watchdog.h"
 #include "platform/dev_memory.h"
 #include "platform/regs.h"
 
@@ -458,6 +459,14 @@ int tp_device_launch(struct tp_device *dev, tp_aicpu_fn aicpu_fn,
 	return tp_device_launch_ex(dev, &lc);
 }
 
+/* Starts @wd for a budget given as a tp_reg_wait() timeout. */
+static void start_budget(struct tp_watchdog *wd, uint64_t timeout_ns)
+{
+	_Static_assert(TP_DOORBELL_FOREVER == TP_WATCHDOG_NEVER,
+		       "one value means no budget for both");
+	tp_watchdog_start(wd, timeout_ns, tp_now_ns());
+}
+
 static bool all_cores_done(void *arg)
 {
 	struct tp_device *dev = arg;
@@ -467,6 +476,24 @@ static bool all_cores_done(void *arg)
 
 /* Send exit to every started core that has not returned, wait (bounded)
  * until all returned, join them. Return 0 or -ETIMEDOUT. */
+/* Waits until every started AICore thread is done, within @budget_ns
+ * (TP_DOORBELL_FOREVER: no limit) not counting time the process spent
+ * stopped: as wait_cond(). Return: 0; -ETIMEDOUT. */
+static int wait_all_exited(struct tp_device *dev, uint64_t budget_ns)
+{
+	if (budget_ns == TP_DOORBELL_FOREVER)
+		return tp_doorbell_wait(&dev->exit_db, all_cores_done, dev, budget_ns);
+	struct tp_watchdog wd;
+	start_budget(&wd, budget_ns);
+	for (uint64_t now = tp_now_ns();; now = tp_now_ns()) {
+		if (tp_watchdog_expired(&wd, now))
+			return -ETIMEDOUT;
+		if (tp_doorbell_wait(&dev->exit_db, all_cores_done, dev,
+				     tp_watchdog_sleep_ns(&wd, now)) == 0)
+			return 0;
+	}
+}
+
 static int stop_cores(struct tp_device *dev)
 {
 	int pending = 0;
@@ -483,7 +510,7 @@ static int stop_cores(struct tp_device *dev)
 			 "threads returned; sent AICORE_EXIT_SIGNAL", dev->id, pending);
 	/* relaxed: see launch_teardown_ns. */
 	uint64_t budget = atomic_load_explicit(&dev->launch_teardown_ns, memory_order_relaxed);
-	if (tp_doorbell_wait(&dev->exit_db, all_cores_done, dev, budget) != 0) {
+	if (wait_all_exited(dev, budget) != 0) {
 		char ids[256];
 		size_t len = 0;
 		int late = 0;
@@ -752,12 +779,23 @@ void tp_aicore_loop_empty(struct tp_aicore *core, void *arg)
 
 /* ---- AICPU protocol ----------------------------------------------------- */
 
-static uint64_t remaining(uint64_t start, uint64_t budget)
+/* Waits for COND of @core to read @want, within what is left of @wd's
+ * budget: in slices of at most TP_WATCHDOG_PERIOD_NS, so time the process
+ * spent stopped (Ctrl-Z, a debugger) does not count against a handshake
+ * (base/watchdog.h). TP_DOORBELL_FOREVER budgets wait in one piece.
+ * Return: 0 once it reads @want; -ETIMEDOUT when @wd expired. */
+static int wait_cond(struct tp_device *dev, int core, uint32_t want, struct tp_watchdog *wd)
 {
-	if (budget == TP_DOORBELL_FOREVER)
-		return budget;
-	uint64_t used = tp_now_ns() - start;
-	return used >= budget ? 0 : budget - used;
+	if (wd->budget_ns == TP_WATCHDOG_NEVER)
+		return tp_reg_wait(dev, core, TP_REG_COND, 0xFFFFFFFFu, want,
+				   TP_DOORBELL_FOREVER);
+	for (uint64_t now = tp_now_ns();; now = tp_now_ns()) {
+		if (tp_watchdog_expired(wd, now))
+			return -ETIMEDOUT;
+		if (tp_reg_wait(dev, core, TP_REG_COND, 0xFFFFFFFFu, want,
+				tp_watchdog_sleep_ns(wd, now)) == 0)
+			return 0;
+	}
 }
 
 /* -EINVAL unless every id of @cores is a core of @dev: a register access
@@ -784,10 +822,10 @@ int tp_aicpu_open_cores(struct tp_device *dev, const int *cores, int n,
 		return rc;
 	for (int i = 0; i < n; i++)
 		tp_reg_write(dev, cores[i], TP_REG_DATA_MAIN_BASE, TP_AICPU_IDLE_TASK_ID);
-	uint64_t start = tp_now_ns();
+	struct tp_watchdog wd;
+	start_budget(&wd, timeout_ns);
 	for (int i = 0; i < n; i++) {
-		if (tp_reg_wait(dev, cores[i], TP_REG_COND, 0xFFFFFFFFu, TP_AICORE_IDLE_VALUE,
-				remaining(start, timeout_ns)) != 0)
+		if (wait_cond(dev, cores[i], TP_AICORE_IDLE_VALUE, &wd) != 0)
 			return tp_set_error(-ETIMEDOUT, "device %d: core %d did not answer the "
 					    "start-up handshake (COND=0x%08x, want 0x%08x)",
 					    dev->id, cores[i],
@@ -810,10 +848,10 @@ int tp_aicpu_close_cores(struct tp_device *dev, const int *cores, int n,
 		return rc;
 	for (int i = 0; i < n; i++)
 		tp_reg_write(dev, cores[i], TP_REG_DATA_MAIN_BASE, TP_AICORE_EXIT_SIGNAL);
-	uint64_t start = tp_now_ns();
+	struct tp_watchdog wd;
+	start_budget(&wd, timeout_ns);
 	for (int i = 0; i < n; i++) {
-		if (tp_reg_wait(dev, cores[i], TP_REG_COND, 0xFFFFFFFFu, TP_AICORE_EXITED_VALUE,
-				remaining(start, timeout_ns)) != 0) {
+		if (wait_cond(dev, cores[i], TP_AICORE_EXITED_VALUE, &wd) != 0) {
 			rc = tp_set_error(-ETIMEDOUT, "device %d: timed out waiting for the exit "
 					  "ACK of core %d (COND=0x%08x)", dev->id, cores[i],
 					  tp_reg_read(dev, cores[i], TP_REG_COND));

@@ -21,12 +21,14 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <time.h>
 
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/watchdog.h"
 #include "platform/dev_memory.h"
 #include "platform/device.h"
 #include "platform/regs.h"
@@ -370,6 +372,156 @@ static void test_teardown_bounded(void **state)
 	assert_int_equal(tp_device_wait(dev), 0);
 	assert_false(tp_device_running(dev));
 	tp_device_close(dev);
+}
+
+/* ---- budgets do not count stopped time ----------------------------------------- */
+
+/* Core 0 answers the start-up handshake @late_handshake_ms late, and its
+ * thread ends @late_exit_ms after its exit ACK; the others behave. The
+ * delays are time the thread ran (10 ms naps, each counted at most 50 ms):
+ * they do not go on while the process is stopped, and a loaded machine
+ * shortens rather than lengthens them. */
+static atomic_int late_handshake_ms, late_exit_ms;
+
+static void run_for_ms(unsigned ms)
+{
+	uint64_t done = 0, prev = tp_now_ns();
+	while (done < (uint64_t)ms * 1000000u) {
+		sleep_ms(10);
+		uint64_t now = tp_now_ns(), dt = now - prev;
+		done += dt < 50000000u ? dt : 50000000u;
+		prev = now;
+	}
+}
+
+static void late_core(struct tp_aicore *core, void *arg)
+{
+	const bool late = tp_aicore_id(core) == 0;
+	if (late)
+		run_for_ms((unsigned)atomic_load(&late_handshake_ms));
+	tp_aicore_loop_empty(core, arg);
+	if (late)
+		run_for_ms((unsigned)atomic_load(&late_exit_ms));
+}
+
+struct open_prog {
+	uint64_t budget_ns;
+	atomic_int rc;
+	char msg[512]; /* the AICPU thread's tp_last_error() when rc != 0 */
+};
+
+static void open_all_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct open_prog *op = arg;
+	struct tp_device *dev = tp_aicpu_device(cpu);
+	if (tp_aicpu_index(cpu) != 0)
+		return;
+	int n = tp_device_num_cores(dev), cores[MAXC];
+	for (int c = 0; c < n; c++)
+		cores[c] = c;
+	int rc = tp_aicpu_open_cores(dev, cores, n, op->budget_ns);
+	if (rc)
+		snprintf(op->msg, sizeof(op->msg), "%s", tp_last_error());
+	atomic_store(&op->rc, rc); /* seq_cst: tp_device_wait() joins this thread anyway */
+	tp_aicpu_close_cores(dev, cores, n, 5 * S_NS);
+}
+
+/* Stops this process (SIGSTOP) @after_ms from now for @for_ms, from a
+ * child process; returns the child's pid for stopper_reap(). */
+static pid_t stopper_start(unsigned after_ms, unsigned for_ms)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct timespec a = { after_ms / 1000, (long)(after_ms % 1000) * 1000000L };
+		struct timespec b = { for_ms / 1000, (long)(for_ms % 1000) * 1000000L };
+		nanosleep(&a, NULL);
+		kill(parent, SIGSTOP);
+		nanosleep(&b, NULL);
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void stopper_reap(pid_t pid)
+{
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* The start-up handshake's budget (600 ms) is not spent by the 1.5 s the
+ * process is stopped: a core answering after 1,000 ms of its own time,
+ * 600 ms of it before the stop, passes; without the stop it times out
+ * (the control). */
+static void test_handshake_budget_excludes_stop(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_watchdog_install(), 0);
+	atomic_store(&late_handshake_ms, 1000);
+	atomic_store(&late_exit_ms, 0);
+	for (int stopped = 0; stopped < 2; stopped++) {
+		struct tp_device *dev = open_dev("a2a3sim", 1, 1);
+		static struct open_prog op;
+		op.budget_ns = 600ull * 1000000u;
+		atomic_store(&op.rc, 1);
+		op.msg[0] = '\0';
+		pid_t child = stopped ? stopper_start(600, 1500) : 0;
+		uint64_t t0 = tp_now_ns();
+		assert_int_equal(tp_device_launch(dev, open_all_aicpu, late_core, &op), 0);
+		assert_int_equal(tp_device_wait(dev), 0);
+		uint64_t took = tp_now_ns() - t0;
+		if (child)
+			stopper_reap(child);
+		printf("stopped=%d: open_cores rc %d after %.0f ms\n", stopped, atomic_load(&op.rc),
+		       (double)took / 1e6);
+		if (stopped) {
+			assert_int_equal(atomic_load(&op.rc), 0);
+			assert_true(took >= 1500ull * 1000000u); /* the stop fell inside */
+		} else {
+			assert_int_equal(atomic_load(&op.rc), -ETIMEDOUT);
+			assert_non_null(strstr(op.msg, "core 0 did not answer the start-up "
+							 "handshake"));
+		}
+		tp_device_close(dev);
+	}
+}
+
+/* Same for the device's teardown budget (600 ms): core 0's thread ends
+ * 1,000 ms of its own time after its exit ACK. */
+static void test_teardown_budget_excludes_stop(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_watchdog_install(), 0);
+	atomic_store(&late_handshake_ms, 0);
+	atomic_store(&late_exit_ms, 1000);
+	for (int stopped = 0; stopped < 2; stopped++) {
+		struct tp_device_config cfg = {
+			.block_dim = 1, .aicpu_threads = 1, .mem_bytes = 1 << 20,
+			.teardown_timeout_ms = 600,
+		};
+		struct tp_device *dev = tp_device_open(&cfg);
+		assert_non_null(dev);
+		assert_int_equal(tp_device_launch(dev, NULL, late_core, NULL), 0);
+		sleep_ms(5);
+		pid_t child = stopped ? stopper_start(600, 1500) : 0;
+		int rc = tp_device_wait(dev);
+		if (child)
+			stopper_reap(child);
+		printf("stopped=%d: teardown rc %d\n", stopped, rc);
+		if (stopped) {
+			assert_int_equal(rc, 0);
+		} else {
+			assert_int_equal(rc, -ETIMEDOUT);
+			assert_non_null(strstr(tp_last_error(), "1 AICore threads did not exit "
+								"within 600 ms (cores 0)"));
+			assert_int_equal(tp_device_wait(dev), 0); /* it ends 400 ms later */
+		}
+		tp_device_close(dev);
+	}
+	atomic_store(&error_lines, 0); /* the control's timeout was logged */
 }
 
 /* ---- idle threads sleep ------------------------------------------------------- */
@@ -819,6 +971,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_core_list_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_without_aicpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handshake_budget_excludes_stop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_teardown_budget_excludes_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_cores_sleep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aicpu_slice_from_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_cost_line, setup, teardown),
