@@ -477,6 +477,30 @@ static void test_fixture_a_end_to_end(void **state)
 	free(a);
 	free(b);
 
+	/* A MIX task with two different AIV kernels: every AIV row still
+	 * takes kernel_ids[1] (§2.10), and one warning says so. */
+	long k4 = sl_deps_find_task(&dp, 4);
+	assert_true(k4 >= 0);
+	dp.kernel_ids[k4][2] = 5;
+	for (size_t i = 0; i < pd.n_tasks; i++)
+		pd.tasks[i].func_id = -1;
+	char *wbuf = NULL;
+	size_t wlen = 0;
+	FILE *werr = open_memstream(&wbuf, &wlen);
+	nul = fopen("/dev/null", "w");
+	struct sl_trace_opts o3 = {.output_path = out2, .out = nul, .err = werr};
+	assert_int_equal(sl_trace_generate(&pd, &dp, &nm, &o3, NULL), 0);
+	fclose(nul);
+	fclose(werr);
+	assert_non_null(strstr(wbuf, "Warning: 1 task runs two different AIV kernels (first: t4, "
+				     "kernel_ids [3, 4, 5]); the records do not say which AIV core "
+				     "ran which, so every AIV row takes kernel_ids[1]"));
+	assert_non_null(strstr(wbuf, "rows and statistics of func_id 5 appear under 4\n"));
+	for (size_t i = 0; i < pd.n_tasks; i++)
+		if (pd.tasks[i].task_id == 4)
+			assert_int_equal(pd.tasks[i].func_id, pd.tasks[i].core_type == SL_AIC ? 3 : 4);
+	free(wbuf);
+
 	free(vbuf);
 	free(ebuf);
 	sl_perf_data_free(&pd);

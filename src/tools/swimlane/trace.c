@@ -673,10 +673,19 @@ static void flow_dep(struct gen *g, const char *name, int pid, int64_t s_tid, do
 /* preparation                                                          */
 /* ------------------------------------------------------------------ */
 
+/* §2.10: func_id of each AICore row from deps.json's kernel_ids. An AIV
+ * row takes kernel_ids[1] (else [2]): the records do not say which AIV
+ * subslot a row ran, so a task with two different AIV kernels (a MIX task
+ * [aic, aiv0, aiv1]) shows both halves under aiv0's kernel. That is the
+ * format's rule; one warning on stderr says so, naming the first such
+ * task, so the statistics table is not read as if aiv1's kernel never ran. */
 static void resolve_func_ids(struct gen *g)
 {
 	if (!g->has_kmap)
 		return;
+	size_t split = 0;
+	long first = -1;
+	uint64_t last_split = UINT64_MAX;
 	for (size_t i = 0; i < g->n; i++) {
 		struct sl_task *r = &g->t[i];
 		if (r->func_id >= 0)
@@ -690,10 +699,33 @@ static void resolve_func_ids(struct gen *g)
 				r->func_id = ids[0];
 		} else if (ids[1] >= 0) {
 			r->func_id = ids[1];
+			/* rows of one task are adjacent in the common case; a
+			 * task seen again later is counted again (a count of
+			 * rows' runs, close enough for a warning). */
+			if (ids[2] >= 0 && ids[2] != ids[1] && r->task_id != last_split) {
+				split++;
+				last_split = r->task_id;
+				if (first < 0)
+					first = k;
+			}
 		} else if (ids[2] >= 0) {
 			r->func_id = ids[2];
 		}
 	}
+	if (!split)
+		return;
+	const int32_t *ids = g->dp->kernel_ids[first];
+	char td[32];
+	const char *n1 = g->nm ? sl_name_map_get(g->nm, ids[1]) : NULL;
+	const char *n2 = g->nm ? sl_name_map_get(g->nm, ids[2]) : NULL;
+	fprintf(g->o->err,
+		"Warning: %zu task%s two different AIV kernels (first: %s, kernel_ids [%d, %d, "
+		"%d]); the records do not say which AIV core ran which, so every AIV row takes "
+		"kernel_ids[1] (swimlane format §2.10): rows and statistics of func_id %d%s%s%s "
+		"appear under %d%s%s%s\n",
+		split, split == 1 ? " runs" : "s run", tdisp(g->dp->task_id[first], td, sizeof(td)),
+		ids[0], ids[1], ids[2], ids[2], n2 ? " (" : "", n2 ? n2 : "", n2 ? ")" : "", ids[1],
+		n1 ? " (" : "", n1 ? n1 : "", n1 ? ")" : "");
 }
 
 static int cmp_i64(const void *a, const void *b)
