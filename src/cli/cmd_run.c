@@ -83,7 +83,8 @@ static void help(FILE *f)
 		"                           1 ARITHMETIC_UTILIZATION, 2 PIPE_UTILIZATION,\n"
 		"                           4 MEMORY, 5 MEMORY_L0, 6 RESOURCE_CONFLICT,\n"
 		"                           7 MEMORY_UB, 8 L2_CACHE (others: 2 with a warning;\n"
-		"                           0 or negative: off); TASKPROF_PMU_EVENT_TYPE (or\n"
+		"                           0 or negative: off, a negative N with the same\n"
+		"                           warning); TASKPROF_PMU_EVENT_TYPE (or\n"
 		"                           SIMPLER_PMU_EVENT_TYPE) overrides N; one task per\n"
 		"                           core at a time (early dispatch off); off\n"
 		"                           with --rounds > 1; writes pmu.csv and prints\n"
@@ -425,6 +426,14 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "taskprof run: unexpected argument '%s'\n", argv[optind + 1]);
 		return 2;
 	}
+	if (cfg.pmu_event_type < 0)
+		/* The worker still resolves the value and logs the reference's
+		 * "Invalid PMU event type ..., using default" WARN (spec/pmu.md
+		 * §1.4, §8.1), which reads as if PMU were on. */
+		fprintf(stderr,
+			"taskprof run: --enable-pmu %d turns PMU profiling off (0 or negative: "
+			"off); the 'Invalid PMU event type' warning that follows changes nothing\n",
+			cfg.pmu_event_type);
 	const char *name = argv[optind];
 	const struct tp_callable *cal = tp_callable_find(name);
 	if (!cal) {

@@ -76,6 +76,7 @@ run neg --enable-pmu -1
 [ "$code" = 0 ] || bad "--enable-pmu -1 exited $code"
 [ -z "$(csv_of neg)" ] || bad "--enable-pmu -1 wrote pmu.csv"
 has "$out" "Invalid PMU event type 4294967295, using default (PIPE_UTILIZATION=2)"
+has "$out" "taskprof run: --enable-pmu -1 turns PMU profiling off (0 or negative: off); the 'Invalid PMU event type' warning that follows changes nothing"
 
 # Non-integers: "=N" is a usage error; a separate word is not the value
 # (it is the next positional, here one too many).
