@@ -291,8 +291,46 @@ static void test_critical_path(void **state)
 	assert_int_equal(cp.hops, 1);
 	/* via t6: exec 1 + 1, sched (4-2) + (1-0), span 6 - 1 */
 	assert_true(cp.exec == 2.0 && cp.sched == 3.0 && cp.span == 5.0);
+	assert_true(cp.lead == 1.0); /* t6: dispatch 0, start 1 */
 	sl_oh_sweep_free(&sw);
 	sl_oh_graph_free(&g);
+}
+
+/* Part 6's note: only when Compute + Scheduler injected pass 101% of the
+ * span (fixture A's 32.1% + 68.6% = 100.7% keeps the reference's lines). */
+static void test_part6_note(void **state)
+{
+	(void)state;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct sl_so_cpath over = {.found = true, .hops = 3, .span = 100, .exec = 30,
+				   .sched = 80, .lead = 15};
+	sl_so_print_part6(f, &over, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    Scheduler injected     : 80.0 us (80.0%)\n"
+				    "    Other (dep wait on path): 0.0 us\n"
+				    "    (Compute + Scheduler exceed the span by 10.0 us: Scheduler "
+				    "injected includes the 15.0 us the path's first task waited from "
+				    "dispatch to start, before the span begins)\n"
+				    "  -> scheduler adds ~80.0% "));
+	free(buf);
+	/* more over than the lead explains: overlapping tasks named too */
+	f = open_memstream(&buf, &len);
+	over.lead = 4;
+	sl_so_print_part6(f, &over, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "before the span begins; tasks on the path that overlap "
+				    "their predecessor count the overlap twice)\n"));
+	free(buf);
+	f = open_memstream(&buf, &len);
+	struct sl_so_cpath a = {.found = true, .hops = 1, .span = 27.4, .exec = 8.8,
+				.sched = 18.8, .lead = 0.4};
+	sl_so_print_part6(f, &a, true);
+	fclose(f);
+	assert_null(strstr(buf, "exceed"));
+	assert_non_null(strstr(buf, "    Scheduler injected     : 18.8 us (68.6%)\n"));
+	free(buf);
 }
 
 /* t1 <-> t2: the reference loops forever; the walk stops at t1's pred t2,
@@ -552,6 +590,7 @@ int main(void)
 		cmocka_unit_test(test_dist_percentiles),
 		cmocka_unit_test(test_critical_path),
 		cmocka_unit_test(test_critical_path_cycle),
+		cmocka_unit_test(test_part6_note),
 		cmocka_unit_test(test_sched_threads),
 		cmocka_unit_test(test_fixture_a_numbers),
 		cmocka_unit_test(test_large_graph),

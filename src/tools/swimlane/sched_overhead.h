@@ -114,6 +114,8 @@ int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph 
  * struct sl_so_cpath - Part 6, the makespan-determining path.
  * @found:  there are tasks (the walk ran).
  * @hops, @span, @exec, @sched: spec §6.2 Part 6 (µs).
+ * @lead:   the part of @sched from the path's first task, dispatch to
+ *          start (µs): it lies before the span's start.
  * @cycle:  the walk reached a task it had already visited (cyclic deps);
  *          it stopped there instead of looping forever like the reference.
  *          @cycle_task is that task's id.
@@ -121,13 +123,26 @@ int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph 
 struct sl_so_cpath {
 	bool found;
 	size_t hops;
-	double span, exec, sched;
+	double span, exec, sched, lead;
 	bool cycle;
 	uint64_t cycle_task;
 };
 
 /* Return: 0 or -ENOMEM. */
 int sl_so_critical_path(const struct sl_oh_graph *g, struct sl_so_cpath *out);
+
+/**
+ * sl_so_print_part6() - print Part 6 of the report (spec §6.3) to @f.
+ * @cp:  the path from sl_so_critical_path() (µs).
+ * @dag: false when deps.json does not describe the records' tasks: the
+ *       part says it was skipped.
+ *
+ * Beyond the reference's lines, one note when Compute and Scheduler
+ * injected add up to more than 101% of the span (the reference's
+ * arithmetic counts the first task's dispatch-to-start wait, @cp->lead,
+ * which lies before the span).
+ */
+void sl_so_print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag);
 
 /**
  * sl_sched_overhead_main() - `taskprof sched-overhead [RECORDS]
