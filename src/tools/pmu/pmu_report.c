@@ -498,7 +498,7 @@ static void usage(FILE *f)
 		   "               are used (as in taskprof swimlane)\n"
 		   "  -h, --help   this text\n\n"
 		   "The header's counter columns are checked against the event group's\n"
-		   "(spec/pmu.md section 2.2): a column it does not write, or one of its\n"
+		   "(docs/pmu.md \"Outputs\"): a column it does not write, or one of its\n"
 		   "columns missing, is a warning; a column name given twice is an error.\n\n"
 		   "exit status: 0 ok, 1 unreadable or malformed CSV or name map, 2 usage\n"
 		   "error\n");

@@ -32,7 +32,7 @@ static const char help_text[] =
 	"\n"
 	"Convert an l2_swimlane_records.json (+ deps.json, name map) into a Perfetto\n"
 	"trace (merged_swimlane.json, Chrome Trace Event format) and print the task\n"
-	"statistics by function (spec/swimlane-format.md sections 4 and 5).\n"
+	"statistics by function (docs/swimlane.md).\n"
 	"\n"
 	"positional arguments:\n"
 	"  input                 l2_swimlane_records.json; default: the newest\n"

@@ -870,11 +870,12 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: taskprof sched-overhead [RECORDS] [--deps-json DEPS]\n\n"
-		"Scheduler-overhead report (spec/swimlane-format.md section 6): is the AICPU\n"
-		"scheduler the bottleneck, or starved? Reads l2_swimlane_records.json (level >= 3\n"
-		"for the scheduler-loop part) and the task DAG from deps.json, and prints\n"
-		"Part 1 overhead verdict, Part 2 aicore switch, Parts 3/4 head/tail overhead,\n"
-		"Part 5 scheduler loop breakdown and Part 6 critical-path attribution.\n\n"
+		"Scheduler-overhead report: is the AICPU scheduler the bottleneck, or starved?\n"
+		"Reads l2_swimlane_records.json (level >= 3 for the scheduler-loop part) and\n"
+		"the task DAG from deps.json, and prints Part 1 overhead verdict, Part 2\n"
+		"aicore switch, Parts 3/4 head/tail overhead, Part 5 scheduler loop breakdown\n"
+		"and Part 6 critical-path attribution (README.md, \"Swimlane traces and the\n"
+		"scheduler-overhead report\").\n\n"
 		"arguments:\n"
 		"  RECORDS                        l2_swimlane_records.json; default: the newest\n"
 		"                                 ./outputs/*/l2_swimlane_records.json\n"

@@ -721,7 +721,8 @@ static void resolve_func_ids(struct gen *g)
 	fprintf(g->o->err,
 		"Warning: %zu task%s two different AIV kernels (first: %s, kernel_ids [%d, %d, "
 		"%d]); the records do not say which AIV core ran which, so every AIV row takes "
-		"kernel_ids[1] (swimlane format §2.10): rows and statistics of func_id %d%s%s%s "
+		"kernel_ids[1] (the records format's rule; docs/swimlane.md \"Limits\"): rows and "
+		"statistics of func_id %d%s%s%s "
 		"appear under %d%s%s%s\n",
 		split, split == 1 ? " runs" : "s run", tdisp(g->dp->task_id[first], td, sizeof(td)),
 		ids[0], ids[1], ids[2], ids[2], n2 ? " (" : "", n2 ? n2 : "", n2 ? ")" : "", ids[1],
