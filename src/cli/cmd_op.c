@@ -537,6 +537,75 @@ static size_t output_abs_len(const char *parent)
 	}
 }
 
+/* 0 when @path names an executable regular file, else the errno execve()
+ * would give (ENOENT, EACCES). */
+static int exec_errno_of(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st))
+		return errno;
+	if (!S_ISREG(st.st_mode))
+		return S_ISDIR(st.st_mode) ? EISDIR : EACCES; /* execve(): EACCES for both */
+	return access(path, X_OK) ? errno : 0;
+}
+
+/*
+ * Checks before anything is created that APP can be executed, as
+ * execvp() would find it: a name with a '/' as it is, else the first
+ * executable file of that name in $PATH (unset: /bin:/usr/bin). The
+ * application's own exec failing later (it changed in between) is still
+ * reported by op_exec_app(). Return: 0; -errno with the message set
+ * ("cannot execute 'APP': reason").
+ */
+static int check_app(const char *app)
+{
+	int e = ENOENT;
+	if (!*app) {
+		e = ENOENT;
+	} else if (strchr(app, '/')) {
+		e = exec_errno_of(app);
+	} else {
+		const char *path = getenv("PATH");
+		if (!path)
+			path = "/bin:/usr/bin";
+		for (const char *p = path;;) {
+			const char *c = strchr(p, ':');
+			size_t n = c ? (size_t)(c - p) : strlen(p);
+			char cand[PATH_MAX];
+			/* an empty entry is the current directory (execvp) */
+			int w = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "",
+					 app);
+			if (w > 0 && (size_t)w < sizeof(cand)) {
+				int ce = exec_errno_of(cand);
+				if (!ce)
+					return 0;
+				if (ce == EACCES)
+					e = EACCES; /* found, not executable: unless a later one is */
+			}
+			if (!c)
+				break;
+			p = c + 1;
+		}
+	}
+	if (!e)
+		return 0;
+	return tp_set_error(-e, "cannot execute '%s': %s%s", app, strerror(e),
+			    strchr(app, '/') ? "" : " (searched $PATH)");
+}
+
+/* Removes what cmd_op wrote into @dir before the application ran
+ * (config.txt, plan.txt) and @dir itself when nothing else is in it. */
+static void remove_unused_dir(const char *dir)
+{
+	char p[PATH_MAX + 16];
+	op_pathf(p, sizeof(p), "%s/config.txt", dir);
+	unlink(p);
+	op_pathf(p, sizeof(p), "%s/plan.txt", dir);
+	unlink(p);
+	if (rmdir(dir) == 0)
+		fprintf(stderr, "taskprof op: removed the unused output %s\n", dir);
+}
+
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
  * that exists is drawn again). */
 static int make_output_dir(const char *parent, char *out, size_t len)
@@ -1019,6 +1088,10 @@ int cmd_op(int argc, char **argv)
 				"folder whose path has neither\n", inject);
 		goto out;
 	}
+	if (check_app(argv[app])) {
+		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		goto out;
+	}
 	char dir[PATH_MAX];
 	if (make_output_dir(o->output_parent, dir, sizeof(dir))) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
@@ -1055,6 +1128,7 @@ int cmd_op(int argc, char **argv)
 		code = op_exec_app(&x, &interrupted);
 		if (code < 0) {
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+			remove_unused_dir(dir);
 			goto out;
 		}
 		if (code == OP_INJECT_FAILURE_STATUS) {

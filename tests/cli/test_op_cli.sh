@@ -187,6 +187,18 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	printf 'not a program\n' >"$root/notexec"
 	chmod -x "$root/notexec"
 	expect 1 "cannot execute '$root/notexec': Permission denied" -o "$root/o" "$root/notexec"
+	expect 1 "cannot execute '$root': Is a directory" -o "$root/o" "$root"
+	expect 1 "cannot execute 'no-such-tp-app': No such file or directory (searched \$PATH)" \
+		-o "$root/o" no-such-tp-app
+	# found in $PATH after a non-executable file of the same name
+	mkdir -p "$root/p1" "$root/p2"
+	cp "$root/notexec" "$root/p1/tp-twice"
+	printf '#!/bin/sh\nexit 5\n' >"$root/p2/tp-twice"
+	chmod +x "$root/p2/tp-twice"
+	PATH="$root/p1:$root/p2:$PATH" expect 5 "no kernel launch was profiled" -o "$root/o5" tp-twice
+	# an APP that cannot run creates no output folder (it used to leave one
+	# holding only config.txt and plan.txt)
+	[[ ! -e $root/o ]] || { echo "FAIL: a failed exec left $(ls -R "$root/o")"; fail=1; }
 	# Exit code = the application's; a signal S gives 128+S; the note of a
 	# run without kernel launches, the output folder name.
 	expect 3 "no kernel launch was profiled" -o "$root/o3" -- sh -c 'exit 3'
