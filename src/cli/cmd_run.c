@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/progress.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "platform/platform.h"
@@ -471,8 +472,13 @@ int cmd_run(int argc, char **argv)
 		fprintf(stderr, "taskprof run: out of memory\n");
 		return 1;
 	}
+	/* Large cases take a while to prepare and run (Case1: about 10 s):
+	 * a phase still going after 2 s gets a line on stderr. */
+	tp_progress_enable("taskprof run", stderr);
 	int rc = tp_worker_run(w, cal, case_name, r);
+	tp_progress_phase("closing the worker");
 	tp_worker_close(w);
+	tp_progress_phase(NULL);
 	if (rc) {
 		fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable, r->case_name,
 			r->platform, tp_last_error());
@@ -495,7 +501,10 @@ int cmd_run(int argc, char **argv)
 	if (r->swimlane_records[0]) {
 		char trace[4300];
 		printf("swimlane records: %s\n", r->swimlane_records);
-		if (convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace))) {
+		tp_progress_phase("converting the swimlane records into a Perfetto trace");
+		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace));
+		tp_progress_phase(NULL);
+		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",
 				r->swimlane_records);
 			code = 1;
@@ -513,11 +522,14 @@ int cmd_run(int argc, char **argv)
 	if (r->pmu_csv[0]) {
 		printf("pmu: %s (%" PRIu64 " rows, event type %u)\n", r->pmu_csv, r->pmu_rows,
 		       r->pmu_event_type);
+		tp_progress_phase("summarising pmu.csv");
 		if (print_pmu_summary(r->pmu_csv))
 			code = 1;
+		tp_progress_phase(NULL);
 	} else if (r->pmu) {
 		printf("pmu: no records written (no task ran on an AICore)\n");
 	}
 	free(r);
+	tp_progress_disable();
 	return code;
 }

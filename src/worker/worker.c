@@ -21,6 +21,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/progress.h"
 #include "base/tmp_registry.h"
 #include "platform/dev_memory.h"
 #include "platform/device.h"
@@ -511,6 +512,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	memset(&host, 0, sizeof(host));
 	memset(&expected, 0, sizeof(expected));
 	tp_clear_error();
+	tp_progress_phase("generating the inputs of %s %s", cal->name, cs->name);
 	if ((rc = cs->generate(cs, &host))) {
 		/* A case that fails without a message still gets a named reason. */
 		if (!*tp_last_error())
@@ -540,6 +542,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		memcpy(expected.tensors[i].data, t->data, t->bytes);
 	}
 	tp_clear_error();
+	tp_progress_phase("computing the golden of %s %s", cal->name, cs->name);
 	if (cs->golden && (rc = cs->golden(cs, &expected))) {
 		if (!*tp_last_error())
 			tp_set_error(rc, "case %s: golden() failed: %s", cs->name, strerror(-rc));
@@ -592,7 +595,14 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			     &w->pmu, dev, w->aicpu_threads, !strcmp(w->runtime, TP_RUNTIME_HBG),
 			     pmu_type, w->run_epoch, res->output_dir, &w->pmu_lease)))
 			goto out;
+		if (w->rounds > 1)
+			tp_progress_phase("running %s %s on %s (round %d of %d)", cal->name,
+					  cs->name, w->plat->name, r + 1, w->rounds);
+		else
+			tp_progress_phase("running %s %s on %s", cal->name, cs->name,
+					  w->plat->name);
 		rc = run_round(w, dev, cal, kt, nk, &host, got, res);
+		tp_progress_phase("collecting the profiles and writing the outputs");
 		/* A failed round is the error to report: closing the collectors
 		 * below may record their own ("no performance data"). */
 		char run_err[TP_ERROR_MSG_MAX] = "";
@@ -646,6 +656,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			goto out;
 		}
 		res->rounds = r + 1;
+		tp_progress_phase("comparing the outputs with the golden");
 		struct cmp_state st = { .worst_t = -1 };
 		for (uint32_t i = 0; i < host.n_tensors && !rc; i++)
 			if (host.tensors[i].is_out)
@@ -703,6 +714,7 @@ out:
 	char err[TP_ERROR_MSG_MAX] = "";
 	if (rc)
 		snprintf(err, sizeof(err), "%s", tp_last_error());
+	tp_progress_phase("closing the simulated device");
 	tp_device_close(dev);
 	if (rc)
 		tp_set_error(rc, "%s", err);
@@ -723,5 +735,6 @@ out:
 	}
 	if (rc)
 		res->pass = false;
+	tp_progress_phase(NULL);
 	return rc;
 }

@@ -60,7 +60,9 @@ interrupt() {
 	local code=$?
 	pid=
 	local msg
-	msg=$(grep -v '^\[taskprof\]' "$root/err")
+	# log lines and progress lines ("taskprof run: <phase>..." after 2 s
+	# of a phase) aside
+	msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 	local dir
 	dir=$(ls -d "$out"/*/)
 	dir=${dir%/}
