@@ -14,11 +14,16 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "bench_help.h"
+
+#define USAGE \
+	"usage: bench_clock\n\nCost of one system counter read (tp_sys_cnt(), which stamps every record)\nand of clock_gettime for comparison, 10 M reads each:\n  BENCH clock source=<tsc|monotonic> ns_per_read=<x>\n  BENCH clock_gettime ns_per_read=<y>\n"
 
 #define READS 10000000
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	tp_sys_cnt_set_freq(TP_SYS_CNT_FREQ_A5);
 	(void)tp_sys_cnt();  /* calibrate outside the timed loop */
 

@@ -29,6 +29,10 @@
 #include "base/clock.h"
 #include "op/registry.h"
 #include "taskprof/rt.h"
+#include "bench_help.h"
+
+#define USAGE \
+	"usage: bench_op\n\nCosts of taskprof op kernel replay:\n  BENCH op restore_bw_ratio=<R> restore_gbs=<G> memcpy_gbs=<M> bytes=<B>\n    device-memory restore throughput against plain memcpy (target R >= 0.8)\n  BENCH op per_pass_overhead_us=<U> kernel_us=<K> passes=<P>\n    what one replay pass costs beyond the kernel\n"
 
 #define TOTAL (256u << 20)
 #define NALLOC 8u
@@ -169,8 +173,9 @@ na:
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	int rc = bench_restore();
 	if (rc)
 		return rc;

@@ -25,6 +25,10 @@
 #include "examples/paged_attention/pa_inputs.h"
 #include "examples/paged_attention/pa_seq.h"
 #include "taskprof/taskprof.h"
+#include "bench_help.h"
+
+#define USAGE \
+	"usage: bench_paged_attention_seq [CASE]   (default Case1)\n\nPaged attention run task by task on one thread, no runtime (the floor the\nruntime is compared with), checked against its golden:\n  BENCH paged_attention_seq case=<c> tasks=<n> seconds=<s> golden=pass|fail\n"
 
 /* This thread's CPU time, ns: the machine may be shared, and the CPU time
  * of the single-threaded run is the figure that does not depend on it. */
@@ -37,6 +41,7 @@ static uint64_t cpu_ns(void)
 
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	const char *name = argc > 1 ? argv[1] : "Case1";
 	const struct pa_case *c = pa_case_find(name);
 	if (!c) {

@@ -35,6 +35,10 @@
 #include "runtime/orch.h"
 #include "taskprof/worker.h"
 #include "worker/run_pmu.h"
+#include "bench_help.h"
+
+#define USAGE \
+	"usage: bench_pmu [TASKS]   (default 100000)\n\nPer-task cost of PMU collection: TASKS empty AIV tasks with PMU off and\non, on a2a3sim and a5sim:\n  BENCH pmu platform=<p> mode=off|on tasks=<n> seconds=<s> ns_per_task=<x>\n"
 
 #define SCOPE_TASKS 1000u
 #define REPS 3
@@ -95,6 +99,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	uint32_t tasks = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 100000u;
 	if (!tasks)
 		tasks = 100000u;

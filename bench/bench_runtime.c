@@ -28,6 +28,10 @@
 #include "platform/device.h"
 #include "runtime/engine.h"
 #include "runtime/orch.h"
+#include "bench_help.h"
+
+#define USAGE \
+	"usage: bench_runtime [TASKS]   (default 100000, 2..10000000)\n\nScheduling throughput of the task runtime: TASKS empty tasks as a chain\nand as a wide graph, on each runtime:\n  BENCH runtime runtime=<r> shape=chain|wide ...\n"
 
 #define SCOPE_TASKS 1000u
 
@@ -131,6 +135,7 @@ static int bench(enum tp_runtime_mode mode, const char *shape, tp_orch_fn fn, ui
 
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
 	if (n < 2 || n > 10000000) {
 		fprintf(stderr, "bench_runtime: TASKS must be 2..10000000\n");
