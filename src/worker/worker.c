@@ -188,6 +188,26 @@ static void sanitize(char *dst, size_t len, const char *src)
 
 /* OUTPUT_ROOT/<label>_<YYYYMMDD_HHMMSS>[_N]: the folder is the uniqueness
  * boundary (ARCHITECTURE.md §6), so a run never reuses one. */
+/*
+ * Checks that @dir is still the folder make_run_dir() created (@made: its
+ * stat at creation). Deleted during a run, it would be recreated by a
+ * collector's export and hold only what came after, the name map and
+ * deps.json missing, while the run reported success.
+ * Return: 0; -ENOENT / -ESTALE with the message set.
+ */
+static int check_run_dir(const char *dir, const struct stat *made)
+{
+	struct stat now;
+	if (stat(dir, &now))
+		return tp_set_error(-errno, "the run folder %s was removed during the run (%s); "
+				    "its outputs are lost", dir, strerror(errno));
+	if (now.st_dev != made->st_dev || now.st_ino != made->st_ino)
+		return tp_set_error(-ESTALE, "the run folder %s was removed or replaced during "
+				    "the run; what is there now is incomplete (the files written "
+				    "before, such as the name map, are gone)", dir);
+	return 0;
+}
+
 static int make_run_dir(const char *root, const char *label, char *dir, size_t len)
 {
 	char stamp[32], safe[160];
@@ -568,6 +588,11 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
 		goto out;
 	made_dir = true;
+	struct stat dir_st;
+	if (stat(res->output_dir, &dir_st)) {
+		rc = tp_set_error(-errno, "%s: %s", res->output_dir, strerror(errno));
+		goto out;
+	}
 	/* Named by an interrupted `taskprof run` (base/tmp_registry.h). */
 	tp_tmpreg_set_dir(res->output_dir);
 
@@ -697,7 +722,8 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		}
 		res->pass = res->pass && pass;
 	}
-	rc = write_result(res->output_dir, w, res);
+	if (!(rc = check_run_dir(res->output_dir, &dir_st)))
+		rc = write_result(res->output_dir, w, res);
 
 out:
 	if (w->dg) { /* a later collector failed to open: no export */

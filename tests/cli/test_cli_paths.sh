@@ -116,4 +116,25 @@ for f in A B d; do
 	[[ -L $f ]] || { echo "FAIL: $f was replaced"; fail=1; }
 done
 
+# The run folder deleted while the kernel runs: the collectors' exports
+# would recreate it holding only the late files (no name map); the run
+# fails and says so instead of reporting success.
+so=$(dirname "$bin")/tests/case_so/libslowcase.so
+if [[ -e $so ]]; then
+	SLOWCASE_MS=1500 SLOWCASE_MARK=$root/mark "$bin" run "$so" --enable-l2-swimlane \
+		--enable-dep-gen -o "$root/gone" >"$root/out" 2>"$root/err" &
+	pid=$!
+	for _ in $(seq 500); do [[ -e $root/mark.start ]] && break; sleep 0.02; done
+	rm -rf "$root/gone"
+	wait $pid
+	code=$?
+	if [[ ! -e $root/mark.start ]]; then
+		echo "FAIL: the slow kernel never started: $(cat "$root/err")"; fail=1
+	elif [[ $code -ne 1 ]] || ! grep -qE "the run folder $root/gone/slowcase_Default_[0-9_]+ was removed (or replaced )?during the run" "$root/err"; then
+		echo "FAIL: run folder deleted mid-run: exit $code: $(tail -c 400 "$root/err")"; fail=1
+	else
+		echo "ok: run folder deleted mid-run -> 1: $(grep -o 'the run folder.*' "$root/err" | head -1 | tail -c 150)"
+	fi
+fi
+
 exit $fail
