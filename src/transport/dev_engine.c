@@ -15,6 +15,34 @@ static inline void spin_relax(void)
 	sched_yield();
 }
 
+/*
+ * The clock of a gate's grace and backstop, in ticks of tp_sys_cnt(). A
+ * gap of over a second between two of the waiting producer's own looks at
+ * it (it did not run: the process was stopped by Ctrl-Z, SIGSTOP or a
+ * debugger) is not counted, so a stop longer than the 30 s backstop does
+ * not turn into records dropped when the process continues. A producer
+ * spinning on a real AICPU never sees such a gap; a simulated one that the
+ * host starves for a whole second waits that much longer.
+ */
+struct gate_clock {
+	uint64_t start, last;
+};
+
+static inline void gc_start(struct gate_clock *c)
+{
+	c->start = c->last = tp_sys_cnt();
+}
+
+/* Ticks the gate has waited since gc_start(), stops excluded. */
+static inline uint64_t gc_elapsed(struct gate_clock *c)
+{
+	uint64_t now = tp_sys_cnt(), gap = now - c->last;
+	if (gap > tp_sys_cnt_freq())
+		c->start += gap;
+	c->last = now;
+	return now - c->start;
+}
+
 static bool pool_ok(const struct tp_shm_header *h)
 {
 	return h && h->magic == TP_SHM_MAGIC;
@@ -83,16 +111,18 @@ bool dpe_push_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	uint64_t start = 0;
+	struct gate_clock gc;
+	bool started = false;
 	/* acquire: once the host's release of the freeze is seen, the queue
 	 * heads it advanced before releasing are visible too. */
 	while (atomic_load_explicit(&h->bp.rq_freeze_active, memory_order_acquire)) {
 		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
 		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
 			return false; /* host showed no life since the last timeout */
-		if (start == 0)
-			start = tp_sys_cnt();
-		else if (tp_sys_cnt() - start >= timeout) {
+		if (!started) {
+			gc_start(&gc);
+			started = true;
+		} else if (gc_elapsed(&gc) >= timeout) {
 			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
 			return false;
 		}
@@ -105,7 +135,8 @@ bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	uint64_t start = 0;
+	struct gate_clock gc;
+	bool started = false;
 	/* acquire: pairs with the host's release store clearing the freeze,
 	 * which it makes after refilling free queues; the refilled slots and
 	 * tails are then visible to the re-check that follows. */
@@ -113,9 +144,10 @@ bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
 		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
 			return false;
-		if (start == 0)
-			start = tp_sys_cnt();
-		else if (tp_sys_cnt() - start >= timeout) {
+		if (!started) {
+			gc_start(&gc);
+			started = true;
+		} else if (gc_elapsed(&gc) >= timeout) {
 			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
 			return false;
 		}
@@ -131,7 +163,8 @@ bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_
 		return false;
 	const uint32_t size = h->ready_queue_size;
 	bool signalled = false;
-	uint64_t start = 0;
+	struct gate_clock gc;
+	bool started = false;
 	for (;;) {
 		/* relaxed: the device is the only writer of its tail. */
 		uint32_t tail = atomic_load_explicit(&h->queue_tails[q], memory_order_relaxed);
@@ -151,13 +184,19 @@ bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_
 		 * backstop already decided it is gone, so fail without waiting. */
 		if (atomic_load_explicit(&h->rq_trip[q], memory_order_relaxed) == head + 1)
 			return false;
-		if (!start) {
-			start = tp_sys_cnt() | 1;
-		} else if (!signalled && tp_sys_cnt() - start >= h->grace_cycles) {
+		const bool first = !started;
+		if (first) {
+			gc_start(&gc);
+			started = true;
+		}
+		const uint64_t waited = first ? 0 : gc_elapsed(&gc);
+		if (first) {
+			/* the clock starts at the first look: nothing is due */
+		} else if (!signalled && waited >= h->grace_cycles) {
 			/* relaxed: a sticky 0->1 flag; the host only tests it. */
 			atomic_store_explicit(&h->bp.rq_contended, 1, memory_order_relaxed);
 			signalled = true;
-		} else if (signalled && tp_sys_cnt() - start >= h->backstop_cycles) {
+		} else if (signalled && waited >= h->backstop_cycles) {
 			atomic_store_explicit(&h->rq_trip[q], head + 1, memory_order_relaxed);
 			return false;
 		}
@@ -172,7 +211,8 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		return false;
 	struct tp_free_queue *fq = &st->free_queue;
 	bool signalled = false;
-	uint64_t start = 0;
+	struct gate_clock gc;
+	bool started = false;
 	for (;;) {
 		/* relaxed: the device is the only writer of head. */
 		uint32_t head = atomic_load_explicit(&fq->head, memory_order_relaxed);
@@ -200,13 +240,19 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		if (signalled && !atomic_load_explicit(&h->bp.fq_contended, memory_order_acquire) &&
 		    !atomic_load_explicit(&h->bp.fq_freeze_active, memory_order_acquire))
 			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
-		if (!start) {
-			start = tp_sys_cnt() | 1;
-		} else if (!signalled && tp_sys_cnt() - start >= h->grace_cycles) {
+		const bool first = !started;
+		if (first) {
+			gc_start(&gc);
+			started = true;
+		}
+		const uint64_t waited = first ? 0 : gc_elapsed(&gc);
+		if (first) {
+			/* the clock starts at the first look: nothing is due */
+		} else if (!signalled && waited >= h->grace_cycles) {
 			/* relaxed: a sticky 0->1 flag; the host only tests it. */
 			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
 			signalled = true;
-		} else if (signalled && tp_sys_cnt() - start >= h->backstop_cycles) {
+		} else if (signalled && waited >= h->backstop_cycles) {
 			/* Unlike the reference (spec §11.3) the un-frozen re-check is
 			 * bounded too, so a host that dies before its first tick
 			 * cannot leave the producer spinning forever.  Tested only

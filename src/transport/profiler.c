@@ -17,6 +17,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/watchdog.h"
 #include "transport/profiler.h"
 
 #define DRAIN_BUSY_POLL_SCANS 64
@@ -409,8 +410,11 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	 * after this wait. */
 	bp_wake_ready(&p->bp, shard);
 	int wait_ms = p->cfg.ready_push_wait_ms;
-	uint64_t deadline = tp_now_ns() + (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000u;
-	while (wait_ms > 0 && tp_now_ns() < deadline) {
+	/* A watchdog, not a deadline: time the process spent stopped does
+	 * not count (base/watchdog.h), so Ctrl-Z then fg loses nothing. */
+	struct tp_watchdog wd;
+	tp_watchdog_start(&wd, (uint64_t)(wait_ms > 0 ? wait_ms : 0) * 1000000u, tp_now_ns());
+	while (wait_ms > 0 && !tp_watchdog_expired(&wd, tp_now_ns())) {
 		sleep_us(50);
 		if (tp_spsc_push(&p->bp.ready[bp_norm_shard(&p->bp, shard)].ring, &info)) {
 			bp_wake_ready(&p->bp, shard);
@@ -872,8 +876,10 @@ static void *collector_main(void *arg)
 	free(a);
 	host_thread_init("coll", shard);
 	const int timeout_s = p->m->idle_timeout_sec > 0 ? p->m->idle_timeout_sec : 30;
-	bool seen = false, stalled = false;
-	uint64_t idle_since = 0;
+	bool seen = false, stalled = false, idle = false;
+	/* The idle timeout skips time the process spent stopped (a gap
+	 * between two ticks, or a SIGCONT: base/watchdog.h). */
+	struct tp_watchdog idle_wd;
 	struct tp_ready_info info;
 	for (;;) {
 		if (bp_wait_pop_ready(&p->bp, &info, COLLECTOR_TICK_MS, shard)) {
@@ -890,7 +896,7 @@ static void *collector_main(void *arg)
 			}
 			consume(p, &info, shard);
 			seen = true;
-			idle_since = 0;
+			idle = false;
 			continue;
 		}
 		/* acquire: pairs with the release store in prof_stop, made after
@@ -904,9 +910,10 @@ static void *collector_main(void *arg)
 		if (!seen)
 			continue; /* an empty shard is a valid shape: never times out */
 		uint64_t now = tp_now_ns();
-		if (!idle_since) {
-			idle_since = now;
-		} else if (!stalled && now - idle_since >= (uint64_t)timeout_s * 1000000000u) {
+		if (!idle) {
+			tp_watchdog_start(&idle_wd, (uint64_t)timeout_s * 1000000000u, now);
+			idle = true;
+		} else if (!stalled && tp_watchdog_expired(&idle_wd, now)) {
 			/* The hang detector of the spec, without its give-up: a run
 			 * may be quiet for a while, and a shard that stopped
 			 * consuming would lose every later buffer. */
