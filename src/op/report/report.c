@@ -371,13 +371,21 @@ static int open_out(struct rep *r, const char *file, struct tp_file_tx *tx)
 	return tp_file_tx_begin(tx, path, NULL);
 }
 
+/*
+ * Publish @tx, or remove its temporary file and say why the write failed
+ * (ENOSPC, EFBIG past `ulimit -f`, EIO), naming the file. The flush comes
+ * first: it writes the rest of the buffer and fails with the cause again,
+ * whereas the errno of an earlier failed fprintf is long gone.
+ */
 static int close_out(struct tp_file_tx *tx)
 {
-	if (ferror(tx->fp)) {
+	errno = 0;
+	if (fflush(tx->fp) != 0 || ferror(tx->fp)) {
+		int err = errno ? errno : EIO;
 		char p[PATH_MAX];
 		snprintf(p, sizeof(p), "%s", tx->path);
 		tp_file_tx_abort(tx, false);
-		return tp_set_error(-EIO, "%s: write failed", p);
+		return tp_set_error(-err, "%s: write failed: %s", p, strerror(err));
 	}
 	return tp_file_tx_commit(tx);
 }
