@@ -13,13 +13,16 @@
  *
  * Exit codes: the application's (killed by signal S: 128 + S); 2 bad usage;
  * 1 when the profiler failed (injector missing, application not
- * executable, injector failure status 70, application-replay mismatch,
- * report error).
+ * executable, injector failure status 70, a file the injector could not
+ * open or write (its status pipe), application-replay mismatch, report
+ * error, stdout not written); 130 / 143 / 129 when SIGINT / SIGTERM /
+ * SIGHUP ends the report phase (temporary files removed, one line).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +33,9 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/tmp_registry.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/op_launch.h"
 #include "op/config.h"
 #include "op/groups.h"
@@ -57,6 +62,23 @@ struct op_opts {
 	bool warm_up_set;
 	bool list_passes;
 };
+
+/* Why writing stdout failed (0: not known yet), for the "writing stdout"
+ * message at the end of cmd_op(). */
+static int g_stdout_errno;
+
+/* After writing stdout: flush it and, when that or an earlier write
+ * failed, keep the cause (a failed fprintf leaves it in errno; stdio then
+ * drops the buffer, so a later fflush has nothing to fail with). */
+static void flush_stdout(void)
+{
+	int before = errno;
+	errno = 0;
+	if (fflush(stdout) != 0 && !g_stdout_errno)
+		g_stdout_errno = errno ? errno : EIO;
+	if (ferror(stdout) && !g_stdout_errno)
+		g_stdout_errno = before ? before : EIO;
+}
 
 static void help(FILE *f)
 {
@@ -141,9 +163,14 @@ static void help(FILE *f)
 		"  -o, --output DIR          parent folder of OPPROF_* [default: the current\n"
 		"                            folder]; created when missing\n"
 		"  -h, --help                this text\n\n"
+		"signals: while APP runs, SIGINT, SIGTERM and SIGHUP sent to taskprof are\n"
+		"passed on to APP (a second SIGINT kills it) and what was collected is\n"
+		"reported; once APP has ended, they stop the report: its temporary files\n"
+		"are removed, one line says so, exit 130 / 143 / 129.\n\n"
 		"exit status: APP's (killed by signal S: 128+S); 1 the profiler failed\n"
-		"(injector missing, APP not executable, injector error, application-replay\n"
-		"mismatch, report error); 2 bad usage\n",
+		"(injector missing, APP not executable, injector error, a profile file\n"
+		"that could not be written, application-replay mismatch, report error,\n"
+		"stdout not written); 2 bad usage\n",
 		OP_MAX_RAW_EVENTS);
 }
 
@@ -424,7 +451,9 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 			rc = parse_on_off("--instr", optarg, &c->instr);
 			break;
 		case 'h':
+			errno = 0;
 			help(stdout);
+			flush_stdout();
 			return 1;
 		case ':':
 			fprintf(stderr, "taskprof op: %s expects a value (see taskprof op --help)\n",
@@ -888,9 +917,12 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
 }
 
-/* Report every launch directory; print the summary table. Return: the
- * number of launch directories; -1 when one failed (reported). */
-static int report_all(const struct op_opts *o, const char *out, bool *failed)
+
+/* Report every launch directory; print the summary table. @inj_failed: the
+ * injector reported files it could not write (a launch.txt missing is then
+ * its doing, not the application's). Return: the number of launch
+ * directories; *@failed set when one failed (reported). */
+static int report_all(const struct op_opts *o, const char *out, bool inj_failed, bool *failed)
 {
 	struct op_dir *dirs;
 	size_t n;
@@ -916,9 +948,15 @@ static int report_all(const struct op_opts *o, const char *out, bool *failed)
 		struct stat st;
 		if (!op_pathf(lt, sizeof(lt), "%s/launch.txt", dirs[i].path) &&
 		    stat(lt, &st) != 0 && errno == ENOENT) {
-			fprintf(stderr, "taskprof op: warning: %s: incomplete profile, no "
-					"launch.txt (the application ended while this launch was "
-					"being profiled); skipped\n", dirs[i].path);
+			if (inj_failed)
+				fprintf(stderr, "taskprof op: %s: incomplete profile, no launch.txt "
+						"(the profiler could not write its files, see "
+						"above); skipped\n", dirs[i].path);
+			else
+				fprintf(stderr, "taskprof op: warning: %s: incomplete profile, no "
+						"launch.txt (the application ended while this "
+						"launch was being profiled); skipped\n",
+					dirs[i].path);
 			continue;
 		}
 		if (tp_op_report_launch(dirs[i].path, &o->cfg, &sum[done])) {
@@ -931,8 +969,9 @@ static int report_all(const struct op_opts *o, const char *out, bool *failed)
 	}
 	if (done) {
 		fflush(stderr);
+		errno = 0;
 		tp_op_report_print_summary(stdout, sum, done);
-		fflush(stdout);
+		flush_stdout();
 	}
 	free(sum);
 	free(dirs);
@@ -984,6 +1023,63 @@ static void report_injector_failure(const char *out, int run)
 	free(dirs);
 }
 
+/*
+ * What one run of the application (@run: its index in application replay,
+ * -1 otherwise) leaves to say: the signal that killed it, unless taskprof
+ * was interrupted itself; the files the injector could not open or write,
+ * a profiler failure. Return: whether there were such files.
+ */
+static bool report_run(const struct op_exec_result *r, int run)
+{
+	char which[32] = "";
+	if (run >= 0)
+		snprintf(which, sizeof(which), " (run %d)", run);
+	if (r->term_sig && !r->interrupted) {
+		const char *abbrev = sigabbrev_np(r->term_sig);
+		char name[32];
+		if (abbrev)
+			snprintf(name, sizeof(name), "SIG%s", abbrev);
+		else
+			snprintf(name, sizeof(name), "signal %d", r->term_sig);
+		fprintf(stderr, "taskprof op: the application%s was killed by %s (%s)%s\n", which,
+			name, strsignal(r->term_sig),
+			r->term_sig == SIGXFSZ ? ": a file it wrote (the profiler's files inside "
+						 "it included) passed the file size limit, "
+						 "ulimit -f" : "");
+	}
+	if (!r->n_failures)
+		return false;
+	/* "<pid> <message>" (op/config.h TP_OP_STATUS_FD_ENV) */
+	char *end;
+	long pid = strtol(r->failure, &end, 10);
+	const char *msg = r->failure;
+	char where[64] = "";
+	if (pid > 0 && *end == ' ') {
+		msg = end + 1;
+		if (run >= 0)
+			snprintf(where, sizeof(where), " (run %d, pid %ld)", run, pid);
+		else
+			snprintf(where, sizeof(where), " (pid %ld)", pid);
+	} else {
+		snprintf(where, sizeof(where), "%s", which);
+	}
+	fprintf(stderr, "taskprof op: the profiler failed inside the application%s: %s", where,
+		msg);
+	if (r->n_failures > 1)
+		fprintf(stderr, " (and %u more: see above and taskprof.log)", r->n_failures - 1);
+	fputc('\n', stderr);
+	return true;
+}
+
+/* The application is gone: from here on SIGINT / SIGTERM / SIGHUP stop
+ * the report as they stop `taskprof run` (cli/interrupt.h): the report's
+ * temporary files are removed, one line names @dir, exit 128 + S. */
+static void report_phase_signals(const char *dir)
+{
+	tp_tmpreg_set_dir(dir);
+	cli_interrupt_install("taskprof op");
+}
+
 /* Application replay: one run per pass, then match them. @stopped: set
  * when a run failed and nothing is to be reported. Return: the
  * application's exit code, or -1 (profiler failure, reported). */
@@ -1002,9 +1098,9 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		}
 		fprintf(stderr, "taskprof op: application replay: run %d of %d (pass %d)\n", i + 1,
 			passes, i);
-		bool interrupted = false;
+		struct op_exec_result res;
 		x->pass = i;
-		code = op_exec_app(x, &interrupted);
+		code = op_exec_app(x, &res);
 		if (code < 0) {
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 			return -1;
@@ -1013,7 +1109,12 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			report_injector_failure(out, i);
 			return -1;
 		}
-		if (interrupted) {
+		if (report_run(&res, i)) {
+			fprintf(stderr, "taskprof op: application replay stopped after run %d; no "
+					"report (the runs in %s/raw/)\n", i, out);
+			return -1;
+		}
+		if (res.interrupted) {
 			fprintf(stderr, "taskprof op: interrupted during run %d; the report uses the "
 					"%d run%s completed before it\n",
 				i, runs, runs == 1 ? "" : "s");
@@ -1028,6 +1129,7 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		}
 		runs++;
 	}
+	report_phase_signals(out);
 	if (runs == 0)
 		return code;
 	int n_launches = 0, n_merged = 0;
@@ -1054,6 +1156,14 @@ int cmd_op(int argc, char **argv)
 	o->match = OP_MATCH_GRID;
 	o->app_mode = OP_APP_BALANCED;
 	int app = 0, ret = 2;
+	/* A write past `ulimit -f` must fail with EFBIG, reported naming the
+	 * file, rather than kill taskprof half way and leave *.tmp files.
+	 * main() may ignore SIGXFSZ for every command too; this is then a
+	 * no-op. The application still gets the disposition taskprof started
+	 * with (op_exec.c). */
+	struct sigaction xfsz;
+	if (sigaction(SIGXFSZ, NULL, &xfsz) == 0 && xfsz.sa_handler != SIG_IGN)
+		signal(SIGXFSZ, SIG_IGN);
 	int rc = parse_args(argc, argv, o, &app);
 	if (rc) {
 		ret = rc > 0 ? 0 : 2;
@@ -1062,11 +1172,11 @@ int cmd_op(int argc, char **argv)
 	if (platform_of_env(o) || check_combinations(o) || make_plan(o))
 		goto out;
 	if (o->list_passes) {
+		errno = 0;
 		print_plan_header(stdout, o);
 		tp_op_plan_print(stdout, &o->cfg.plan);
-		ret = fflush(stdout) ? 1 : 0;
-		if (ret)
-			fprintf(stderr, "taskprof op: writing stdout: %s\n", strerror(errno));
+		flush_stdout();
+		ret = 0; /* a failed write of stdout: 1 at out */
 		goto out;
 	}
 	if (app >= argc) {
@@ -1103,6 +1213,7 @@ int cmd_op(int argc, char **argv)
 	op_pathf(plan, sizeof(plan), "%s/plan.txt", dir);
 	if (write_config(o, config) || write_plan(o, plan)) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		remove_unused_dir(dir);
 		goto out;
 	}
 	fprintf(stderr, "taskprof op: output %s\n", dir);
@@ -1113,7 +1224,7 @@ int cmd_op(int argc, char **argv)
 	struct op_exec x = { .inject_lib = inject, .config_path = config, .pass = -1,
 			     .argv = argv + app };
 	int code;
-	bool app_replay = o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION;
+	bool app_replay = o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION, inj_failed = false;
 	if (app_replay) {
 		bool stopped = false;
 		code = run_application_replay(o, &x, dir, &stopped);
@@ -1124,8 +1235,8 @@ int cmd_op(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		bool interrupted = false;
-		code = op_exec_app(&x, &interrupted);
+		struct op_exec_result res;
+		code = op_exec_app(&x, &res);
 		if (code < 0) {
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 			remove_unused_dir(dir);
@@ -1135,11 +1246,15 @@ int cmd_op(int argc, char **argv)
 			report_injector_failure(dir, -1);
 			goto out;
 		}
-		if (interrupted)
+		report_phase_signals(dir);
+		inj_failed = report_run(&res, -1);
+		if (res.interrupted)
 			fprintf(stderr, "taskprof op: interrupted; reporting what was collected\n");
 	}
-	bool failed = false;
-	int n = report_all(o, dir, &failed);
+	/* An injector failure is reported, and blames neither the selection
+	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
+	bool failed = inj_failed;
+	int n = report_all(o, dir, inj_failed, &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
 	fprintf(stderr, "taskprof op: output %s\n", dir);
@@ -1151,6 +1266,16 @@ int cmd_op(int argc, char **argv)
 	}
 	ret = code;
 out:
+	/* The summary table, the plan or the help text: a stdout that could
+	 * not be written (a full disk, a closed pipe) fails the command. */
+	if (ret != 2) {
+		flush_stdout();
+		if (g_stdout_errno) {
+			fprintf(stderr, "taskprof op: writing stdout: %s\n",
+				strerror(g_stdout_errno));
+			ret = 1;
+		}
+	}
 	free(o);
 	return ret;
 }

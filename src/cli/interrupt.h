@@ -3,8 +3,10 @@
  * cli/interrupt.h — SIGINT / SIGTERM / SIGHUP for the commands that write
  * outputs in process (`taskprof run`, `taskprof swimlane`): remove the
  * registered temporary files (base/tmp_registry.h), say so in one line,
- * die by the signal. `taskprof op` has its own (op_exec.c: it forwards to the
- * application and reports what was collected).
+ * die by the signal. `taskprof op` installs it for its report phase, once
+ * the application has ended; while the application runs it has its own
+ * (op_exec.c: it forwards to the application and reports what was
+ * collected).
  */
 #ifndef TP_CLI_INTERRUPT_H
 #define TP_CLI_INTERRUPT_H

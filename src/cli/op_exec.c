@@ -16,13 +16,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "base/error.h"
 #include "cli/op_launch.h"
+#include "op/config.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OP_ASAN_BUILD 1
@@ -71,6 +74,7 @@ int op_inject_path(char *buf, size_t len)
 /* The process that runs now, for the signal handler (0 when none). */
 static volatile sig_atomic_t g_child;
 static volatile sig_atomic_t g_sigint;
+/* SIGTERM or SIGHUP arrived. */
 static volatile sig_atomic_t g_sigterm;
 /* The signal to pass on that arrived before the child was started (0 when
  * none): sent to it as soon as it exists (op_exec_app()). */
@@ -81,7 +85,9 @@ static volatile sig_atomic_t g_early;
  * the application included (si_code SI_KERNEL); one sent to taskprof alone
  * (kill(2): SI_USER, SI_QUEUE) is passed on. The first one lets the
  * injector finish the pass in progress; at the second the application is
- * killed, whatever it does with SIGINT.
+ * killed, whatever it does with SIGINT. SIGTERM and SIGHUP (the terminal
+ * closed; the kernel sends that one to the foreground group itself,
+ * SI_KERNEL) are passed on the same way.
  */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -131,14 +137,16 @@ static char g_pid_entry[sizeof(PID_VAR) + 24];
 
 /*
  * The child's environment: environ without the variables we set, then
- * ours. Return: a NULL-terminated array (entries of environ are shared, the
+ * ours; @status is the value of TP_OP_STATUS_FD_ENV ("<fd>:<inode>").
+ * Return: a NULL-terminated array (entries of environ are shared, the
  * others on the heap: free_env()), or NULL (out of memory).
  */
-static char **build_env(const struct op_exec *x, char ***owned, size_t *n_owned)
+static char **build_env(const struct op_exec *x, const char *status, char ***owned,
+			size_t *n_owned)
 {
 	static const char *const ours[] = { "LD_PRELOAD", "TASKPROF_OP_CONFIG",
 					    "TASKPROF_OP_PASS", "TASKPROF_TARGET_PID",
-					    "ASAN_OPTIONS" };
+					    "ASAN_OPTIONS", TP_OP_STATUS_FD_ENV };
 	size_t n_env = 0;
 	while (environ && environ[n_env])
 		n_env++;
@@ -175,6 +183,7 @@ static char **build_env(const struct op_exec *x, char ***owned, size_t *n_owned)
 	}
 	mine[m++] = pre;
 	mine[m++] = env_entry("TASKPROF_OP_CONFIG", x->config_path);
+	mine[m++] = env_entry(TP_OP_STATUS_FD_ENV, status);
 	if (x->pass >= 0) {
 		char num[16];
 		snprintf(num, sizeof(num), "%d", x->pass);
@@ -225,21 +234,121 @@ static void fill_pid(void)
 	*o = 0;
 }
 
-int op_exec_app(const struct op_exec *x, bool *interrupted)
+/*
+ * Whether SIGPIPE / SIGXFSZ were ignored when taskprof started. main()
+ * ignores SIGPIPE, and SIGXFSZ is ignored for taskprof's own writes (see
+ * cmd_op()), so that a closed reader or `ulimit -f` makes a write fail with
+ * a message instead of killing taskprof; the application must not inherit
+ * that (an ignored signal stays ignored across exec) unless it was given
+ * to taskprof so. A constructor runs before main() changes anything.
+ */
+static bool g_pipe_ign_at_start, g_xfsz_ign_at_start;
+
+static bool ignored_now(int sig)
 {
+	struct sigaction old;
+	return sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+	       old.sa_handler == SIG_IGN;
+}
+
+__attribute__((constructor)) static void record_start_signals(void)
+{
+	g_pipe_ign_at_start = ignored_now(SIGPIPE);
+	g_xfsz_ign_at_start = ignored_now(SIGXFSZ);
+}
+
+/* pipe2(), with "ulimit -n" named when taskprof has no descriptor left. */
+static int make_pipe(int fds[2], int flags, const char *what)
+{
+	if (pipe2(fds, flags) == 0)
+		return 0;
+	int e = errno;
+	struct rlimit rl;
+	if (e == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		return tp_set_error(-e, "cannot create %s: %s (the limit of open files, "
+				    "ulimit -n, is %llu: too few for the application and the "
+				    "profiler)", what, strerror(e), (unsigned long long)rl.rlim_cur);
+	return tp_set_error(-e, "cannot create %s: %s", what, strerror(e));
+}
+
+/* After the application ended: the injector's lines on the status pipe
+ * (@fd, non-blocking; descendants of the application may still hold the
+ * write end, so the end of the data is EAGAIN, not only EOF). */
+static void read_status(int fd, struct op_exec_result *res)
+{
+	char buf[4096], line[sizeof(res->failure)];
+	size_t used = 0;
+	bool skipping = false; /* inside a line too long for @line */
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] != '\n') {
+				if (used < sizeof(line) - 1)
+					line[used++] = buf[i];
+				else
+					skipping = true;
+				continue;
+			}
+			line[used] = 0;
+			if (used || skipping) {
+				if (!res->n_failures)
+					snprintf(res->failure, sizeof(res->failure), "%s", line);
+				res->n_failures++;
+			}
+			used = 0;
+			skipping = false;
+		}
+	}
+	if (used) { /* a last line without its newline: still a failure */
+		line[used] = 0;
+		if (!res->n_failures)
+			snprintf(res->failure, sizeof(res->failure), "%s", line);
+		res->n_failures++;
+	}
+}
+
+int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
+{
+	struct op_exec_result dummy;
+	if (!res)
+		res = &dummy;
+	memset(res, 0, sizeof(*res));
+	/* The status pipe first: its number goes into the environment.
+	 * Non-blocking: the injector never waits for the launcher, and the
+	 * launcher reads what is there once the application has ended. */
+	int sfd[2];
+	int rc = make_pipe(sfd, O_CLOEXEC | O_NONBLOCK, "the injector's status pipe");
+	if (rc)
+		return rc;
+	struct stat sst;
+	char status[64];
+	if (fstat(sfd[1], &sst) != 0) {
+		rc = tp_set_error(-errno, "status pipe: fstat: %s", strerror(errno));
+		close(sfd[0]);
+		close(sfd[1]);
+		return rc;
+	}
+	snprintf(status, sizeof(status), "%d:%llu", sfd[1], (unsigned long long)sst.st_ino);
 	char **owned = NULL;
 	size_t n_owned = 0;
-	char **env = build_env(x, &owned, &n_owned);
-	if (!env)
+	char **env = build_env(x, status, &owned, &n_owned);
+	if (!env) {
+		close(sfd[0]);
+		close(sfd[1]);
 		return tp_set_error(-ENOMEM, "out of memory building the environment of '%s'",
 				    x->argv[0]);
-	int rc;
+	}
 	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		rc = tp_set_error(-errno, "pipe: %s", strerror(errno));
+	if ((rc = make_pipe(pfd, O_CLOEXEC, "a pipe to start the application"))) {
+		close(sfd[1]);
 		goto out;
 	}
-	struct sigaction sa = { 0 }, old_int, old_term;
+	struct sigaction sa = { 0 }, old_int, old_term, old_hup;
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid returns EINTR */
 	sigemptyset(&sa.sa_mask);
@@ -248,16 +357,23 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 	g_early = 0;
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	/* SIGHUP ignored at entry (nohup) stays ignored: neither forwarded
+	 * nor counted as an interrupt. */
+	sigaction(SIGHUP, NULL, &old_hup);
+	if (old_hup.sa_handler != SIG_IGN || (old_hup.sa_flags & SA_SIGINFO))
+		sigaction(SIGHUP, &sa, NULL);
 	fflush(stdout);
 	fflush(stderr);
-	/* SIGINT / SIGTERM blocked from before fork() until g_child is set:
-	 * one arriving in between (the child may exec and the application
-	 * signal readiness before the parent runs again) waits, then finds
-	 * the child to pass it on to. The child unblocks them before exec. */
+	/* SIGINT / SIGTERM / SIGHUP blocked from before fork() until g_child
+	 * is set: one arriving in between (the child may exec and the
+	 * application signal readiness before the parent runs again) waits,
+	 * then finds the child to pass it on to. The child unblocks them
+	 * before exec. */
 	sigset_t fwd, old_mask;
 	sigemptyset(&fwd);
 	sigaddset(&fwd, SIGINT);
 	sigaddset(&fwd, SIGTERM);
+	sigaddset(&fwd, SIGHUP);
 	sigprocmask(SIG_BLOCK, &fwd, &old_mask);
 	pid_t parent = getpid();
 	pid_t pid = fork();
@@ -266,26 +382,35 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		close(pfd[0]);
 		close(pfd[1]);
+		close(sfd[1]);
 		goto restore;
 	}
 	if (pid == 0) {
-		/* The child: undo what taskprof changed, then exec. main()
-		 * ignores SIGPIPE, and an ignored signal stays ignored across
-		 * exec; SIGINT / SIGTERM get what taskprof itself was given
-		 * (ignored in a background job of a script stays ignored). */
+		/* The child: undo what taskprof changed, then exec. SIGPIPE
+		 * and SIGXFSZ, which taskprof ignores for itself, and SIGINT /
+		 * SIGTERM / SIGHUP get what taskprof itself was given (ignored
+		 * in a background job of a script, or under nohup, stays
+		 * ignored). */
 		/* Die with taskprof: a SIGKILL'ed launcher must not leave the
 		 * application running, unprofiled and unreported. The check
 		 * after it closes the race with a parent that died first. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent)
 			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
+		signal(SIGPIPE, g_pipe_ign_at_start ? SIG_IGN : SIG_DFL);
+		signal(SIGXFSZ, g_xfsz_ign_at_start ? SIG_IGN : SIG_DFL);
 		signal(SIGINT, old_int.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
 		signal(SIGTERM, old_term.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
+		signal(SIGHUP, old_hup.sa_handler == SIG_IGN ? SIG_IGN : SIG_DFL);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		fill_pid();
 		close(pfd[0]);
+		close(sfd[0]);
+		/* The status pipe's write end is the one descriptor the
+		 * application inherits (its number is in the environment). */
+		int keep = fcntl(sfd[1], F_SETFD, 0);
+		(void)keep;
 		execvpe(x->argv[0], x->argv, env);
 		int e = errno;
 		ssize_t w = write(pfd[1], &e, sizeof(e));
@@ -300,6 +425,7 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 	}
 	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 	close(pfd[1]);
+	close(sfd[1]);
 	int exec_errno = 0;
 	ssize_t got;
 	do
@@ -320,18 +446,22 @@ int op_exec_app(const struct op_exec *x, bool *interrupted)
 				  strerror(exec_errno));
 		goto restore;
 	}
-	if (WIFEXITED(st))
+	read_status(sfd[0], res);
+	if (WIFEXITED(st)) {
 		rc = WEXITSTATUS(st);
-	else if (WIFSIGNALED(st))
+	} else if (WIFSIGNALED(st)) {
 		rc = 128 + WTERMSIG(st);
-	else
+		res->term_sig = WTERMSIG(st);
+	} else {
 		rc = 1;
+	}
 restore:
-	if (interrupted)
-		*interrupted = g_sigint > 0 || g_sigterm;
+	res->interrupted = g_sigint > 0 || g_sigterm;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
 out:
+	close(sfd[0]);
 	for (size_t i = 0; i < n_owned; i++)
 		free(owned[i]);
 	free(owned);

@@ -56,26 +56,50 @@ struct op_exec {
 int op_inject_path(char *buf, size_t len);
 
 /**
+ * struct op_exec_result - how one execution of the application went,
+ * besides its exit code.
+ * @interrupted: taskprof received SIGINT, SIGTERM or SIGHUP while the
+ *               application ran (the caller then starts no further run).
+ * @term_sig:    the signal that killed the application, 0 when it exited.
+ * @n_failures:  lines the injector sent on the status pipe: files it could
+ *               not open or write (TP_OP_STATUS_FD_ENV in op/config.h).
+ *               Any is a profiler failure.
+ * @failure:     the first of them ("<pid> <message>"), "" when none.
+ */
+struct op_exec_result {
+	bool interrupted;
+	int term_sig;
+	unsigned n_failures;
+	char failure[1024];
+};
+
+/**
  * op_exec_app() - run the application once and wait for it.
- * @x:           what to run.
- * @interrupted: set to true when taskprof received SIGINT or SIGTERM
- *               while the application ran (the caller then starts no
- *               further run); may be NULL.
+ * @x:   what to run.
+ * @res: receives how it went (see struct op_exec_result); may be NULL.
  *
  * Forks; the child gets LD_PRELOAD=<inject_lib>[ <old LD_PRELOAD>],
  * TASKPROF_OP_CONFIG, TASKPROF_TARGET_PID=<its pid>, TASKPROF_OP_PASS
- * (or none), in AddressSanitizer builds verify_asan_link_order=0 added to
- * ASAN_OPTIONS, default SIGPIPE and an empty signal mask, then execvp().
- * While it runs, a SIGINT sent to taskprof with kill(2) is forwarded (one
- * typed at the terminal already reached the whole process group); the
- * second SIGINT kills the application (SIGKILL). SIGTERM is forwarded.
+ * (or none), TASKPROF_OP_STATUS_FD (the write end of the status pipe, the
+ * one descriptor it inherits from taskprof), in AddressSanitizer builds
+ * verify_asan_link_order=0 added to ASAN_OPTIONS, an empty signal mask and
+ * the dispositions taskprof was started with (SIGPIPE and SIGXFSZ, which
+ * taskprof ignores for itself, are default again unless they were ignored
+ * when taskprof started: an ignored signal stays ignored across exec),
+ * then execvp(). While it runs, a SIGINT sent to taskprof with kill(2) is
+ * forwarded (one typed at the terminal already reached the whole process
+ * group); the second SIGINT kills the application (SIGKILL). SIGTERM and
+ * SIGHUP are forwarded the same way (SIGHUP ignored at entry, nohup,
+ * stays ignored).
  *
  * Return: the application's exit code (0..255; killed by signal S: 128 +
  * S), or a negative errno when it could not be run: -ENOENT / -EACCES /
- * ... from execvp() ("cannot execute 'APP': ..."), or the errno of fork(2)
- * / pipe(2) / waitpid(2); the message is in tp_last_error().
+ * ... from execvp() ("cannot execute 'APP': ..."), -EMFILE when taskprof
+ * has no descriptor left for its pipes (the message names ulimit -n), or
+ * the errno of fork(2) / pipe(2) / waitpid(2); the message is in
+ * tp_last_error().
  */
-int op_exec_app(const struct op_exec *x, bool *interrupted);
+int op_exec_app(const struct op_exec *x, struct op_exec_result *res);
 
 /* How launches of different runs are matched (--app-replay-match). */
 enum op_match { OP_MATCH_NAME, OP_MATCH_GRID };

@@ -49,6 +49,19 @@
 #define TP_OP_INSTR_CAP_MAX 1048576u
 #define TP_OP_PASS_TIMEOUT_MAX 86400u
 
+/*
+ * The launcher's status pipe (docs/op-internals.md "Environment between
+ * launcher and injector"): "<fd>:<inode>", the write end of a non-blocking
+ * pipe the application inherits. The injector writes one line per file it
+ * could not open or write ("<pid> <message>\n", one write(2) of at most
+ * TP_OP_STATUS_LINE_MAX bytes, so lines of several processes never mix);
+ * the launcher reads them once the application has ended and then fails
+ * (exit 1) with the first. The inode tells the pipe from a file the
+ * application may have opened under the same number after closing it.
+ */
+#define TP_OP_STATUS_FD_ENV "TASKPROF_OP_STATUS_FD"
+#define TP_OP_STATUS_LINE_MAX 1024u
+
 enum tp_op_replay_mode {
 	TP_OP_REPLAY_KERNEL = 0,
 	TP_OP_REPLAY_APPLICATION = 1,

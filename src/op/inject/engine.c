@@ -98,8 +98,10 @@ struct khint {
 static struct khint *e_hints;
 /* The launch being profiled, for the fatal paths (set under the window). */
 static struct lctx *e_cur;
-/* launches.txt, opened on first use (e_mu). */
+/* launches.txt, opened on first use, and whether opening or writing it
+ * failed (reported once; e_mu). */
 static int e_launches_fd = -1;
+static bool e_launches_failed;
 /* --kill on bookkeeping (e_mu): selected launches not yet finished,
  * finished profiles per device, and "exit decided". */
 static unsigned e_inflight;
@@ -144,6 +146,7 @@ void inj_engine_atfork_child(void)
 	if (e_launches_fd >= 0)
 		close(e_launches_fd);
 	e_launches_fd = -1;
+	e_launches_failed = false;
 	/* Selection counts per process (spec §4.6): a profiled child starts
 	 * from zero. */
 	(void)inj_engine_init();
@@ -196,11 +199,24 @@ static void log_launch(const struct inj_launch *l, int k, bool profiled)
 	int n = snprintf(line, sizeof(line), "device=%d name=%s block_dim=%u k=%d profiled=%d\n",
 			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0);
 	pthread_mutex_lock(&e_mu);
-	if (e_launches_fd < 0)
+	if (e_launches_fd < 0 && !e_launches_failed) {
 		e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 				     0644);
-	if (e_launches_fd >= 0 && write(e_launches_fd, line, (size_t)n) != n)
-		inj_log(TP_LOG_WARN, "%s: short write", g_inj.launches_path);
+		if (e_launches_fd < 0) {
+			/* Once: the launcher fails on the first report anyway. */
+			e_launches_failed = true;
+			inj_fail("%s: cannot open for writing: %s", g_inj.launches_path,
+				 strerror(errno));
+		}
+	}
+	if (e_launches_fd >= 0) {
+		ssize_t w = write(e_launches_fd, line, (size_t)n);
+		if (w != n && !e_launches_failed) {
+			e_launches_failed = true;
+			inj_fail("%s: write failed: %s", g_inj.launches_path,
+				 w < 0 ? strerror(errno) : "short write (file system full?)");
+		}
+	}
 	pthread_mutex_unlock(&e_mu);
 }
 
@@ -215,8 +231,9 @@ static void write_file(const char *dir, const char *name, const void *data, size
 {
 	char path[4400];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* The message names the temporary file and the reason. */
 	if (tp_write_file_atomic(path, data, len))
-		inj_log(TP_LOG_ERROR, "%s: %s", path, tp_last_error());
+		inj_fail("%s", tp_last_error());
 }
 
 static void write_launch_txt(const struct lctx *c)
@@ -409,7 +426,7 @@ static void instr_write(const struct lctx *c, const struct instr *in)
 	snprintf(path, sizeof(path), "%s/dump/instr.txt", c->dir);
 	struct tp_file_tx tx;
 	if (tp_file_tx_begin(&tx, path, NULL)) {
-		inj_log(TP_LOG_WARN, "%s", tp_last_error());
+		inj_fail("%s", tp_last_error());
 		free(host);
 		return;
 	}
@@ -444,7 +461,7 @@ static void instr_write(const struct lctx *c, const struct instr *in)
 			fprintf(tx.fp, "overflow %u %u\n", b, blk->overflow);
 	}
 	if (tp_file_tx_commit(&tx))
-		inj_log(TP_LOG_WARN, "%s", tp_last_error());
+		inj_fail("%s", tp_last_error());
 	free(host);
 }
 
@@ -721,8 +738,8 @@ static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *
 	if (pick) {
 		int rc = claim(l, dir, n, k);
 		if (rc) {
-			inj_log(TP_LOG_ERROR, "%s: launch directory: %s; launch not profiled",
-				l->name, tp_last_error());
+			inj_fail("%s: launch directory: %s; launch not profiled", l->name,
+				 tp_last_error());
 			pick = false;
 			*k = -1;
 		}
@@ -734,7 +751,7 @@ static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *
 		char d[4400];
 		snprintf(d, sizeof(d), "%s/dump", dir);
 		if (mkdir(d, 0755) && errno != EEXIST)
-			inj_log(TP_LOG_WARN, "%s: %s", d, strerror(errno));
+			inj_fail("%s: cannot create: %s", d, strerror(errno));
 	}
 	log_launch(l, *k, pick);
 	return pick;

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -43,11 +44,68 @@ struct inj_state g_inj;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local int tl_depth;
 static int g_log_fd = -1;
+/* The launcher's status pipe (TP_OP_STATUS_FD_ENV): its write end and
+ * inode; -1 when there is none (the injector run by hand). */
+static int g_status_fd = -1;
+static unsigned long long g_status_ino;
+/* A write to taskprof.log failed and was reported (relaxed: a lone flag). */
+static atomic_bool g_log_failed;
 static _Atomic unsigned g_missing_logged; /* bit per hook: logged once */
 /* Lock-free atomics: async-signal-safe, and race-free between the
  * replaying thread and a handler running on any thread. relaxed: each is
  * a lone flag, ordering nothing else. */
 static atomic_int g_replaying, g_sigint;
+
+/* ---- status pipe --------------------------------------------------------------- */
+
+/* "<fd>:<inode>" from the launcher; a descriptor that is not that pipe
+ * (the variable came from somewhere else) is not used. */
+static void status_open(void)
+{
+	const char *v = getenv(TP_OP_STATUS_FD_ENV);
+	char *end;
+	if (!v || !*v)
+		return;
+	errno = 0;
+	long fd = strtol(v, &end, 10);
+	if (errno || *end != ':' || fd < 0 || fd > 1 << 20)
+		return;
+	unsigned long long ino = strtoull(end + 1, &end, 10);
+	struct stat st;
+	if (*end || fstat((int)fd, &st) || !S_ISFIFO(st.st_mode) ||
+	    (unsigned long long)st.st_ino != ino)
+		return;
+	g_status_fd = (int)fd;
+	g_status_ino = ino;
+}
+
+/* One line to the launcher: "<pid> <msg>\n" in one write(2) (below
+ * PIPE_BUF: atomic, so lines of several processes never mix; the pipe is
+ * non-blocking: a full pipe drops the line, the launcher has others).
+ * Async-signal-safe but for snprintf; no logging (vlog_line calls it). The
+ * descriptor is checked again first: the application may have closed it
+ * and opened a file of its own under that number. */
+static void status_send(const char *msg)
+{
+	struct stat st;
+	if (g_status_fd < 0 || fstat(g_status_fd, &st) || !S_ISFIFO(st.st_mode) ||
+	    (unsigned long long)st.st_ino != g_status_ino)
+		return;
+	char line[TP_OP_STATUS_LINE_MAX];
+	int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), msg);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line)) {
+		n = (int)sizeof(line) - 1;
+		line[n - 1] = '\n';
+	}
+	for (char *p = line; p < line + n - 1; p++)
+		if (*p == '\n')
+			*p = ' ';
+	if (write(g_status_fd, line, (size_t)n) < 0) {
+		/* Full, or the launcher is gone: nothing more to do. */
+	}
+}
 
 /* ---- log ------------------------------------------------------------------- */
 
@@ -62,8 +120,20 @@ static void vlog_line(int level, const char *fmt, va_list ap)
 		return;
 	if ((size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
-	if (g_log_fd >= 0 && write(g_log_fd, line, (size_t)n) < 0) {
-		/* The log is best effort: stderr still gets WARN and up. */
+	ssize_t w = g_log_fd >= 0 ? write(g_log_fd, line, (size_t)n) : n;
+	if (w != n && !atomic_exchange_explicit(&g_log_failed, true, memory_order_relaxed)) {
+		/* stderr still gets WARN and up; the launcher learns that the
+		 * log is incomplete (once: every later line would fail too). */
+		char what[TP_OP_STATUS_LINE_MAX - 32];
+		snprintf(what, sizeof(what), "%.800s/taskprof.log: write failed: %s", g_inj.cfg.output,
+			 w < 0 ? strerror(errno) : "short write (file system full?)");
+		status_send(what);
+		char err[TP_OP_STATUS_LINE_MAX + 32];
+		int m = snprintf(err, sizeof(err), "taskprof op: error: %s\n", what);
+		if (m > 0 && write(STDERR_FILENO, err, (size_t)m < sizeof(err) ? (size_t)m :
+				   sizeof(err) - 1) < 0) {
+			/* Nowhere left to report it. */
+		}
 	}
 	if (level >= TP_LOG_WARN || g_log_fd < 0) {
 		n = snprintf(line, sizeof(line), "taskprof op: %s%s\n",
@@ -82,6 +152,17 @@ void inj_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vlog_line(level, fmt, ap);
 	va_end(ap);
+}
+
+void inj_fail(const char *fmt, ...)
+{
+	char msg[TP_OP_STATUS_LINE_MAX - 32];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	inj_log(TP_LOG_ERROR, "%s", msg);
+	status_send(msg);
 }
 
 void inj_progress(const char *fmt, ...)
@@ -190,9 +271,12 @@ static void inj_init(void)
 	const char *tp = getenv("TASKPROF_TARGET_PID");
 	if (tp && *tp && !c->target_all && atol(tp) != (long)getpid())
 		return;
+	status_open();
 	char path[4300];
 	snprintf(path, sizeof(path), "%s/taskprof.log", c->output);
 	g_log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (g_log_fd < 0)
+		inj_fail("%s: cannot open for writing: %s", path, strerror(errno));
 	if (c->replay_mode == TP_OP_REPLAY_APPLICATION) {
 		const char *ps = getenv("TASKPROF_OP_PASS");
 		char *end = NULL;

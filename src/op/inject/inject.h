@@ -62,6 +62,11 @@ extern struct inj_state g_inj;
 /** inj_log() - one pid-prefixed line to <output>/taskprof.log; WARN and
  *  ERROR lines also go to stderr ("taskprof op: warning: ..."). */
 void inj_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** inj_fail() - a file the injector could not open or write: an ERROR line
+ *  (log and stderr) and a line on the launcher's status pipe, which makes
+ *  `taskprof op` fail (exit 1) with this message once the application has
+ *  ended. The message names the file and the reason (strerror). */
+void inj_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** inj_progress() - one "taskprof op: ..." line to stderr (and the log). */
 void inj_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** inj_interrupted() - whether SIGINT arrived during a replay. */
