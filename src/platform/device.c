@@ -83,7 +83,34 @@ struct tp_device {
 	/* AICore threads not yet returned; the last one rings exit_db. */
 	_Atomic int cores_running;
 	struct tp_doorbell exit_db;
+	/* Start gate of the current launch (enum launch_gate): every device
+	 * thread parks on gate_db until the launch has created all of them,
+	 * then runs its body (GATE_OPEN) or returns at once (GATE_ABORTED). */
+	_Atomic int gate;
+	struct tp_doorbell gate_db;
 };
+
+/*
+ * The start gate. A launch that could create only some of its threads
+ * must not leave the others running: the AICPU program would wait for a
+ * thread that does not exist (a scheduler for its orchestrator, the
+ * dispatcher of an rt device for jobs) and no join would return. So no
+ * device thread runs its body until the launch has created every thread;
+ * a launch that fails aborts the gate instead, and the threads already
+ * started return without having touched the workload. The runtime's own
+ * waits (scheduler loop, handshakes, rt dispatcher) need no abort path
+ * for this case: they never start.
+ */
+enum launch_gate {
+	GATE_CLOSED = 0,  /* threads are still being created */
+	GATE_OPEN = 1,    /* all created: run the bodies */
+	GATE_ABORTED = 2, /* a creation failed: return at once */
+};
+
+/* Test point (tp_device_test_fail_thread): the thread creation, 1-based
+ * and counted over the next launch, that fails, and with which error. */
+static _Atomic int g_fail_nth;
+static _Atomic int g_fail_err;
 
 static _Thread_local struct tp_aicore *cur_core;
 static _Thread_local struct tp_aicpu *cur_cpu;
@@ -291,6 +318,8 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
 	atomic_init(&dev->cores_running, 0);
 	atomic_init(&dev->launch_teardown_ns, dev->teardown_ns);
 	tp_doorbell_init(&dev->exit_db);
+	atomic_init(&dev->gate, GATE_CLOSED);
+	tp_doorbell_init(&dev->gate_db);
 	TP_DEBUG("device %d open: %s, %d clusters (%d AIC + %d AIV), %d AICPU threads, "
 		 "system counter %llu Hz", dev->id, plat->name, bd, bd, 2 * bd, nt,
 		 (unsigned long long)plat->sys_cnt_freq_hz);
@@ -411,16 +440,35 @@ static void note_cost(struct thread_cost *c)
 		fclose(f);
 }
 
+static bool gate_decided(void *arg)
+{
+	struct tp_device *dev = arg;
+	/* acquire: pairs with the release store in open_gate() /
+	 * abort_launch(). */
+	return atomic_load_explicit(&dev->gate, memory_order_acquire) != GATE_CLOSED;
+}
+
+/* Parks the calling device thread until its launch decided (see enum
+ * launch_gate). Return: true to run the body, false to return at once. */
+static bool pass_gate(struct tp_device *dev)
+{
+	tp_doorbell_wait(&dev->gate_db, gate_decided, dev, TP_DOORBELL_FOREVER);
+	/* acquire: as in gate_decided(). */
+	return atomic_load_explicit(&dev->gate, memory_order_acquire) == GATE_OPEN;
+}
+
 static void *aicore_main(void *p)
 {
 	struct tp_aicore *core = p;
 	struct tp_device *dev = core->dev;
-	set_thread_name("tp%d-%s%d", dev->id, core->type == TP_CORE_AIC ? "aic" : "aiv",
-			core->id);
-	cur_core = core;
-	dev->launch.aicore_fn(core, dev->launch.arg);
-	cur_core = NULL;
-	note_cost(&core->cost);
+	if (pass_gate(dev)) {
+		set_thread_name("tp%d-%s%d", dev->id,
+				core->type == TP_CORE_AIC ? "aic" : "aiv", core->id);
+		cur_core = core;
+		dev->launch.aicore_fn(core, dev->launch.arg);
+		cur_core = NULL;
+		note_cost(&core->cost);
+	}
 	/* release: the core's last stores happen before tp_device_wait()
 	 * sees it done. */
 	atomic_store_explicit(&core->done, true, memory_order_release);
@@ -438,6 +486,8 @@ static void *aicpu_main(void *p)
 	 * aicpu_launch_threads threads; only the first aicpu_threads run the
 	 * AICPU program, the rest return at once. */
 	if (cpu->index >= cpu->count)
+		return NULL;
+	if (!pass_gate(cpu->dev))
 		return NULL;
 	set_thread_name("tp%d-aicpu%d", cpu->dev->id, cpu->index);
 	set_slice(cpu->dev->aicpu_slice_us);
@@ -539,6 +589,66 @@ static int stop_cores(struct tp_device *dev)
 	return 0;
 }
 
+void tp_device_test_fail_thread(int nth, int err)
+{
+	/* relaxed: published by the release store of g_fail_nth below. */
+	atomic_store_explicit(&g_fail_err, err, memory_order_relaxed);
+	/* release: pairs with the acquire exchange in tp_device_launch_ex(),
+	 * which then reads g_fail_err. */
+	atomic_store_explicit(&g_fail_nth, nth > 0 ? nth : 0, memory_order_release);
+}
+
+/* Thread creations of one launch, with the test point's failure. */
+struct spawner {
+	int n;        /* creations tried so far */
+	int fail_nth; /* tp_device_test_fail_thread(): 1-based, 0: none */
+	int fail_err;
+};
+
+/* pthread_create(), or the test point's error on its chosen creation.
+ * Return: 0 or an errno value, as pthread_create(). */
+static int spawn(struct spawner *sp, pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	if (++sp->n == sp->fail_nth)
+		return sp->fail_err;
+	return pthread_create(th, NULL, fn, arg);
+}
+
+/* Every thread of the launch exists: let them run their bodies. */
+static void open_gate(struct tp_device *dev)
+{
+	/* release: pairs with the acquire in gate_decided(); the threads
+	 * created first see the launch state the host wrote before creating
+	 * the later ones. The ring's fence orders the store before its load
+	 * of the waiters (platform/doorbell.h). */
+	atomic_store_explicit(&dev->gate, GATE_OPEN, memory_order_release);
+	tp_doorbell_ring(&dev->gate_db);
+}
+
+/* A thread could not be created: make the started ones return without
+ * running their bodies, join them. They wait for nothing but the gate, so
+ * the joins return at once. */
+static void abort_launch(struct tp_device *dev)
+{
+	/* release: pairs with the acquire in gate_decided(); the ring as in
+	 * open_gate(). */
+	atomic_store_explicit(&dev->gate, GATE_ABORTED, memory_order_release);
+	tp_doorbell_ring(&dev->gate_db);
+	for (int i = 0; i < dev->aicpu_launched; i++) {
+		if (dev->cpus[i].started) {
+			pthread_join(dev->cpus[i].thread, NULL);
+			dev->cpus[i].started = false;
+		}
+	}
+	for (int c = 0; c < dev->num_cores; c++) {
+		if (dev->cores[c].started) {
+			pthread_join(dev->cores[c].thread, NULL);
+			dev->cores[c].started = false;
+		}
+	}
+	dev->running = false;
+}
+
 int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc)
 {
 	if (!lc)
@@ -556,6 +666,7 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 	tp_regs_reset_dispatch(dev->regs);
 	/* relaxed: no device thread runs; pthread_create publishes it. */
 	atomic_store_explicit(&dev->cores_running, dev->num_cores, memory_order_relaxed);
+	atomic_store_explicit(&dev->gate, GATE_CLOSED, memory_order_relaxed);
 	for (int c = 0; c < dev->num_cores; c++) {
 		struct tp_aicore *core = &dev->cores[c];
 		/* relaxed: as cores_running above. */
@@ -564,40 +675,58 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 	}
 	dev->running = true;
 
-	int err = 0;
-	for (int c = 0; c < dev->num_cores && !err; c++) {
-		err = pthread_create(&dev->cores[c].thread, NULL, aicore_main, &dev->cores[c]);
-		if (err) {
-			/* Cores never started count as returned (acq_rel: as
-			 * in aicore_main()). */
-			if (atomic_fetch_sub_explicit(&dev->cores_running, dev->num_cores - c,
-						      memory_order_acq_rel) == dev->num_cores - c)
-				tp_doorbell_ring(&dev->exit_db);
-		} else {
-			dev->cores[c].started = true;
-		}
+	struct spawner sp = { 0 };
+	/* acquire: pairs with the release store in
+	 * tp_device_test_fail_thread(); one shot, this launch takes it. */
+	sp.fail_nth = atomic_exchange_explicit(&g_fail_nth, 0, memory_order_acquire);
+	/* relaxed: ordered by the exchange above. */
+	sp.fail_err = atomic_load_explicit(&g_fail_err, memory_order_relaxed);
+
+	int err = 0, cores = 0, cpus = 0;
+	const int want_cpus = lc->aicpu_fn ? dev->aicpu_launched : 0;
+	for (; cores < dev->num_cores; cores++) {
+		struct tp_aicore *core = &dev->cores[cores];
+		if ((err = spawn(&sp, &core->thread, aicore_main, core)))
+			break;
+		core->started = true;
 	}
-	int started_cpus = 0;
-	if (lc->aicpu_fn) {
-		for (int i = 0; i < dev->aicpu_launched && !err; i++) {
-			err = pthread_create(&dev->cpus[i].thread, NULL, aicpu_main,
-					     &dev->cpus[i]);
-			dev->cpus[i].started = err == 0;
-			started_cpus += err == 0;
-		}
+	for (; !err && cpus < want_cpus; cpus++) {
+		struct tp_aicpu *cpu = &dev->cpus[cpus];
+		if ((err = spawn(&sp, &cpu->thread, aicpu_main, cpu)))
+			break;
+		cpu->started = true;
 	}
-	if (err) {
-		TP_ERROR("device %d: cannot create a device thread: %s", dev->id, strerror(err));
-		for (int i = 0; i < started_cpus; i++) {
-			pthread_join(dev->cpus[i].thread, NULL);
-			dev->cpus[i].started = false;
-		}
-		if (stop_cores(dev) == 0)
-			dev->running = false;
-		return tp_set_error(-EAGAIN, "device %d: cannot create a device thread: %s",
-				    dev->id, strerror(err));
+	if (!err) {
+		open_gate(dev);
+		return 0;
 	}
-	return 0;
+
+	abort_launch(dev);
+	/* Names the thread that failed, what was not created and why. */
+	char what[64], missing[96];
+	if (cores < dev->num_cores)
+		snprintf(what, sizeof(what), "AICore thread %d (%s)", cores,
+			 dev->cores[cores].type == TP_CORE_AIC ? "AIC" : "AIV");
+	else
+		snprintf(what, sizeof(what), "AICPU thread %d", cpus);
+	if (cores < dev->num_cores && want_cpus)
+		snprintf(missing, sizeof(missing), "%d of %d AICore and %d of %d AICPU threads",
+			 dev->num_cores - cores, dev->num_cores, want_cpus, want_cpus);
+	else if (cores < dev->num_cores)
+		snprintf(missing, sizeof(missing), "%d of %d AICore threads",
+			 dev->num_cores - cores, dev->num_cores);
+	else
+		snprintf(missing, sizeof(missing), "%d of %d AICPU threads", want_cpus - cpus,
+			 want_cpus);
+	char started[64] = "none had started";
+	if (cores + cpus)
+		snprintf(started, sizeof(started), "the %d started threads were stopped "
+			 "before running", cores + cpus);
+	return tp_set_error(-err, "device %d: cannot create %s: %s%s; %s not created, "
+			    "launch aborted (%s)", dev->id, what, strerror(err),
+			    err == EAGAIN ? " (the process's thread limit, ulimit -u, or the "
+					    "address space for thread stacks, ulimit -v)" : "",
+			    missing, started);
 }
 
 /* One DEBUG line: what each AICPU thread and the AICores (AIC, AIV

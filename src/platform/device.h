@@ -9,7 +9,9 @@
  *   tp_device_launch()  starts the platform's AICPU launch threads (6 on
  *                       a2a3sim, 14 on a5sim; only aicpu_threads of them
  *                       pass the affinity gate and run the AICPU program)
- *                       and one thread per AICore.
+ *                       and one thread per AICore; none runs its body
+ *                       before all exist (a failed creation stops and
+ *                       joins the started ones, and the launch fails).
  *   tp_device_wait()    joins them: AICPU threads first, then every AICore
  *                       still running is sent AICORE_EXIT_SIGNAL and joined
  *                       (bounded by the teardown budget). At DEBUG it logs
@@ -128,11 +130,18 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
  * @arg:       passed to both.
  *
  * Same as tp_device_launch_ex() without kernel hooks. Resets the dispatch
- * registers (DATA_MAIN_BASE, COND) to 0 first.
+ * registers (DATA_MAIN_BASE, COND) to 0 first. All or nothing: the
+ * threads park at a start gate until every one of them exists, so either
+ * all bodies run or none does.
  *
- * Return: 0; -EBUSY when already running; -EAGAIN when a thread cannot be
- * created (the threads already started are stopped and joined). Host
- * thread only, like tp_device_wait() and tp_device_close().
+ * Return: 0; -EBUSY when already running; -EAGAIN (or another
+ * pthread_create() error, negated) when a thread cannot be created: the
+ * threads already started return from the gate without running their
+ * bodies and are joined before this returns, the device is not running
+ * (no tp_device_wait() needed) and can be launched again; the message
+ * names the thread that failed, strerror(), and how many AICore / AICPU
+ * threads were not created. Host thread only, like tp_device_wait() and
+ * tp_device_close().
  */
 int tp_device_launch(struct tp_device *dev, tp_aicpu_fn aicpu_fn,
 		     tp_aicore_fn aicore_fn, void *arg);
@@ -209,6 +218,23 @@ struct tp_dev_mem *tp_device_mem(struct tp_device *dev);
 struct tp_regs *tp_device_regs(struct tp_device *dev);
 /* Core @core_id, or NULL when out of range. */
 struct tp_aicore *tp_device_core(struct tp_device *dev, int core_id);
+
+/* ---- test point ------------------------------------------------------ */
+
+/**
+ * tp_device_test_fail_thread() - make a thread creation of the next
+ * launch fail (fault injection for tests; production code never calls it).
+ * @nth: 1-based creation of the next tp_device_launch() / _ex() of any
+ *       device in the process: AICore threads in id order count first
+ *       (1..3·block_dim), then the platform's AICPU launch threads; 0
+ *       disarms.
+ * @err: the errno value that creation returns instead of calling
+ *       pthread_create(), e.g. EAGAIN.
+ *
+ * One shot: the next launch disarms it, whether or not it reaches @nth.
+ * Any thread; the launch that takes it sees @err.
+ */
+void tp_device_test_fail_thread(int nth, int err);
 
 /* ---- AICore side ----------------------------------------------------- */
 

@@ -3,7 +3,8 @@
  * Unit tests of platform/device: open (platform, topology, system counter),
  * launch, the AICPU/AICore register handshake of spec/runtime-model.md
  * §2.7–§2.8 and §2.12, orderly and bounded teardown, kernel hooks and
- * kernel_ctx, idle threads that sleep, and the device arena as the
+ * kernel_ctx, idle threads that sleep, a launch that cannot create all its
+ * threads (all or nothing, no hang), and the device arena as the
  * profiling transport's memory (tp_dev_memops) on both platforms.
  */
 #include <stdarg.h>
@@ -315,6 +316,187 @@ static void test_core_list_checked(void **state)
 	assert_int_equal(tp_device_launch_ex(dev, NULL), -EINVAL);
 	assert_int_equal(tp_device_wait(dev), -EINVAL);
 	tp_device_close(dev);
+}
+
+/* ---- launch: a thread that cannot be created ------------------------------ */
+
+/* What the AICPU and AICore bodies of a launch did. */
+struct partial {
+	atomic_int aicpu_bodies, aicore_bodies;
+	atomic_int checked_in; /* AICPU threads that reached the rendezvous */
+	atomic_int errors;
+};
+
+/* An AICPU program with the shape of the runtime's: open its own cores,
+ * wait with no time limit for every peer AICPU thread (the schedulers
+ * waited so for an orchestrator that was never created, the rt
+ * dispatcher for a job), close its cores. A launch that let it run
+ * without all its peers would never return from its joins. */
+static void partial_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct partial *p = arg;
+	struct tp_device *dev = tp_aicpu_device(cpu);
+	int t = tp_aicpu_index(cpu), nt = tp_aicpu_count(cpu);
+	int bd = tp_device_block_dim(dev);
+	atomic_fetch_add(&p->aicpu_bodies, 1);
+	int cores[MAXC], n = 0;
+	for (int c = 0; c < bd; c++) {
+		if (tp_topo_cluster_owner(c, nt) != t)
+			continue;
+		for (int s = 0; s < 3; s++)
+			cores[n++] = tp_topo_core_id(bd, c, (enum tp_subslot)s);
+	}
+	if (tp_aicpu_open_cores(dev, cores, n, 5 * S_NS) != 0)
+		atomic_fetch_add(&p->errors, 1);
+	atomic_fetch_add(&p->checked_in, 1);
+	while (atomic_load(&p->checked_in) < nt)
+		sleep_ms(1);
+	if (tp_aicpu_close_cores(dev, cores, n, 5 * S_NS) != 0)
+		atomic_fetch_add(&p->errors, 1);
+}
+
+static void partial_aicore(struct tp_aicore *core, void *arg)
+{
+	struct partial *p = arg;
+	atomic_fetch_add(&p->aicore_bodies, 1);
+	tp_aicore_loop_empty(core, NULL);
+}
+
+struct launch_call {
+	struct tp_device *dev;
+	struct tp_launch_config lc;
+	int rc;
+	char msg[TP_ERROR_MSG_MAX];
+	uint64_t took_ns;
+};
+
+static void *launch_thread(void *arg)
+{
+	struct launch_call *c = arg;
+	uint64_t t0 = tp_now_ns();
+	c->rc = tp_device_launch_ex(c->dev, &c->lc);
+	c->took_ns = tp_now_ns() - t0;
+	snprintf(c->msg, sizeof(c->msg), "%s", tp_last_error());
+	return NULL;
+}
+
+/* Launch on a helper thread and fail (instead of hanging) when it has not
+ * returned within 10 s; the helper is then left behind, stuck. */
+static void bounded_launch(struct launch_call *c)
+{
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, launch_thread, c), 0);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += 10;
+	int jrc = pthread_timedjoin_np(th, NULL, &dl);
+	if (jrc != 0)
+		fail_msg("tp_device_launch_ex() did not return within 10 s (join: %d): "
+			 "the started threads were not stopped", jrc);
+}
+
+/* A launch whose @nth thread creation fails returns -EAGAIN at once,
+ * having run no body and left nothing running; the next launch on the
+ * same device and a fresh device both work. */
+static void run_thread_failure(const char *plat, int bd, int nt)
+{
+	struct tp_device *dev = open_dev(plat, bd, nt);
+	const int ncores = tp_device_num_cores(dev);
+	const int launched = tp_device_aicpu_launched(dev);
+	/* first / second AICore, last AICore, first AICPU, last AICPU that
+	 * runs the program, last AICPU launch thread (affinity gate) */
+	const int nths[] = { 1, 2, ncores, ncores + 1, ncores + nt, ncores + launched };
+	static struct partial p;
+	for (size_t k = 0; k < sizeof(nths) / sizeof(nths[0]); k++) {
+		const int nth = nths[k];
+		memset(&p, 0, sizeof(p));
+		atomic_store(&error_lines, 0);
+		static struct launch_call c;
+		memset(&c, 0, sizeof(c));
+		c.dev = dev;
+		c.lc = (struct tp_launch_config){ .aicpu_fn = partial_aicpu,
+						  .aicore_fn = partial_aicore, .arg = &p };
+		tp_device_test_fail_thread(nth, EAGAIN);
+		bounded_launch(&c);
+		printf("%s nth %d: rc %d in %.2f ms: %s\n", plat, nth, c.rc,
+		       (double)c.took_ns / 1e6, c.msg);
+		assert_int_equal(c.rc, -EAGAIN);
+		assert_true(c.took_ns < 5 * S_NS);
+		assert_false(tp_device_running(dev));
+		assert_int_equal(tp_device_wait(dev), -EINVAL);
+		/* all or nothing: no body ran */
+		assert_int_equal(atomic_load(&p.aicpu_bodies), 0);
+		assert_int_equal(atomic_load(&p.aicore_bodies), 0);
+		/* the caller reports the error: no ERROR line of its own */
+		assert_int_equal(atomic_load(&error_lines), 0);
+		char want[256];
+		if (nth <= ncores) {
+			snprintf(want, sizeof(want), "cannot create AICore thread %d (", nth - 1);
+			assert_non_null(strstr(c.msg, want));
+			snprintf(want, sizeof(want), "%d of %d AICore and %d of %d AICPU threads "
+				 "not created", ncores - nth + 1, ncores, launched, launched);
+		} else {
+			snprintf(want, sizeof(want), "cannot create AICPU thread %d: ",
+				 nth - ncores - 1);
+			assert_non_null(strstr(c.msg, want));
+			snprintf(want, sizeof(want), "; %d of %d AICPU threads not created",
+				 ncores + launched - nth + 1, launched);
+		}
+		assert_non_null(strstr(c.msg, want));
+		assert_non_null(strstr(c.msg, strerror(EAGAIN)));
+		if (nth > 1)
+			snprintf(want, sizeof(want), "(the %d started threads were stopped",
+				 nth - 1);
+		else
+			snprintf(want, sizeof(want), "(none had started)");
+		assert_non_null(strstr(c.msg, want));
+
+		/* The test point was one shot: the same device launches again. */
+		memset(&p, 0, sizeof(p));
+		c.rc = -1;
+		bounded_launch(&c);
+		assert_int_equal(c.rc, 0);
+		assert_int_equal(tp_device_wait(dev), 0);
+		assert_int_equal(atomic_load(&p.aicpu_bodies), nt);
+		assert_int_equal(atomic_load(&p.aicore_bodies), ncores);
+		assert_int_equal(atomic_load(&p.errors), 0);
+		for (int cid = 0; cid < ncores; cid++)
+			assert_int_equal(tp_reg_read(dev, cid, TP_REG_COND),
+					 TP_AICORE_EXITED_VALUE);
+	}
+	/* An error other than EAGAIN comes back as it is, without the hint. */
+	tp_device_test_fail_thread(ncores + 1, EPERM);
+	assert_int_equal(tp_device_launch(dev, partial_aicpu, partial_aicore, &p), -EPERM);
+	assert_non_null(strstr(tp_last_error(), strerror(EPERM)));
+	assert_null(strstr(tp_last_error(), "ulimit"));
+	/* Without an AICPU program only AICore threads are counted. */
+	tp_device_test_fail_thread(ncores, EAGAIN);
+	assert_int_equal(tp_device_launch(dev, NULL, NULL, NULL), -EAGAIN);
+	char want[128];
+	snprintf(want, sizeof(want), "; 1 of %d AICore threads not created", ncores);
+	assert_non_null(strstr(tp_last_error(), want));
+	/* Beyond the launch's threads: nothing fails, and the test point is
+	 * used up all the same. */
+	tp_device_test_fail_thread(ncores + launched + 1, EAGAIN);
+	for (int round = 0; round < 2; round++) {
+		assert_int_equal(tp_device_launch(dev, NULL, NULL, NULL), 0);
+		assert_int_equal(tp_device_wait(dev), 0);
+	}
+	tp_device_close(dev);
+	/* a fresh device */
+	run_protocol(plat, bd, nt);
+}
+
+static void test_thread_failure_a2a3sim(void **state)
+{
+	(void)state;
+	run_thread_failure("a2a3sim", 2, 3);
+}
+
+static void test_thread_failure_a5sim(void **state)
+{
+	(void)state;
+	run_thread_failure("a5sim", 2, 4);
 }
 
 /* ---- teardown ---------------------------------------------------------------- */
@@ -969,6 +1151,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_protocol_a2a3sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protocol_a5sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_core_list_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_failure_a2a3sim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_failure_a5sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_without_aicpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handshake_budget_excludes_stop, setup, teardown),
