@@ -554,11 +554,15 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		.hooks = cfg->kernel_hooks,
 	};
 	if ((rc = tp_dma_start(e))) {
+		fill_result(e, rc, res);
 		engine_free(e);
 		return rc;
 	}
+	/* A launch that cannot create all its threads runs none of them
+	 * (platform/device.h): no scheduler or orchestrator is waiting. */
 	rc = tp_device_launch_ex(cfg->dev, &lc);
 	if (rc) {
+		fill_result(e, rc, res);
 		engine_free(e);
 		return rc;
 	}

@@ -10,7 +10,8 @@
  * AIV-only, more blocks than cores of the type), a cube kernel that
  * works on AIC and fails cleanly on AIV, tile errors naming kernel, block
  * and core, launch / block counters and the TASKPROF_SIM_STATS exit line,
- * range pairing.
+ * range pairing; a device whose threads cannot all be created (the call
+ * fails at once instead of hanging, the next one opens it).
  *
  * Devices persist between tests; each test that switches platform resets
  * them first (the system counter is process-wide).
@@ -707,6 +708,81 @@ static void test_ranges(void **state)
 	assert_int_equal(tp_rt_range_pop(), 0);
 }
 
+/* ---- a device thread that cannot be created ------------------------------ */
+
+struct open_call {
+	int rc;
+	void *ptr;
+	uint64_t took_ns;
+	char msg[TP_ERROR_MSG_MAX];
+};
+
+/* tp_rt_malloc() on device 0 (a new thread's current device), which opens
+ * it. */
+static void *malloc_thread(void *arg)
+{
+	struct open_call *c = arg;
+	uint64_t t0 = tp_now_ns();
+	c->rc = tp_rt_malloc(&c->ptr, 4096);
+	c->took_ns = tp_now_ns() - t0;
+	snprintf(c->msg, sizeof(c->msg), "%s", tp_last_error());
+	return NULL;
+}
+
+/* The launch of the device's threads, at open, fails at its nth creation
+ * (tp_device_test_fail_thread): the call that opens the device returns
+ * the error at once (it used to hang: the started dispatcher waited for
+ * jobs and the joins never returned) and the next call opens it. */
+static void rt_thread_failure_on(const char *plat)
+{
+	use_platform(plat);
+	const struct tp_platform *pf = tp_platform_find(plat);
+	assert_non_null(pf);
+	const int ncores = tp_topo_num_cores(pf->default_block_dim);
+	const int launched = pf->aicpu_launch_threads;
+	/* first AICore, last AICore, the dispatcher (AICPU 0), the first and
+	 * the last AICPU launch thread past the affinity gate */
+	const int nths[] = { 1, ncores, ncores + 1, ncores + 2, ncores + launched };
+	for (size_t k = 0; k < sizeof(nths) / sizeof(nths[0]); k++) {
+		static struct open_call c;
+		memset(&c, 0, sizeof(c));
+		tp_device_test_fail_thread(nths[k], EAGAIN);
+		pthread_t th;
+		assert_int_equal(pthread_create(&th, NULL, malloc_thread, &c), 0);
+		struct timespec dl;
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 10;
+		int jrc = pthread_timedjoin_np(th, NULL, &dl);
+		if (jrc != 0)
+			fail_msg("%s: tp_rt_malloc() did not return within 10 s with thread "
+				 "creation %d failing (join: %d)", plat, nths[k], jrc);
+		printf("%s, creation %d fails: rc %d in %.1f ms: %s\n", plat, nths[k], c.rc,
+		       (double)c.took_ns / 1e6, c.msg);
+		assert_int_equal(c.rc, -EAGAIN);
+		assert_null(c.ptr);
+		assert_non_null(strstr(c.msg, "rt device 0: device 0: cannot create"));
+		assert_non_null(strstr(c.msg, strerror(EAGAIN)));
+		assert_non_null(strstr(c.msg, "launch aborted"));
+		assert_null(tp_rt_internal_device(0));
+		/* the next call opens the device, which works */
+		void *d = NULL;
+		assert_int_equal(tp_rt_malloc(&d, 4096), 0);
+		assert_non_null(tp_rt_internal_device(0));
+		assert_int_equal(tp_rt_launch(nop_kernel, 30, NULL), 0);
+		assert_int_equal(tp_rt_synchronize(), 0);
+		assert_int_equal(tp_rt_free(d), 0);
+		assert_int_equal(tp_rt_reset_device(0), 0);
+	}
+}
+
+static void test_device_thread_failure(void **state)
+{
+	(void)state;
+	rt_thread_failure_on("a2a3sim");
+	rt_thread_failure_on("a5sim");
+	use_platform("a2a3sim");
+}
+
 static void test_device_errors(void **state)
 {
 	(void)state;
@@ -763,6 +839,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_memcpy_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_thread_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_ex_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tile_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_counters, setup, teardown),

@@ -4,7 +4,8 @@
  * simulated device, with 1 and 3 scheduler threads: a 1000-task chain, a
  * 1 → 512 → 1 wide graph, AIC/AIV alternation, a dummy task, paged
  * attention CaseSmall1 against its golden, a failing kernel that fails the
- * run with task id + function name and does not hang. */
+ * run with task id + function name and does not hang, a device thread that
+ * cannot be created (the run fails at once, in both runtime modes). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "examples/paged_attention/pa_golden.h"
 #include "examples/paged_attention/pa_callable.h"
@@ -176,6 +178,7 @@ static void h_submit(void *ud, tp_task_id t, uint64_t idx, uint64_t s, uint64_t 
 }
 
 static uint32_t g_window = 2048;
+static enum tp_runtime_mode g_runtime = TP_RUNTIME_TENSORMAP_RINGBUFFER;
 
 static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_orch_fn fn,
 	       void *arg, struct tp_engine_result *res, struct hook_counts *hc)
@@ -197,6 +200,7 @@ static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_or
 		.ring_window = g_window,
 		.ring_heap = 4u << 20,
 		.hooks = hc ? &hooks : NULL,
+		.runtime = g_runtime,
 	};
 	alarm(60); /* a hang fails the test instead of blocking ctest */
 	int rc = tp_engine_run(&cfg, fn, arg, res);
@@ -562,6 +566,59 @@ static void check_oob(int threads)
 static void test_oob_fails_1sched(void **s) { (void)s; check_oob(2); }
 static void test_oob_fails_3sched(void **s) { (void)s; check_oob(4); }
 
+/* ---- a device thread that cannot be created ----------------------------- */
+
+/* The launch's nth thread creation fails (tp_device_test_fail_thread):
+ * the first and the last AICore, the first scheduler, the last AICPU that
+ * runs the program (the orchestrator under tensormap_and_ringbuffer), an
+ * AICPU launch thread past the affinity gate. The run used to hang: the
+ * started schedulers waited for an orchestrator (or peers) that was never
+ * created. Now it fails with -EAGAIN at once, nothing ran, and the next
+ * run works; the same under host_build_graph. */
+static void test_thread_failure(void **s)
+{
+	(void)s;
+	/* block_dim 8: 24 AICores; a2a3sim launches 6 AICPU threads, 4 run */
+	const int nths[] = { 1, 24, 25, 28, 30 };
+	const enum tp_runtime_mode modes[] = { TP_RUNTIME_TENSORMAP_RINGBUFFER,
+					       TP_RUNTIME_HOST_BUILD_GRAPH };
+	for (size_t m = 0; m < 2; m++) {
+		g_runtime = modes[m];
+		for (size_t k = 0; k < sizeof(nths) / sizeof(nths[0]); k++) {
+			struct chain c = { .n = 50, .mode = 0, .x = 7 };
+			struct tp_engine_result res;
+			tp_device_test_fail_thread(nths[k], EAGAIN);
+			uint64_t t0 = tp_now_ns();
+			int rc = run(4, kernels, K_COUNT, orch_chain, &c, &res, NULL);
+			uint64_t took = tp_now_ns() - t0;
+			printf("%s, creation %d fails: rc %d in %.1f ms: %s\n",
+			       m ? "host_build_graph" : "tensormap_and_ringbuffer", nths[k], rc,
+			       (double)took / 1e6, tp_last_error());
+			assert_int_equal(rc, -EAGAIN);
+			assert_int_equal(res.rc, -EAGAIN);
+			assert_true(took < 10ull * 1000000000ull);
+			assert_non_null(strstr(tp_last_error(), "cannot create"));
+			assert_non_null(strstr(tp_last_error(), "launch aborted"));
+			/* no task ran; host_build_graph built its graph before */
+			assert_int_equal(c.x, 7);
+			assert_int_equal(res.completed_tasks, 0);
+			assert_int_equal(res.dispatched_subtasks, 0);
+			assert_int_equal(res.total_tasks, m ? c.n : 0);
+			/* the next run (a new device) works */
+			c.x = 7;
+			memset(&res, 0, sizeof(res));
+			rc = run(4, kernels, K_COUNT, orch_chain, &c, &res, NULL);
+			assert_int_equal(rc, 0);
+			assert_int_equal(res.completed_tasks, c.n);
+			uint32_t want = 7;
+			for (uint32_t i = 0; i < c.n; i++)
+				want = want * 31u + i;
+			assert_int_equal(c.x, want);
+		}
+	}
+	g_runtime = TP_RUNTIME_TENSORMAP_RINGBUFFER;
+}
+
 /* ---- configuration errors ----------------------------------------------- */
 
 static int orch_nop(struct tp_orch *o, void *arg)
@@ -613,6 +670,7 @@ int main(void)
 		cmocka_unit_test(test_mix_3sched),
 		cmocka_unit_test(test_oob_fails_1sched),
 		cmocka_unit_test(test_oob_fails_3sched),
+		cmocka_unit_test(test_thread_failure),
 		cmocka_unit_test(test_config_errors),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
