@@ -4,11 +4,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -256,22 +259,57 @@ int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
 	return tp_file_tx_begin_flags(tx, path, tmp_suffix, 0);
 }
 
-/* Flush and close tx->fp. Return 0 or -errno with the error message set. */
+/*
+ * The reason an earlier buffered write to @fd failed, when its errno is
+ * gone (the stream only kept its error flag): a pipe whose reader left
+ * reports POLLERR, a regular file at the RLIMIT_FSIZE limit (ulimit -f)
+ * is EFBIG, one on a file system without a free block ENOSPC. Return: the
+ * errno, or EIO when none of these holds.
+ */
+static int stream_lost_errno(int fd)
+{
+	struct pollfd pf = {.fd = fd, .events = POLLOUT};
+	if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
+		return EPIPE;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return EIO;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)st.st_size >= (uint64_t)rl.rlim_cur)
+		return EFBIG;
+	/* root may still write into the reserved blocks: f_bfree then */
+	struct statvfs vs;
+	if (fstatvfs(fd, &vs) == 0 && (vs.f_bfree == 0 || (vs.f_bavail == 0 && geteuid() != 0)))
+		return ENOSPC;
+	return EIO;
+}
+
+int tp_stream_flush(FILE *fp)
+{
+	if (!fp)
+		return -EINVAL;
+	errno = 0;
+	int err = 0;
+	if (fflush(fp) != 0)
+		err = errno ? errno : EIO;
+	else if (ferror(fp))
+		err = EIO; /* an earlier buffered write failed; its errno is gone */
+	/* A pipe whose reader left gives EPIPE on the write, or EIO from a
+	 * stream that only kept the flag: name the real cause either way. */
+	if (err == EIO && fileno(fp) >= 0)
+		err = stream_lost_errno(fileno(fp));
+	return -err;
+}
+
+/* Flush and close tx->fp. Return 0 or -errno with the error message set.
+ * The message names the final path: the temporary name is ours, and gone
+ * (removed) once the error is reported, unless it is kept as evidence,
+ * which tx_fail_temp() then says. */
 static int tx_close(struct tp_file_tx *tx)
 {
-	int err = 0;
-	const char *what = NULL;
-	const char *name = tx->direct ? tx->path : tx->tmp_path;
-
-	errno = 0;
-	if (fflush(tx->fp) != 0) {
-		err = errno ? errno : EIO;
-		what = "write";
-	} else if (ferror(tx->fp)) {
-		/* An earlier fwrite/fprintf failed; its errno is long gone. */
-		err = EIO;
-		what = "write";
-	}
+	int err = -tp_stream_flush(tx->fp);
+	const char *what = err ? "write" : NULL;
 	errno = 0;
 	if (fclose(tx->fp) != 0 && !err) {
 		err = errno ? errno : EIO;
@@ -279,7 +317,7 @@ static int tx_close(struct tp_file_tx *tx)
 	}
 	tx->fp = NULL;
 	if (err)
-		return tp_set_error(-err, "%s: %s failed: %s", name, what, strerror(err));
+		return tp_set_error(-err, "%s: %s failed: %s", tx->path, what, strerror(err));
 	return 0;
 }
 
@@ -338,8 +376,7 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len)
 		return rc;
 	if (len > 0 && fwrite(data, 1, len, tx.fp) != len) {
 		int err = errno ? errno : EIO;
-		rc = tp_set_error(-err, "%s: write of %zu bytes failed: %s",
-				  tx.direct ? tx.path : tx.tmp_path, len, strerror(err));
+		rc = tp_set_error(-err, "%s: write failed: %s", tx.path, strerror(err));
 		tp_file_tx_abort(&tx, false);
 		return rc;
 	}

@@ -112,10 +112,29 @@ int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *
  * rename(2) (e.g. -EISDIR when @path became a directory). On failure the
  * temporary file is removed, or kept when the transaction was begun with
  * TP_FILE_TX_KEEP_TEMP_ON_FAILURE. A direct (device / FIFO) transaction
- * only flushes and closes; a full device gives "<path>: write failed: No
- * space left on device". Either way @tx is released.
+ * only flushes and closes. A failed write is "<path>: write failed:
+ * <strerror>" naming the final path, e.g. "No space left on device" for a
+ * full disk or device, "File too large" past the file-size limit (ulimit
+ * -f; the taskprof command ignores SIGXFSZ, so the write fails with EFBIG
+ * instead of killing the process). Either way @tx is released.
  */
 int tp_file_tx_commit(struct tp_file_tx *tx);
+
+/**
+ * tp_stream_flush() - flush @fp and tell whether everything written to it
+ * arrived (a full device or disk, the file-size limit, a closed descriptor,
+ * a pipe whose reader went away).
+ * @fp: stream open for writing (stdout, a tp_file_tx's fp, ...).
+ *
+ * When an earlier buffered write failed and its errno is gone (the stream
+ * keeps only its error flag), the reason is found again where it can be:
+ * -EPIPE for a pipe whose reader left, -EFBIG for a regular file at the
+ * RLIMIT_FSIZE limit, -ENOSPC for a file system without a free block;
+ * otherwise -EIO. Sets no error message: the caller names the file.
+ *
+ * Return: 0, -EINVAL for a NULL @fp, or the negative errno of the failure.
+ */
+int tp_stream_flush(FILE *fp);
 
 /**
  * tp_file_tx_abort() - give up a transaction.

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -570,6 +572,83 @@ static void test_mkdir_p_symlinks(void **state)
 	free(a), free(b), free(d), free(sub), free(deep), free(ok), free(lok), free(missing);
 }
 
+/* tp_stream_flush(): the reason of a failed write, also when the stream
+ * kept only its error flag (an earlier write, its errno gone). */
+static void test_stream_flush(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_stream_flush(NULL), -EINVAL);
+
+	char *full = join("full");
+	assert_int_equal(mknod(full, S_IFCHR | 0666, makedev(1, 7)), 0);
+	FILE *f = fopen(full, "w");
+	assert_non_null(f);
+	fputs("no room", f);
+	assert_int_equal(tp_stream_flush(f), -ENOSPC);
+	fclose(f);
+
+	/* a pipe whose reader left: EPIPE (SIGPIPE ignored, as main() does) */
+	void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);
+	f = fdopen(p[1], "w");
+	assert_non_null(f);
+	fputs("gone", f);
+	assert_int_equal(tp_stream_flush(f), -EPIPE);
+	/* the error flag stays; the errno of that write is gone */
+	clearerr(f);
+	static char big[1 << 17];
+	memset(big, 'x', sizeof(big));
+	assert_true(fwrite(big, 1, sizeof(big), f) < sizeof(big));
+	assert_int_equal(tp_stream_flush(f), -EPIPE);
+	fclose(f);
+	signal(SIGPIPE, old);
+	free(full);
+}
+
+/* Past the file-size limit (ulimit -f) with SIGXFSZ ignored, as the
+ * taskprof command does: the write fails with EFBIG, the message names
+ * the final path, the temporary file is removed. */
+static void test_file_size_limit(void **state)
+{
+	(void)state;
+	void (*old)(int) = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit rl, lim;
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &rl), 0);
+	lim = rl;
+	lim.rlim_cur = 1000; /* bytes */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+
+	char *path = join("big.json"), want[4200];
+	struct tp_file_tx tx;
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
+	for (int i = 0; i < 500; i++)
+		fprintf(tx.fp, "%08d,", i);
+	int rc = tp_file_tx_commit(&tx);
+	snprintf(want, sizeof(want), "%s: write failed: File too large", path);
+	/* the stream may have kept only its error flag: the limit is found */
+	static char big[1 << 16];
+	memset(big, 'y', sizeof(big));
+	assert_int_equal(tp_file_tx_begin(&tx, path, NULL), 0);
+	assert_true(fwrite(big, 1, sizeof(big), tx.fp) < sizeof(big));
+	int rc2 = tp_file_tx_commit(&tx);
+	char got2[4200];
+	snprintf(got2, sizeof(got2), "%s", tp_last_error());
+	assert_int_equal(tp_write_file_atomic(path, big, sizeof(big)), -EFBIG);
+	char got3[4200];
+	snprintf(got3, sizeof(got3), "%s", tp_last_error());
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	signal(SIGXFSZ, old);
+
+	assert_int_equal(rc, -EFBIG);
+	assert_int_equal(rc2, -EFBIG);
+	assert_string_equal(got2, want);
+	assert_string_equal(got3, want);
+	assert_int_equal(count_entries(dir), 0); /* no temporary file, no output */
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +674,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mkdir_p_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_file, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_stream_flush, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_size_limit, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
