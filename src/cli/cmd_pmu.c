@@ -16,6 +16,11 @@ static const uint32_t event_types[] = {
 
 int cmd_pmu(int argc, char **argv)
 {
+	return cmd_pmu_run(argc, argv, NULL);
+}
+
+int cmd_pmu_run(int argc, char **argv, int *stdout_err)
+{
 	/* every (architecture, event type) group: a2a3 first, then a5 */
 	static const enum tp_pmu_arch archs[] = {TP_PMU_ARCH_A2A3, TP_PMU_ARCH_A5};
 	const char *names[2 * N_TYPES][TP_PMU_MAX_SLOTS];
@@ -40,5 +45,5 @@ int cmd_pmu(int argc, char **argv)
 			n++;
 		}
 	}
-	return pmu_report_main(argc, argv, sets, n);
+	return pmu_report_run(argc, argv, sets, n, stdout_err);
 }

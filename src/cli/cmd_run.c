@@ -11,11 +11,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/file.h"
 #include "base/progress.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
@@ -100,7 +102,9 @@ static void help(FILE *f)
 		"                           100..100000: ask Linux >= 6.12 for that host\n"
 		"                           scheduling slice (µs) for the AICPU threads;\n"
 		"                           unset or 0: the host's default\n\n"
-		"exit status: 0 golden pass, 1 golden failure or failed run, 2 bad usage,\n"
+		"exit status: 0 golden pass, 1 golden failure, failed run or stdout not\n"
+		"written ('taskprof run: writing stdout: <reason>', e.g. a full device or\n"
+		"a reader that went away: the run's files are still complete), 2 bad usage,\n"
 		"130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (temporary files\n"
 		"removed)\n");
 }
@@ -206,15 +210,33 @@ static int parse_swimlane_level(const char *val, int argc, char **argv, int *lev
 	return 0;
 }
 
-/* Run the converter on @records: @dir/merged_swimlane.json. Return: its
- * exit code. */
-static int convert_swimlane(const char *records, const char *dir, char *trace, size_t len)
+/*
+ * Whether stdout still works: 0, or the errno of the first failed write,
+ * kept in *@err (a full device, a reader that went away: SIGPIPE is
+ * ignored, main.c). Once stdout is gone the run still writes and
+ * converts its files; only what is nothing but stdout (the PMU summary)
+ * is skipped, and cmd_run() reports the failure once at the end.
+ */
+static int stdout_failed(int *err)
+{
+	if (!*err)
+		*err = -tp_stream_flush(stdout);
+	return *err;
+}
+
+/* Run the converter on @records: @dir/merged_swimlane.json. A failure to
+ * write stdout is not the converter's: it goes to *@out_err (see
+ * stdout_failed()). Return: the converter's exit code. */
+static int convert_swimlane(const char *records, const char *dir, char *trace, size_t len,
+			    int *out_err)
 {
 	snprintf(trace, len, "%s/merged_swimlane.json", dir);
 	char *args[] = { "swimlane", (char *)records, "-o", trace, NULL };
-	fflush(stdout);
-	int rc = sl_convert_main(4, args);
-	fflush(stdout);
+	stdout_failed(out_err);
+	int serr = 0;
+	int rc = sl_convert_run(4, args, &serr);
+	if (serr && !*out_err)
+		*out_err = serr;
 	return rc;
 }
 
@@ -323,13 +345,19 @@ static int parse_pmu_event_type(const char *val, int argc, char **argv, int *typ
 	return 0;
 }
 
-/* Print the `taskprof pmu` summary of @csv. Return: 0 or -errno. */
-static int print_pmu_summary(const char *csv)
+/* Print the `taskprof pmu` summary of @csv; a failure to write stdout
+ * goes to *@out_err (see stdout_failed()). Return: 0 or -EIO (the
+ * summary's message is on stderr). */
+static int print_pmu_summary(const char *csv, int *out_err)
 {
 	/* As `taskprof pmu CSV`: it also names the functions from the run
 	 * folder's name map. */
 	char *argv[] = { "taskprof pmu", (char *)csv, NULL };
-	return cmd_pmu(2, argv) ? -EIO : 0;
+	int serr = 0;
+	int rc = cmd_pmu_run(2, argv, &serr);
+	if (serr && !*out_err)
+		*out_err = serr;
+	return rc ? -EIO : 0;
 }
 
 int cmd_run(int argc, char **argv)
@@ -442,6 +470,11 @@ int cmd_run(int argc, char **argv)
 		if (strchr(name, '/') || (n > 3 && !strcmp(name + n - 3, ".so")) ||
 		    strstr(name, ".so.")) {
 			cal = load_case_so(name);
+			/* Its constructors and entry point may have set a locale
+			 * (setlocale(LC_ALL, "")): taskprof's numbers keep '.'
+			 * (the Worker does the same around each later call into
+			 * the case, worker.c case_locale_enter()). */
+			setlocale(LC_NUMERIC, "C");
 			if (!cal)
 				return 2;
 		} else {
@@ -498,11 +531,13 @@ int cmd_run(int argc, char **argv)
 	if (r->name_map[0])
 		printf("name map: %s\n", r->name_map);
 	int code = r->pass ? 0 : 1;
+	int out_err = 0; /* stdout_failed() */
 	if (r->swimlane_records[0]) {
 		char trace[4300];
 		printf("swimlane records: %s\n", r->swimlane_records);
 		tp_progress_phase("converting the swimlane records into a Perfetto trace");
-		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace));
+		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace),
+					   &out_err);
 		tp_progress_phase(NULL);
 		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",
@@ -522,12 +557,21 @@ int cmd_run(int argc, char **argv)
 	if (r->pmu_csv[0]) {
 		printf("pmu: %s (%" PRIu64 " rows, event type %u)\n", r->pmu_csv, r->pmu_rows,
 		       r->pmu_event_type);
-		tp_progress_phase("summarising pmu.csv");
-		if (print_pmu_summary(r->pmu_csv))
-			code = 1;
-		tp_progress_phase(NULL);
+		/* The summary is stdout only: nothing to do once stdout is gone. */
+		if (!stdout_failed(&out_err)) {
+			tp_progress_phase("summarising pmu.csv");
+			if (print_pmu_summary(r->pmu_csv, &out_err))
+				code = 1;
+			tp_progress_phase(NULL);
+		}
 	} else if (r->pmu) {
 		printf("pmu: no records written (no task ran on an AICore)\n");
+	}
+	/* Every file is written by now; a lost result line still fails the
+	 * run, once, with the reason (not blamed on a step). */
+	if (stdout_failed(&out_err)) {
+		fprintf(stderr, "taskprof run: writing stdout: %s\n", strerror(out_err));
+		code = 1;
 	}
 	free(r);
 	tp_progress_disable();

@@ -44,7 +44,10 @@ static void help(FILE *f)
 		"                          backpressure parks, higher ns per record) and\n"
 		"                          still nothing is dropped; default 0\n"
 		"  -o, --output DIR        output root; default ./taskprof_output\n"
-		"  -h, --help              this text\n");
+		"  -h, --help              this text\n\n"
+		"exit status: 0 reconciled, 1 failed run, reconcile mismatch, records out\n"
+		"of order or stdout not written ('writing stdout: <reason>': the outputs are\n"
+		"still written), 2 bad usage\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -70,6 +73,15 @@ static void progress(void *ud, uint64_t written, uint64_t target)
 		return;
 	fprintf(stderr, "\r  producing: %5.1f%% of %" PRIu64 " records", 100.0 * written / target,
 		target);
+}
+
+/* A run that fails before writing its outputs leaves no empty folder
+ * behind, as `taskprof run` (rmdir removes only an empty one). */
+static void remove_empty_dir(const char *dir)
+{
+	if (rmdir(dir) != 0 && errno != ENOTEMPTY && errno != EEXIST)
+		fprintf(stderr, "taskprof transport-demo: cannot remove the empty output folder "
+				"%s: %s\n", dir, strerror(errno));
 }
 
 static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
@@ -242,6 +254,7 @@ int cmd_transport_demo(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
 		free(r.per_instance);
+		remove_empty_dir(dir);
 		return 1;
 	}
 	printf("reconcile: collected=%" PRIu64 " + dropped=%" PRIu64 " %s total=%" PRIu64 "  %s\n",
@@ -258,8 +271,16 @@ int cmd_transport_demo(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "taskprof transport-demo: cannot write outputs: %s\n",
 			tp_last_error());
+		remove_empty_dir(dir);
 		return 1;
 	}
 	printf("outputs: %s/instances.csv\n         %s/summary.txt\n", dir, dir);
+	/* The outputs are written; lost result lines still fail the run
+	 * (SIGPIPE is ignored, main.c: a reader that went away is EPIPE). */
+	int err = -tp_stream_flush(stdout);
+	if (err) {
+		fprintf(stderr, "taskprof transport-demo: writing stdout: %s\n", strerror(err));
+		return 1;
+	}
 	return r.reconcile_ok && r.out_of_order == 0 ? 0 : 1;
 }

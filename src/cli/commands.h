@@ -20,4 +20,16 @@ int cmd_swimlane(int argc, char **argv);
 int cmd_pmu(int argc, char **argv);
 int cmd_op(int argc, char **argv);
 
+/**
+ * cmd_pmu_run() - `taskprof pmu` for a caller that owns stdout (`taskprof
+ * run` prints the summary after its own lines).
+ * @argc, @argv: as cmd_pmu().
+ * @stdout_err:  NULL: exactly cmd_pmu(); otherwise a failure to write
+ *               stdout is left to the caller: *@stdout_err receives its
+ *               positive errno (0: none) and it does not fail the summary.
+ *
+ * Return: the exit code of cmd_pmu().
+ */
+int cmd_pmu_run(int argc, char **argv, int *stdout_err);
+
 #endif

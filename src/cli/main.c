@@ -5,7 +5,9 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/file.h"
 #include "cli/commands.h"
 
 static const struct tp_command commands[] = {
@@ -33,27 +35,63 @@ static void usage(FILE *f)
 		   "\nRun 'taskprof <command> --help' for the options of a command.\n");
 }
 
+/*
+ * The last word on stdout for a command that returned @rc: one that
+ * succeeded but whose output did not arrive (its help text into a full
+ * device, say) fails with the reason. A command that failed has said why
+ * (the commands check stdout themselves where it matters).
+ */
+static int finish(const char *cmd, int rc)
+{
+	int err = -tp_stream_flush(stdout);
+	if (!err || rc)
+		return rc;
+	fprintf(stderr, "taskprof%s%s: writing stdout: %s\n", cmd ? " " : "", cmd ? cmd : "",
+		strerror(err));
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
-	/* A reader that goes away (`| head`) must not kill a conversion half
-	 * way: writes then fail with EPIPE and each command reports
-	 * "Error: writing stdout: Broken pipe", exit 1. */
+	/* The rule for stdout, every command: a reader that goes away
+	 * (`| head`) must not kill a run or a conversion half way, leaving
+	 * its files incomplete. SIGPIPE is ignored, so writes fail with
+	 * EPIPE; the command still finishes its files, then reports
+	 * "writing stdout: Broken pipe" (as for any failed stdout, e.g. "No
+	 * space left on device") on one line and exits 1, not 141. */
 	signal(SIGPIPE, SIG_IGN);
+	/* stdio keeps only an error flag when a buffered write fails, not its
+	 * errno, and a reason found only for pipes and regular files
+	 * (tp_stream_flush()) reads "Input/output error" on a full device: a
+	 * 64 KiB buffer (instead of 4 KiB) lets every help text and result
+	 * block reach the final flush whole, which then fails with the real
+	 * errno. A terminal keeps its line buffering. */
+	static char stdout_buf[1 << 16]; /* glibc ignores the size without a buffer */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
+	/* A write past the file-size limit (ulimit -f) must not kill the
+	 * process silently and leave its *.tmp files: ignored, the write
+	 * fails with EFBIG, and the writer names the file ("<file>: write
+	 * failed: File too large"), removes its temporary file and the
+	 * command exits 1. Ignoring an ignored signal changes nothing. The
+	 * disposition is inherited across exec: `taskprof op` restores the
+	 * default in its child before running the application. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return finish(NULL, 0);
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("taskprof %s\n", TASKPROF_VERSION);
-		return 0;
+		return finish(NULL, 0);
 	}
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+			return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "taskprof: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

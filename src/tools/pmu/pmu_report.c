@@ -376,8 +376,10 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 		i = j;
 	}
 	free(rows);
-	if (fflush(out) != 0 || ferror(out))
-		return tp_set_error(-EIO, "writing the report failed");
+	int err = -tp_stream_flush(out);
+	if (err)
+		return tp_set_error(-err, "writing %s: %s", out == stdout ? "stdout" : "the report",
+				    strerror(err));
 	return 0;
 }
 
@@ -507,6 +509,14 @@ static void usage(FILE *f)
 int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
 		    size_t n_sets)
 {
+	return pmu_report_run(argc, argv, sets, n_sets, NULL);
+}
+
+int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, size_t n_sets,
+		   int *stdout_err)
+{
+	if (stdout_err)
+		*stdout_err = 0;
 	const char *path = NULL, *names_arg = NULL;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -574,6 +584,10 @@ int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
 	if (have_nm)
 		sl_name_map_free(&nm);
 	pmu_csv_free(c);
+	if (rc && stdout_err && rc != -ENOMEM) {
+		*stdout_err = -rc; /* the caller reports it */
+		return 0;
+	}
 	if (rc) {
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
 		return 1;

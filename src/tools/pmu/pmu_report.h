@@ -49,7 +49,9 @@ size_t pmu_csv_rows(const struct pmu_csv *c);
  * with its mean per row; for PIPE_UTILIZATION (event_type 2) each pipe
  * counter (a column whose name contains "busy") also shows its share of
  * the function's total cycles, Σ counter / Σ pmu_total_cycles, in %.
- * Return: 0, or -EIO when writing @out failed.
+ * Return: 0, -ENOMEM, or the -errno of writing @out (tp_stream_flush():
+ * -ENOSPC, -EPIPE, -EFBIG, ...; the message is "writing stdout: <reason>"
+ * or "writing the report: <reason>").
  */
 int pmu_report_print(const struct pmu_csv *c, FILE *out);
 
@@ -104,5 +106,19 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
  * code: 0, 1 bad input, 2 usage. */
 int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
 		    size_t n_sets);
+
+/**
+ * pmu_report_run() - pmu_report_main() for a caller that owns stdout
+ * (`taskprof run` printing the summary after its own lines).
+ * @argc, @argv, @sets, @n_sets: as pmu_report_main().
+ * @stdout_err: NULL: exactly pmu_report_main(). Otherwise a failure to
+ *              write stdout is not reported and does not fail the summary:
+ *              *@stdout_err receives its positive errno (0: stdout fine)
+ *              and the caller reports it once.
+ *
+ * Return: the exit code of pmu_report_main().
+ */
+int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, size_t n_sets,
+		   int *stdout_err);
 
 #endif

@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,20 +306,9 @@ static void *deps_thread(void *arg)
 
 int sl_stdout_finish(void)
 {
-	errno = 0;
-	int err = 0;
-	if (fflush(stdout) != 0)
-		err = errno ? errno : EIO;
-	else if (ferror(stdout))
-		err = EIO; /* an earlier buffered write failed; errno is gone */
+	int err = -tp_stream_flush(stdout);
 	if (!err)
 		return 0;
-	if (err == EIO) {
-		/* a pipe whose reader left reports POLLERR: name the cause */
-		struct pollfd pf = {.fd = STDOUT_FILENO, .events = POLLOUT};
-		if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLERR))
-			err = EPIPE;
-	}
 	fprintf(stderr, "Error: writing stdout: %s\n", strerror(err));
 	return 1;
 }
@@ -356,16 +344,34 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* The end of the stdout output: with @stdout_err the caller reports a
+ * failed stdout (*@stdout_err: its errno, 0 if none) and it fails
+ * nothing here; without, sl_stdout_finish(). Return: 0 or 1. */
+static int finish_stdout(int *stdout_err)
+{
+	if (!stdout_err)
+		return sl_stdout_finish();
+	*stdout_err = -tp_stream_flush(stdout);
+	return 0;
+}
+
 int sl_convert_main(int argc, char **argv)
 {
+	return sl_convert_run(argc, argv, NULL);
+}
+
+int sl_convert_run(int argc, char **argv, int *stdout_err)
+{
 	struct args a;
+	if (stdout_err)
+		*stdout_err = 0;
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc;
 	if (a.help) {
 		fputs(usage_text, stdout);
 		fputs(help_text, stdout);
-		return sl_stdout_finish();
+		return finish_stdout(stdout_err);
 	}
 
 	struct sl_perf_data pd;
@@ -606,7 +612,7 @@ int sl_convert_main(int argc, char **argv)
 	sl_print_stats(stdout, &pd, have_nm ? &nm : NULL);
 	printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with a "
 	       "separately-captured deps.json (--enable-dep-gen).\n");
-	if (sl_stdout_finish())
+	if (finish_stdout(stdout_err))
 		goto out;
 	exit_code = 0;
 	goto out;

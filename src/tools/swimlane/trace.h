@@ -100,12 +100,28 @@ size_t sl_task_label(char *buf, size_t len, int64_t func_id, const struct sl_nam
 int sl_convert_main(int argc, char **argv);
 
 /**
+ * sl_convert_run() - sl_convert_main() for a caller that owns stdout
+ * (`taskprof run` converting after its own result lines).
+ * @argc, @argv: as sl_convert_main().
+ * @stdout_err:  NULL: exactly sl_convert_main(). Otherwise a failure to
+ *               write stdout (a full device, a reader that went away) is
+ *               neither reported nor counted as a failed conversion: the
+ *               trace is written all the same, *@stdout_err receives the
+ *               positive errno (0 when stdout is fine) and the caller
+ *               reports it once.
+ *
+ * Return: the exit code, as sl_convert_main(): 0 when the trace was
+ * written, 1 when the conversion failed ("Error: ..." on stderr), 2 usage.
+ */
+int sl_convert_run(int argc, char **argv, int *stdout_err);
+
+/**
  * sl_stdout_finish() - flush stdout and check that everything written to it
  * arrived (a full device, a closed descriptor, a reader that went away).
  *
  * On failure prints "Error: writing stdout: <strerror>" on stderr (EPIPE
  * when the reader of a pipe is gone, even when the failing write was an
- * earlier buffered one).
+ * earlier buffered one; see tp_stream_flush()).
  * Return: 0, or 1 (the exit code) on failure.
  */
 int sl_stdout_finish(void);
