@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -195,10 +196,17 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	if ((rc = prof_start(s.p)) != 0)
 		goto out_close;
 	int started = 0;
+	char start_err[160] = "";
 	for (; started < cfg.producers; started++) {
 		prs[started] = (struct lg_producer){.s = &s, .index = started};
-		if (pthread_create(&th[started], NULL, lg_producer_main, &prs[started]) != 0) {
-			rc = tp_set_error(-EAGAIN, "transport-demo: cannot start producer thread");
+		int err = pthread_create(&th[started], NULL, lg_producer_main, &prs[started]);
+		if (err != 0) {
+			/* The producers already started still run and are
+			 * joined below; the error stays the one reported. */
+			rc = -err;
+			snprintf(start_err, sizeof(start_err),
+				 "LoadGen: cannot start producer thread %d of %d: %s",
+				 started + 1, cfg.producers, strerror(err));
 			break;
 		}
 	}
@@ -241,7 +249,8 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	double ns = 0, cpu_ns = 0;
 	for (int i = 0; i < started; i++) {
 		if (prs[i].rc && !rc)
-			rc = tp_set_error(prs[i].rc, "transport-demo: producer %d could not attach", i);
+			rc = tp_set_error(prs[i].rc, "LoadGen: producer %d could not attach: %s", i,
+					  strerror(-prs[i].rc));
 		ns += (double)prs[i].ns;
 		cpu_ns += (double)prs[i].cpu_ns;
 	}
@@ -255,6 +264,8 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 		if (out->per_instance)
 			out->per_instance[i] = atomic_load(&s.p->inst_collected[i]);
 	}
+	if (start_err[0])
+		tp_set_error(rc, "%s", start_err);
 out_close:
 	prof_close(s.p);
 out:

@@ -377,6 +377,12 @@ int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows)
 		*rows = n;
 	if (!rc && n && path && path_len)
 		snprintf(path, path_len, "%s", pmu_csv_path(p->c));
+	/* A failed export keeps the shard files as evidence (docs/pmu.md "A
+	 * failed write"); a retained run's flush message says so itself. */
+	if (rc && path && pmu_shards_kept(p->c))
+		tp_set_error(rc, "%s; the shard files are kept as evidence (%s.e%" PRIu64
+			     ".p%d.shard*.failed.tmp)", tp_last_error(), pmu_csv_path(p->c),
+			     pmu_run_epoch(p->c), (int)getpid());
 	return rc;
 }
 

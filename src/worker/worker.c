@@ -435,6 +435,26 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	return rc;
 }
 
+/*
+ * Collect the run's failures in the order they happen: the first
+ * (@nrc != 0 while *@rc is 0) becomes the run's, its message copied into
+ * @err (@len bytes); a later collector failure is logged at ERROR, so
+ * that a records file that could not be written is not hidden behind a
+ * failed pmu.csv. After a failed round (@round_failed) the collectors'
+ * own failures are its consequences and stay unlogged, as before.
+ */
+static void keep_first_error(int *rc, char *err, size_t len, int nrc, bool round_failed)
+{
+	if (!nrc)
+		return;
+	if (!*rc) {
+		*rc = nrc;
+		snprintf(err, len, "%s", tp_last_error());
+	} else if (!round_failed) {
+		TP_ERROR("worker: also failed: %s", tp_last_error());
+	}
+}
+
 static int write_result(const char *dir, const struct tp_worker *w,
 			const struct tp_run_result *r)
 {
@@ -631,6 +651,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		/* A failed round is the error to report: closing the collectors
 		 * below may record their own ("no performance data"). */
 		char run_err[TP_ERROR_MSG_MAX] = "";
+		const bool round_failed = rc != 0;
 		if (rc)
 			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
 		if (w->pmu && w->pmu_across) {
@@ -647,8 +668,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			w->pmu = NULL;
 			/* A failed pmu.csv write fails the run; a reconcile
 			 * mismatch is logged and reported (res->pmu_reconcile_ok). */
-			if (!rc && prc)
-				rc = prc;
+			keep_first_error(&rc, run_err, sizeof(run_err), prc, round_failed);
 		}
 		if (w->swl) {
 			struct tp_reconcile sr;
@@ -663,14 +683,14 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			wk_swimlane_close(w->swl);
 			w->swl = NULL;
 			/* No data is a warning, not a failed run (spec §1.1). */
-			if (!rc && src && src != -ENODATA)
-				rc = src;
+			if (src != -ENODATA)
+				keep_first_error(&rc, run_err, sizeof(run_err), src, round_failed);
 		}
 		if (w->dg) {
 			struct dg_summary ds;
 			int drc = wk_depgen_close(w->dg, rc ? NULL : res->output_dir, &ds);
 			w->dg = NULL;
-			rc = rc ? rc : drc;
+			keep_first_error(&rc, run_err, sizeof(run_err), drc, round_failed);
 			res->dep_gen = !rc;
 			res->dep_tasks = ds.tasks;
 			res->dep_edges = ds.edges;

@@ -160,7 +160,7 @@ struct dg_collector *dg_open(const struct dg_config *cfg)
 	if (rc) {
 		prof_close(dg->p);
 		free(dg);
-		tp_set_error(rc, "dep_gen: cannot start the collector threads (%d)", rc);
+		tp_set_error(rc, "dep_gen: cannot start the collector threads: %s", strerror(-rc));
 		return NULL;
 	}
 	return dg;

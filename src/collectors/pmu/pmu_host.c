@@ -44,6 +44,8 @@ struct pmu_shard {
 	bool opened;    /* a file exists on disk */
 	int tmpreg;     /* its base/tmp_registry.h handle while it is a .tmp */
 	bool io_failed; /* sticky: any open / write / flush / close failure */
+	int io_errno;   /* the first failure's errno (0: none or unknown) */
+	const char *io_what; /* its step: "open", "write", "close" */
 };
 
 struct pmu_collector {
@@ -120,6 +122,39 @@ static void shard_path(const struct pmu_collector *c, int i, const char *tail, c
 		 c->cfg.run_epoch, (int)c->pid, i, tail);
 }
 
+/* Mark shard @s failed at step @what ("open", "write", "close") with
+ * @err; the first failure is the one reported (shard_failure()). */
+static void shard_fail(struct pmu_shard *s, const char *what, int err)
+{
+	if (!s->io_failed) {
+		s->io_errno = err;
+		s->io_what = what;
+	}
+	s->io_failed = true;
+}
+
+/*
+ * The first failed shard's "<shard file>: <step> failed: <reason>" into
+ * @buf (@len bytes). Return: true when a shard failed (@buf filled in).
+ */
+static bool shard_failure(const struct pmu_collector *c, char *buf, size_t len)
+{
+	for (int i = 0; i < c->cfg.num_threads; i++) {
+		const struct pmu_shard *s = &c->shards[i];
+		if (!s->io_failed)
+			continue;
+		char path[4200];
+		shard_path(c, i, ".tmp", path, sizeof(path));
+		if (s->io_what)
+			snprintf(buf, len, "%s: %s failed: %s", path, s->io_what,
+				 strerror(s->io_errno ? s->io_errno : EIO));
+		else
+			snprintf(buf, len, "%s: out of memory", path);
+		return true;
+	}
+	return false;
+}
+
 /* Collector shard thread: append the buffer's rows to shard file i.
  * Always "kept" for the transport: a write failure is the PMU's own to
  * account (io_failed: pmu.csv is not produced, and its reconcile line
@@ -142,9 +177,10 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		s->tmpreg = tp_tmpreg_add(path);
 		s->fp = fopen(path, "w");
 		if (!s->fp) {
+			int err = errno;
 			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s", path,
-				 strerror(errno));
-			s->io_failed = true;
+				 strerror(err));
+			shard_fail(s, "open", err);
 			return true;
 		}
 		s->opened = true;
@@ -154,7 +190,7 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		struct pmu_span *ns = realloc(s->span, cap * sizeof(*ns));
 		if (!ns) {
 			TP_ERROR("PmuCollector: out of memory indexing shard %d", shard);
-			s->io_failed = true;
+			shard_fail(s, NULL, ENOMEM);
 			return true;
 		}
 		s->span = ns;
@@ -175,9 +211,12 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ",%" PRIu32 ",%" PRIu64 "\n",
 			      c->cfg.event_type, c->cfg.run_epoch);
 		if (fwrite(line, 1, (size_t)n, s->fp) != (size_t)n) {
-			TP_ERROR("PmuCollector: failed to write CSV shard %d: %s", shard,
-				 strerror(errno));
-			s->io_failed = true;
+			int err = errno ? errno : EIO;
+			char path[4200];
+			shard_path(c, shard, ".tmp", path, sizeof(path));
+			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s", path,
+				 strerror(err));
+			shard_fail(s, "write", err);
 			return true;
 		}
 		s->bytes += (uint64_t)n;
@@ -195,11 +234,20 @@ static void close_shards(struct pmu_collector *c)
 		struct pmu_shard *s = &c->shards[i];
 		if (!s->fp)
 			continue;
-		if (fflush(s->fp) != 0 || ferror(s->fp))
-			s->io_failed = true;
+		bool logged = s->io_failed; /* pmu_collect() said why */
+		int err = -tp_stream_flush(s->fp);
+		if (err)
+			shard_fail(s, "write", err);
+		errno = 0;
 		if (fclose(s->fp) != 0)
-			s->io_failed = true;
+			shard_fail(s, "close", errno ? errno : EIO);
 		s->fp = NULL;
+		if (err && !logged) {
+			char path[4200];
+			shard_path(c, i, ".tmp", path, sizeof(path));
+			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s", path,
+				 strerror(err));
+		}
 	}
 }
 
@@ -424,7 +472,17 @@ int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 			 "mismatch — completion-before-dispatch invariant violated",
 			 r.mismatch);
 	r.ok = acc == r.total && !r.io_failed;
-	if (acc != r.total) {
+	char why[4400];
+	if (acc != r.total && r.io_failed && shard_failure(c, why, sizeof(why))) {
+		/* Not a race: once a shard file failed, no row is counted. */
+		char mm[48] = "";
+		if (a5)
+			snprintf(mm, sizeof(mm), " + mismatch=%" PRIu64, r.mismatch);
+		TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64 " + dropped=%" PRIu64
+			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
+			") — the CSV shard output failed, so no row is counted: %s",
+			r.collected, r.dropped, mm, r.total, r.silent_loss, why);
+	} else if (acc != r.total) {
 		if (a5)
 			TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64
 				" + dropped=%" PRIu64 " + mismatch=%" PRIu64 " != device_total=%" PRIu64
@@ -532,6 +590,7 @@ static int merge_spans(struct pmu_collector *c, FILE *out)
 	char *buf = NULL;
 	size_t bufcap = 0;
 	int rc = 0;
+	char why[4400] = "";
 	if (!all || !in) {
 		rc = tp_set_error(-ENOMEM, "pmu: out of memory merging %s", c->csv_path);
 		goto out;
@@ -549,7 +608,9 @@ static int merge_spans(struct pmu_collector *c, FILE *out)
 		shard_path(c, s->shard, ".tmp", path, sizeof(path));
 		if (!in[s->shard] && !(in[s->shard] = fopen(path, "r"))) {
 			rc = -errno;
-			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", path);
+			snprintf(why, sizeof(why), "%s: cannot open for reading: %s", path,
+				 strerror(-rc));
+			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", why);
 			goto out;
 		}
 		if (s->len > bufcap) {
@@ -561,15 +622,27 @@ static int merge_spans(struct pmu_collector *c, FILE *out)
 			buf = nb;
 			bufcap = s->len;
 		}
+		errno = 0;
 		if (fseeko(in[s->shard], (off_t)s->off, SEEK_SET) != 0 ||
 		    fread(buf, 1, s->len, in[s->shard]) != s->len) {
+			/* a short read without an error: the file is shorter
+			 * than the rows written into it */
 			rc = ferror(in[s->shard]) && errno ? -errno : -EIO;
-			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", path);
+			if (ferror(in[s->shard]) || rc != -EIO)
+				snprintf(why, sizeof(why), "%s: read failed: %s", path,
+					 strerror(-rc));
+			else
+				snprintf(why, sizeof(why), "%s: read failed: the file is shorter "
+					 "than the rows written into it", path);
+			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", why);
 			goto out;
 		}
+		errno = 0;
 		if (fwrite(buf, 1, s->len, out) != s->len) {
 			rc = errno ? -errno : -EIO;
-			TP_ERROR("PmuCollector: failed to merge CSV shard file: %s", path);
+			snprintf(why, sizeof(why), "write failed: %s", strerror(-rc));
+			TP_ERROR("PmuCollector: failed to write merged CSV file: %s: %s", c->csv_path,
+				 strerror(-rc));
 			goto out;
 		}
 	}
@@ -580,8 +653,11 @@ out:
 	free(in);
 	free(all);
 	free(buf);
-	if (rc)
-		tp_set_error(rc, "pmu: merging the shard files into %s failed", c->csv_path);
+	if (rc && why[0])
+		tp_set_error(rc, "pmu: merging the shard files into %s failed: %s", c->csv_path, why);
+	else if (rc)
+		tp_set_error(rc, "pmu: merging the shard files into %s failed: %s", c->csv_path,
+			     strerror(-rc));
 	return rc;
 }
 
@@ -609,6 +685,10 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 		TP_ERROR("PmuCollector: CSV shard output failed; preserving shard files for "
 			 "diagnosis");
 		preserve_shards(c);
+		char why[4400];
+		if (shard_failure(c, why, sizeof(why)))
+			return tp_set_error(-EIO, "pmu: CSV shard output failed for %s: %s",
+					    c->csv_path, why);
 		return tp_set_error(-EIO, "pmu: CSV shard output failed for %s", c->csv_path);
 	}
 	if (!collected) {
@@ -623,16 +703,18 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 	struct tp_file_tx tx;
 	int rc = tp_file_tx_begin(&tx, c->csv_path, suffix);
 	if (rc) {
-		TP_ERROR("PmuCollector: failed to open CSV file: %s", c->csv_path);
+		TP_ERROR("PmuCollector: failed to open CSV file: %s", tp_last_error());
 		preserve_shards(c);
 		return rc;
 	}
+	errno = 0;
 	if (fwrite(c->header, 1, (size_t)c->header_len, tx.fp) != (size_t)c->header_len) {
 		rc = errno ? -errno : -EIO;
-		TP_ERROR("PmuCollector: failed to write CSV header: %s", c->csv_path);
+		TP_ERROR("PmuCollector: failed to write CSV header: %s: %s", c->csv_path,
+			 strerror(-rc));
 		tp_file_tx_abort(&tx, false);
 		preserve_shards(c);
-		return tp_set_error(rc, "pmu: failed to write the header of %s", c->csv_path);
+		return tp_set_error(rc, "pmu: %s: write failed: %s", c->csv_path, strerror(-rc));
 	}
 	if ((rc = merge_spans(c, tx.fp))) {
 		tp_file_tx_abort(&tx, false);
@@ -642,7 +724,7 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 	char tmp[4300];
 	snprintf(tmp, sizeof(tmp), "%s%s", c->csv_path, suffix);
 	if ((rc = tp_file_tx_commit(&tx))) {
-		TP_ERROR("PmuCollector: failed to flush merged CSV file: %s", c->csv_path);
+		TP_ERROR("PmuCollector: failed to flush merged CSV file: %s", tp_last_error());
 		unlink(tmp); /* the partial merged file is never left behind */
 		preserve_shards(c);
 		return rc;
@@ -680,6 +762,11 @@ uint64_t pmu_run_epoch(const struct pmu_collector *c)
 const char *pmu_csv_path(const struct pmu_collector *c)
 {
 	return c->csv_path;
+}
+
+bool pmu_shards_kept(const struct pmu_collector *c)
+{
+	return c->preserved;
 }
 
 void pmu_release_pool(struct pmu_collector *c)

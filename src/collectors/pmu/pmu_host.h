@@ -142,6 +142,10 @@ int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
 uint32_t pmu_event_type(const struct pmu_collector *c);
 uint64_t pmu_run_epoch(const struct pmu_collector *c);
 const char *pmu_csv_path(const struct pmu_collector *c);
+/* Whether a failed pmu_export() kept the shard files as evidence (renamed
+ * pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp, docs/pmu.md "A failed
+ * write"). */
+bool pmu_shards_kept(const struct pmu_collector *c);
 /**
  * pmu_release_pool() - after pmu_reconcile: free the pool, the device
  * state and the staging rings, keeping only what pmu_export needs (the
