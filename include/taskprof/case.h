@@ -40,6 +40,15 @@
  * both resolved from libtaskprof.so: link the object with -ltaskprof (the
  * taskprof executable links libtaskprof.so too, so there is one runtime).
  * Example: examples/case_so/mycase.c.
+ *
+ * Locale: a case may call setlocale() (or use a library that calls
+ * setlocale(LC_ALL, "")); taskprof's outputs still use '.' as the decimal
+ * point. The run puts LC_NUMERIC back to what it was before each call into
+ * the case (the entry, generate, golden, the device run, release), so the
+ * case's LC_NUMERIC holds only during its own calls; its other categories
+ * stay as it set them. Do not call setlocale() in a kernel: kernels run
+ * beside the collector threads, and setlocale() is not safe against their
+ * printf.
  */
 #ifndef TASKPROF_CASE_H
 #define TASKPROF_CASE_H

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -316,6 +317,48 @@ static void format_index(char *buf, size_t len, const struct tp_case_tensor *t, 
 		o += snprintf(buf + o, len - (size_t)o, "[%zu]", idx[k]);
 }
 
+/* ---- the case's locale --------------------------------------------------- */
+
+/*
+ * Case code (its generate, golden and release, the orchestration and the
+ * kernels) may change the process locale: a library it uses calls
+ * setlocale(LC_ALL, ""), and under LC_ALL=de_DE.UTF-8 printf would then
+ * write "host_wall_s 0,007036" into result.txt and "7,036 ms" into the
+ * result line, and strtod would stop at the '.' of a JSON number the
+ * converter reads. So each call into the case is bracketed: LC_NUMERIC
+ * is read before and put back after (case_locale_enter / _leave), and the
+ * case's change never reaches taskprof's numbers; its other categories
+ * (LC_CTYPE, LC_MESSAGES, ...) stay as it set them. The process-wide
+ * setting is what has to be right, rather than a thread's uselocale():
+ * the collector, writer and converter threads that write the outputs
+ * follow the global locale. The `taskprof` command itself never sets a
+ * locale, so its LC_NUMERIC is "C" and stays so (cmd_run.c does the same
+ * after loading a case shared object, whose constructors and entry point
+ * run before the Worker); result.txt is also formatted under a C locale of
+ * its own (write_result()), so it uses '.' even in a program that embeds
+ * the Worker with another LC_NUMERIC of its own choosing.
+ */
+struct case_locale {
+	char numeric[128]; /* LC_NUMERIC before the call ("" if unknown) */
+};
+
+static void case_locale_enter(struct case_locale *l)
+{
+	const char *cur = setlocale(LC_NUMERIC, NULL);
+	snprintf(l->numeric, sizeof(l->numeric), "%s", cur ? cur : "");
+}
+
+static void case_locale_leave(const struct case_locale *l)
+{
+	const char *cur = setlocale(LC_NUMERIC, NULL);
+	if (!l->numeric[0] || (cur && !strcmp(cur, l->numeric)))
+		return;
+	if (!setlocale(LC_NUMERIC, l->numeric))
+		setlocale(LC_NUMERIC, "C");
+	TP_DEBUG("worker: the case changed LC_NUMERIC to %s; put back to %s", cur ? cur : "?",
+		 l->numeric);
+}
+
 /* ---- one run ---------------------------------------------------------- */
 
 struct run_ctx {
@@ -405,9 +448,12 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		/* PMU last: it chains the hooks set above. */
 		if (w->pmu)
 			wk_pmu_wire(w->pmu, &hooks, &ec);
+		struct case_locale loc;
+		case_locale_enter(&loc);
 		uint64_t d0 = tp_now_ns();
 		rc = tp_engine_run(&ec, orch_entry, &x, &er);
 		uint64_t d1 = tp_now_ns();
+		case_locale_leave(&loc); /* the orchestration and kernels ran */
 		res->device_wall_s = (double)(d1 - d0) * 1e-9;
 		res->tasks = er.completed_tasks;
 		if (w->swl || !w->swimlane_level)
@@ -460,6 +506,10 @@ static int write_result(const char *dir, const struct tp_worker *w,
 {
 	char path[4200], buf[2048];
 	snprintf(path, sizeof(path), "%s/result.txt", dir);
+	/* '.' whatever the process's LC_NUMERIC (see case_locale_enter);
+	 * this thread only, and put back before returning. */
+	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
 	int n = snprintf(buf, sizeof(buf),
 			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
 			 "aicpu_threads %d\nrounds %d\ntasks %" PRIu64 "\nhost_wall_s %.6f\n"
@@ -469,6 +519,10 @@ static int write_result(const char *dir, const struct tp_worker *w,
 			 w->aicpu_threads, r->rounds, r->tasks, r->host_wall_s, r->device_wall_s,
 			 r->orch_s, r->sched_s, r->tasks_per_s, r->pass ? "PASS" : "FAIL",
 			 r->golden_line);
+	if (c_loc) {
+		uselocale(prev);
+		freelocale(c_loc);
+	}
 	return tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
@@ -553,7 +607,11 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	memset(&expected, 0, sizeof(expected));
 	tp_clear_error();
 	tp_progress_phase("generating the inputs of %s %s", cal->name, cs->name);
-	if ((rc = cs->generate(cs, &host))) {
+	struct case_locale loc;
+	case_locale_enter(&loc);
+	rc = cs->generate(cs, &host);
+	case_locale_leave(&loc);
+	if (rc) {
 		/* A case that fails without a message still gets a named reason. */
 		if (!*tp_last_error())
 			tp_set_error(rc, "case %s: generate() failed: %s", cs->name, strerror(-rc));
@@ -583,7 +641,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	}
 	tp_clear_error();
 	tp_progress_phase("computing the golden of %s %s", cal->name, cs->name);
-	if (cs->golden && (rc = cs->golden(cs, &expected))) {
+	if (cs->golden) {
+		case_locale_enter(&loc);
+		rc = cs->golden(cs, &expected);
+		case_locale_leave(&loc);
+	}
+	if (rc) {
 		if (!*tp_last_error())
 			tp_set_error(rc, "case %s: golden() failed: %s", cs->name, strerror(-rc));
 		goto out;
@@ -769,8 +832,12 @@ out:
 		if (expected.tensors[i].is_out && expected.tensors[i].data != host.tensors[i].data)
 			free(expected.tensors[i].data);
 	}
-	if (generated && cs->release)
+	if (generated && cs->release) {
+		struct case_locale rloc;
+		case_locale_enter(&rloc);
 		cs->release(cs, &host);
+		case_locale_leave(&rloc);
+	}
 	free(kt);
 	/* A run that failed before writing anything leaves no empty folder
 	 * behind (rmdir removes only an empty one). A retained PMU run may
