@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# CLI test of failed writes: stdout that cannot be written (a full device,
+# a pipe whose reader is gone) for `run` and `transport-demo`, and files
+# past the file-size limit (ulimit -f: SIGXFSZ is ignored, so the write
+# fails with EFBIG) for `swimlane`, `run` (records, deps.json, pmu.csv
+# shards and merge, result.txt) and `transport-demo`: exit 1, one line
+# naming the file and the reason, no temporary file left behind.
+# The full device is a private mknod'ed node (never /dev/*).
+# usage: test_cli_output_errors.sh TASKPROF_BINARY
+set -u
+bin=$1
+here=$(cd "$(dirname "$0")" && pwd)
+fixA=$here/../conformance/fixtures/swimlane-probe/A_level4_full
+root=$(mktemp -d /tmp/tp_cli_outerr_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+T=120 # seconds: anything slower is a hang (the machine may be loaded)
+
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# errors FILE: FILE without the log lines ([taskprof] ...) and the
+# progress lines of a slow step ("taskprof run: <phase>... (N s)")
+errors() {
+	grep -v -e '^\[taskprof\]' -e '\.\.\.$' -e '\.\.\. ([0-9]* s)$' "$1"
+}
+
+# only_error FILE WANT: the one error line of FILE is WANT
+only_error() {
+	local got
+	got=$(errors "$1")
+	[[ $got == "$2" ]] || bad "stderr is '$got', expected '$2'"
+}
+
+# no_temps DIR: nothing named *.tmp is left under DIR
+no_temps() {
+	local left
+	left=$(find "$1" -name '*.tmp*')
+	[[ -z $left ]] || bad "temporary files left under $1: $left"
+}
+
+# limited BLOCKS ERRFILE CMD...: CMD with a file-size limit of BLOCKS
+# KiB, stdout discarded, stderr into ERRFILE through a pipe (a file would
+# be limited too); the exit code is CMD's
+limited() {
+	local blocks=$1 errf=$2
+	shift 2
+	(
+		ulimit -f "$blocks" || exit 99
+		exec timeout $T "$@" 2>&1 >/dev/null
+	) | cat >"$errf"
+	return "${PIPESTATUS[0]}"
+}
+
+# closed_pipe CMD...: run with stdout a pipe whose reader is already gone
+closed_pipe() {
+	python3 - "$@" <<'EOF'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, timeout=300)
+sys.stderr.write(p.stderr.decode())
+sys.exit(p.returncode)
+EOF
+}
+
+mknod -m 666 "$root/full" c 1 7 || { echo "FAIL: cannot make a full device"; exit 1; }
+nospace="No space left on device"
+
+# ---- stdout into a full device ----------------------------------------------
+timeout $T "$bin" run synthetic -o "$root/x" >"$root/full" 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "run >full: exit $code, expected 1"
+only_error "$root/err" "taskprof run: writing stdout: $nospace"
+ls "$root"/x/synthetic_Default_*/result.txt >/dev/null 2>&1 || bad "run >full: no result.txt"
+
+timeout $T "$bin" transport-demo -n 10000 -o "$root/y" >"$root/full" 2>"$root/err"
+code=$?
+[[ $code -eq 1 ]] || bad "transport-demo >full: exit $code, expected 1"
+only_error "$root/err" "taskprof transport-demo: writing stdout: $nospace"
+for f in instances.csv summary.txt; do
+	ls "$root"/y/transport_demo_*/$f >/dev/null 2>&1 || bad "transport-demo >full: no $f"
+done
+
+for args in "run --help" "transport-demo --help" "--version"; do
+	# shellcheck disable=SC2086
+	timeout $T "$bin" $args >"$root/full" 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 ]] || bad "$args >full: exit $code, expected 1"
+	grep -q "writing stdout: $nospace\$" "$root/err" || bad "$args >full: $(cat "$root/err")"
+done
+
+# ---- every option, stdout gone: the files are complete, stdout is blamed ----
+check_full_run() { # check_full_run NAME WANT_LINE
+	local name=$1 want=$2 d
+	[[ $code -eq 1 ]] || bad "$name: exit $code, expected 1"
+	errors "$root/err" | grep -v '^Warning: ' >"$root/err2"
+	only_error "$root/err2" "$want"
+	d=$(ls -d "$root"/z/synthetic_Default_* 2>/dev/null | tail -1)
+	for f in result.txt deps.json l2_swimlane_records.json merged_swimlane.json pmu.csv; do
+		[[ -s $d/$f ]] || bad "$name: no $f in $d"
+	done
+	python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$d/merged_swimlane.json" ||
+		bad "$name: merged_swimlane.json is not whole"
+	no_temps "$root/z"
+	rm -rf "$root/z"
+}
+all=(--enable-l2-swimlane --enable-dep-gen --enable-pmu)
+closed_pipe "$bin" run synthetic "${all[@]}" -o "$root/z" 2>"$root/err"
+code=$?
+check_full_run "run (all options) into a closed pipe" "taskprof run: writing stdout: Broken pipe"
+timeout $T "$bin" run synthetic "${all[@]}" -o "$root/z" >"$root/full" 2>"$root/err"
+code=$?
+check_full_run "run (all options) >full" "taskprof run: writing stdout: $nospace"
+
+# ---- ulimit -f: swimlane ------------------------------------------------------
+big="File too large"
+s=$root/s
+mkdir -p "$s"
+cp "$fixA"/l2_swimlane_records.json "$fixA"/deps.json "$fixA"/name_map_TestProbe_case1.json "$s"/
+echo keep >"$s/trace.json"
+limited 10 "$root/err" "$bin" swimlane "$s/l2_swimlane_records.json" -o "$s/trace.json"
+code=$?
+[[ $code -eq 1 ]] || bad "swimlane, ulimit -f 10: exit $code, expected 1 (153 = SIGXFSZ)"
+only_error "$root/err" "Error: $s/trace.json: write failed: $big"
+[[ $(cat "$s/trace.json") == keep ]] || bad "swimlane, ulimit -f 10: the old trace was replaced"
+no_temps "$s"
+
+# ---- ulimit -f: run -------------------------------------------------------------
+# run_limited NAME BLOCKS WANT_LINE ARGS...: exit 1, WANT_LINE the one
+# error line (<dir> stands for the run folder), no *.tmp left
+run_limited() {
+	local name=$1 blocks=$2 want=$3 d
+	shift 3
+	rm -rf "$root/u"
+	limited "$blocks" "$root/err" "$bin" run synthetic "$@" -o "$root/u"
+	code=$?
+	[[ $code -eq 1 ]] || bad "$name: exit $code, expected 1 (153 = SIGXFSZ)"
+	d=$(ls -d "$root"/u/synthetic_Default_* 2>/dev/null | tail -1)
+	[[ -n $d ]] || d="$root/u/synthetic_Default_<none>"
+	only_error "$root/err" "${want//<dir>/$d}"
+	no_temps "$root/u"
+}
+pre="taskprof run: synthetic Default on a2a3sim failed:"
+run_limited "run, ulimit -f 100, records" 100 \
+	"$pre <dir>/l2_swimlane_records.json: write failed: $big" --enable-l2-swimlane --enable-dep-gen
+run_limited "run, ulimit -f 100, deps.json" 100 "$pre <dir>/deps.json: write failed: $big" \
+	--enable-dep-gen
+# result.txt: a run that writes nothing else leaves no folder either
+rm -rf "$root/u"
+limited 0 "$root/err" "$bin" run synthetic -o "$root/u"
+code=$?
+[[ $code -eq 1 ]] || bad "run, ulimit -f 0: exit $code, expected 1"
+grep -qx "$pre $root/u/synthetic_Default_[0-9_]*/result.txt: write failed: $big" "$root/err" ||
+	bad "run, ulimit -f 0: $(cat "$root/err")"
+[[ -z $(ls -A "$root/u" 2>/dev/null) ]] || bad "run, ulimit -f 0: left $(ls -A "$root/u")"
+
+# pmu.csv shards (about 30 KB each): the shard that passes 20 KB fails; the
+# shard files are kept as evidence (docs/pmu.md "A failed write"), renamed
+# *.failed.tmp, and the message says so; no other temporary file is left
+rm -rf "$root/u"
+limited 20 "$root/err" "$bin" run synthetic --enable-pmu -o "$root/u"
+code=$?
+[[ $code -eq 1 ]] || bad "run --enable-pmu, ulimit -f 20: exit $code, expected 1"
+grep -q "^$pre pmu: CSV shard output failed for .*/pmu.csv: .*/pmu.csv.e1.p[0-9]*.shard[0-9].tmp: write failed: $big; the shard files are kept as evidence (.*shard\*.failed.tmp)\$" \
+	"$root/err" || bad "run --enable-pmu, ulimit -f 20: $(errors "$root/err")"
+grep -q "AICore/AICPU race" "$root/err" && bad "run --enable-pmu, ulimit -f 20: blames a race"
+grep -q "the CSV shard output failed, so no row is counted: .*shard[0-9].tmp: write failed: $big" \
+	"$root/err" || bad "run --enable-pmu, ulimit -f 20: the reconcile warning names no write"
+left=$(find "$root/u" -name '*.tmp' ! -name '*.failed.tmp')
+[[ -z $left ]] || bad "run --enable-pmu, ulimit -f 20: left $left"
+# the merge (90 KB) past 60 KB, or a shard past it: pmu.csv is named
+rm -rf "$root/u"
+limited 60 "$root/err" "$bin" run synthetic --enable-pmu -o "$root/u"
+code=$?
+[[ $code -eq 1 ]] || bad "run --enable-pmu, ulimit -f 60: exit $code, expected 1"
+grep -q "^$pre pmu: .*pmu.csv.*$big" "$root/err" ||
+	bad "run --enable-pmu, ulimit -f 60: $(errors "$root/err")"
+left=$(find "$root/u" -name '*.tmp' ! -name '*.failed.tmp')
+[[ -z $left ]] || bad "run --enable-pmu, ulimit -f 60: left $left"
+
+# ---- ulimit -f: transport-demo ----------------------------------------------------
+rm -rf "$root/t"
+limited 0 "$root/err" "$bin" transport-demo -n 1000 -o "$root/t"
+code=$?
+[[ $code -eq 1 ]] || bad "transport-demo, ulimit -f 0: exit $code, expected 1"
+grep -qx "taskprof transport-demo: cannot write outputs: $root/t/transport_demo_[0-9_]*/instances.csv: write failed: $big" \
+	"$root/err" || bad "transport-demo, ulimit -f 0: $(errors "$root/err")"
+[[ -z $(ls -A "$root/t" 2>/dev/null) ]] || bad "transport-demo, ulimit -f 0: left $(ls -A "$root/t")"
+
+# ---- threads that cannot start: the reason, no empty run folder ---------------
+# A preloaded pthread_create() that fails (EAGAIN) from its N+1-th call on.
+cc=${CC:-cc}
+if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
+	echo "skip: thread start failures (a preloaded library under the sanitizers)"
+elif ! command -v "$cc" >/dev/null; then
+	echo "skip: thread start failures (no C compiler for the preloaded library)"
+else
+	cat >"$root/failpt.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+static atomic_int calls;
+int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), void *arg)
+{
+	int (*real)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	*(void **)&real = dlsym(RTLD_NEXT, "pthread_create");
+	const char *s = getenv("FAILPT_AFTER");
+	if (s && atomic_fetch_add(&calls, 1) >= atoi(s))
+		return EAGAIN;
+	return real(t, a, fn, arg);
+}
+SHIM
+	"$cc" -shared -fPIC -o "$root/libfailpt.so" "$root/failpt.c" -ldl ||
+		bad "cannot build the pthread_create shim"
+	again="Resource temporarily unavailable"
+	producer=0
+	for n in $(seq 0 40); do
+		rm -rf "$root/t"
+		LD_PRELOAD=$root/libfailpt.so FAILPT_AFTER=$n timeout $T \
+			"$bin" transport-demo -n 100 -o "$root/t" >/dev/null 2>"$root/err"
+		code=$?
+		[[ $code -eq 0 ]] && break
+		[[ $code -eq 1 ]] || bad "transport-demo, thread $n fails: exit $code, expected 1"
+		line=$(errors "$root/err")
+		[[ $line =~ ^"taskprof transport-demo: LoadGen: cannot start "("profiler threads"|"producer thread "[1-4]" of 4")": $again"$ ]] ||
+			bad "transport-demo, thread $n fails: '$line'"
+		[[ $line == *producer* ]] && producer=1
+		[[ -z $(ls -A "$root/t" 2>/dev/null) ]] ||
+			bad "transport-demo, thread $n fails: left $(ls -A "$root/t")"
+	done
+	[[ $producer -eq 1 ]] || bad "transport-demo: no producer thread failure was seen"
+	# the dep_gen collector's threads start before the device's
+	LD_PRELOAD=$root/libfailpt.so FAILPT_AFTER=0 timeout $T \
+		"$bin" run synthetic --enable-dep-gen -o "$root/t" >/dev/null 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 ]] || bad "run --enable-dep-gen, no thread starts: exit $code, expected 1"
+	only_error "$root/err" "$pre dep_gen: cannot open the collector: dep_gen: cannot start the collector threads: $again"
+fi
+
+if [[ $fail -eq 0 ]]; then
+	echo "output errors: all checks passed"
+fi
+exit $fail
