@@ -25,22 +25,30 @@ static inline void spin_relax(void)
  * host starves for a whole second waits that much longer.
  */
 struct gate_clock {
+	bool started;
 	uint64_t start, last;
 };
 
-static inline void gc_start(struct gate_clock *c)
+/*
+ * One look of a waiting gate at its clock (zero-initialised before the
+ * first). The first look starts it and returns false: nothing is due
+ * yet. Later looks return true with @waited, the ticks waited since the
+ * first look, stops excluded.
+ */
+static inline bool gc_look(struct gate_clock *c, uint64_t *waited)
 {
-	c->start = c->last = tp_sys_cnt();
-}
-
-/* Ticks the gate has waited since gc_start(), stops excluded. */
-static inline uint64_t gc_elapsed(struct gate_clock *c)
-{
-	uint64_t now = tp_sys_cnt(), gap = now - c->last;
+	uint64_t now = tp_sys_cnt();
+	if (!c->started) {
+		c->started = true;
+		c->start = c->last = now;
+		return false;
+	}
+	uint64_t gap = now - c->last;
 	if (gap > tp_sys_cnt_freq())
 		c->start += gap;
 	c->last = now;
-	return now - c->start;
+	*waited = now - c->start;
+	return true;
 }
 
 static bool pool_ok(const struct tp_shm_header *h)
@@ -111,18 +119,15 @@ bool dpe_push_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	struct gate_clock gc;
-	bool started = false;
+	struct gate_clock gc = { 0 };
+	uint64_t waited;
 	/* acquire: once the host's release of the freeze is seen, the queue
 	 * heads it advanced before releasing are visible too. */
 	while (atomic_load_explicit(&h->bp.rq_freeze_active, memory_order_acquire)) {
 		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
 		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
 			return false; /* host showed no life since the last timeout */
-		if (!started) {
-			gc_start(&gc);
-			started = true;
-		} else if (gc_elapsed(&gc) >= timeout) {
+		if (gc_look(&gc, &waited) && waited >= timeout) {
 			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
 			return false;
 		}
@@ -135,8 +140,8 @@ bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	struct gate_clock gc;
-	bool started = false;
+	struct gate_clock gc = { 0 };
+	uint64_t waited;
 	/* acquire: pairs with the host's release store clearing the freeze,
 	 * which it makes after refilling free queues; the refilled slots and
 	 * tails are then visible to the re-check that follows. */
@@ -144,10 +149,7 @@ bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 		uint32_t tick = atomic_load_explicit(&h->host_tick, memory_order_relaxed);
 		if (atomic_load_explicit(&h->freeze_trip, memory_order_relaxed) == tick + 1)
 			return false;
-		if (!started) {
-			gc_start(&gc);
-			started = true;
-		} else if (gc_elapsed(&gc) >= timeout) {
+		if (gc_look(&gc, &waited) && waited >= timeout) {
 			atomic_store_explicit(&h->freeze_trip, tick + 1, memory_order_relaxed);
 			return false;
 		}
@@ -163,8 +165,8 @@ bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_
 		return false;
 	const uint32_t size = h->ready_queue_size;
 	bool signalled = false;
-	struct gate_clock gc;
-	bool started = false;
+	struct gate_clock gc = { 0 };
+	uint64_t waited;
 	for (;;) {
 		/* relaxed: the device is the only writer of its tail. */
 		uint32_t tail = atomic_load_explicit(&h->queue_tails[q], memory_order_relaxed);
@@ -184,13 +186,7 @@ bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_
 		 * backstop already decided it is gone, so fail without waiting. */
 		if (atomic_load_explicit(&h->rq_trip[q], memory_order_relaxed) == head + 1)
 			return false;
-		const bool first = !started;
-		if (first) {
-			gc_start(&gc);
-			started = true;
-		}
-		const uint64_t waited = first ? 0 : gc_elapsed(&gc);
-		if (first) {
+		if (!gc_look(&gc, &waited)) {
 			/* the clock starts at the first look: nothing is due */
 		} else if (!signalled && waited >= h->grace_cycles) {
 			/* relaxed: a sticky 0->1 flag; the host only tests it. */
@@ -211,8 +207,8 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		return false;
 	struct tp_free_queue *fq = &st->free_queue;
 	bool signalled = false;
-	struct gate_clock gc;
-	bool started = false;
+	struct gate_clock gc = { 0 };
+	uint64_t waited;
 	for (;;) {
 		/* relaxed: the device is the only writer of head. */
 		uint32_t head = atomic_load_explicit(&fq->head, memory_order_relaxed);
@@ -240,13 +236,7 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		if (signalled && !atomic_load_explicit(&h->bp.fq_contended, memory_order_acquire) &&
 		    !atomic_load_explicit(&h->bp.fq_freeze_active, memory_order_acquire))
 			atomic_store_explicit(&h->bp.fq_contended, 1, memory_order_relaxed);
-		const bool first = !started;
-		if (first) {
-			gc_start(&gc);
-			started = true;
-		}
-		const uint64_t waited = first ? 0 : gc_elapsed(&gc);
-		if (first) {
+		if (!gc_look(&gc, &waited)) {
 			/* the clock starts at the first look: nothing is due */
 		} else if (!signalled && waited >= h->grace_cycles) {
 			/* relaxed: a sticky 0->1 flag; the host only tests it. */

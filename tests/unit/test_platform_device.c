@@ -35,6 +35,7 @@
 #include "platform/regs.h"
 #include "transport/dev_engine.h"
 #include "transport/profiler.h"
+#include "unit_helpers.h"
 
 #define MAXC 108
 #define S_NS 1000000000ull
@@ -565,25 +566,14 @@ static void test_teardown_bounded(void **state)
  * shortens rather than lengthens them. */
 static atomic_int late_handshake_ms, late_exit_ms;
 
-static void run_for_ms(unsigned ms)
-{
-	uint64_t done = 0, prev = tp_now_ns();
-	while (done < (uint64_t)ms * 1000000u) {
-		sleep_ms(10);
-		uint64_t now = tp_now_ns(), dt = now - prev;
-		done += dt < 50000000u ? dt : 50000000u;
-		prev = now;
-	}
-}
-
 static void late_core(struct tp_aicore *core, void *arg)
 {
 	const bool late = tp_aicore_id(core) == 0;
 	if (late)
-		run_for_ms((unsigned)atomic_load(&late_handshake_ms));
+		uh_run_for_ms((unsigned)atomic_load(&late_handshake_ms));
 	tp_aicore_loop_empty(core, arg);
 	if (late)
-		run_for_ms((unsigned)atomic_load(&late_exit_ms));
+		uh_run_for_ms((unsigned)atomic_load(&late_exit_ms));
 }
 
 struct open_prog {
@@ -608,32 +598,6 @@ static void open_all_aicpu(struct tp_aicpu *cpu, void *arg)
 	tp_aicpu_close_cores(dev, cores, n, 5 * S_NS);
 }
 
-/* Stops this process (SIGSTOP) @after_ms from now for @for_ms, from a
- * child process; returns the child's pid for stopper_reap(). */
-static pid_t stopper_start(unsigned after_ms, unsigned for_ms)
-{
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		struct timespec a = { after_ms / 1000, (long)(after_ms % 1000) * 1000000L };
-		struct timespec b = { for_ms / 1000, (long)(for_ms % 1000) * 1000000L };
-		nanosleep(&a, NULL);
-		kill(parent, SIGSTOP);
-		nanosleep(&b, NULL);
-		kill(parent, SIGCONT);
-		_exit(0);
-	}
-	return pid;
-}
-
-static void stopper_reap(pid_t pid)
-{
-	int st = 0;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
-
 /* The start-up handshake's budget (2 s) is not spent by the 1.5 s the
  * process is stopped: a core answering after 2.5 s of its own time, about
  * 1 s of it before the stop, passes; without the stop it times out (the
@@ -652,13 +616,13 @@ static void test_handshake_budget_excludes_stop(void **state)
 		op.budget_ns = 2000ull * 1000000u;
 		atomic_store(&op.rc, 1);
 		op.msg[0] = '\0';
-		pid_t child = stopped ? stopper_start(1000, 1500) : 0;
+		pid_t child = stopped ? uh_stop_self_later(1000, 1500) : 0;
 		uint64_t t0 = tp_now_ns();
 		assert_int_equal(tp_device_launch(dev, open_all_aicpu, late_core, &op), 0);
 		assert_int_equal(tp_device_wait(dev), 0);
 		uint64_t took = tp_now_ns() - t0;
 		if (child)
-			stopper_reap(child);
+			assert_int_equal(uh_reap(child), 0);
 		printf("stopped=%d: open_cores rc %d after %.0f ms\n", stopped, atomic_load(&op.rc),
 		       (double)took / 1e6);
 		if (stopped) {
@@ -690,10 +654,10 @@ static void test_teardown_budget_excludes_stop(void **state)
 		assert_non_null(dev);
 		assert_int_equal(tp_device_launch(dev, NULL, late_core, NULL), 0);
 		sleep_ms(5);
-		pid_t child = stopped ? stopper_start(1000, 1500) : 0;
+		pid_t child = stopped ? uh_stop_self_later(1000, 1500) : 0;
 		int rc = tp_device_wait(dev);
 		if (child)
-			stopper_reap(child);
+			assert_int_equal(uh_reap(child), 0);
 		printf("stopped=%d: teardown rc %d\n", stopped, rc);
 		if (stopped) {
 			assert_int_equal(rc, 0);

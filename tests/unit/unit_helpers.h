@@ -10,6 +10,9 @@
  * - uh_vm_size(): this process's address space, for tests that cap it.
  * - UH_UNDER_SANITIZER: 1 in ASan / TSan builds (their shadow mappings
  *   need the address space such tests take away).
+ * - uh_run_for_ms(): sleep for a span of the thread's own running time;
+ *   uh_stop_self_later() / uh_reap(): stop this process for a while from
+ *   a child (SIGSTOP ... SIGCONT), for budgets that must skip a stop.
  */
 #ifndef TASKPROF_TESTS_UNIT_HELPERS_H
 #define TASKPROF_TESTS_UNIT_HELPERS_H
@@ -20,9 +23,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /*
@@ -173,6 +179,59 @@ static inline void uh_rm_rf(char *path)
 	if (path)
 		nftw(path, uh_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(path);
+}
+
+/* CLOCK_MONOTONIC in ns. */
+static inline uint64_t uh_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Returns after @ms ms of the calling thread's running time: 10 ms naps,
+ * each counted at most 50 ms, so a stop of the process does not count and
+ * a loaded machine shortens rather than lengthens the span. */
+static inline void uh_run_for_ms(unsigned ms)
+{
+	uint64_t done = 0, prev = uh_now_ns();
+	while (done < (uint64_t)ms * 1000000u) {
+		struct timespec nap = { 0, 10000000L };
+		nanosleep(&nap, NULL);
+		uint64_t now = uh_now_ns(), dt = now - prev;
+		done += dt < 50000000u ? dt : 50000000u;
+		prev = now;
+	}
+}
+
+/* Stops this process (SIGSTOP) @after_ms ms from now for @for_ms ms
+ * (then SIGCONT), from a forked child. Returns the child's pid for
+ * uh_reap(), or -1 when fork() failed. */
+static inline pid_t uh_stop_self_later(unsigned after_ms, unsigned for_ms)
+{
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct timespec a = { after_ms / 1000, (long)(after_ms % 1000) * 1000000L };
+		struct timespec b = { for_ms / 1000, (long)(for_ms % 1000) * 1000000L };
+		nanosleep(&a, NULL);
+		kill(parent, SIGSTOP);
+		nanosleep(&b, NULL);
+		kill(parent, SIGCONT);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* Waits for the child of uh_stop_self_later(). Return: 0 when it exited
+ * with status 0, -1 otherwise. */
+static inline int uh_reap(pid_t pid)
+{
+	int st = 0;
+	pid_t w;
+	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+		;
+	return w == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 #endif /* TASKPROF_TESTS_UNIT_HELPERS_H */
