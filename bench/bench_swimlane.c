@@ -49,7 +49,10 @@
  * 100 µs slice (TASKPROF_SIM_AICPU_SLICE_US=100, platform/device.c), which
  * keeps the simulated device out of its slow state (docs/swimlane.md
  * "Cost"). Every line ends with the slice it ran under (asked for: a
- * kernel before 6.12 ignores it).
+ * kernel before 6.12 ignores it). The AICPU threads are placed as in any
+ * run (TASKPROF_SIM_AICPU_PIN, platform/device.c: on one CPU of two by
+ * default; TASKPROF_SIM_AICPU_PIN=off in the environment measures the
+ * host's placement).
  * TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */

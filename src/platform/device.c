@@ -80,6 +80,11 @@ struct tp_device {
 	struct tp_kernel_hooks hooks;
 	bool running;
 	unsigned aicpu_slice_us; /* host scheduling slice of AICPU threads, 0: default */
+	bool aicpu_pin_auto;     /* TASKPROF_SIM_AICPU_PIN is not "off" */
+	/* This launch's placement of the AICPU threads (place_aicpus()):
+	 * written before the threads are created, read by them after. */
+	bool aicpu_pinned;
+	cpu_set_t aicpu_cpus;
 	/* AICore threads not yet returned; the last one rings exit_db. */
 	_Atomic int cores_running;
 	struct tp_doorbell exit_db;
@@ -233,6 +238,8 @@ static void freq_release(void)
 	pthread_mutex_unlock(&freq_lock);
 }
 
+static bool aicpu_pin_auto(void);
+
 /* ---- open / close ---------------------------------------------------- */
 
 struct tp_device *tp_device_open(const struct tp_device_config *cfg)
@@ -277,6 +284,7 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
 	dev->num_cores = tp_topo_num_cores(bd);
 	dev->aicpu_threads = nt;
 	dev->aicpu_slice_us = aicpu_slice_us();
+	dev->aicpu_pin_auto = aicpu_pin_auto();
 	dev->teardown_ns = (uint64_t)(cfg->teardown_timeout_ms ? cfg->teardown_timeout_ms :
 				      TP_DEVICE_TEARDOWN_TIMEOUT_MS) * NS_PER_MS;
 	dev->mem = tp_dev_mem_create(cfg->mem_bytes, dev->id);
@@ -457,6 +465,106 @@ static bool pass_gate(struct tp_device *dev)
 	return atomic_load_explicit(&dev->gate, memory_order_acquire) == GATE_OPEN;
 }
 
+/*
+ * AICPU thread placement, from TASKPROF_SIM_AICPU_PIN ("auto", the
+ * default, or "off": the host's placement). A real AICPU thread has a CPU
+ * of its own; here the 4..7 AICPU threads share the host with 24+ AICore
+ * threads. Left to the host's load balancer on the 2-CPU CI machine, the
+ * 100,000-empty-task benchmark (bench_swimlane) fell into the slow mode
+ * (every device thread runnable, 30,000+ context switches, 2-5 times the
+ * usual wall; docs/swimlane.md "Cost") in 21 of 60 runs with profiling
+ * off and 40 of 60 at swimlane level 4; with the AICPU threads kept on one
+ * CPU, the AICores still free to use every CPU, in none of 120, and the
+ * level-4 cost per task (median pair difference) went from 356 to 155 ns
+ * (a2a3sim) and 620 to 194 ns (a5sim). Workloads with real kernels did
+ * not change (paged_attention Case1, gemm Medium, synthetic: within
+ * noise). So "auto" gives the AICPU threads a share of the CPUs the
+ * launching thread may use in proportion to their number among the
+ * device's threads, rounded, at least one and at most the AICPU thread
+ * count, always leaving one CPU outside it: on 2 CPUs, one. A host with
+ * one CPU is left as it is. The share starts at a CPU chosen by process id
+ * and device id, so the devices of concurrent runs spread over the host.
+ */
+static bool aicpu_pin_auto(void)
+{
+	const char *v = getenv("TASKPROF_SIM_AICPU_PIN");
+	if (!v || !*v || !strcmp(v, "auto"))
+		return true;
+	if (!strcmp(v, "off"))
+		return false;
+	/* relaxed: only says whether the WARN was given, once per process. */
+	static atomic_flag warned = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
+		TP_WARN("TASKPROF_SIM_AICPU_PIN=%s: expected auto or off; using auto", v);
+	return true;
+}
+
+int tp_device_aicpu_pin_count(int host_cpus, int aicpu_threads, int num_cores)
+{
+	if (host_cpus < 2 || aicpu_threads < 1 || num_cores < 0)
+		return 0;
+	const long total = (long)aicpu_threads + num_cores;
+	long k = ((long)host_cpus * aicpu_threads + total / 2) / total;
+	if (k < 1)
+		k = 1;
+	if (k > aicpu_threads)
+		k = aicpu_threads;
+	if (k > host_cpus - 1)
+		k = host_cpus - 1;
+	return (int)k;
+}
+
+/* Choose this launch's CPUs for the AICPU threads (see aicpu_pin_auto());
+ * called by the launching thread, whose CPU mask the device threads
+ * inherit. Return: whether the AICPU threads are to be pinned. */
+static bool place_aicpus(struct tp_device *dev)
+{
+	cpu_set_t mask;
+	if (!dev->aicpu_pin_auto || sched_getaffinity(0, sizeof(mask), &mask) != 0)
+		return false;
+	const int n = CPU_COUNT(&mask);
+	const int k = tp_device_aicpu_pin_count(n, dev->aicpu_threads, dev->num_cores);
+	if (!k)
+		return false;
+	int cpus[CPU_SETSIZE], m = 0;
+	for (int c = 0; c < CPU_SETSIZE && m < n; c++)
+		if (CPU_ISSET(c, &mask))
+			cpus[m++] = c;
+	const int start = (int)(((unsigned)getpid() + (unsigned)dev->id) % (unsigned)m);
+	CPU_ZERO(&dev->aicpu_cpus);
+	char list[128] = "";
+	size_t len = 0;
+	for (int i = 0; i < k; i++) {
+		int c = cpus[(start + i) % m];
+		CPU_SET(c, &dev->aicpu_cpus);
+		if (len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
+						i ? "," : "", c);
+	}
+	/* Said once per process. relaxed: only whether it was said. */
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+		TP_DEBUG("device %d: AICPU threads on host CPU %s of the %d this process may "
+			 "use, AICore threads on all of them (TASKPROF_SIM_AICPU_PIN=off: "
+			 "the host's placement)", dev->id, list, n);
+	return true;
+}
+
+/* Move the calling AICPU thread onto this launch's AICPU CPUs. Best
+ * effort: a refusal (the CPUs were taken from the process since the
+ * launch) leaves it where it is, with one DEBUG line per process. */
+static void pin_aicpu(struct tp_device *dev)
+{
+	if (!dev->aicpu_pinned)
+		return;
+	int err = pthread_setaffinity_np(pthread_self(), sizeof(dev->aicpu_cpus),
+					 &dev->aicpu_cpus);
+	/* relaxed: only whether it was said. */
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (err && !atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+		TP_DEBUG("device %d: AICPU thread not pinned: %s", dev->id, strerror(err));
+}
+
 static void *aicore_main(void *p)
 {
 	struct tp_aicore *core = p;
@@ -491,6 +599,7 @@ static void *aicpu_main(void *p)
 		return NULL;
 	set_thread_name("tp%d-aicpu%d", cpu->dev->id, cpu->index);
 	set_slice(cpu->dev->aicpu_slice_us);
+	pin_aicpu(cpu->dev);
 	cur_cpu = cpu;
 	cpu->dev->launch.aicpu_fn(cpu, cpu->dev->launch.arg);
 	cur_cpu = NULL;
@@ -684,6 +793,8 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 
 	int err = 0, cores = 0, cpus = 0;
 	const int want_cpus = lc->aicpu_fn ? dev->aicpu_launched : 0;
+	/* Before the threads exist: pthread_create publishes it. */
+	dev->aicpu_pinned = want_cpus && place_aicpus(dev);
 	for (; cores < dev->num_cores; cores++) {
 		struct tp_aicore *core = &dev->cores[cores];
 		if ((err = spawn(&sp, &core->thread, aicore_main, core)))

@@ -894,6 +894,130 @@ static void test_aicpu_slice_from_env(void **state)
 		assert_int_equal(got[0], dflt);
 }
 
+/* ---- AICPU placement (TASKPROF_SIM_AICPU_PIN) ------------------------------ */
+
+/* CPU masks the device threads of the last launch saw (written by them,
+ * read after tp_device_wait() joined them). */
+static cpu_set_t aicpu_mask[2];
+static cpu_set_t aicore_mask[3];
+
+static void record_aicpu_mask(struct tp_aicpu *cpu, void *arg)
+{
+	(void)arg;
+	int i = tp_aicpu_index(cpu);
+	if (i < 2)
+		assert_int_equal(sched_getaffinity(0, sizeof(cpu_set_t), &aicpu_mask[i]), 0);
+}
+
+static void record_aicore_mask(struct tp_aicore *core, void *arg)
+{
+	(void)arg;
+	int id = tp_aicore_id(core);
+	if (id < 3)
+		assert_int_equal(sched_getaffinity(0, sizeof(cpu_set_t), &aicore_mask[id]), 0);
+}
+
+/* One launch of a fresh a2a3sim device (1 cluster: 3 AICores, 2 AICPU
+ * threads) with TASKPROF_SIM_AICPU_PIN = @env (NULL: unset). */
+static void launch_masks(const char *env)
+{
+	if (env)
+		setenv("TASKPROF_SIM_AICPU_PIN", env, 1);
+	else
+		unsetenv("TASKPROF_SIM_AICPU_PIN");
+	memset(aicpu_mask, 0, sizeof(aicpu_mask));
+	memset(aicore_mask, 0, sizeof(aicore_mask));
+	struct tp_device *dev = open_dev("a2a3sim", 1, 2);
+	unsetenv("TASKPROF_SIM_AICPU_PIN");
+	assert_int_equal(tp_device_launch(dev, record_aicpu_mask, record_aicore_mask, NULL), 0);
+	assert_int_equal(tp_device_wait(dev), 0);
+	tp_device_close(dev);
+}
+
+static void *launch_masks_thread(void *arg)
+{
+	launch_masks(arg);
+	return NULL;
+}
+
+static atomic_int pin_warnings;
+
+static void count_pin_warnings(int level, const char *msg, void *ud)
+{
+	(void)ud;
+	if (level == TP_LOG_WARN &&
+	    strstr(msg, "TASKPROF_SIM_AICPU_PIN=bogus: expected auto or off; using auto"))
+		atomic_fetch_add(&pin_warnings, 1);
+}
+
+/* "auto" (unset, "auto" or a bad value, which WARNs once) keeps the AICPU
+ * threads on tp_device_aicpu_pin_count() CPUs of the launching thread's
+ * mask, the same for each, and leaves the AICores on the whole mask; "off"
+ * and a one-CPU mask leave everything as inherited. */
+static void test_aicpu_pin(void **state)
+{
+	(void)state;
+	/* The share: proportional, rounded, 1 .. min(AICPU threads, CPUs - 1). */
+	assert_int_equal(tp_device_aicpu_pin_count(1, 4, 24), 0);
+	assert_int_equal(tp_device_aicpu_pin_count(0, 4, 24), 0);
+	assert_int_equal(tp_device_aicpu_pin_count(2, 0, 24), 0);
+	assert_int_equal(tp_device_aicpu_pin_count(2, 4, 24), 1);
+	assert_int_equal(tp_device_aicpu_pin_count(2, 7, 36), 1);
+	assert_int_equal(tp_device_aicpu_pin_count(4, 4, 24), 1);
+	assert_int_equal(tp_device_aicpu_pin_count(16, 4, 24), 2);  /* 2.29 */
+	assert_int_equal(tp_device_aicpu_pin_count(18, 4, 24), 3);  /* 2.57 */
+	assert_int_equal(tp_device_aicpu_pin_count(64, 4, 24), 4);  /* 9.1, capped */
+	assert_int_equal(tp_device_aicpu_pin_count(3, 2, 3), 1);    /* 1.2 */
+	assert_int_equal(tp_device_aicpu_pin_count(3, 3, 0), 2);    /* CPUs - 1 */
+
+	cpu_set_t proc;
+	assert_int_equal(sched_getaffinity(0, sizeof(proc), &proc), 0);
+	const int n = CPU_COUNT(&proc);
+	const int k = tp_device_aicpu_pin_count(n, 2, 3);
+	printf("process may use %d CPUs: AICPU threads expected on %d\n", n, k);
+
+	const char *autos[] = { NULL, "auto", "bogus", "bogus" };
+	atomic_store(&pin_warnings, 0);
+	tp_log_set_hook(count_pin_warnings, NULL);
+	for (size_t v = 0; v < sizeof(autos) / sizeof(autos[0]); v++) {
+		launch_masks(autos[v]);
+		cpu_set_t inter;
+		for (int i = 0; i < 2; i++) {
+			assert_int_equal(CPU_COUNT(&aicpu_mask[i]), k ? k : n);
+			CPU_AND(&inter, &aicpu_mask[i], &proc);
+			assert_true(CPU_EQUAL(&inter, &aicpu_mask[i])); /* a subset */
+		}
+		assert_true(CPU_EQUAL(&aicpu_mask[0], &aicpu_mask[1]));
+		for (int c = 0; c < 3; c++)
+			assert_true(CPU_EQUAL(&aicore_mask[c], &proc));
+	}
+	tp_log_set_hook(count_errors, NULL);
+	assert_int_equal(atomic_load(&pin_warnings), 1);
+
+	launch_masks("off");
+	for (int i = 0; i < 2; i++)
+		assert_true(CPU_EQUAL(&aicpu_mask[i], &proc));
+
+	/* A launch from a thread allowed one CPU: nothing to place. */
+	int first = 0;
+	while (!CPU_ISSET(first, &proc))
+		first++;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	assert_int_equal(pthread_attr_setaffinity_np(&at, sizeof(one), &one), 0);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, &at, launch_masks_thread, NULL), 0);
+	pthread_join(th, NULL);
+	pthread_attr_destroy(&at);
+	for (int i = 0; i < 2; i++)
+		assert_true(CPU_EQUAL(&aicpu_mask[i], &one));
+	for (int c = 0; c < 3; c++)
+		assert_true(CPU_EQUAL(&aicore_mask[c], &one));
+}
+
 static char cost_line[1024];
 
 static void keep_cost_line(int level, const char *msg, void *ud)
@@ -1125,6 +1249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_teardown_budget_excludes_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_cores_sleep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aicpu_slice_from_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aicpu_pin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_cost_line, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memops_basics, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_transport_on_device_memory, setup, teardown),
