@@ -58,6 +58,15 @@ out=$("$bin" pmu --func-names "$root/named/name_map_X_Y.json" "$root/pmu.csv") |
 has "$out" "func_id 3 (QK): 2 rows"
 "$bin" pmu --func-names "$root/none.json" "$root/pmu.csv" >/dev/null 2>&1
 [[ $? -eq 1 ]] || bad "--func-names missing: want exit 1"
+# a JSON object that is not a name map (a flat map here): no names, a warning
+echo '{"3": "QK"}' >"$root/flat.json"
+err=$("$bin" pmu --func-names "$root/flat.json" "$root/pmu.csv" 2>&1 >"$root/flat.out"); rc=$?
+[[ $rc -eq 0 ]] || bad "--func-names flat map: exit $rc, want 0"
+[[ $err == "taskprof pmu: warning: $root/flat.json: no callable_id_to_name key, so no function names from it (a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as \`taskprof run\` writes name_map_<case>.json)" ]] ||
+	bad "--func-names flat map: stderr '$err'"
+grep -qF "func_id 3: 2 rows" "$root/flat.out" || bad "--func-names flat map: $(cat "$root/flat.out")"
+err=$("$bin" pmu --func-names "$root/named/name_map_X_Y.json" "$root/pmu.csv" 2>&1 >/dev/null)
+[[ -z $err ]] || bad "--func-names a name map: stderr '$err'"
 echo "ok: function names"
 # Sibling name maps are found as `taskprof swimlane` finds them: a broken
 # one is an error naming the file and the place (exit 1, no summary), two

@@ -309,6 +309,14 @@ timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/edges_only.json" >"$r
 [[ $? -eq 0 && ! -s $root/err ]] || bad "sched-overhead, edges-only deps: exit/stderr $(cat "$root/err")"
 grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, edges-only deps: no verdict"
 
+# --func-names given a deps.json: a valid JSON object without names, warned
+run "--func-names deps.json" 0 \
+	"taskprof swimlane: warning: $a/deps.json: no callable_id_to_name key, so no function names from it (a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as \`taskprof run\` writes name_map_<case>.json)" \
+	"$bin" swimlane "$rec" --func-names "$a/deps.json" -o "$root/fn.json"
+grep -q '"name":"func_0_a(t1)"' "$root/fn.json" || bad "--func-names deps.json: names were used"
+timeout $T "$bin" swimlane "$rec" --func-names "$a/name_map_TestProbe_case1.json" -o "$root/fn.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 && ! -s $root/err ]] || bad "--func-names a name map: $(cat "$root/err")"
+
 # two sibling name maps: one warning, no names (the discovery pmu shares)
 nm2=$root/nm2
 mkdir -p "$nm2"

@@ -62,14 +62,25 @@ grep -qE 'Fanout \(.*\): total edges=6, max_degree=2' "$root/A.out" || bad "A: F
 # 2. fixture B (no deps.json): header line, then the DAG error, exit 1
 B=$root/B_level4_nodeps
 run B "$B/l2_swimlane_records.json"
-expect_err B 1 "Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in a SEPARATE run with --enable-dep-gen (not co-run with --enable-l2-swimlane), then pass --deps-json."
+# the reference's error line, then taskprof's hint that one run with both
+# flags also writes deps.json
+printf '%s\n' "Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in a SEPARATE run with --enable-dep-gen (not co-run with --enable-l2-swimlane), then pass --deps-json." \
+	"(taskprof: one run with both flags also works: \`taskprof run CASE --enable-l2-swimlane --enable-dep-gen\` writes deps.json beside the records, where this command finds it)" >"$root/B.want"
+[[ $(cat "$root/B.rc") == 1 ]] || bad "B: exit $(cat "$root/B.rc")"
+diff "$root/B.want" "$root/B.err" >/dev/null || bad "B: stderr '$(cat "$root/B.err")'"
 [[ $(cat "$root/B.out") == "Perf data:  $B/l2_swimlane_records.json" ]] ||
 	bad "B: stdout '$(cat "$root/B.out")'"
 
 # 3. fixture C (level 1, no phases): Parts 1-4, then the phases error
 C=$root/C_level1_v2rows
 run C "$C/l2_swimlane_records.json"
-expect_err C 1 "Error: perf JSON has no aicpu_scheduler_phases — rerun the case with --enable-l2-swimlane so phase data is captured."
+# level 1: a warning that Parts 1-4 have no dispatch / finish times, the
+# reference's error line, then which level phases need
+printf '%s\n' "taskprof sched-overhead: warning: level-1 records have no AICPU dispatch or finish times (--enable-l2-swimlane 2 or higher); Parts 1-4 take them as 0: the verdict, switches, head and tail below do not describe the scheduler" \
+	"Error: perf JSON has no aicpu_scheduler_phases — rerun the case with --enable-l2-swimlane so phase data is captured." \
+	"(taskprof: these records are level 1; scheduler phases are recorded at --enable-l2-swimlane 3 or 4)" >"$root/C.want"
+[[ $(cat "$root/C.rc") == 1 ]] || bad "C: exit $(cat "$root/C.rc")"
+diff "$root/C.want" "$root/C.err" >/dev/null || bad "C: stderr '$(cat "$root/C.err")'"
 head -2 "$root/C.out" | diff - <(printf 'Perf data:  %s\nDeps JSON:  %s\n' \
 	"$C/l2_swimlane_records.json" "$C/deps.json") >/dev/null || bad "C: header lines"
 for p in "Part 1:" "Part 2:" "Part 3:" "Part 4:"; do

@@ -596,16 +596,28 @@ static void test_report_json(void **state)
 	assert_int_equal(json_integer_value(json_object_get(b0, "aiv_total_cycles")), 1980);
 	assert_true(json_is_null(json_object_get(b0, "aic_total_cycles")));
 	json_t *ev = json_object_get(b0, "events");
-	bool saw_mismatch = false;
+	bool saw_mismatch = false, saw_p1 = false;
 	for (size_t i = 0; i < json_array_size(ev); i++) {
 		json_t *e = json_array_get(ev, i);
 		if (!strcmp(json_string_value(json_object_get(e, "id")), "0x08")) {
 			assert_true(json_is_true(json_object_get(e, "mismatch")));
 			assert_int_equal(json_integer_value(json_object_get(e, "value")), 900);
+			/* read in pass 0, where the block ran 1800 cycles (its
+			 * aiv_total_cycles, 1980, are the last pass's) */
+			assert_int_equal(json_integer_value(json_object_get(e, "pass")), 0);
+			assert_int_equal(json_integer_value(json_object_get(e, "pass_total_cycles")),
+					 1800);
 			saw_mismatch = true;
+		}
+		if (!strcmp(json_string_value(json_object_get(e, "id")), "0x12")) {
+			assert_int_equal(json_integer_value(json_object_get(e, "pass")), 1);
+			assert_int_equal(json_integer_value(json_object_get(e, "pass_total_cycles")),
+					 1980);
+			saw_p1 = true;
 		}
 	}
 	assert_true(saw_mismatch);
+	assert_true(saw_p1);
 	json_t *pm = json_object_get(json_object_get(b0, "metrics"), "PipeUtilization");
 	assert_true(fabs(json_real_value(json_object_get(pm, "aiv_vec_ratio")) - 0.5) < 1e-9);
 	assert_true(json_is_null(json_object_get(pm, "aic_cube_ratio")));

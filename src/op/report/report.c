@@ -720,8 +720,18 @@ static int write_summary_json(struct rep *r)
 			fprintf(f, "%s{\"core\": \"%s\", \"id\": \"0x%02x\", \"name\": ", i ? ", " : "",
 				cname[v->core], v->id);
 			tp_json_str(f, nm ? nm : "");
-			fprintf(f, ", \"value\": %" PRIu64 ", \"pass\": %u, \"mismatch\": %s}", v->value,
+			fprintf(f, ", \"value\": %" PRIu64 ", \"pass\": %u, \"mismatch\": %s", v->value,
 				v->pass, v->mismatch ? "true" : "false");
+			/* The block's cycles on that core type in the pass that read
+			 * the value: the denominator that describes the same
+			 * execution (the block's *_total_cycles are the last
+			 * pass's; on this simulator a block's time varies from pass
+			 * to pass). null when that pass has no record of it. */
+			const struct tp_op_block_pass *bp = &b->per_pass[v->pass];
+			if (bp->present && bp->core_type == v->core)
+				fprintf(f, ", \"pass_total_cycles\": %" PRIu64 "}", bp->total_cycles);
+			else
+				fputs(", \"pass_total_cycles\": null}", f);
 		}
 		fputs("],\n     \"metrics\": {", f);
 		for (int g = 0, firstg = 1; g < TP_OP_NGROUPS; g++) {

@@ -200,6 +200,7 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		     : js_parse_file(name, &nm_ops, &r);
 	if (rc == 0 && sort_unique(out))
 		rc = tp_set_error(-ENOMEM, "%s: out of memory", name);
+	out->has_c2n = rc == 0 && r.seen_c2n;
 	if (rc) {
 		sl_name_map_free(out);
 		char why[2 * PATH_MAX + 128];
@@ -221,6 +222,16 @@ int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
 			 struct sl_name_map *out)
 {
 	return read_common(name, buf, len, true, out);
+}
+
+void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, const char *prog,
+			      FILE *err)
+{
+	if (m->has_c2n || m->orchestrator_name)
+		return;
+	fprintf(err, "%s: warning: %s: no callable_id_to_name key, so no function names from it "
+		"(a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as `taskprof "
+		"run` writes name_map_<case>.json)\n", prog, path);
 }
 
 void sl_name_map_free(struct sl_name_map *m)

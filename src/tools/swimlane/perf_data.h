@@ -324,7 +324,21 @@ struct sl_name_map {
 	int64_t *func_id;
 	char **name;
 	char *orchestrator_name;
+	/* The file had a callable_id_to_name key (spec §3.4 omits it when
+	 * there are no names; a file given as a name map without it is
+	 * probably not one: sl_name_map_warn_unnamed()). */
+	bool has_c2n;
 };
+
+/**
+ * sl_name_map_warn_unnamed() - warn on @err when @m, read from @path that
+ * the user named (--func-names), has neither callable_id_to_name nor
+ * orchestrator_name: a JSON object that is not a name map (deps.json, a
+ * flat {id: name} map) reads as a valid map without names (spec §3.4).
+ * @prog: the message's prefix ("taskprof swimlane").
+ */
+void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, const char *prog,
+			      FILE *err);
 
 /**
  * sl_read_name_map() - read a name map.

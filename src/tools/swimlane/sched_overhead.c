@@ -1054,6 +1054,15 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 		goto oom;
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
+	if (pd->level == 1) {
+		/* Spec §6.1: level-1 data passes with zeros. Say what that means
+		 * (stderr: stdout stays the reference's). */
+		fflush(f);
+		fprintf(stderr, "taskprof sched-overhead: warning: level-1 records have no AICPU "
+				"dispatch or finish times (--enable-l2-swimlane 2 or higher); Parts "
+				"1-4 take them as 0: the verdict, switches, head and tail below do "
+				"not describe the scheduler\n");
+	}
 	if (dag)
 		print_part1(f, pd->n_tasks, &sw);
 	else
@@ -1075,6 +1084,9 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 		fflush(f);
 		fprintf(stderr, "Error: perf JSON has no aicpu_scheduler_phases — rerun the case with "
 				"--enable-l2-swimlane so phase data is captured.\n");
+		if (pd->level < 3)
+			fprintf(stderr, "(taskprof: these records are level %d; scheduler phases "
+					"are recorded at --enable-l2-swimlane 3 or 4)\n", pd->level);
 		goto out;
 	}
 	print_part5(f, th, m, tails, pd->n_tasks, dag);
@@ -1181,6 +1193,9 @@ int sl_sched_overhead_main(int argc, char **argv)
 		fail("Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in "
 		     "a SEPARATE run with --enable-dep-gen (not co-run with --enable-l2-swimlane), "
 		     "then pass --deps-json.");
+		fprintf(stderr, "(taskprof: one run with both flags also works: `taskprof run CASE "
+				"--enable-l2-swimlane --enable-dep-gen` writes deps.json beside the "
+				"records, where this command finds it)\n");
 		goto out;
 	}
 	tp_clear_error();
