@@ -132,7 +132,7 @@ static _Thread_local struct tp_aicpu *cur_cpu;
  * threads run first when a CPU frees up: that state becomes rare and
  * timings are steadier, but the best runs are about 15% slower and a real
  * workload (paged_attention Case1) 13% slower, hence not the default
- * (docs/swimlane.md "Cost"). Older kernels ignore the request (a WARN
+ * (docs/swimlane-cost.md). Older kernels ignore the request (a WARN
  * says so).
  */
 #define AICPU_SLICE_US_MIN 100u /* the kernel's bounds for a custom slice */
@@ -472,7 +472,7 @@ static bool pass_gate(struct tp_device *dev)
  * threads. Left to the host's load balancer on the 2-CPU CI machine, the
  * 100,000-empty-task benchmark (bench_swimlane) fell into the slow mode
  * (every device thread runnable, 30,000+ context switches, 2-5 times the
- * usual wall; docs/swimlane.md "Cost") in 21 of 60 runs with profiling
+ * usual wall; docs/swimlane-cost.md) in 21 of 60 runs with profiling
  * off and 40 of 60 at swimlane level 4; with the AICPU threads kept on one
  * CPU, the AICores still free to use every CPU, in none of 120, and the
  * level-4 cost per task (median pair difference) went from 356 to 155 ns

@@ -27,7 +27,7 @@
  * 0 or 100..100000 µs, unset: the host's default) asks Linux >= 6.12 for
  * that scheduling slice for the AICPU threads, keeping their policy and
  * nice value: on a host with fewer CPUs than device threads they then get
- * a CPU back first (docs/swimlane.md "Cost").
+ * a CPU back first (docs/swimlane-cost.md).
  *
  * Host placement: TASKPROF_SIM_AICPU_PIN ("auto", the default, or "off";
  * read by tp_device_open(), another value gets one WARN and "auto") keeps
