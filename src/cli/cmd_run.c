@@ -109,7 +109,9 @@ static void help(FILE *f)
 		"written ('taskprof run: writing stdout: <reason>', e.g. a full device or\n"
 		"a reader that went away: the run's files are still complete), 2 bad usage,\n"
 		"130 / 143 / 129 interrupted by SIGINT / SIGTERM / SIGHUP (temporary files\n"
-		"removed)\n");
+		"removed), 128 + signal when the process crashed (a kernel or the case's\n"
+		"code: one line names the signal and the thread, temporary files removed;\n"
+		"exit() called by the case's code during the run gives such a line and 1)\n");
 }
 
 static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
@@ -497,6 +499,8 @@ int cmd_run(int argc, char **argv)
 	}
 	/* SIGINT / SIGTERM / SIGHUP from here on: temporary files removed, one line. */
 	cli_interrupt_install("taskprof run");
+	/* A crash or an exit() of the case's code: one line, temporary files removed. */
+	cli_crash_install("taskprof run");
 	struct tp_worker *w = tp_worker_open(&cfg);
 	if (!w) {
 		fprintf(stderr, "taskprof run: %s\n", tp_last_error());
@@ -511,15 +515,23 @@ int cmd_run(int argc, char **argv)
 	/* Large cases take a while to prepare and run (Case1: about 10 s):
 	 * a phase still going after 2 s gets a line on stderr. */
 	tp_progress_enable("taskprof run", stderr);
+	cli_exit_guard(true);
 	int rc = tp_worker_run(w, cal, case_name, r);
+	cli_exit_guard(false);
 	tp_progress_phase("closing the worker");
 	tp_worker_close(w);
 	tp_progress_phase(NULL);
 	if (rc) {
-		fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable, r->case_name,
-			r->platform, tp_last_error());
+		/* Before the run had a case (the callable's kernel table is
+		 * checked first): bad input, like the other callable checks. */
+		const bool no_case = !r->callable[0];
+		if (no_case)
+			fprintf(stderr, "taskprof run: %s\n", tp_last_error());
+		else
+			fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable,
+				r->case_name, r->platform, tp_last_error());
 		free(r);
-		return 1;
+		return no_case ? 2 : 1;
 	}
 	printf("%s %s %s %s: %s  host %.3f ms  device %.3f ms  orch %.3f ms  sched %.3f ms  "
 	       "tasks %" PRIu64 "  %.4g tasks/s%s\n",

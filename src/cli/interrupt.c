@@ -5,8 +5,12 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "base/tmp_registry.h"
 
@@ -59,24 +63,15 @@ static void set_default(int sig)
 	sigaction(sig, &sa, NULL);
 }
 
-static void on_interrupt(int sig)
+/* Remove the registered temporary files and the run folder if that left
+ * it empty; write "removed N temporary files" and where the outputs are,
+ * ending the line. Async-signal-safe. */
+static void put_cleanup(void)
 {
-	set_default(SIGINT);
-	set_default(SIGTERM);
-	set_default(SIGHUP);
-	/* Relaxed: the flag orders nothing; it only elects one cleaner. */
-	if (atomic_flag_test_and_set_explicit(&g_entered, memory_order_relaxed)) {
-		raise(sig);
-		_exit(128 + sig);
-	}
 	int removed = tp_tmpreg_unlink_all();
 	const char *dir = tp_tmpreg_claim_dir();
 	bool dir_gone = dir && rmdir(dir) == 0;
-
-	put(g_cmd);
-	put(": interrupted by ");
-	put(sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
-	put(": removed ");
+	put("removed ");
 	put_uint((unsigned)removed);
 	put(removed == 1 ? " temporary file" : " temporary files");
 	if (dir_gone) {
@@ -89,6 +84,48 @@ static void on_interrupt(int sig)
 		put("; no output was written");
 	}
 	put("\n");
+}
+
+/* " in thread NAME (what runs there)" for the calling thread. The device
+ * threads are named tp<dev>-aic<N> / -aiv<N> (AICore: kernels) and
+ * tp<dev>-aicpu<N> (the orchestration, schedulers, the runtime); the
+ * profilers' host threads tp-drain / tp-repl / tp-coll. Async-signal-safe
+ * (prctl is a plain system call). */
+static void put_thread(void)
+{
+	char name[17] = { 0 };
+	if (prctl(PR_GET_NAME, (unsigned long)name, 0, 0, 0) != 0 || !name[0])
+		return;
+	put(" in thread ");
+	put(name);
+	const char *dash = name;
+	while (*dash && *dash != '-')
+		dash++;
+	if (name[0] != 't' || name[1] != 'p' || !*dash)
+		put(" (the main thread: the case's generate, golden or release, or taskprof)");
+	else if (!strncmp(dash, "-aicpu", 6))
+		put(" (an AICPU thread: the case's orchestration or the runtime)");
+	else if (!strncmp(dash, "-aic", 4) || !strncmp(dash, "-aiv", 4))
+		put(" (an AICore thread: a kernel of the case)");
+	else
+		put(" (a profiling host thread)");
+}
+
+static void on_interrupt(int sig)
+{
+	set_default(SIGINT);
+	set_default(SIGTERM);
+	set_default(SIGHUP);
+	/* Relaxed: the flag orders nothing; it only elects one cleaner. */
+	if (atomic_flag_test_and_set_explicit(&g_entered, memory_order_relaxed)) {
+		raise(sig);
+		_exit(128 + sig);
+	}
+	put(g_cmd);
+	put(": interrupted by ");
+	put(sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+	put(": ");
+	put_cleanup();
 	raise(sig); /* SIG_DFL now, and not blocked (SA_NODEFER): we die here */
 	_exit(128 + sig);
 }
@@ -113,4 +150,110 @@ void cli_interrupt_install(const char *cmd)
 		sa.sa_flags = SA_NODEFER;
 		sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+/* ---- crashes and exit() during a run ------------------------------------ */
+
+/* The thread reporting a crash (its tid), 0 while none is. */
+static _Atomic long g_crash_tid;
+static atomic_bool g_exit_guard;
+
+static const char *crash_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return "SIGSEGV (invalid memory access)";
+	case SIGBUS: return "SIGBUS (bus error)";
+	case SIGFPE: return "SIGFPE (arithmetic error)";
+	case SIGILL: return "SIGILL (illegal instruction)";
+	default: return "SIGABRT (abort)";
+	}
+}
+
+static void on_crash(int sig)
+{
+	long me = (long)syscall(SYS_gettid);
+	long none = 0;
+	/* Relaxed: elects the one thread that reports. Orders nothing else:
+	 * the others only wait for the process to die. */
+	if (!atomic_compare_exchange_strong_explicit(&g_crash_tid, &none, me, memory_order_relaxed,
+						     memory_order_relaxed)) {
+		if (none == me) {
+			/* A fault inside the report itself: die by it now. */
+			set_default(sig);
+			raise(sig);
+			_exit(128 + sig);
+		}
+		/* Another thread faulted too (every AICore running the same
+		 * bad kernel): wait while the first one reports; its raise()
+		 * ends the process. */
+		for (;;)
+			pause();
+	}
+	put(g_cmd);
+	put(": crashed: ");
+	put(crash_name(sig));
+	put_thread();
+	put("; ");
+	put_cleanup();
+	set_default(sig);
+	raise(sig); /* SIG_DFL now: dies by the signal (a core dump if enabled) */
+	_exit(128 + sig);
+}
+
+/* exit() while the guard is up: the case's code ended the process. Best
+ * effort: exit() is not thread-safe, and when several threads call it at
+ * once (every AICore running the same kernel) one of them may end the
+ * process with the case's status before this is done. */
+static void on_exit_guard(int status, void *arg)
+{
+	(void)arg;
+	/* Relaxed: a flag the exiting thread reads; set and cleared by the
+	 * main thread around the run. */
+	if (!atomic_load_explicit(&g_exit_guard, memory_order_relaxed))
+		return;
+	put(g_cmd);
+	put(": the run was ended by exit(");
+	put_uint((unsigned)status & 0xffu);
+	put(")");
+	put_thread();
+	put(", not by taskprof: the run did not finish; ");
+	put_cleanup();
+	_exit(1);
+}
+
+/* Under ASan / TSan the sanitizer's own fatal-signal report (a stack of
+ * the fault) is worth more than our line: leave those signals to it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TP_CRASH_HANDLERS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TP_CRASH_HANDLERS 0
+#endif
+#endif
+#ifndef TP_CRASH_HANDLERS
+#define TP_CRASH_HANDLERS 1
+#endif
+
+void cli_crash_install(const char *cmd)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+	g_cmd = cmd;
+	for (size_t i = 0; TP_CRASH_HANDLERS && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_crash;
+		sigemptyset(&sa.sa_mask);
+		/* SA_NODEFER: a fault inside the report re-enters and dies. */
+		sa.sa_flags = SA_NODEFER;
+		sigaction(sigs[i], &sa, NULL);
+	}
+	static bool registered;
+	if (!registered)
+		registered = on_exit(on_exit_guard, NULL) == 0;
+}
+
+void cli_exit_guard(bool on)
+{
+	/* Relaxed: see on_exit_guard(). */
+	atomic_store_explicit(&g_exit_guard, on, memory_order_relaxed);
 }

@@ -11,6 +11,8 @@
 #ifndef TP_CLI_INTERRUPT_H
 #define TP_CLI_INTERRUPT_H
 
+#include <stdbool.h>
+
 /**
  * cli_interrupt_install() - handle SIGINT, SIGTERM and SIGHUP for @cmd.
  * @cmd: the name the message starts with ("taskprof run"); must outlive
@@ -31,5 +33,36 @@
  * stays ignored. SIGQUIT keeps its default action (a core dump).
  */
 void cli_interrupt_install(const char *cmd);
+
+/**
+ * cli_crash_install() - report a crash of the process in one line.
+ * @cmd: as for cli_interrupt_install().
+ *
+ * On SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT (a kernel of a case that
+ * writes out of bounds, a case's generate() that aborts, or a bug of
+ * taskprof) the handler, async-signal-safe throughout, removes the
+ * registered temporary files and the run folder if that left it empty and
+ * writes
+ *
+ *   taskprof run: crashed: SIGSEGV (invalid memory access) in thread
+ *   tp0-aiv5 (an AICore thread: a kernel of the case); removed 0
+ *   temporary files and the empty run folder outputs/mycase_Default_...
+ *
+ * then dies by the signal (exit status 128 + signo, a core dump where
+ * enabled). It also registers the exit() check of cli_exit_guard().
+ */
+void cli_crash_install(const char *cmd);
+
+/**
+ * cli_exit_guard() - whether an exit() now is the case's doing.
+ * @on: true from the start of the run to its end.
+ *
+ * While on, an exit() anywhere in the process (a kernel, the orchestration
+ * or generate() calling exit(3)) is reported as "taskprof run: the run was
+ * ended by exit(3) in thread ...", the temporary files are removed as
+ * above, and the process exits with status 1 (a failed run) instead of the
+ * case's status. Needs cli_crash_install() first.
+ */
+void cli_exit_guard(bool on);
 
 #endif /* TP_CLI_INTERRUPT_H */

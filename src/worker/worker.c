@@ -568,6 +568,40 @@ static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry 
 	return 0;
 }
 
+/* What generate() filled in, checked before anything uses it
+ * (taskprof/case.h): at most TP_CASE_MAX_TENSORS tensors and
+ * TP_CASE_MAX_SCALARS scalars; each tensor named, with a buffer when it
+ * has bytes, 1..TP_CASE_MAX_DIMS dimensions and a known dtype whose
+ * element size divides its bytes. Return: 0 or -EINVAL with a message
+ * naming the case, the tensor and the field. */
+static int check_case_args(const char *case_name, const struct tp_case_args *a)
+{
+	if (a->n_tensors > TP_CASE_MAX_TENSORS || a->n_scalars > TP_CASE_MAX_SCALARS)
+		return tp_set_error(-EINVAL, "case %s: generate() gave %u tensors and %u scalars "
+				    "(at most %d and %d)", case_name, a->n_tensors, a->n_scalars,
+				    TP_CASE_MAX_TENSORS, TP_CASE_MAX_SCALARS);
+	for (uint32_t i = 0; i < a->n_tensors; i++) {
+		const struct tp_case_tensor *t = &a->tensors[i];
+		if (!t->name || !*t->name)
+			return tp_set_error(-EINVAL, "case %s: tensor %u has no name", case_name, i);
+		if (!t->data && t->bytes)
+			return tp_set_error(-EINVAL, "case %s: tensor '%s' has no data (%zu bytes)",
+					    case_name, t->name, t->bytes);
+		if (t->ndims < 1 || t->ndims > TP_CASE_MAX_DIMS)
+			return tp_set_error(-EINVAL, "case %s: tensor '%s': ndims %u (expected 1..%d)",
+					    case_name, t->name, t->ndims, TP_CASE_MAX_DIMS);
+		size_t es = tp_dtype_size(t->dtype);
+		if (!es)
+			return tp_set_error(-EINVAL, "case %s: tensor '%s': unknown dtype %d",
+					    case_name, t->name, (int)t->dtype);
+		if (t->bytes % es)
+			return tp_set_error(-EINVAL, "case %s: tensor '%s': %zu bytes is not a whole "
+					    "number of %zu-byte elements", case_name, t->name, t->bytes,
+					    es);
+	}
+	return 0;
+}
+
 int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char *case_name,
 		  struct tp_run_result *res)
 {
@@ -612,16 +646,18 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	rc = cs->generate(cs, &host);
 	case_locale_leave(&loc);
 	if (rc) {
-		/* A case that fails without a message still gets a named reason. */
-		if (!*tp_last_error())
+		/* A case that fails without a message still gets a named reason;
+		 * the contract is 0 or a negative errno (taskprof/case.h). */
+		if (rc > 0)
+			rc = tp_set_error(-EINVAL, "case %s: generate() returned %d (expected 0 or a "
+					  "negative errno)", cs->name, rc);
+		else if (!*tp_last_error())
 			tp_set_error(rc, "case %s: generate() failed: %s", cs->name, strerror(-rc));
 		goto out;
 	}
 	generated = true;
-	if (host.n_tensors > TP_CASE_MAX_TENSORS || host.n_scalars > TP_CASE_MAX_SCALARS) {
-		rc = tp_set_error(-EINVAL, "case %s: too many arguments", cs->name);
+	if ((rc = check_case_args(cs->name, &host)))
 		goto out;
-	}
 
 	/* The golden works on a clone whose OUT tensors are fresh buffers. */
 	expected = host;
@@ -647,7 +683,10 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		case_locale_leave(&loc);
 	}
 	if (rc) {
-		if (!*tp_last_error())
+		if (rc > 0)
+			rc = tp_set_error(-EINVAL, "case %s: golden() returned %d (expected 0 or a "
+					  "negative errno)", cs->name, rc);
+		else if (!*tp_last_error())
 			tp_set_error(rc, "case %s: golden() failed: %s", cs->name, strerror(-rc));
 		goto out;
 	}

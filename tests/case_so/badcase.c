@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/case_so/badcase.c — a case shared object that misbehaves on
+ * purpose, for tests/cli/test_cli_badcase.sh (how `taskprof run` reports a
+ * case's own faults). y = 2x + 1 on fp32 [8, 64], one AIV task per row.
+ *
+ * Environment BADCASE (read at load time and by the case's code):
+ *   segv_kernel     the kernel writes through a NULL pointer
+ *   exit_kernel     the kernel calls exit(3)
+ *   abort_generate  generate() calls abort()
+ *   null_data       generate() leaves the output tensor without data
+ *   ndims           generate() gives the output tensor 60 dimensions
+ *   ret5            generate() returns 5 (not 0 or a negative errno)
+ *   bad_func_id     the callable's one kernel has func_id 99
+ *   unset or other  a correct case
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/orch.h"
+#include "taskprof/case.h"
+#include "taskprof/kernel.h"
+
+#define ROWS 8u
+#define COLS 64u
+
+static bool mode(const char *m)
+{
+	const char *v = getenv("BADCASE");
+	return v && !strcmp(v, m);
+}
+
+static void k_axpb(int64_t *args)
+{
+	if (mode("segv_kernel"))
+		*(volatile int *)(uintptr_t)args[2] = 1; /* args[2] is 0: no third argument */
+	if (mode("exit_kernel"))
+		exit(3);
+	const struct tp_tile *x = (const struct tp_tile *)(intptr_t)args[0];
+	const struct tp_tile *y = (const struct tp_tile *)(intptr_t)args[1];
+	struct tp_tile u;
+	if (tp_local_tile(&u, TP_MEM_UB, TP_FP32, x->rows, x->cols) || tp_copy_in(&u, x) ||
+	    tp_vmuls(&u, &u, 2.0f) || tp_vadds(&u, &u, 1.0f))
+		return;
+	tp_copy_out(y, &u);
+}
+
+static int bad_orch(struct tp_orch *o, const struct tp_case_args *args)
+{
+	uint32_t sh[2] = { ROWS, COLS }, row[2] = { 1, COLS };
+	struct tp_tensor x, y;
+	int rc;
+	if ((rc = tp_tensor_make_contiguous(&x, (uintptr_t)args->tensors[0].data, TP_FP32, 2, sh)) ||
+	    (rc = tp_tensor_make_contiguous(&y, (uintptr_t)args->tensors[1].data, TP_FP32, 2, sh)))
+		return rc;
+	for (uint32_t r = 0; r < ROWS; r++) {
+		uint32_t off[2] = { r, 0 };
+		struct tp_tensor xv, yv;
+		struct tp_task_args a;
+		if ((rc = tp_tensor_view(&x, row, off, &xv)) || (rc = tp_tensor_view(&y, row, off, &yv)))
+			return rc;
+		tp_args_init(&a);
+		tp_args_add_input(&a, &xv);
+		tp_args_add_output_existing(&a, &yv);
+		if ((rc = tp_submit_aiv(o, 0, &a, NULL)))
+			return rc;
+	}
+	return 0;
+}
+
+static int bad_generate(const struct tp_case *c, struct tp_case_args *args)
+{
+	(void)c;
+	if (mode("abort_generate"))
+		abort();
+	if (mode("ret5"))
+		return 5;
+	float *buf = calloc(2u * ROWS * COLS, sizeof(float));
+	if (!buf)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ROWS * COLS; i++)
+		buf[i] = (float)i * 0.5f;
+	*args = (struct tp_case_args){ .n_tensors = 2, .priv = buf };
+	args->tensors[0] = (struct tp_case_tensor){
+		.name = "x", .data = buf, .bytes = ROWS * COLS * sizeof(float),
+		.dtype = TP_FP32, .ndims = 2, .shape = { ROWS, COLS },
+	};
+	args->tensors[1] = args->tensors[0];
+	args->tensors[1].name = "y";
+	args->tensors[1].data = buf + ROWS * COLS;
+	args->tensors[1].is_out = true;
+	if (mode("null_data"))
+		args->tensors[1].data = NULL;
+	if (mode("ndims"))
+		args->tensors[1].ndims = 60;
+	return 0;
+}
+
+static int bad_golden(const struct tp_case *c, struct tp_case_args *e)
+{
+	(void)c;
+	const float *x = e->tensors[0].data;
+	float *y = e->tensors[1].data;
+	for (uint32_t i = 0; i < ROWS * COLS; i++)
+		y[i] = 2.0f * x[i] + 1.0f;
+	return 0;
+}
+
+static void bad_release(const struct tp_case *c, struct tp_case_args *args)
+{
+	(void)c;
+	free(args->priv);
+	args->priv = NULL;
+}
+
+static const struct tp_case_kernel good_kernels[] = {
+	{ 0, "AXPB", TP_CASE_AIV, k_axpb },
+};
+static const struct tp_case_kernel bad_kernels[] = {
+	{ 99, "AXPB", TP_CASE_AIV, k_axpb },
+};
+
+static const struct tp_case bad_cases[] = {
+	{ .name = "Default", .rtol = 1e-6, .atol = 1e-6, .generate = bad_generate,
+	  .golden = bad_golden, .release = bad_release },
+};
+
+static struct tp_callable bad_callable = {
+	.name = "badcase",
+	.orch_name = "bad_orch",
+	.orch = bad_orch,
+	.kernels = good_kernels,
+	.n_kernels = 1,
+	.cases = bad_cases,
+	.n_cases = 1,
+	.default_case = "Default",
+};
+
+const struct tp_callable *tp_case_callable(void)
+{
+	if (mode("bad_func_id"))
+		bad_callable.kernels = bad_kernels;
+	return &bad_callable;
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# CLI test: how `taskprof run` reports a case shared object that misbehaves
+# (tests/case_so/badcase.c, mode from BADCASE): bad tensors from
+# generate(), a bad return code, a bad func_id (clear errors, no run
+# folder), a kernel that crashes or calls exit() and a generate() that
+# aborts (one line naming the signal and the thread, the empty run folder
+# removed). The crash handlers are left to the sanitizers in ASan / TSan
+# builds (their report is worth more), so those cases run only without.
+# usage: test_cli_badcase.sh TASKPROF_BINARY
+set -u
+bin=$1
+so=$(dirname "$bin")/tests/case_so/libbadcase.so
+root=$(mktemp -d /tmp/tp_cli_badcase_XXXXXX)
+trap 'rm -rf "$root"' EXIT
+fail=0
+T=60
+
+bad() {
+	echo "FAIL: $*"
+	fail=1
+}
+
+# run MODE: stdout, stderr and exit code of one run into $root/MODE
+run() {
+	BADCASE=$1 timeout $T "$bin" run "$so" -o "$root/$1" >"$root/$1.out" 2>"$root/$1.err"
+	echo $? >"$root/$1.rc"
+}
+
+# expect MODE CODE LINE: exit code and the last stderr line; no run folder
+expect() {
+	local m=$1 code=$2 line=$3
+	run "$m"
+	[[ $(cat "$root/$m.rc") == "$code" ]] || bad "$m: exit $(cat "$root/$m.rc"), expected $code"
+	[[ $(tail -1 "$root/$m.err") == "$line" ]] || bad "$m: stderr '$(cat "$root/$m.err")'"
+	[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left: $(ls "$root/$m")"
+}
+
+run good
+[[ $(cat "$root/good.rc") == 0 ]] || bad "good: exit $(cat "$root/good.rc"): $(cat "$root/good.err")"
+grep -q "^badcase Default a2a3sim .*: PASS" "$root/good.out" || bad "good: $(cat "$root/good.out")"
+
+expect null_data 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y' has no data (2048 bytes)"
+expect ndims 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': ndims 60 (expected 1..4)"
+expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: generate() returned 5 (expected 0 or a negative errno)"
+expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
+
+if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
+	echo "crash and exit() cases skipped under ${TASKPROF_TEST_SANITIZE}"
+else
+	run segv_kernel
+	[[ $(cat "$root/segv_kernel.rc") == 139 ]] || bad "segv_kernel: exit $(cat "$root/segv_kernel.rc"), expected 139"
+	grep -qE "^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\); removed 0 temporary files and the empty run folder $root/segv_kernel/badcase_Default_[0-9_]+$" \
+		"$root/segv_kernel.err" || bad "segv_kernel: stderr '$(cat "$root/segv_kernel.err")'"
+	[[ -z $(ls -A "$root/segv_kernel" 2>/dev/null) ]] || bad "segv_kernel: run folder left"
+
+	run abort_generate
+	[[ $(cat "$root/abort_generate.rc") == 134 ]] || bad "abort_generate: exit $(cat "$root/abort_generate.rc"), expected 134"
+	[[ $(tail -1 "$root/abort_generate.err") == "taskprof run: crashed: SIGABRT (abort) in thread taskprof (the main thread: the case's generate, golden or release, or taskprof); removed 0 temporary files; no output was written" ]] ||
+		bad "abort_generate: stderr '$(cat "$root/abort_generate.err")'"
+
+	# exit() from 8 AICores at once: the report is best effort (exit() is
+	# not thread-safe; another caller may end the process with status 3
+	# before the clean-up), the line is always there
+	run exit_kernel
+	rc=$(cat "$root/exit_kernel.rc")
+	[[ $rc == 1 || $rc == 3 ]] || bad "exit_kernel: exit $rc, expected 1 (or the case's 3)"
+	grep -qE "^taskprof run: the run was ended by exit\(3\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\), not by taskprof: the run did not finish; " \
+		"$root/exit_kernel.err" || bad "exit_kernel: stderr '$(cat "$root/exit_kernel.err")'"
+fi
+
+if [[ $fail -eq 0 ]]; then
+	echo "bad case shared objects: all checks passed"
+fi
+exit $fail
