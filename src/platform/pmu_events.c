@@ -203,6 +203,10 @@ uint32_t tp_pmu_apply_env_override(enum tp_pmu_arch arch, uint32_t cli_type)
 	 * choice (spec §8.2, §10 item 6); we keep both. */
 	TP_WARN("Invalid %s=%s, using default (PIPE_UTILIZATION=%u)", var, val,
 		(unsigned)TP_PMU_EVENT_TYPE_DEFAULT);
+	/* Where that text is wrong, say what is used. */
+	if (cli_type != TP_PMU_EVENT_TYPE_DEFAULT)
+		TP_WARN("(taskprof: the --enable-pmu choice is kept: %s=%u)",
+			tp_pmu_event_type_name(cli_type), (unsigned)cli_type);
 	return cli_type;
 }
 

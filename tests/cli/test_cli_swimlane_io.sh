@@ -317,6 +317,27 @@ grep -q '"name":"func_0_a(t1)"' "$root/fn.json" || bad "--func-names deps.json: 
 timeout $T "$bin" swimlane "$rec" --func-names "$a/name_map_TestProbe_case1.json" -o "$root/fn.json" >/dev/null 2>"$root/err"
 [[ $? -eq 0 && ! -s $root/err ]] || bad "--func-names a name map: $(cat "$root/err")"
 
+# an AICore row no AICPU row joins: dropped from the trace, with a warning
+o2=$root/orphan
+mkdir -p "$o2"
+sed 's/^    \[0, 1, 1, 1000140, 1000400, 10\],$/&\n    [1, 9, 7, 1001300, 1001400, 10],/' "$rec" >"$o2/l2_swimlane_records.json"
+grep -q '^    \[1, 9, 7,' "$o2/l2_swimlane_records.json" || bad "orphan: sed did not add the row"
+run "orphan AICore row" 0 \
+	"Warning: $o2/l2_swimlane_records.json: 1 aicore_tasks row(s) have no matching aicpu_tasks row (core_id, reg_task_id): they are not in the trace or the statistics" \
+	"$bin" swimlane "$o2/l2_swimlane_records.json" --deps-json "$a/deps.json" -o "$o2/t.json"
+
+# a scheduler phase of an unknown kind: not drawn, not counted, warned
+uk=$root/unknown_kind
+mkdir -p "$uk"
+sed '0,/"kind": "dispatch"/s//"kind": "bogus"/' "$rec" >"$uk/l2_swimlane_records.json"
+cp "$a/deps.json" "$uk/"
+run "unknown phase kind" 0 \
+	"Warning: $uk/l2_swimlane_records.json: 1 aicpu_scheduler_phases record(s) of an unknown kind (first: 'bogus'; spec kinds: complete, dispatch, release, dummy, early_dispatch, resolve, ...): not drawn" \
+	"$bin" swimlane "$uk/l2_swimlane_records.json" -o "$uk/t.json"
+run "sched-overhead, unknown phase kind" 0 \
+	"taskprof sched-overhead: warning: 1 scheduler phase record(s) of an unknown kind (first: 'bogus'): left out of Part 5" \
+	"$bin" sched-overhead "$uk/l2_swimlane_records.json"
+
 # two sibling name maps: one warning, no names (the discovery pmu shares)
 nm2=$root/nm2
 mkdir -p "$nm2"

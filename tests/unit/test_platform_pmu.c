@@ -245,11 +245,19 @@ static void test_fallback_env_override(void **state)
 		logbuf[0] = '\0';
 		setenv(TP_PMU_ENV_EVENT_TYPE, bad[i], 1);
 		assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A5, 5), 5);
-		char want[128];
+		char want[256];
+		/* The reference's line, then which type is really used. */
 		snprintf(want, sizeof(want), "30 Invalid TASKPROF_PMU_EVENT_TYPE=%s, using default "
-			 "(PIPE_UTILIZATION=2)\n", bad[i]);
+			 "(PIPE_UTILIZATION=2)\n30 (taskprof: the --enable-pmu choice is kept: "
+			 "%s=5)\n", bad[i], tp_pmu_event_type_name(5));
 		assert_string_equal(logbuf, want);
 	}
+	/* With the CLI on the default the reference's line is true: alone. */
+	logbuf[0] = '\0';
+	setenv(TP_PMU_ENV_EVENT_TYPE, "abc", 1);
+	assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A5, 2), 2);
+	assert_string_equal(logbuf, "30 Invalid TASKPROF_PMU_EVENT_TYPE=abc, using default "
+				    "(PIPE_UTILIZATION=2)\n");
 	/* The seed's name is the alias, read only when ours is unset. */
 	unsetenv(TP_PMU_ENV_EVENT_TYPE);
 	setenv(TP_PMU_ENV_EVENT_TYPE_ALIAS, "8", 1);

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -581,9 +582,29 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 	}
 	if (pd.level >= 2 && pd.n_tasks == 0) {
 		fflush(stdout);
-		fprintf(stderr, "Warning: %s: no AICPU tasks (aicpu_tasks is empty); the trace has "
-				"no task slices\n",
-			input);
+		if (pd.n_aicpu_rows == 0)
+			fprintf(stderr, "Warning: %s: no AICPU tasks (aicpu_tasks is empty); the "
+					"trace has no task slices\n", input);
+		else if (pd.n_aicore_rows == 0)
+			fprintf(stderr, "Warning: %s: no AICore tasks (aicore_tasks is empty); the "
+					"trace has no task slices\n", input);
+		else
+			fprintf(stderr, "Warning: %s: no aicpu_tasks row matches an aicore_tasks "
+					"row (core_id, reg_task_id); the trace has no task slices\n",
+				input);
+	}
+	if (pd.n_unknown_phases) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s: %" PRIu64 " aicpu_scheduler_phases record(s) of an "
+				"unknown kind (first: '%s'; spec kinds: complete, dispatch, release, "
+				"dummy, early_dispatch, resolve, ...): not drawn\n", input,
+			pd.n_unknown_phases, pd.first_unknown_phase);
+	}
+	if (pd.n_aicore_orphans) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s: %" PRIu64 " aicore_tasks row(s) have no matching "
+				"aicpu_tasks row (core_id, reg_task_id): they are not in the trace or "
+				"the statistics\n", input, pd.n_aicore_orphans);
 	}
 	struct sl_trace_opts o = {
 		.output_path = output,

@@ -332,6 +332,12 @@ static int join_rows(struct rd *r, struct js_parser *p, int level)
 			rc = add_task(r, p, &r->core[i], NULL);
 	}
 	/* else: level >= 2 with no aicpu rows gives zero tasks (§2.5) */
+	if (r->n_cpu > 0) {
+		/* Join keys are unique on both sides (a repeat is an error), so
+		 * each matched AICPU row took one AICore row. */
+		uint64_t matched = r->n_cpu - r->out->n_unmatched;
+		r->out->n_aicore_orphans = r->n_core > matched ? r->n_core - matched : 0;
+	}
 	free(r->core);
 	r->core = NULL;
 	free(r->cpu);
@@ -400,7 +406,11 @@ static int set_kind(struct rd *r, struct js_parser *p, const struct js_value *v)
 	}
 	r->ph.kind = SL_PH_UNKNOWN;
 	r->ph.name = intern(r, v->s, v->len);
-	return r->ph.name ? 0 : oom(p);
+	if (!r->ph.name)
+		return oom(p);
+	if (!r->out->n_unknown_phases++)
+		r->out->first_unknown_phase = r->ph.name;
+	return 0;
 }
 
 /* ---- hooks ------------------------------------------------------------- */

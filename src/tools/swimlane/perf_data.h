@@ -179,6 +179,14 @@ struct sl_perf_data {
 	int32_t *core_to_thread;
 	size_t n_core_to_thread;
 	uint64_t n_aicore_rows, n_aicpu_rows, n_unmatched;
+	/* AICore rows no AICPU row joined (level >= 2 with aicpu rows): not in
+	 * the tasks; the reference drops them silently, taskprof warns. */
+	uint64_t n_aicore_orphans;
+	/* Scheduler phase records whose kind string is none of spec §1.6's
+	 * (their phase is "unknown": the converter does not draw them), and
+	 * the first such string (owned by the perf data). */
+	uint64_t n_unknown_phases;
+	const char *first_unknown_phase;
 	char *unmatched_warning;
 	/* private: string storage etc. */
 	void *priv;

@@ -28,6 +28,7 @@
 #include <dirent.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1054,6 +1055,12 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 		goto oom;
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
+	if (pd->n_unknown_phases) {
+		fflush(f);
+		fprintf(stderr, "taskprof sched-overhead: warning: %" PRIu64 " scheduler phase "
+				"record(s) of an unknown kind (first: '%s'): left out of Part 5\n",
+			pd->n_unknown_phases, pd->first_unknown_phase);
+	}
 	if (pd->level == 1) {
 		/* Spec §6.1: level-1 data passes with zeros. Say what that means
 		 * (stderr: stdout stays the reference's). */
