@@ -1110,20 +1110,21 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			return -1;
 		}
 		if (report_run(&res, i)) {
-			fprintf(stderr, "taskprof op: application replay stopped after run %d; no "
-					"report (the runs in %s/raw/)\n", i, out);
+			fprintf(stderr, "taskprof op: application replay stopped after run %d of %d "
+					"(pass %d); no report (the runs in %s/raw/)\n", i + 1, passes, i,
+				out);
 			return -1;
 		}
 		if (res.interrupted) {
-			fprintf(stderr, "taskprof op: interrupted during run %d; the report uses the "
-					"%d run%s completed before it\n",
-				i, runs, runs == 1 ? "" : "s");
+			fprintf(stderr, "taskprof op: interrupted during run %d of %d (pass %d); the "
+					"report uses the %d run%s completed before it\n",
+				i + 1, passes, i, runs, runs == 1 ? "" : "s");
 			break;
 		}
 		if (code != 0) {
-			fprintf(stderr, "taskprof op: application replay stopped: run %d (pass %d) "
-					"exited with status %d; no report (the runs in %s/raw/)\n",
-				i, i, code, out);
+			fprintf(stderr, "taskprof op: application replay stopped: run %d of %d "
+					"(pass %d) exited with status %d; no report (the runs in "
+					"%s/raw/)\n", i + 1, passes, i, code, out);
 			*stopped = true;
 			return code;
 		}

@@ -97,6 +97,9 @@ expect 1 "Error: A: $loop" swimlane "$rec" -o A
 expect 1 "Error: deps.json A: $loop" swimlane "$rec" --deps-json A
 expect 1 "Error: Func names JSON A: $loop" swimlane "$rec" --func-names A
 expect 1 "Error: Func names JSON d: $dang" swimlane "$rec" --func-names d
+expect 1 "Error: Perf JSON A: $loop" sched-overhead A
+expect 1 "Error: Perf JSON d: $dang" sched-overhead d
+expect 1 "Error: failed to read deps.json A: $loop" sched-overhead "$rec" --deps-json A
 # A sibling name map that cannot be read is named in a warning, not
 # silently skipped (the trace is still written, without names).
 mkdir -p sib

@@ -372,7 +372,7 @@ SH
 		-o "$root/ar6" $AR -- sh -c 'o=$(sed -n "s/^output=//p" "$TASKPROF_OP_CONFIG")/raw/run_$TASKPROF_OP_PASS;
 			mkdir -p "$o"; printf "device=0 name=a block_dim=1 k=0 profiled=0\ndevice=x\n" >"$o/launches.txt"'
 	# A run that fails stops the replay with its exit code.
-	expect 4 "application replay stopped: run 2 (pass 2) exited with status 4" -o "$root/ar5" $AR \
+	expect 4 "application replay stopped: run 3 of 3 (pass 2) exited with status 4" -o "$root/ar5" $AR \
 		-- sh -c 'test "$TASKPROF_OP_PASS" != 2 || exit 4'
 	# The injector's failure status is a profiler failure.
 	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c 'exit 70'

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "base/error.h"
+#include "base/file.h"
 
 #define RULER "=========================================================================================="
 
@@ -1166,8 +1167,14 @@ int sl_sched_overhead_main(int argc, char **argv)
 	} else if (auto_detect(perf_path, sizeof(perf_path))) {
 		return 1;
 	}
-	if (!path_exists(perf_path))
+	if (!path_exists(perf_path)) {
+		/* A link in a loop or to a missing target: say so, as the
+		 * converter does, rather than "not found". */
+		char why[2 * PATH_MAX + 128];
+		if (tp_path_bad_link(perf_path, why, sizeof(why)))
+			return fail("Error: Perf JSON %s: %s", perf_path, why);
 		return fail("Error: Perf JSON not found: %s", perf_path);
+	}
 
 	struct sl_perf_data pd;
 	tp_clear_error();
@@ -1207,9 +1214,13 @@ int sl_sched_overhead_main(int argc, char **argv)
 	}
 	tp_clear_error();
 	int drc = sl_read_deps(deps_path, &deps);
-	if (drc == -ENOENT) {
-		fail("Error: failed to read deps.json %s: [Errno 2] No such file or directory: '%s'",
-		     deps_path, deps_path);
+	if (drc == -ENOENT || drc == -ELOOP) {
+		char why[2 * PATH_MAX + 128];
+		if (tp_path_bad_link(deps_path, why, sizeof(why)))
+			fail("Error: failed to read deps.json %s: %s", deps_path, why);
+		else
+			fail("Error: failed to read deps.json %s: [Errno 2] No such file or "
+			     "directory: '%s'", deps_path, deps_path);
 		goto out;
 	} else if (drc) {
 		fail("Error: failed to read deps.json %s: %s", deps_path, err_sans_path(deps_path));
