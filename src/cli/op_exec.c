@@ -355,11 +355,17 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 	g_sigint = 0;
 	g_sigterm = 0;
 	g_early = 0;
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	/* SIGHUP ignored at entry (nohup) stays ignored: neither forwarded
-	 * nor counted as an interrupt. */
+	/* A signal ignored at entry stays ignored (nohup ignores SIGHUP; a
+	 * background job of a non-interactive shell, or `trap '' INT`, SIGINT):
+	 * neither forwarded nor counted as an interrupt, as `taskprof run`
+	 * does (cli/interrupt.h). */
+	sigaction(SIGINT, NULL, &old_int);
+	sigaction(SIGTERM, NULL, &old_term);
 	sigaction(SIGHUP, NULL, &old_hup);
+	if (old_int.sa_handler != SIG_IGN || (old_int.sa_flags & SA_SIGINFO))
+		sigaction(SIGINT, &sa, NULL);
+	if (old_term.sa_handler != SIG_IGN || (old_term.sa_flags & SA_SIGINFO))
+		sigaction(SIGTERM, &sa, NULL);
 	if (old_hup.sa_handler != SIG_IGN || (old_hup.sa_flags & SA_SIGINFO))
 		sigaction(SIGHUP, &sa, NULL);
 	fflush(stdout);

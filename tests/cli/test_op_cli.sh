@@ -262,6 +262,15 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	bg_op 'trap "exit 43" TERM; : >"$0"; while :; do sleep 0.05; done'
 	kill -TERM $pid
 	reap 43 "SIGTERM forwarded"
+	# SIGINT ignored at entry (a background job of this script, without
+	# env --default-signal) stays ignored: not forwarded, not an interrupt.
+	rm -f "$root/ready"
+	"$bin" op -o "$root/sig" -- sh -c ': >"$0"; sleep 1' "$root/ready" >/dev/null 2>"$root/ign.err" &
+	pid=$!
+	for _ in $(seq 400); do [[ -e "$root/ready" ]] && break; sleep 0.05; done
+	kill -INT $pid
+	reap 0 "SIGINT ignored at entry"
+	grep -q "interrupted" "$root/ign.err" && { echo "FAIL: SIGINT ignored at entry: $(cat "$root/ign.err")"; fail=1; }
 	bg_op 'trap "" INT; : >"$0"; exec sleep 30'
 	sleep 0.2
 	kill -INT $pid
