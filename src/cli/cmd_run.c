@@ -257,6 +257,38 @@ static const char *dl_msg(void)
 	return buf;
 }
 
+
+/* Whether @s holds a control character (a newline, a tab, ...): names
+ * are printed in one-line results, tables and folder names. */
+static bool has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A name of @c (the callable, a case, a kernel) with a control character:
+ * the message (in @buf), or NULL when there is none. */
+static const char *bad_names(const struct tp_callable *c, char *buf, size_t len)
+{
+	if (has_control(c->name))
+		return "returned a callable whose name has a control character";
+	for (int k = 0; c->cases && k < c->n_cases; k++)
+		if (has_control(c->cases[k].name)) {
+			snprintf(buf, len, "returned a callable whose case %d has a control "
+				 "character in its name", k);
+			return buf;
+		}
+	for (int k = 0; c->kernels && k < c->n_kernels; k++)
+		if (has_control(c->kernels[k].name)) {
+			snprintf(buf, len, "returned a callable whose kernel %d (func_id %d) has a "
+				 "control character in its name", k, c->kernels[k].func_id);
+			return buf;
+		}
+	return NULL;
+}
+
 /*
  * Load the callable of case shared object @path (taskprof/case.h). The
  * object stays loaded: its kernels and strings are used until exit.
@@ -302,7 +334,10 @@ static const struct tp_callable *load_case_so(const char *path)
 	memcpy(&entry, &sym, sizeof(entry)); /* object → function pointer */
 	const struct tp_callable *c = entry();
 	const char *bad = NULL;
-	if (!c)
+	static char badbuf[160];
+	if (c && (bad = bad_names(c, badbuf, sizeof(badbuf))))
+		;
+	else if (!c)
 		bad = "returned NULL";
 	else if (!c->name || !*c->name)
 		bad = "returned a callable without a name";

@@ -12,6 +12,7 @@
  *   ndims           generate() gives the output tensor 60 dimensions
  *   ret5            generate() returns 5 (not 0 or a negative errno)
  *   bad_func_id     the callable's one kernel has func_id 99
+ *   newline_name    the callable's name has a newline
  *   unset or other  a correct case
  */
 #include <errno.h>
@@ -142,5 +143,7 @@ const struct tp_callable *tp_case_callable(void)
 {
 	if (mode("bad_func_id"))
 		bad_callable.kernels = bad_kernels;
+	if (mode("newline_name"))
+		bad_callable.name = "bad\ncase";
 	return &bad_callable;
 }
