@@ -522,8 +522,16 @@ int tp_read_file(const char *path, char **data_out, size_t *len_out)
 	/* st_size is only a hint: /proc files and pipes report 0. */
 	struct stat st;
 	size_t cap = 4096;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > 0)
+			cap = (size_t)st.st_size + 1;
+		/* Non-blocking: no effect on a real file, but a /proc file that
+		 * stats as regular and blocks on read (/proc/kmsg) then fails
+		 * with EAGAIN instead of hanging. Pipes stay blocking. */
+		int fl = fcntl(fd, F_GETFL);
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	}
 
 	size_t len = 0;
 	char *buf = malloc(cap);

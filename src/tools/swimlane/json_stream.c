@@ -602,9 +602,10 @@ int js_parse_file(const char *name, const struct js_ops *ops, void *ctx)
 			return tp_set_error(-EISDIR, "%s: is a directory", name);
 		return tp_set_error(-EINVAL, "%s: not a regular file", name);
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	/* O_NONBLOCK is kept: no effect on a real file, but a /proc file
+	 * that stats as regular and blocks on read (/proc/kmsg) fails with
+	 * EAGAIN ("cannot read: Resource temporarily unavailable") instead
+	 * of hanging. */
 	uint8_t *buf = malloc(JS_CHUNK);
 	struct js_parser *p = calloc(1, sizeof(*p));
 	int rc = 0;
