@@ -8,6 +8,7 @@
  * Exit codes: 0 golden pass, 1 golden failure or a failed run, 2 bad usage.
  */
 #include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -119,7 +120,8 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi) {
+	/* strtol skips leading blanks: " 8" is not a number here either. */
+	if (errno || end == s || *end || v < lo || v > hi || isspace((unsigned char)*s)) {
 		if (!strcmp(opt, "--block-dim"))
 			fprintf(stderr, "taskprof run: --block-dim expects clusters, 1..24 on a2a3sim "
 					"or 1..36 on a5sim, got '%s'\n", s);

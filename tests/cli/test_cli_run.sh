@@ -101,6 +101,8 @@ expect 0 "PASS" run paged_attention --runtime host_build_graph -o "$root/hbg"
 expect 2 "--block-dim" run paged_attention --block-dim 0
 expect 2 "1..24" run paged_attention --block-dim 25
 expect 2 "1..36" run paged_attention -p a5sim --block-dim 37
+expect 2 "got ' 8'" run paged_attention --block-dim ' 8'
+expect 2 "got '8x'" run paged_attention --block-dim 8x
 expect 2 "--rounds" run paged_attention --rounds abc
 expect 2 "--aicpu-threads" run paged_attention --aicpu-threads 1x
 expect 2 "missing CASE" run
