@@ -153,6 +153,8 @@ struct tp_worker_pmu_note {
  *                  out[0][4][7] (index 71): expected 0.125, got 0.5".
  * @dep_gen:        deps.json was written (output_dir/deps.json).
  * @dep_tasks, @dep_edges: its tasks[] and edges[] entries.
+ * @dep_pairs: distinct (pred, succ) pairs among those edges (edges are per
+ *             argument; readers draw one arrow per pair), 0 if not counted.
  * @name_map:       the name map written, "" if none.
  * @swimlane_records: the l2_swimlane_records.json written, "" if none.
  * @subtasks:       subtasks dispatched to AICores (first round when
@@ -205,6 +207,7 @@ struct tp_run_result {
 	char golden_line[512];
 	bool dep_gen;
 	uint64_t dep_tasks, dep_edges;
+	uint64_t dep_pairs; /* distinct (pred, succ) among the edges; 0: not counted */
 	char name_map[4200];
 	char swimlane_records[4200];
 	uint64_t subtasks;

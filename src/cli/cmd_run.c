@@ -577,9 +577,15 @@ int cmd_run(int argc, char **argv)
 	       r->tasks, r->tasks_per_s, r->rounds > 1 ? "  (last of rounds)" : "");
 	printf("%s\n", r->golden_line);
 	printf("outputs: %s/result.txt\n", r->output_dir);
-	if (r->dep_gen)
-		printf("dep_gen: %s/deps.json (%" PRIu64 " tasks, %" PRIu64 " edges)\n",
-		       r->output_dir, r->dep_tasks, r->dep_edges);
+	if (r->dep_gen) {
+		/* Edges are per argument; the trace draws one arrow per pair. */
+		char pairs[48] = "";
+		if (r->dep_pairs && r->dep_pairs != r->dep_edges)
+			snprintf(pairs, sizeof(pairs), ", %" PRIu64 " producer-consumer pairs",
+				 r->dep_pairs);
+		printf("dep_gen: %s/deps.json (%" PRIu64 " tasks, %" PRIu64 " edges%s)\n",
+		       r->output_dir, r->dep_tasks, r->dep_edges, pairs);
+	}
 	if (r->name_map[0])
 		printf("name map: %s\n", r->name_map);
 	int code = r->pass ? 0 : 1;

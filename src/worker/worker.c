@@ -796,6 +796,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			res->dep_gen = !rc;
 			res->dep_tasks = ds.tasks;
 			res->dep_edges = ds.edges;
+			res->dep_pairs = ds.pairs;
 		}
 		if (rc) {
 			if (run_err[0])

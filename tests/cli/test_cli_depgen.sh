@@ -23,18 +23,22 @@ folder() { sed -n 's|^outputs: \(.*\)/result.txt$|\1|p' <<<"$1"; }
 # tensor-map edges is valid. check_graph LINE FILE: the line's counts, and
 # the file agrees with them.
 check_graph() {
-	local n
-	n=$(sed -n 's/.*(12 tasks, \([0-9]*\) edges).*/\1/p' <<<"$1")
+	local n p
+	n=$(sed -n 's/.*(12 tasks, \([0-9]*\) edges[,)].*/\1/p' <<<"$1")
 	[[ -n $n ]] || { bad "no '(12 tasks, N edges)': $1"; return; }
-	python3 - "$2" "$n" <<'PY' || bad "graph of $2 does not match '$n edges'"
+	# the distinct producer-consumer pairs, when there are fewer than edges
+	p=$(sed -n 's/.* edges, \([0-9]*\) producer-consumer pairs).*/\1/p' <<<"$1")
+	python3 - "$2" "$n" "${p:-$n}" <<'PY' || bad "graph of $2 does not match '$n edges, ${p:-$n} pairs'"
 import collections, json, sys
 d = json.load(open(sys.argv[1]))
-n = int(sys.argv[2])
+n, p = int(sys.argv[2]), int(sys.argv[3])
 kinds = collections.Counter(e["source"] for e in d["edges"])
+pairs = len({(e["pred"], e["succ"]) for e in d["edges"]})
 ok = (len(d["tasks"]) == 12 and len(d["edges"]) == n and kinds["creator"] == 24
-      and 0 <= kinds["tensormap"] <= 8 and set(kinds) <= {"creator", "tensormap"})
+      and 0 <= kinds["tensormap"] <= 8 and set(kinds) <= {"creator", "tensormap"}
+      and pairs == p and p < n)
 if not ok:
-    print(len(d["tasks"]), len(d["edges"]), dict(kinds), file=sys.stderr)
+    print(len(d["tasks"]), len(d["edges"]), pairs, dict(kinds), file=sys.stderr)
 sys.exit(0 if ok else 1)
 PY
 }

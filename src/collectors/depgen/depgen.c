@@ -485,6 +485,39 @@ static void dg_write(FILE *f, const struct dg_graph *g)
 	fputs("]}\n", f);
 }
 
+
+struct dg_pair {
+	uint64_t pred, succ;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct dg_pair *x = a, *y = b;
+	if (x->pred != y->pred)
+		return x->pred < y->pred ? -1 : 1;
+	return x->succ < y->succ ? -1 : x->succ > y->succ;
+}
+
+/* Distinct (pred, succ) pairs among @g's edges: what readers draw and
+ * count (edges are per argument, several can join one pair). 0 when the
+ * count cannot be made (out of memory): the run line then omits it. */
+static uint64_t distinct_pairs(const struct dg_graph *g)
+{
+	if (!g->n_edges)
+		return 0;
+	struct dg_pair *v = malloc(g->n_edges * sizeof(*v));
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < g->n_edges; i++)
+		v[i] = (struct dg_pair){ g->edges[i]->pred, g->edges[i]->succ };
+	qsort(v, g->n_edges, sizeof(*v), cmp_pair);
+	uint64_t n = 1;
+	for (size_t i = 1; i < g->n_edges; i++)
+		n += cmp_pair(&v[i - 1], &v[i]) != 0;
+	free(v);
+	return n;
+}
+
 int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 {
 	struct dg_summary tmp;
@@ -544,6 +577,7 @@ int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 		sum->tasks = g.n_tasks;
 		sum->args = g.n_args;
 		sum->edges = g.n_edges;
+		sum->pairs = distinct_pairs(&g);
 		sum->tensors = g.n_tensors;
 		snprintf(sum->path, sizeof(sum->path), "%s", path);
 	}

@@ -193,6 +193,7 @@ struct dg_config {
 struct dg_summary {
 	uint64_t total, collected, dropped;
 	uint64_t tasks, args, edges, tensors;
+	uint64_t pairs; /* distinct (pred, succ) among edges; 0 if not counted */
 	char path[4200];
 };
 
