@@ -1035,6 +1035,16 @@ static void test_print_summary(void **state)
 	assert_non_null(strstr(buf, "acc          1    2       0            N/A      0        n/a "
 				    "degraded"));
 	assert_non_null(strstr(buf, "taskprof op: no kernel launch was profiled\n"));
+	/* Deviations of 25% or less: no note. */
+	assert_null(strstr(buf, "note:"));
+	free(buf);
+	/* A launch whose passes' cycles differ by 84%: the note names it. */
+	s[1].max_dev_pct = 84.2;
+	f = open_memstream(&buf, &len);
+	tp_op_report_print_summary(f, s, 2);
+	fclose(f);
+	assert_non_null(strstr(buf, "\nnote: a block's cycles differ by up to 84% between passes "
+				    "(ReplayInfo.csv cycle_deviation(%)): "));
 	free(buf);
 }
 

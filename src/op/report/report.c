@@ -1235,6 +1235,7 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		out->duration_us = r->duration_us;
 		out->passes = r->passes_present;
 		out->replay_consistent = r->consistent;
+		out->max_dev_pct = r->max_dev_pct;
 		out->replay_checked = r->checked >= 2;
 		snprintf(out->status, sizeof(out->status), "%s",
 			 r->passes_present < np && !strcmp(r->li.status, "ok") ? "degraded"
@@ -1250,6 +1251,9 @@ out:
 	free(own);
 	return rc;
 }
+
+/* cycle_deviation(%) above which the summary adds its note. */
+#define TP_OP_DEV_NOTE_PCT 25.0
 
 void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, size_t n)
 {
@@ -1276,4 +1280,16 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			!s[i].replay_checked ? "n/a" : s[i].replay_consistent ? "yes" : "NO",
 			s[i].status, s[i].dir);
 	}
+	/* "consistent" is about the outputs; the passes' timings can still
+	 * differ a lot on a busy host: say so when they do. */
+	double dev = -1;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].max_dev_pct > dev)
+			dev = s[i].max_dev_pct;
+	if (dev > TP_OP_DEV_NOTE_PCT)
+		fprintf(f, "note: a block's cycles differ by up to %.0f%% between passes "
+			   "(ReplayInfo.csv cycle_deviation(%%)): each pass runs the kernel again, "
+			   "and the simulated cores share the host's CPUs; every metric divides by "
+			   "the cycles of the pass that read its counters (docs/op-metrics.md)\n",
+			dev);
 }

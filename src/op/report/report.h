@@ -59,6 +59,7 @@ struct tp_op_launch_summary {
 	uint32_t passes;
 	bool replay_consistent;
 	bool replay_checked;
+	double max_dev_pct;   /* largest cycle_deviation(%) of ReplayInfo.csv, -1: none */
 	char status[32];
 	char dir[4096];
 };
