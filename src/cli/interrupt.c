@@ -12,12 +12,36 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "base/sanitizer.h"
 #include "base/tmp_registry.h"
 
 static const char *g_cmd = "taskprof";
-/* Set by the first handler to run: a second one (the other signal on
- * another thread, before the dispositions were reset) dies at once. */
-static atomic_flag g_entered = ATOMIC_FLAG_INIT;
+/* The thread (tid) reporting an interrupt, a crash or an exit() of the
+ * case, 0 while none is: one report per process. Another thread that
+ * gets there too waits for the reporter to end the process; the reporter
+ * itself coming back (a fault inside its own report) dies at once. */
+static _Atomic long g_report_tid;
+
+enum { ELECTED = 1, OTHER_REPORTS = 0, REENTERED = -1 };
+
+static int elect(void)
+{
+	long me = (long)syscall(SYS_gettid), none = 0;
+	/* Relaxed: elects one reporter; orders nothing else (the others only
+	 * wait for the process to end). */
+	if (atomic_compare_exchange_strong_explicit(&g_report_tid, &none, me,
+						    memory_order_relaxed, memory_order_relaxed))
+		return ELECTED;
+	return none == me ? REENTERED : OTHER_REPORTS;
+}
+
+/* For a thread that is not the reporter: wait to be ended with the
+ * process. */
+static void wait_for_reporter(void)
+{
+	for (;;)
+		pause();
+}
 
 /* Async-signal-safe output: write(2) of NUL-terminated pieces. */
 static size_t len_of(const char *s)
@@ -102,7 +126,8 @@ static void put_thread(void)
 	while (*dash && *dash != '-')
 		dash++;
 	if (name[0] != 't' || name[1] != 'p' || !*dash)
-		put(" (the main thread: the case's generate, golden or release, or taskprof)");
+		put(" (the main thread: the case's generate, golden or release, the "
+		    "orchestration under host_build_graph, or taskprof)");
 	else if (!strncmp(dash, "-aicpu", 6))
 		put(" (an AICPU thread: the case's orchestration or the runtime)");
 	else if (!strncmp(dash, "-aic", 4) || !strncmp(dash, "-aiv", 4))
@@ -116,11 +141,13 @@ static void on_interrupt(int sig)
 	set_default(SIGINT);
 	set_default(SIGTERM);
 	set_default(SIGHUP);
-	/* Relaxed: the flag orders nothing; it only elects one cleaner. */
-	if (atomic_flag_test_and_set_explicit(&g_entered, memory_order_relaxed)) {
+	int who = elect();
+	if (who == REENTERED) {
 		raise(sig);
 		_exit(128 + sig);
 	}
+	if (who == OTHER_REPORTS)
+		wait_for_reporter(); /* its report ends the process */
 	put(g_cmd);
 	put(": interrupted by ");
 	put(sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
@@ -154,8 +181,6 @@ void cli_interrupt_install(const char *cmd)
 
 /* ---- crashes and exit() during a run ------------------------------------ */
 
-/* The thread reporting a crash (its tid), 0 while none is. */
-static _Atomic long g_crash_tid;
 static atomic_bool g_exit_guard;
 
 static const char *crash_name(int sig)
@@ -169,27 +194,33 @@ static const char *crash_name(int sig)
 	}
 }
 
-static void on_crash(int sig)
+static void on_crash(int sig, siginfo_t *si, void *uc)
 {
-	long me = (long)syscall(SYS_gettid);
-	long none = 0;
-	/* Relaxed: elects the one thread that reports. Orders nothing else:
-	 * the others only wait for the process to die. */
-	if (!atomic_compare_exchange_strong_explicit(&g_crash_tid, &none, me, memory_order_relaxed,
-						     memory_order_relaxed)) {
-		if (none == me) {
-			/* A fault inside the report itself: die by it now. */
-			set_default(sig);
-			raise(sig);
-			_exit(128 + sig);
-		}
-		/* Another thread faulted too (every AICore running the same
-		 * bad kernel): wait while the first one reports; its raise()
-		 * ends the process. */
-		for (;;)
-			pause();
+	(void)uc;
+	int who = elect();
+	if (who == REENTERED) {
+		/* A fault inside the report itself: die by it now. */
+		set_default(sig);
+		raise(sig);
+		_exit(128 + sig);
 	}
+	if (who == OTHER_REPORTS)
+		wait_for_reporter(); /* every AICore running the same bad kernel */
 	put(g_cmd);
+	if (si && si->si_code <= 0 && si->si_pid > 0 && si->si_pid != getpid()) {
+		/* Sent by another process (kill), not a fault of this one nor
+		 * its own abort() / raise(). */
+		put(": killed by ");
+		put(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
+		    : sig == SIGILL ? "SIGILL" : "SIGABRT");
+		put(" sent by process ");
+		put_uint((unsigned)si->si_pid);
+		put("; ");
+		put_cleanup();
+		set_default(sig);
+		raise(sig);
+		_exit(128 + sig);
+	}
 	put(": crashed: ");
 	put(crash_name(sig));
 	put_thread();
@@ -200,10 +231,12 @@ static void on_crash(int sig)
 	_exit(128 + sig);
 }
 
-/* exit() while the guard is up: the case's code ended the process. Best
- * effort: exit() is not thread-safe, and when several threads call it at
- * once (every AICore running the same kernel) one of them may end the
- * process with the case's status before this is done. */
+/* exit() while the guard is up: the case's code ended the process. The
+ * first exiting thread takes this handler (registered last, run first)
+ * and reports; any other thread calling exit() at the same time (every
+ * AICore running the same kernel) takes one of the blockers registered
+ * before it and waits there, so it never reaches the process's _exit()
+ * with the case's status. */
 static void on_exit_guard(int status, void *arg)
 {
 	(void)arg;
@@ -211,6 +244,8 @@ static void on_exit_guard(int status, void *arg)
 	 * main thread around the run. */
 	if (!atomic_load_explicit(&g_exit_guard, memory_order_relaxed))
 		return;
+	if (elect() != ELECTED)
+		wait_for_reporter();
 	put(g_cmd);
 	put(": the run was ended by exit(");
 	put_uint((unsigned)status & 0xffu);
@@ -221,18 +256,26 @@ static void on_exit_guard(int status, void *arg)
 	_exit(1);
 }
 
-/* Under ASan / TSan the sanitizer's own fatal-signal report (a stack of
- * the fault) is worth more than our line: leave those signals to it. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TP_CRASH_HANDLERS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define TP_CRASH_HANDLERS 0
-#endif
-#endif
-#ifndef TP_CRASH_HANDLERS
-#define TP_CRASH_HANDLERS 1
-#endif
+/* Sanitizer builds leave these signals to the sanitizer (base/sanitizer.h). */
+#define TP_CRASH_HANDLERS (!TP_SANITIZED)
+
+/* A thread that exits while the guard is up and is not the reporter. */
+static void on_exit_blocker(int status, void *arg)
+{
+	(void)status;
+	(void)arg;
+	/* Relaxed: as in on_exit_guard(). */
+	if (!atomic_load_explicit(&g_exit_guard, memory_order_relaxed))
+		return;
+	long me = (long)syscall(SYS_gettid);
+	/* Relaxed: the reporter's tid, set by elect(). */
+	if (atomic_load_explicit(&g_report_tid, memory_order_relaxed) != me)
+		wait_for_reporter();
+}
+
+/* Blockers: more than the threads a device runs (108 AICores and 7 AICPU
+ * threads at most, plus the host's). */
+#define EXIT_BLOCKERS 160
 
 void cli_crash_install(const char *cmd)
 {
@@ -241,15 +284,20 @@ void cli_crash_install(const char *cmd)
 	for (size_t i = 0; TP_CRASH_HANDLERS && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_crash;
+		sa.sa_sigaction = on_crash;
 		sigemptyset(&sa.sa_mask);
-		/* SA_NODEFER: a fault inside the report re-enters and dies. */
-		sa.sa_flags = SA_NODEFER;
+		/* SA_NODEFER: a fault inside the report re-enters and dies.
+		 * SA_ONSTACK: on the thread's alternate stack where it has one
+		 * (the device threads: a stack overflow still gets its line). */
+		sa.sa_flags = SA_NODEFER | SA_SIGINFO | SA_ONSTACK;
 		sigaction(sigs[i], &sa, NULL);
 	}
 	static bool registered;
-	if (!registered)
+	if (!registered) {
+		for (int i = 0; i < EXIT_BLOCKERS; i++)
+			on_exit(on_exit_blocker, NULL);
 		registered = on_exit(on_exit_guard, NULL) == 0;
+	}
 }
 
 void cli_exit_guard(bool on)

@@ -61,7 +61,9 @@ void cli_crash_install(const char *cmd);
  * or generate() calling exit(3)) is reported as "taskprof run: the run was
  * ended by exit(3) in thread ...", the temporary files are removed as
  * above, and the process exits with status 1 (a failed run) instead of the
- * case's status. Needs cli_crash_install() first.
+ * case's status, also when several threads call exit() at once (the
+ * others wait in exit handlers registered for that). Needs
+ * cli_crash_install() first.
  */
 void cli_exit_guard(bool on);
 

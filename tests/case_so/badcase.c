@@ -7,6 +7,8 @@
  * Environment BADCASE (read at load time and by the case's code):
  *   segv_kernel     the kernel writes through a NULL pointer
  *   exit_kernel     the kernel calls exit(3)
+ *   exit0_kernel    the kernel calls exit(0)
+ *   stack_kernel    the kernel recurses until its stack overflows
  *   abort_generate  generate() calls abort()
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
@@ -33,8 +35,23 @@ static bool mode(const char *m)
 	return v && !strcmp(v, m);
 }
 
+/* Recursion the compiler cannot turn into a loop: each frame keeps a
+ * buffer it reads after the call. */
+static int deep(volatile int n)
+{
+	volatile char pad[512];
+	pad[n & 511] = (char)n;
+	if (n > 1000000000) /* never: 512 MB of stack first */
+		return 0;
+	return deep(n + 1) + pad[(n * 7) & 511];
+}
+
 static void k_axpb(int64_t *args)
 {
+	if (mode("stack_kernel"))
+		(void)deep(0);
+	if (mode("exit0_kernel"))
+		exit(0);
 	if (mode("segv_kernel"))
 		*(volatile int *)(uintptr_t)args[2] = 1; /* args[2] is 0: no third argument */
 	if (mode("exit_kernel"))

@@ -56,17 +56,28 @@ else
 
 	run abort_generate
 	[[ $(cat "$root/abort_generate.rc") == 134 ]] || bad "abort_generate: exit $(cat "$root/abort_generate.rc"), expected 134"
-	[[ $(tail -1 "$root/abort_generate.err") == "taskprof run: crashed: SIGABRT (abort) in thread taskprof (the main thread: the case's generate, golden or release, or taskprof); removed 0 temporary files; no output was written" ]] ||
+	[[ $(tail -1 "$root/abort_generate.err") == "taskprof run: crashed: SIGABRT (abort) in thread taskprof (the main thread: the case's generate, golden or release, the orchestration under host_build_graph, or taskprof); removed 0 temporary files; no output was written" ]] ||
 		bad "abort_generate: stderr '$(cat "$root/abort_generate.err")'"
 
-	# exit() from 8 AICores at once: the report is best effort (exit() is
-	# not thread-safe; another caller may end the process with status 3
-	# before the clean-up), the line is always there
-	run exit_kernel
-	rc=$(cat "$root/exit_kernel.rc")
-	[[ $rc == 1 || $rc == 3 ]] || bad "exit_kernel: exit $rc, expected 1 (or the case's 3)"
-	grep -qE "^taskprof run: the run was ended by exit\(3\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\), not by taskprof: the run did not finish; " \
-		"$root/exit_kernel.err" || bad "exit_kernel: stderr '$(cat "$root/exit_kernel.err")'"
+	# exit() from the 8 AICores at once: one reports, the others wait
+	# (their exit() never reaches the case's status), exit 1 even for
+	# exit(0), the empty run folder removed
+	for m in exit_kernel exit0_kernel; do
+		st=3
+		[[ $m == exit0_kernel ]] && st=0
+		run $m
+		[[ $(cat "$root/$m.rc") == 1 ]] || bad "$m: exit $(cat "$root/$m.rc"), expected 1"
+		grep -qE "^taskprof run: the run was ended by exit\($st\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\), not by taskprof: the run did not finish; removed 0 temporary files and the empty run folder $root/$m/badcase_Default_[0-9_]+$" \
+			"$root/$m.err" || bad "$m: stderr '$(cat "$root/$m.err")'"
+		[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left"
+	done
+
+	# a stack overflow: the line comes from the thread's alternate stack
+	run stack_kernel
+	[[ $(cat "$root/stack_kernel.rc") == 139 ]] || bad "stack_kernel: exit $(cat "$root/stack_kernel.rc"), expected 139"
+	grep -qE "^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\); removed 0 temporary files and the empty run folder " \
+		"$root/stack_kernel.err" || bad "stack_kernel: stderr '$(cat "$root/stack_kernel.err")'"
+	[[ -z $(ls -A "$root/stack_kernel" 2>/dev/null) ]] || bad "stack_kernel: run folder left"
 fi
 
 if [[ $fail -eq 0 ]]; then
