@@ -570,9 +570,10 @@ static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry 
 
 /* What generate() filled in, checked before anything uses it
  * (taskprof/case.h): at most TP_CASE_MAX_TENSORS tensors and
- * TP_CASE_MAX_SCALARS scalars; each tensor named, with a buffer when it
- * has bytes, 1..TP_CASE_MAX_DIMS dimensions and a known dtype whose
- * element size divides its bytes. Return: 0 or -EINVAL with a message
+ * TP_CASE_MAX_SCALARS scalars; each tensor named (no control
+ * characters), with a buffer when it has bytes, 1..TP_CASE_MAX_DIMS
+ * dimensions, a known dtype, and bytes = the product of its shape times
+ * the element size. Return: 0 or -EINVAL with a message
  * naming the case, the tensor and the field. */
 static int check_case_args(const char *case_name, const struct tp_case_args *a)
 {
@@ -584,6 +585,10 @@ static int check_case_args(const char *case_name, const struct tp_case_args *a)
 		const struct tp_case_tensor *t = &a->tensors[i];
 		if (!t->name || !*t->name)
 			return tp_set_error(-EINVAL, "case %s: tensor %u has no name", case_name, i);
+		for (const char *c = t->name; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				return tp_set_error(-EINVAL, "case %s: tensor %u: a control character "
+						    "in its name", case_name, i);
 		if (!t->data && t->bytes)
 			return tp_set_error(-EINVAL, "case %s: tensor '%s' has no data (%zu bytes)",
 					    case_name, t->name, t->bytes);
@@ -598,6 +603,22 @@ static int check_case_args(const char *case_name, const struct tp_case_args *a)
 			return tp_set_error(-EINVAL, "case %s: tensor '%s': %zu bytes is not a whole "
 					    "number of %zu-byte elements", case_name, t->name, t->bytes,
 					    es);
+		/* The golden's and the device's buffers are sized from bytes; a
+		 * kernel or golden that follows the shape must stay inside. */
+		size_t need = es;
+		char shp[64];
+		int o = 0;
+		for (uint32_t d = 0; d < t->ndims; d++) {
+			need = t->shape[d] && need > SIZE_MAX / t->shape[d] ? SIZE_MAX
+									     : need * t->shape[d];
+			if (o >= 0 && (size_t)o < sizeof(shp))
+				o += snprintf(shp + o, sizeof(shp) - (size_t)o, "%s%u", d ? "," : "",
+					      t->shape[d]);
+		}
+		if (need != t->bytes)
+			return tp_set_error(-EINVAL, "case %s: tensor '%s': %zu bytes, but shape [%s] "
+					    "of %s needs %zu", case_name, t->name, t->bytes, shp,
+					    tp_dtype_name(t->dtype), need);
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
  *   abort_generate  generate() calls abort()
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
+ *   bytes_small     generate() gives the output tensor 4 bytes for [8, 64] fp32
  *   ret5            generate() returns 5 (not 0 or a negative errno)
  *   bad_func_id     the callable's one kernel has func_id 99
  *   newline_name    the callable's name has a newline
@@ -113,6 +114,8 @@ static int bad_generate(const struct tp_case *c, struct tp_case_args *args)
 		args->tensors[1].data = NULL;
 	if (mode("ndims"))
 		args->tensors[1].ndims = 60;
+	if (mode("bytes_small"))
+		args->tensors[1].bytes = 4;
 	return 0;
 }
 

@@ -41,6 +41,7 @@ grep -q "^badcase Default a2a3sim .*: PASS" "$root/good.out" || bad "good: $(cat
 
 expect null_data 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y' has no data (2048 bytes)"
 expect ndims 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': ndims 60 (expected 1..4)"
+expect bytes_small 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': 4 bytes, but shape [8,64] of fp32 needs 2048"
 expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: generate() returned 5 (expected 0 or a negative errno)"
 expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"

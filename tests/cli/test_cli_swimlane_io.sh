@@ -228,10 +228,20 @@ e4=$root/empty4.json
 sed 's/^  "aicpu_tasks": \[$/  "aicpu_tasks": [], "x_aicpu_tasks": [/' "$rec" >"$e4"
 timeout $T "$bin" swimlane "$e4" -o "$root/e4.json" >/dev/null 2>"$root/err"
 [[ $? -eq 0 ]] || bad "empty aicpu_tasks: exit not 0"
-grep -q "^Warning: $e4: no AICPU tasks (aicpu_tasks is empty)" "$root/err" ||
+grep -qxF "Warning: $e4: no tasks (aicpu_tasks is empty); the trace has no task slices" "$root/err" ||
 	bad "empty aicpu_tasks: no warning naming the file: $(cat "$root/err")"
-run "sched-overhead without tasks" 1 "Error: No tasks found in perf data $e4" \
-	"$bin" sched-overhead "$e4" --deps-json "$a/deps.json"
+# the reference's error, then why (taskprof's line)
+timeout $T "$bin" sched-overhead "$e4" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "sched-overhead without tasks: exit not 1"
+[[ $(cat "$root/err") == "Error: No tasks found in perf data $e4
+(taskprof: aicpu_tasks is empty)" ]] || bad "sched-overhead without tasks: stderr '$(cat "$root/err")'"
+# both arrays empty: the warning says so
+e5=$root/empty5.json
+sed -e 's/^  "aicpu_tasks": \[$/  "aicpu_tasks": [], "x_aicpu_tasks": [/' \
+	-e 's/^  "aicore_tasks": \[$/  "aicore_tasks": [], "x_aicore_tasks": [/' "$rec" >"$e5"
+timeout $T "$bin" swimlane "$e5" -o "$root/e5.json" >/dev/null 2>"$root/err"
+grep -qF "no tasks (aicpu_tasks and aicore_tasks are empty)" "$root/err" ||
+	bad "both arrays empty: $(cat "$root/err")"
 sed 's/"l2_swimlane_level": 4/"l2_swimlane_level": 5/' "$rec" >"$root/l5.json"
 timeout $T "$bin" sched-overhead "$root/l5.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
 only_line "$root/err" "Error: failed to read perf JSON $root/l5.json: l2_swimlane_level: Unsupported l2_swimlane_level: 5 (expected 1, 2, 3, or 4)"
@@ -325,6 +335,9 @@ grep -q '^    \[1, 9, 7,' "$o2/l2_swimlane_records.json" || bad "orphan: sed did
 run "orphan AICore row" 0 \
 	"Warning: $o2/l2_swimlane_records.json: 1 aicore_tasks row(s) have no matching aicpu_tasks row (core_id, reg_task_id): they are not in the trace or the statistics" \
 	"$bin" swimlane "$o2/l2_swimlane_records.json" --deps-json "$a/deps.json" -o "$o2/t.json"
+timeout $T "$bin" sched-overhead "$o2/l2_swimlane_records.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
+[[ $(cat "$root/err") == "taskprof sched-overhead: warning: 1 aicore_tasks row(s) have no matching aicpu_tasks row (core_id, reg_task_id): left out of every part" ]] ||
+	bad "sched-overhead, orphan AICore row: stderr '$(cat "$root/err")'"
 
 # a scheduler phase of an unknown kind: not drawn, not counted, warned
 uk=$root/unknown_kind

@@ -582,16 +582,8 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 	}
 	if (pd.level >= 2 && pd.n_tasks == 0) {
 		fflush(stdout);
-		if (pd.n_aicpu_rows == 0)
-			fprintf(stderr, "Warning: %s: no AICPU tasks (aicpu_tasks is empty); the "
-					"trace has no task slices\n", input);
-		else if (pd.n_aicore_rows == 0)
-			fprintf(stderr, "Warning: %s: no AICore tasks (aicore_tasks is empty); the "
-					"trace has no task slices\n", input);
-		else
-			fprintf(stderr, "Warning: %s: no aicpu_tasks row matches an aicore_tasks "
-					"row (core_id, reg_task_id); the trace has no task slices\n",
-				input);
+		fprintf(stderr, "Warning: %s: no tasks (%s); the trace has no task slices\n", input,
+			sl_perf_why_no_tasks(&pd));
 	}
 	if (pd.n_unknown_phases) {
 		fflush(stdout);

@@ -1177,3 +1177,14 @@ char *sl_tdisp(uint64_t task_id, char *buf, size_t len)
 		snprintf(buf, len, "r%ut%lu", ring, local);
 	return buf;
 }
+
+const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd)
+{
+	if (!pd->n_aicpu_rows && !pd->n_aicore_rows)
+		return "aicpu_tasks and aicore_tasks are empty";
+	if (!pd->n_aicpu_rows)
+		return "aicpu_tasks is empty";
+	if (!pd->n_aicore_rows)
+		return "aicore_tasks is empty";
+	return "no aicpu_tasks row matches an aicore_tasks row (core_id, reg_task_id)";
+}

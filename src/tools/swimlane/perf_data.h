@@ -339,6 +339,14 @@ struct sl_name_map {
 };
 
 /**
+ * sl_perf_why_no_tasks() - why @pd joined no task rows, for a warning:
+ * "aicpu_tasks and aicore_tasks are empty", "aicpu_tasks is empty",
+ * "aicore_tasks is empty" or "no aicpu_tasks row matches an aicore_tasks
+ * row (core_id, reg_task_id)". A static string.
+ */
+const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
+
+/**
  * sl_name_map_warn_unnamed() - warn on @err when @m, read from @path that
  * the user named (--func-names), has neither callable_id_to_name nor
  * orchestrator_name: a JSON object that is not a name map (deps.json, a

@@ -1201,7 +1201,14 @@ int sl_sched_overhead_main(int argc, char **argv)
 	memset(&deps, 0, sizeof(deps));
 	if (pd.n_tasks == 0) {
 		fail("Error: No tasks found in perf data %s", perf_path);
+		fprintf(stderr, "(taskprof: %s)\n", sl_perf_why_no_tasks(&pd));
 		goto out;
+	}
+	if (pd.n_aicore_orphans) {
+		fflush(stdout);
+		fprintf(stderr, "taskprof sched-overhead: warning: %" PRIu64 " aicore_tasks "
+				"row(s) have no matching aicpu_tasks row (core_id, reg_task_id): "
+				"left out of every part\n", pd.n_aicore_orphans);
 	}
 	if (!have_deps) {
 		fail("Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in "
