@@ -1031,9 +1031,9 @@ static void report_injector_failure(const char *out, int run)
  */
 static bool report_run(const struct op_exec_result *r, int run)
 {
-	char which[32] = "";
+	char which[64] = "";
 	if (run >= 0)
-		snprintf(which, sizeof(which), " (run %d)", run);
+		snprintf(which, sizeof(which), " (run %d, pass %d)", run + 1, run);
 	if (r->term_sig && !r->interrupted) {
 		const char *abbrev = sigabbrev_np(r->term_sig);
 		char name[32];
@@ -1057,7 +1057,8 @@ static bool report_run(const struct op_exec_result *r, int run)
 	if (pid > 0 && *end == ' ') {
 		msg = end + 1;
 		if (run >= 0)
-			snprintf(where, sizeof(where), " (run %d, pid %ld)", run, pid);
+			snprintf(where, sizeof(where), " (run %d, pass %d, pid %ld)", run + 1, run,
+				 pid);
 		else
 			snprintf(where, sizeof(where), " (pid %ld)", pid);
 	} else {

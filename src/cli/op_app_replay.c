@@ -219,11 +219,11 @@ static int check_strict(const struct op_run *r0, const struct op_run *ri, int i)
 		describe(a, da, sizeof(da));
 		describe(b, db, sizeof(db));
 		return tp_set_error(-EPROTO, "application replay (strict): launch #%zu differs: "
-					     "run 0 made %s, run %d made %s (the application "
-					     "must launch the same kernels in the same order "
-					     "in every run; try --app-replay-mode balanced or "
-					     "relaxed)",
-				    j, da, i, db);
+					     "run 1 (pass 0) made %s, run %d (pass %d) made %s "
+					     "(the application must launch the same kernels in "
+					     "the same order in every run; try "
+					     "--app-replay-mode balanced or relaxed)",
+				    j, da, i + 1, i, db);
 	}
 	return 0;
 }
@@ -251,14 +251,16 @@ static int check_balanced(const struct op_run *s0, const struct op_run *si, int 
 		describe(x, dx, sizeof(dx));
 		if (a && b && !key_cmp(a, b) && a->occ == b->occ)
 			return tp_set_error(-EPROTO, "application replay (balanced): launch %d of "
-						     "%s is profiled in run %d but not in run %d "
-						     "(try --app-replay-mode relaxed)",
-					    a->occ, a->name, a->profiled ? 0 : i, a->profiled ? i : 0);
-		return tp_set_error(-EPROTO, "application replay (balanced): run %d made %s "
-					     "(occurrence %d), run %d did not (every run must "
-					     "make the same launches; try --app-replay-mode "
-					     "relaxed)",
-				    in, dx, x->occ, out);
+						     "%s is profiled in run %d (pass %d) but not in "
+						     "run %d (pass %d) (try --app-replay-mode relaxed)",
+					    a->occ, a->name, (a->profiled ? 0 : i) + 1,
+					    a->profiled ? 0 : i, (a->profiled ? i : 0) + 1,
+					    a->profiled ? i : 0);
+		return tp_set_error(-EPROTO, "application replay (balanced): run %d (pass %d) "
+					     "made %s (occurrence %d), run %d (pass %d) did not "
+					     "(every run must make the same launches; try "
+					     "--app-replay-mode relaxed)",
+				    in + 1, in, dx, x->occ, out + 1, out);
 	}
 	return 0;
 }
@@ -449,8 +451,8 @@ int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match m
 				continue;
 			fprintf(stderr, "taskprof op: warning: application replay (relaxed): "
 					"launch %d of %s on device %d (block_dim %" PRIu32 ") "
-					"is not profiled in run %d; dropped\n",
-				l->occ, l->name, l->device, l->block_dim, missing);
+					"is not profiled in run %d (pass %d); dropped\n",
+				l->occ, l->name, l->device, l->block_dim, missing + 1, missing);
 		}
 	}
 	for (size_t j = 0; j < runs[0].n && !rc; j++) {

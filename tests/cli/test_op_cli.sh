@@ -361,15 +361,15 @@ SH
 	# Run 2 swaps two launches: strict names the first differing launch and
 	# the run, exit 1; balanced accepts it.
 	export SEQ="add:8:1 mul:4:0" SEQ_2="mul:4:0 add:8:1"
-	expect 1 "application replay (strict): launch #0 differs: run 0 made device 0 add block_dim 8 (profiled), run 2 made device 0 mul block_dim 4" \
+	expect 1 "application replay (strict): launch #0 differs: run 1 (pass 0) made device 0 add block_dim 8 (profiled), run 3 (pass 2) made device 0 mul block_dim 4" \
 		-o "$root/ar2" $AR --app-replay-mode strict "$root/fakeapp.sh"
 	expect 0 "3 runs matched, 1 launch profiled" -o "$root/ar2" $AR "$root/fakeapp.sh"
 	# Run 3 makes one launch more: balanced refuses, relaxed keeps the common
 	# ones and warns about the rest.
 	export SEQ="add:8:1" SEQ_2="add:8:1 add:8:1"
-	expect 1 "application replay (balanced): run 2 made device 0 add block_dim 8 (profiled) (occurrence 1), run 0 did not" \
+	expect 1 "application replay (balanced): run 3 (pass 2) made device 0 add block_dim 8 (profiled) (occurrence 1), run 1 (pass 0) did not" \
 		-o "$root/ar3" $AR --app-replay-mode balanced "$root/fakeapp.sh"
-	expect 0 "launch 1 of add on device 0 (block_dim 8) is not profiled in run 0; dropped" \
+	expect 0 "launch 1 of add on device 0 (block_dim 8) is not profiled in run 1 (pass 0); dropped" \
 		-o "$root/ar3" $AR --app-replay-mode relaxed "$root/fakeapp.sh"
 	# grid tells block_dims apart, name does not.
 	export SEQ="add:8:1" SEQ_2="add:16:1"
