@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sched.h>
 #include <signal.h>
@@ -490,14 +491,15 @@ static bool pass_gate(struct tp_device *dev)
 static bool aicpu_pin_auto(void)
 {
 	const char *v = getenv("TASKPROF_SIM_AICPU_PIN");
-	if (!v || !*v || !strcmp(v, "auto"))
+	if (!v || !*v || !strcasecmp(v, "auto"))
 		return true;
-	if (!strcmp(v, "off"))
+	if (!strcasecmp(v, "off"))
 		return false;
 	/* relaxed: only says whether the WARN was given, once per process. */
 	static atomic_flag warned = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
-		TP_WARN("TASKPROF_SIM_AICPU_PIN=%s: expected auto or off; using auto", v);
+		TP_WARN("TASKPROF_SIM_AICPU_PIN=%s: expected auto or off (any case); using auto",
+			v);
 	return true;
 }
 
@@ -522,12 +524,24 @@ int tp_device_aicpu_pin_count(int host_cpus, int aicpu_threads, int num_cores)
 static bool place_aicpus(struct tp_device *dev)
 {
 	cpu_set_t mask;
-	if (!dev->aicpu_pin_auto || sched_getaffinity(0, sizeof(mask), &mask) != 0)
+	/* Said once per process. relaxed: only whether it was said. */
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (!dev->aicpu_pin_auto) {
+		if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+			TP_DEBUG("device %d: AICPU threads left to the host's placement "
+				 "(TASKPROF_SIM_AICPU_PIN=off)", dev->id);
+		return false;
+	}
+	if (sched_getaffinity(0, sizeof(mask), &mask) != 0)
 		return false;
 	const int n = CPU_COUNT(&mask);
 	const int k = tp_device_aicpu_pin_count(n, dev->aicpu_threads, dev->num_cores);
-	if (!k)
+	if (!k) {
+		if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
+			TP_DEBUG("device %d: AICPU threads not pinned: this process may use %d "
+				 "CPU", dev->id, n);
 		return false;
+	}
 	int cpus[CPU_SETSIZE], m = 0;
 	for (int c = 0; c < CPU_SETSIZE && m < n; c++)
 		if (CPU_ISSET(c, &mask))
@@ -543,12 +557,10 @@ static bool place_aicpus(struct tp_device *dev)
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d",
 						i ? "," : "", c);
 	}
-	/* Said once per process. relaxed: only whether it was said. */
-	static atomic_flag said = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&said, memory_order_relaxed))
 		TP_DEBUG("device %d: AICPU threads on host CPU %s of the %d this process may "
-			 "use, AICore threads on all of them (TASKPROF_SIM_AICPU_PIN=off: "
-			 "the host's placement)", dev->id, list, n);
+			 "use, AICore threads on all of them (TASKPROF_SIM_AICPU_PIN=auto; "
+			 "=off leaves them to the host)", dev->id, list, n);
 	return true;
 }
 

@@ -946,7 +946,8 @@ static void count_pin_warnings(int level, const char *msg, void *ud)
 {
 	(void)ud;
 	if (level == TP_LOG_WARN &&
-	    strstr(msg, "TASKPROF_SIM_AICPU_PIN=bogus: expected auto or off; using auto"))
+	    strstr(msg, "TASKPROF_SIM_AICPU_PIN=bogus: expected auto or off (any case); using "
+			"auto"))
 		atomic_fetch_add(&pin_warnings, 1);
 }
 
@@ -976,7 +977,7 @@ static void test_aicpu_pin(void **state)
 	const int k = tp_device_aicpu_pin_count(n, 2, 3);
 	printf("process may use %d CPUs: AICPU threads expected on %d\n", n, k);
 
-	const char *autos[] = { NULL, "auto", "bogus", "bogus" };
+	const char *autos[] = { NULL, "auto", "AUTO", "bogus", "bogus" };
 	atomic_store(&pin_warnings, 0);
 	tp_log_set_hook(count_pin_warnings, NULL);
 	for (size_t v = 0; v < sizeof(autos) / sizeof(autos[0]); v++) {
@@ -995,6 +996,9 @@ static void test_aicpu_pin(void **state)
 	assert_int_equal(atomic_load(&pin_warnings), 1);
 
 	launch_masks("off");
+	for (int i = 0; i < 2; i++)
+		assert_true(CPU_EQUAL(&aicpu_mask[i], &proc));
+	launch_masks("Off");
 	for (int i = 0; i < 2; i++)
 		assert_true(CPU_EQUAL(&aicpu_mask[i], &proc));
 

@@ -586,11 +586,12 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 			sl_perf_why_no_tasks(&pd));
 	}
 	if (pd.n_unknown_phases) {
+		char kb[64];
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicpu_scheduler_phases record(s) of an "
 				"unknown kind (first: '%s'; spec kinds: complete, dispatch, release, "
 				"dummy, early_dispatch, resolve, ...): not drawn\n", input,
-			pd.n_unknown_phases, pd.first_unknown_phase);
+			pd.n_unknown_phases, sl_printable(pd.first_unknown_phase, kb, sizeof(kb)));
 	}
 	if (pd.n_aicore_orphans) {
 		fflush(stdout);

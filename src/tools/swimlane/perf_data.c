@@ -1188,3 +1188,18 @@ const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd)
 		return "aicore_tasks is empty";
 	return "no aicpu_tasks row matches an aicore_tasks row (core_id, reg_task_id)";
 }
+
+const char *sl_printable(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+	for (; s && *s && o + 4 < len; s++) {
+		if (o == 40) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		buf[o++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}

@@ -339,6 +339,12 @@ struct sl_name_map {
 };
 
 /**
+ * sl_printable() - @s for a one-line message: control characters as '?',
+ * cut to 40 bytes with "..." after. Returns @buf (@len >= 48).
+ */
+const char *sl_printable(const char *s, char *buf, size_t len);
+
+/**
  * sl_perf_why_no_tasks() - why @pd joined no task rows, for a warning:
  * "aicpu_tasks and aicore_tasks are empty", "aicpu_tasks is empty",
  * "aicore_tasks is empty" or "no aicpu_tasks row matches an aicore_tasks

@@ -1057,10 +1057,11 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
 	if (pd->n_unknown_phases) {
+		char kb[64];
 		fflush(f);
 		fprintf(stderr, "taskprof sched-overhead: warning: %" PRIu64 " scheduler phase "
 				"record(s) of an unknown kind (first: '%s'): left out of Part 5\n",
-			pd->n_unknown_phases, pd->first_unknown_phase);
+			pd->n_unknown_phases, sl_printable(pd->first_unknown_phase, kb, sizeof(kb)));
 	}
 	if (pd->level == 1) {
 		/* Spec §6.1: level-1 data passes with zeros. Say what that means
