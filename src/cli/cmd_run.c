@@ -336,10 +336,8 @@ static const struct tp_callable *load_case_so(const char *path)
 	memcpy(&entry, &sym, sizeof(entry)); /* object → function pointer */
 	const struct tp_callable *c = entry();
 	const char *bad = NULL;
-	static char badbuf[160];
-	if (c && (bad = bad_names(c, badbuf, sizeof(badbuf))))
-		;
-	else if (!c)
+	char badbuf[160];
+	if (!c)
 		bad = "returned NULL";
 	else if (!c->name || !*c->name)
 		bad = "returned a callable without a name";
@@ -351,6 +349,8 @@ static const struct tp_callable *load_case_so(const char *path)
 		bad = "returned a callable without cases";
 	else if (!c->default_case || !tp_callable_case(c, NULL))
 		bad = "returned a callable whose default_case is not one of its cases";
+	else
+		bad = bad_names(c, badbuf, sizeof(badbuf)); /* after the table checks */
 	if (bad) {
 		fprintf(stderr, "taskprof run: %s() in case shared object '%s' %s (expected a "
 				"struct tp_callable, see taskprof/case.h)\n",

@@ -211,8 +211,8 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 		/* Sent by another process (kill), not a fault of this one nor
 		 * its own abort() / raise(). */
 		put(": killed by ");
-		put(sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE"
-		    : sig == SIGILL ? "SIGILL" : "SIGABRT");
+		put(sigabbrev_np(sig) ? "SIG" : "signal ");
+		put(sigabbrev_np(sig) ? sigabbrev_np(sig) : "");
 		put(" sent by process ");
 		put_uint((unsigned)si->si_pid);
 		put("; ");

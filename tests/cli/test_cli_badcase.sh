@@ -46,39 +46,35 @@ expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: ge
 expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
+# crashed MODE CODE REGEX: a run that must end with exit CODE, its last
+# stderr line matching REGEX (grep -E), and no run folder left
+crashed() {
+	local m=$1 code=$2 re=$3
+	run "$m"
+	[[ $(cat "$root/$m.rc") == "$code" ]] || bad "$m: exit $(cat "$root/$m.rc"), expected $code"
+	tail -1 "$root/$m.err" | grep -qE "$re" || bad "$m: stderr '$(cat "$root/$m.err")'"
+	[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left"
+}
+aicore='in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\)'
+gone='removed 0 temporary files and the empty run folder'
+
 if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
 	echo "crash and exit() cases skipped under ${TASKPROF_TEST_SANITIZE}"
 else
-	run segv_kernel
-	[[ $(cat "$root/segv_kernel.rc") == 139 ]] || bad "segv_kernel: exit $(cat "$root/segv_kernel.rc"), expected 139"
-	grep -qE "^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\); removed 0 temporary files and the empty run folder $root/segv_kernel/badcase_Default_[0-9_]+$" \
-		"$root/segv_kernel.err" || bad "segv_kernel: stderr '$(cat "$root/segv_kernel.err")'"
-	[[ -z $(ls -A "$root/segv_kernel" 2>/dev/null) ]] || bad "segv_kernel: run folder left"
-
-	run abort_generate
-	[[ $(cat "$root/abort_generate.rc") == 134 ]] || bad "abort_generate: exit $(cat "$root/abort_generate.rc"), expected 134"
-	[[ $(tail -1 "$root/abort_generate.err") == "taskprof run: crashed: SIGABRT (abort) in thread taskprof (the main thread: the case's generate, golden or release, the orchestration under host_build_graph, or taskprof); removed 0 temporary files; no output was written" ]] ||
-		bad "abort_generate: stderr '$(cat "$root/abort_generate.err")'"
-
+	crashed segv_kernel 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/segv_kernel/badcase_Default_[0-9_]+$"
+	crashed abort_generate 134 \
+		"^taskprof run: crashed: SIGABRT \(abort\) in thread taskprof \(the main thread: the case's generate, golden or release, the orchestration under host_build_graph, or taskprof\); removed 0 temporary files; no output was written$"
 	# exit() from the 8 AICores at once: one reports, the others wait
 	# (their exit() never reaches the case's status), exit 1 even for
-	# exit(0), the empty run folder removed
-	for m in exit_kernel exit0_kernel; do
-		st=3
-		[[ $m == exit0_kernel ]] && st=0
-		run $m
-		[[ $(cat "$root/$m.rc") == 1 ]] || bad "$m: exit $(cat "$root/$m.rc"), expected 1"
-		grep -qE "^taskprof run: the run was ended by exit\($st\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\), not by taskprof: the run did not finish; removed 0 temporary files and the empty run folder $root/$m/badcase_Default_[0-9_]+$" \
-			"$root/$m.err" || bad "$m: stderr '$(cat "$root/$m.err")'"
-		[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left"
-	done
-
+	# exit(0)
+	crashed exit_kernel 1 \
+		"^taskprof run: the run was ended by exit\(3\) $aicore, not by taskprof: the run did not finish; $gone $root/exit_kernel/badcase_Default_[0-9_]+$"
+	crashed exit0_kernel 1 \
+		"^taskprof run: the run was ended by exit\(0\) $aicore, not by taskprof: the run did not finish; $gone $root/exit0_kernel/badcase_Default_[0-9_]+$"
 	# a stack overflow: the line comes from the thread's alternate stack
-	run stack_kernel
-	[[ $(cat "$root/stack_kernel.rc") == 139 ]] || bad "stack_kernel: exit $(cat "$root/stack_kernel.rc"), expected 139"
-	grep -qE "^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-ai[cv][0-9]+ \(an AICore thread: a kernel of the case\); removed 0 temporary files and the empty run folder " \
-		"$root/stack_kernel.err" || bad "stack_kernel: stderr '$(cat "$root/stack_kernel.err")'"
-	[[ -z $(ls -A "$root/stack_kernel" 2>/dev/null) ]] || bad "stack_kernel: run folder left"
+	crashed stack_kernel 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+$"
 fi
 
 if [[ $fail -eq 0 ]]; then
