@@ -10,6 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
 #define HUGE_ALIGN ((size_t)2 << 20)
 
@@ -121,6 +126,32 @@ int tp_growbuf_reserve(struct tp_growbuf *b, size_t need)
 		memcpy(p, b->data, b->len);
 	free(b->data);
 	*b = nb;
+	return 0;
+}
+
+int tp_growbuf_prefault(struct tp_growbuf *b, size_t bytes)
+{
+	if (tp_growbuf_reserve(b, bytes) != 0)
+		return -ENOMEM;
+	long pg = sysconf(_SC_PAGESIZE);
+	const size_t page = pg > 0 ? (size_t)pg : 4096u;
+	/* From the first page not yet written to the page holding the last
+	 * byte asked for; a page partly written is already in. */
+	size_t from = round_up(b->len, page), to = round_up(bytes, page);
+	if (to > b->cap)
+		to = b->cap; /* a heap store: its capacity is not page-rounded */
+	if (from >= to)
+		return 0;
+	if (b->mapped && madvise(b->data + from, to - from, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (b->mapped && errno != EINVAL)
+		return -ENOMEM; /* ENOMEM / EFAULT: touching would only trade it for SIGBUS */
+	/* A kernel before 5.14, or a heap store (not page-aligned, so not
+	 * madvise-able): one write per page. The bytes read as zero either
+	 * way (fresh mapping, or a heap block the caller will overwrite). */
+	volatile uint8_t *v = b->data;
+	for (size_t off = from; off < to; off += page)
+		v[off] = 0;
 	return 0;
 }
 

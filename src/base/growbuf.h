@@ -73,6 +73,18 @@ struct tp_growbuf {
  */
 int tp_growbuf_reserve(struct tp_growbuf *b, size_t need);
 
+/*
+ * tp_growbuf_prefault — make at least `bytes` bytes writable at b->data
+ * (as tp_growbuf_reserve) and fault them in now, so that filling them
+ * later takes no page fault: for a collector's store, before the device
+ * starts rather than while it runs. Already written bytes [0, b->len) are
+ * kept and not touched again. Uses MADV_POPULATE_WRITE (Linux 5.14), else
+ * one write per page. Returns 0, or -ENOMEM when the bytes cannot be made
+ * writable or populated (the store is then as tp_growbuf_reserve leaves
+ * it: usable, faulting as it is filled).
+ */
+int tp_growbuf_prefault(struct tp_growbuf *b, size_t bytes);
+
 /* tp_growbuf_free — release the memory; b is TP_GROWBUF_INIT afterwards. */
 void tp_growbuf_free(struct tp_growbuf *b);
 

@@ -10,7 +10,9 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,6 +142,62 @@ static void test_impossible_size_is_refused_and_leaves_the_store(void **state)
 	assert_null(b.data);
 }
 
+/* Pages of [p, p + n) not resident (mincore), or SIZE_MAX when mincore
+ * fails. @p page-aligned. */
+static size_t pages_not_resident(const uint8_t *p, size_t n)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t np = (n + page - 1) / page, missing = 0;
+	unsigned char *vec = malloc(np);
+	if (!vec || mincore((void *)(uintptr_t)p, n, vec) != 0) {
+		free(vec);
+		return SIZE_MAX;
+	}
+	for (size_t i = 0; i < np; i++)
+		missing += !(vec[i] & 1);
+	free(vec);
+	return missing;
+}
+
+static void test_prefault_makes_the_bytes_resident_and_keeps_the_store(void **state)
+{
+	(void)state;
+	assert_int_equal(append(3 * MIB + 5), 0); /* in the reservation, partly written */
+	const size_t len = b.len;
+	assert_int_equal(tp_growbuf_prefault(&b, 24 * MIB), 0);
+	assert_true(b.cap >= 24 * MIB);
+	assert_int_equal(b.len, len); /* only made room: nothing appended */
+	assert_int_equal(first_bad(), len);
+	/* Every page up to the 24 MiB asked for is in memory already. */
+	assert_int_equal(pages_not_resident(b.data, 24 * MIB), 0);
+	/* Asking for less than is in is a no-op. */
+	uint8_t *d = b.data;
+	assert_int_equal(tp_growbuf_prefault(&b, MIB), 0);
+	assert_ptr_equal(b.data, d);
+	assert_int_equal(append(20 * MIB), 0);
+	assert_int_equal(first_bad(), b.len);
+}
+
+static void test_prefault_of_an_empty_or_heap_store(void **state)
+{
+	(void)state;
+	/* An empty store goes straight into its reservation. */
+	assert_int_equal(tp_growbuf_prefault(&b, 4 * MIB), 0);
+	assert_int_equal(b.mapped, TP_GROWBUF_RESERVE);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(pages_not_resident(b.data, 4 * MIB), 0);
+	tp_growbuf_free(&b);
+	/* A small one stays on the heap, with its bytes. */
+	assert_int_equal(append(1000), 0);
+	assert_int_equal(tp_growbuf_prefault(&b, 64 * 1024), 0);
+	assert_int_equal(b.mapped, 0);
+	assert_true(b.cap >= 64 * 1024);
+	assert_int_equal(first_bad(), 1000);
+	/* An impossible size is refused and leaves the store. */
+	assert_int_equal(tp_growbuf_prefault(&b, SIZE_MAX), -ENOMEM);
+	assert_int_equal(first_bad(), 1000);
+}
+
 /* In a child whose address space is capped 64 MiB above its size, the
  * 256 MiB reservation is refused: the store must stay on the heap with
  * every byte. Exit status 0: pass; 2: the cap did not refuse it; other:
@@ -190,6 +248,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_impossible_size_is_refused_and_leaves_the_store,
 					  teardown),
 		cmocka_unit_test_teardown(test_refused_reservation_stays_on_the_heap, teardown),
+		cmocka_unit_test_teardown(test_prefault_makes_the_bytes_resident_and_keeps_the_store,
+					  teardown),
+		cmocka_unit_test_teardown(test_prefault_of_an_empty_or_heap_store, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

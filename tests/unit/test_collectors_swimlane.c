@@ -321,6 +321,7 @@ static int host_oom_child(void)
 	struct swl_config cfg = {
 		.level = 2, .clock_freq_hz = 50000000, .max_threads = 4, .num_cores = 3,
 		.block_dim = 1, .num_threads = 2, .orch_thread = 1, .core_owner = owner,
+		.no_log_prefault = true, /* the log must grow after the cap */
 	};
 	struct swl_collector *c = swl_open(&cfg);
 	if (!c || swl_start(c) != 0)
@@ -362,6 +363,45 @@ static int host_oom_child(void)
 		return 9;
 	swl_close(c);
 	return 0;
+}
+
+/* swl_start() faults in the collector's log before the device runs (as
+ * many bytes as the pool holds at open); with no_log_prefault it does
+ * not. Measured as the growth of this process's resident memory across
+ * swl_start() (the pool itself is faulted in by swl_open()). */
+static size_t start_growth(bool no_prefault, size_t *pool_rss)
+{
+	int8_t owner[24];
+	for (int i = 0; i < 24; i++)
+		owner[i] = (int8_t)(i % 3);
+	struct swl_config cfg = {
+		.level = 4, .clock_freq_hz = 50000000, .max_threads = 4, .num_cores = 24,
+		.block_dim = 8, .num_threads = 4, .orch_thread = 3, .core_owner = owner,
+		.max_shards = 1, .no_log_prefault = no_prefault,
+	};
+	size_t r0 = uh_rss();
+	struct swl_collector *c = swl_open(&cfg);
+	assert_non_null(c);
+	size_t r1 = uh_rss();
+	assert_int_equal(swl_start(c), 0);
+	size_t r2 = uh_rss();
+	swl_stop(c);
+	swl_close(c);
+	*pool_rss = r1 - r0;
+	return r2 - r1;
+}
+
+static void test_log_prefault_before_start(void **state)
+{
+	(void)state;
+	size_t pool = 0, pool2 = 0;
+	size_t with = start_growth(false, &pool);
+	size_t without = start_growth(true, &pool2);
+	/* The pool: 24 cores' buffers, several MB, faulted in at open. */
+	assert_true(pool > 4u << 20);
+	/* The log: about the pool's size more, resident before any record. */
+	assert_true(with + (1u << 20) > pool - pool / 4);
+	assert_true(without < (2u << 20));
 }
 
 static void test_host_oom_counts_lost(void **state)
@@ -713,6 +753,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_fixture_a_layout),
 		cmocka_unit_test(test_fixture_a_layout_4_shards),
 		cmocka_unit_test(test_host_oom_counts_lost),
+		cmocka_unit_test(test_log_prefault_before_start),
 		cmocka_unit_test(test_levels_a2a3sim),
 		cmocka_unit_test(test_levels_a5sim),
 		cmocka_unit_test(test_synthetic_level4),

@@ -8,6 +8,7 @@
  * - uh_capture_stderr_*(): redirect fd 2 into a file and read it back.
  * - uh_mkdtemp() / uh_rm_rf(): a scratch directory per test.
  * - uh_vm_size(): this process's address space, for tests that cap it.
+ * - uh_rss(): this process's resident memory.
  * - UH_UNDER_SANITIZER: 1 in ASan / TSan builds (their shadow mappings
  *   need the address space such tests take away).
  * - uh_run_for_ms(): sleep for a span of the thread's own running time;
@@ -165,6 +166,19 @@ static inline size_t uh_vm_size(void)
 		pages = 0;
 	fclose(f);
 	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Resident memory of this process now, bytes (statm's second field), or 0. */
+static inline size_t uh_rss(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, res = 0;
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return (size_t)res * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

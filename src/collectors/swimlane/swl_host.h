@@ -63,6 +63,11 @@ struct swl_config {
 	const int8_t *core_owner;
 	uint64_t backstop_cycles;
 	uint32_t max_shards;
+	/* swl_start() faults in the first extent of the collector's log (as
+	 * many bytes as the pool's buffers at open) before the device starts,
+	 * so that collecting takes no page faults while it runs. True: the
+	 * log faults as it fills (tests of the host's out-of-memory path). */
+	bool no_log_prefault;
 };
 
 struct swl_collector;
@@ -72,7 +77,8 @@ struct swl_collector;
 struct swl_collector *swl_open(const struct swl_config *cfg);
 /* Device state the runtime hooks write through. */
 struct swl_dev *swl_dev(struct swl_collector *c);
-/* Start the host threads. 0 or -errno. */
+/* Fault in the collector's log ahead (unless cfg->no_log_prefault), then
+ * start the host threads. 0 or -errno. */
 int swl_start(struct swl_collector *c);
 /* After the device stopped: drain and join; idempotent. */
 void swl_stop(struct swl_collector *c);
