@@ -113,13 +113,19 @@ static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct
 	/* HBG emits no resolve bars and reclaims nothing (spec §3). */
 	const bool hooks = e->hooks_on && !e->hbg;
 	int16_t d0[3] = { 0, 0, 0 };
-	if (hooks && e->hooks.on_phase_detail)
-		sample_depth(e, d0);
-	uint64_t r0 = hooks ? tp_sys_cnt() : 0;
-	uint32_t visited = tp_slot_complete(s, tp_engine_route_ready, e);
-	if (hooks) {
+	struct tp_dep_node *fanout = tp_slot_mark_completed(s);
+	/* The bar times the fanout walk: a task without consumers (every
+	 * leaf of a graph) has none, and takes no stamp or depth sample. */
+	uint64_t r0 = 0;
+	if (hooks && fanout) {
+		if (e->hooks.on_phase_detail)
+			sample_depth(e, d0);
+		r0 = tp_sys_cnt();
+	}
+	uint32_t visited = tp_slot_walk_fanout(fanout, tp_engine_route_ready, e);
+	if (hooks && visited) {
 		uint64_t r1 = tp_sys_cnt();
-		if (visited && tp_sys_cnt_to_ns(r1 - r0) >= 1000)
+		if (tp_sys_cnt_to_ns(r1 - r0) >= 1000)
 			phase_at(e, t, TP_PHASE_RESOLVE, r0, r1, visited, d0);
 	}
 	if (!e->hbg)

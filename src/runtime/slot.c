@@ -168,7 +168,7 @@ bool tp_slot_release_fanin(struct tp_slot *s)
 	return now == s->fanin_count && tp_slot_claim_ready(s);
 }
 
-uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
+struct tp_dep_node *tp_slot_mark_completed(struct tp_slot *s)
 {
 	fanout_lock(s);
 	/* Under the lock: a wiring orchestrator either linked before this
@@ -180,7 +180,11 @@ uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
 	fanout_unlock(s);
 	atomic_fetch_or_explicit(&s->lifecycle_flags, TP_SLOT_COMPLETION_DONE,
 				 memory_order_relaxed);
+	return head;
+}
 
+uint32_t tp_slot_walk_fanout(struct tp_dep_node *head, tp_slot_fn on_ready, void *ud)
+{
 	/* No lock for the walk: once COMPLETED nobody links to this list. */
 	uint32_t visited = 0;
 	for (struct tp_dep_node *n = head; n; n = n->next) {
@@ -189,6 +193,11 @@ uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
 			on_ready(n->consumer, ud);
 	}
 	return visited;
+}
+
+uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
+{
+	return tp_slot_walk_fanout(tp_slot_mark_completed(s), on_ready, ud);
 }
 
 /* Add @add to fanout_refcount (and @flags to lifecycle_flags) and decide

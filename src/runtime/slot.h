@@ -197,6 +197,23 @@ bool tp_slot_on_subtask_complete(struct tp_slot *slot);
 uint32_t tp_slot_complete(struct tp_slot *slot, tp_slot_fn on_ready, void *ud);
 
 /**
+ * tp_slot_mark_completed() - the first half of tp_slot_complete(): under
+ * fanout_lock set COMPLETED and take the fanout list.
+ * Return: the list's head for tp_slot_walk_fanout(); NULL when @slot has
+ * no consumers (the walk then visits none: a scheduler stamps the resolve
+ * bar's start only when there is a walk to time).
+ */
+struct tp_dep_node *tp_slot_mark_completed(struct tp_slot *slot);
+
+/**
+ * tp_slot_walk_fanout() - the second half of tp_slot_complete(): release
+ * one fanin reference of each consumer on the list @head from
+ * tp_slot_mark_completed(), calling @on_ready (may be NULL) for each that
+ * became ready. Return: consumers visited.
+ */
+uint32_t tp_slot_walk_fanout(struct tp_dep_node *head, tp_slot_fn on_ready, void *ud);
+
+/**
  * tp_slot_release_fanin() - one producer of consumer @slot completed:
  * fanin_refcount += 1 (release_fanin_and_check_ready).
  * Return: true when this made the task ready and claimed it.

@@ -132,6 +132,31 @@ static void test_all_producers_completed_before_wiring(void **state)
 	assert_int_equal(ld(&c->fanin_refcount), 3);
 }
 
+/* The two halves of tp_slot_complete(), as the scheduler times the
+ * resolve walk: no list for a task without consumers (no stamp taken),
+ * the consumers' list otherwise, walked once. */
+static void test_mark_completed_then_walk(void **state)
+{
+	(void)state;
+	struct tp_slot *leaf = &slots[0], *p = &slots[1], *c0 = &slots[2], *c1 = &slots[3];
+	assert_null(tp_slot_mark_completed(leaf));
+	assert_int_equal(tp_slot_state(leaf), TP_TASK_COMPLETED);
+	assert_true(ld(&leaf->lifecycle_flags) & TP_SLOT_COMPLETION_DONE);
+	assert_int_equal(tp_slot_walk_fanout(NULL, on_ready, NULL), 0);
+	assert_int_equal(tp_slot_add_producer(c0, p, p->task_id), 1);
+	assert_int_equal(tp_slot_add_producer(c1, p, p->task_id), 1);
+	assert_false(tp_slot_wire_fanin(c0));
+	assert_false(tp_slot_wire_fanin(c1));
+	struct tp_dep_node *head = tp_slot_mark_completed(p);
+	assert_non_null(head);
+	assert_int_equal(tp_slot_state(p), TP_TASK_COMPLETED);
+	assert_int_equal(ready_calls, 0); /* nothing released before the walk */
+	assert_int_equal(tp_slot_walk_fanout(head, on_ready, NULL), 2);
+	assert_int_equal(ready_calls, 2);
+	assert_true(ld(&c0->lifecycle_flags) & TP_SLOT_READY_CLAIMED);
+	assert_true(ld(&c1->lifecycle_flags) & TP_SLOT_READY_CLAIMED);
+}
+
 /* Drive @s through complete + own release. */
 static void finish(struct tp_slot *s)
 {
@@ -369,6 +394,7 @@ int main(void)
 		T(test_no_producers_ready_at_wire),
 		T(test_fanin_n_plus_one),
 		T(test_all_producers_completed_before_wiring),
+		T(test_mark_completed_then_walk),
 		T(test_scope_bit_and_consumed),
 		T(test_scope_end_before_completion),
 		T(test_deferred_release_keeps_producer),
