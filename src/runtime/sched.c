@@ -763,12 +763,24 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	tp_watchdog_start(&wd, e->stall_ns, tp_now_ns());
 	struct park_ctx pc = { e, t };
 
+	/* Swimlane: the anchor (stamp + depth_mark) an iteration that made
+	 * progress ends with; 0: none. The next iteration starts from it
+	 * instead of taking a stamp and a depth sample of its own: its first
+	 * bar then begins where the last one ended (the loop's few instructions
+	 * between them included), and a busy iteration takes one stamp and
+	 * one sample of the shared queue sizes fewer. */
+	uint64_t carry = 0;
 	while (!atomic_load_explicit(&e->abort_all, memory_order_acquire)) {
 		t->loop_iter++;
 		uint64_t t_phase = 0;
 		if (hooks) {
-			t_phase = tp_sys_cnt();
-			mark(e, t);
+			if (carry) {
+				t_phase = carry; /* depth_mark is that instant's */
+				carry = 0;
+			} else {
+				t_phase = tp_sys_cnt();
+				mark(e, t);
+			}
 		}
 		bool progress = false;
 
@@ -838,6 +850,9 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		}
 		/* 5: no progress → deferred releases, then park. */
 		if (progress) {
+			/* Every step above leaves (t_phase, depth_mark) at one
+			 * instant: the end of its bar, or the anchor it took. */
+			carry = t_phase;
 			tp_watchdog_kick(&wd, tp_now_ns());
 			continue;
 		}

@@ -668,6 +668,38 @@ static void synthetic_l4(const char *plat)
 			if (!strcmp(kind, "early_dispatch"))
 				published += ival(key(r, "tasks_processed"));
 		}
+	/* A busy iteration starts where the previous one ended (the anchor it
+	 * carries, sched.c): a complete bar that opens iteration i + 1 after
+	 * an iteration i that made progress starts at the end of i's last bar,
+	 * no fresh stamp between. */
+	int carried = 0;
+	for (size_t t = 0; t < alen(sp); t++) {
+		long long iter = -1, last_end = 0;
+		bool progress = false;
+		for (size_t k = 0; k < alen(at(sp, t)); k++) {
+			yajl_val r = at(at(sp, t), k);
+			const char *kind = YAJL_GET_STRING(key(r, "kind"));
+			if (!strcmp(kind, "dummy_task") || !strcmp(kind, "predicated_skip") ||
+			    !strcmp(kind, "resolve"))
+				continue; /* inside a bar of their iteration */
+			long long it = ival(key(r, "loop_iter"));
+			if (it != iter) {
+				if (progress && it == iter + 1 && !strcmp(kind, "complete")) {
+					assert_int_equal(ival(key(r, "start_cycles")), last_end);
+					carried++;
+				}
+				iter = it;
+				progress = false;
+			}
+			/* Bars of work done; release and an empty async poll
+			 * are not progress (the loop then takes a fresh stamp). */
+			if (strcmp(kind, "release") &&
+			    (strcmp(kind, "async_poll") || ival(key(r, "tasks_processed")) > 0))
+				progress = true;
+			last_end = ival(key(r, "end_cycles"));
+		}
+	}
+	assert_true(carried >= 1);
 	assert_true(dummies >= 1);
 	assert_true(skips >= 1);
 	assert_true(dispatch_recs >= 1);
