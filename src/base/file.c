@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fts.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdatomic.h>
@@ -578,4 +579,53 @@ out:
 	if (len_out)
 		*len_out = len;
 	return 0;
+}
+
+/* Whether @name is "<something>.XXXXXX" TP_FILE_TX_DEFAULT_SUFFIX, X in
+ * [a-z0-9] (tx_open_unique's names). */
+static bool is_tx_temp_name(const char *name)
+{
+	const size_t sl = strlen(TP_FILE_TX_DEFAULT_SUFFIX), n = strlen(name);
+	if (n < 1 + 1 + 6 + sl || strcmp(name + n - sl, TP_FILE_TX_DEFAULT_SUFFIX) != 0)
+		return false;
+	const char *tag = name + n - sl - 6;
+	if (tag[-1] != '.')
+		return false;
+	for (int i = 0; i < 6; i++)
+		if (!((tag[i] >= 'a' && tag[i] <= 'z') || (tag[i] >= '0' && tag[i] <= '9')))
+			return false;
+	return true;
+}
+
+int tp_file_tx_sweep(const char *dir, unsigned *removed)
+{
+	unsigned n = 0;
+	int rc = 0;
+	char *paths[] = { (char *)dir, NULL };
+	FTS *fts = fts_open(paths, FTS_PHYSICAL | FTS_NOCHDIR, NULL);
+	if (!fts) {
+		rc = -errno;
+		goto out;
+	}
+	FTSENT *e;
+	while ((e = fts_read(fts))) {
+		if (e->fts_info == FTS_DNR || e->fts_info == FTS_ERR ||
+		    (e->fts_info == FTS_NS && e->fts_level == FTS_ROOTLEVEL)) {
+			rc = rc ? rc : -e->fts_errno;
+			continue;
+		}
+		if (e->fts_info != FTS_F || !is_tx_temp_name(e->fts_name))
+			continue;
+		if (unlink(e->fts_accpath) == 0)
+			n++;
+		else if (errno != ENOENT)
+			rc = rc ? rc : -errno;
+	}
+	if (errno && !rc)
+		rc = -errno;
+	fts_close(fts);
+out:
+	if (removed)
+		*removed = n;
+	return rc;
 }

@@ -149,6 +149,24 @@ int tp_stream_flush(FILE *fp);
 void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
 
 /**
+ * tp_file_tx_sweep() - remove the temporary files that writers killed in
+ * the middle of a transaction left under @dir.
+ * @dir:     folder to search, with every folder below it (symbolic links
+ *           are not followed).
+ * @removed: set to the number of files removed (may be NULL).
+ *
+ * A temporary file is a regular file named "<name>.XXXXXX.tmp" (X in
+ * [a-z0-9]), as tp_file_tx_begin() creates them with the default suffix.
+ * For a folder whose writers are all gone (an application that died of a
+ * signal while its injector wrote): a live writer's file would go too.
+ * Not thread-safe with respect to @dir's contents changing.
+ *
+ * Return: 0, or the negative errno of the first file or folder that could
+ * not be read or removed (the others are still tried).
+ */
+int tp_file_tx_sweep(const char *dir, unsigned *removed);
+
+/**
  * tp_write_file_atomic() - publish @len bytes as the whole content of @path.
  * @path: final path; written as tp_file_tx_begin() with a NULL suffix.
  * @data: bytes to write (may be NULL when @len is 0).

@@ -1024,12 +1024,33 @@ static void report_injector_failure(const char *out, int run)
 }
 
 /*
+ * An application killed by a signal may have died while its injector wrote
+ * a file (SIGXFSZ past ulimit -f, a SIGKILL): remove the temporary files it
+ * left under @dir, the run's output folder, where nothing else writes
+ * while the application is gone, and say how many.
+ */
+static void sweep_after_kill(const struct op_exec_result *r, const char *dir)
+{
+	if (!r->term_sig)
+		return;
+	unsigned n = 0;
+	int rc = tp_file_tx_sweep(dir, &n);
+	if (n)
+		fprintf(stderr, "taskprof op: removed %u temporary file%s the application left "
+				"in %s\n", n, n == 1 ? "" : "s", dir);
+	if (rc)
+		fprintf(stderr, "taskprof op: %s: looking for temporary files the application "
+				"left: %s\n", dir, strerror(-rc));
+}
+
+/*
  * What one run of the application (@run: its index in application replay,
  * -1 otherwise) leaves to say: the signal that killed it, unless taskprof
  * was interrupted itself; the files the injector could not open or write,
- * a profiler failure. Return: whether there were such files.
+ * a profiler failure; the temporary files a killed application left in
+ * @dir are removed. Return: whether there were such files.
  */
-static bool report_run(const struct op_exec_result *r, int run)
+static bool report_run(const struct op_exec_result *r, int run, const char *dir)
 {
 	char which[64] = "";
 	if (run >= 0)
@@ -1047,6 +1068,7 @@ static bool report_run(const struct op_exec_result *r, int run)
 						 "it included) passed the file size limit, "
 						 "ulimit -f" : "");
 	}
+	sweep_after_kill(r, dir);
 	if (!r->n_failures)
 		return false;
 	/* "<pid> <message>" (op/config.h TP_OP_STATUS_FD_ENV) */
@@ -1110,7 +1132,7 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			report_injector_failure(out, i);
 			return -1;
 		}
-		if (report_run(&res, i)) {
+		if (report_run(&res, i, out)) {
 			fprintf(stderr, "taskprof op: application replay stopped after run %d of %d "
 					"(pass %d); no report (the runs in %s/raw/)\n", i + 1, passes, i,
 				out);
@@ -1249,7 +1271,7 @@ int cmd_op(int argc, char **argv)
 			goto out;
 		}
 		report_phase_signals(dir);
-		inj_failed = report_run(&res, -1);
+		inj_failed = report_run(&res, -1, dir);
 		if (res.interrupted)
 			fprintf(stderr, "taskprof op: interrupted; reporting what was collected\n");
 	}

@@ -10,7 +10,8 @@
 #      ulimit -n, no output folder left
 #   W3 ulimit -f: a report file past the limit is EFBIG naming it, exit 1,
 #      no *.tmp; an application killed by SIGXFSZ is said so (exit 153); it
-#      keeps SIGXFSZ ignored only when taskprof was started so; the
+#      keeps SIGXFSZ ignored only when taskprof was started so; killed
+#      while its injector wrote, its temporary file is removed; the
 #      injector's EFBIG reaches the launcher (exit 1)
 #   W4 stdout that cannot be written: exit 1, "writing stdout: ..."
 #   W5 SIGINT / SIGTERM / SIGHUP while the report is written: exit 130 /
@@ -178,6 +179,16 @@ OPRC=$?
 rc_is w3c 1
 has w3c "$WORK/w3c.err" "File too large"
 lacks w3c "$WORK/w3c.err" "killed by SIGXFSZ"
+# The injector's pass_<p>.bin (many_blocks: ~880 KB) past the limit kills
+# the application with SIGXFSZ mid-write: its temporary file is removed.
+rm -rf "$WORK/w3d"
+mkdir -p "$WORK/w3d"
+(ulimit -f 12; timeout "$OP_TIMEOUT" "$TP" op -o "$WORK/w3d" "$MB" >"$WORK/w3d.out" 2>"$WORK/w3d.err")
+OPRC=$?
+rc_is w3d 153
+has w3d "$WORK/w3d.err" "taskprof op: the application was killed by SIGXFSZ"
+has w3d "$WORK/w3d.err" "taskprof op: removed 1 temporary file the application left in $WORK/w3d/OPPROF_"
+no_tmp w3d "$WORK/w3d"
 # The injector's own EFBIG (many_blocks: pass_<p>.bin ~880 KB), SIGXFSZ
 # ignored from the start so the application survives it: a failure.
 rm -rf "$WORK/w1_fbig"

@@ -610,6 +610,76 @@ static void test_stream_flush(void **state)
 /* Past the file-size limit (ulimit -f) with SIGXFSZ ignored, as the
  * taskprof command does: the write fails with EFBIG, the message names
  * the final path, the temporary file is removed. */
+/* tp_file_tx_sweep: only "<name>.XXXXXX.tmp" regular files go, in every
+ * folder below, not through symbolic links; a transaction's real
+ * temporary file matches. */
+static void test_sweep(void **state)
+{
+	(void)state;
+	static const char *gone[] = { "a.json.ab12cd.tmp", "sub/b.bin.zz99yy.tmp",
+				      "sub/deeper/.x.000000.tmp" };
+	static const char *kept[] = { "keep.tmp", "c.AB12CD.tmp", "d.ab12c.tmp", "e.ab12cd.tmpx",
+				      "fab12cd.tmp", "result.txt" };
+	char *p;
+	assert_int_equal(tp_mkdir_p((p = join("sub/deeper")), 0755), 0);
+	free(p);
+	assert_int_equal(tp_mkdir_p((p = join("dir.ab12cd.tmp")), 0755), 0); /* not a file */
+	free(p);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(*gone); i++) {
+		write_plain((p = join(gone[i])), "x");
+		free(p);
+	}
+	for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+		write_plain((p = join(kept[i])), "x");
+		free(p);
+	}
+	/* A link to a folder outside: not followed. */
+	char *outside = uh_mkdtemp(), *link = join("sub/link"), *ofile = NULL;
+	assert_non_null(outside);
+	assert_true(asprintf(&ofile, "%s/x.ab12cd.tmp", outside) > 0);
+	write_plain(ofile, "x");
+	assert_int_equal(symlink(outside, link), 0);
+	free(link);
+	/* A transaction left open, as by a writer that died. */
+	struct tp_file_tx tx;
+	char *real = join("sub/real.csv");
+	assert_int_equal(tp_file_tx_begin(&tx, real, NULL), 0);
+	fputs("partial", tx.fp);
+	fflush(tx.fp);
+	char *tmp = strdup(tx.tmp_path);
+	assert_true(exists(tmp));
+
+	unsigned n = 99;
+	char *top = join("");
+	assert_int_equal(tp_file_tx_sweep(top, &n), 0);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < sizeof(gone) / sizeof(*gone); i++) {
+		assert_false(exists((p = join(gone[i]))));
+		free(p);
+	}
+	for (size_t i = 0; i < sizeof(kept) / sizeof(*kept); i++) {
+		assert_true(exists((p = join(kept[i]))));
+		free(p);
+	}
+	assert_true(is_dir((p = join("dir.ab12cd.tmp"))));
+	free(p);
+	assert_false(exists(tmp));
+	assert_false(exists(real));
+	assert_true(exists(ofile));
+	free(ofile);
+	uh_rm_rf(outside);
+	tp_file_tx_abort(&tx, false);
+	/* Nothing left to remove; a missing folder is an error. */
+	assert_int_equal(tp_file_tx_sweep(top, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(tp_file_tx_sweep((p = join("no/such")), &n), -ENOENT);
+	free(p);
+	assert_int_equal(n, 0);
+	free(top);
+	free(tmp);
+	free(real);
+}
+
 static void test_file_size_limit(void **state)
 {
 	(void)state;
@@ -653,6 +723,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_publish, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_publish_replaces_and_custom_suffix, setup,
 			teardown),
