@@ -100,3 +100,16 @@ void tp_clear_error(void)
 {
 	tp_error_msg[0] = '\0';
 }
+
+/* initial-exec: no lazy TLS allocation, so a signal handler may read it. */
+static __thread const char *tl_activity __attribute__((tls_model("initial-exec")));
+
+void tp_thread_activity_set(const char *what)
+{
+	tl_activity = what;
+}
+
+const char *tp_thread_activity(void)
+{
+	return tl_activity;
+}

@@ -74,4 +74,19 @@ void tp_clear_error(void);
  */
 size_t tp_error_fit(char *dst, size_t cap, const char *src);
 
+/**
+ * tp_thread_activity_set() - say what the calling thread runs on behalf of
+ * the user's case, for the crash report (cli/interrupt.c): e.g. "the
+ * case's generate()". @what: a string that outlives the activity (a
+ * literal), or NULL when the thread is back in taskprof's own code.
+ */
+void tp_thread_activity_set(const char *what);
+
+/**
+ * tp_thread_activity() - the calling thread's activity (NULL: none).
+ * Async-signal-safe: one read of a thread-local variable of the initial
+ * TLS block.
+ */
+const char *tp_thread_activity(void);
+
 #endif /* TASKPROF_BASE_ERROR_H */

@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
+#include "base/error.h"
 #include "base/sanitizer.h"
 #include "base/tmp_registry.h"
 
@@ -125,11 +126,18 @@ static void put_thread(void)
 	const char *dash = name;
 	while (*dash && *dash != '-')
 		dash++;
-	if (name[0] != 't' || name[1] != 'p' || !*dash)
-		put(" (the main thread: the case's generate, golden or release, the "
-		    "orchestration under host_build_graph, or taskprof)");
-	else if (!strncmp(dash, "-aicpu", 6))
-		put(" (an AICPU thread: the case's orchestration or the runtime)");
+	/* What the worker said this thread was running for the case. */
+	const char *act = tp_thread_activity();
+	const bool main_thread = name[0] != 't' || name[1] != 'p' || !*dash;
+	if (act) {
+		put(main_thread ? " (the main thread: " : " (an AICPU thread: ");
+		put(act);
+		put(")");
+	} else if (main_thread) {
+		put(" (the main thread: taskprof itself, or the case's code outside its "
+		    "generate, golden, release and orchestration)");
+	} else if (!strncmp(dash, "-aicpu", 6))
+		put(" (an AICPU thread: the runtime)");
 	else if (!strncmp(dash, "-aic", 4) || !strncmp(dash, "-aiv", 4))
 		put(" (an AICore thread: a kernel of the case)");
 	else

@@ -374,7 +374,9 @@ static int orch_entry(struct tp_orch *o, void *arg)
 {
 	struct run_ctx *x = arg;
 	x->orch_start = tp_sys_cnt();
+	tp_thread_activity_set("the case's orchestration");
 	int rc = x->cal->orch(o, x->dev_args);
+	tp_thread_activity_set(NULL);
 	x->orch_end = tp_sys_cnt();
 	wk_depgen_orch_done(x->dg); /* on the orchestrator thread */
 	if (x->swl)
@@ -664,7 +666,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	tp_progress_phase("generating the inputs of %s %s", cal->name, cs->name);
 	struct case_locale loc;
 	case_locale_enter(&loc);
+	tp_thread_activity_set("the case's generate()");
 	rc = cs->generate(cs, &host);
+	tp_thread_activity_set(NULL);
 	case_locale_leave(&loc);
 	if (rc) {
 		/* A case that fails without a message still gets a named reason;
@@ -700,7 +704,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	tp_progress_phase("computing the golden of %s %s", cal->name, cs->name);
 	if (cs->golden) {
 		case_locale_enter(&loc);
+		tp_thread_activity_set("the case's golden()");
 		rc = cs->golden(cs, &expected);
+		tp_thread_activity_set(NULL);
 		case_locale_leave(&loc);
 	}
 	if (rc) {
@@ -896,7 +902,9 @@ out:
 	if (generated && cs->release) {
 		struct case_locale rloc;
 		case_locale_enter(&rloc);
+		tp_thread_activity_set("the case's release()");
 		cs->release(cs, &host);
+		tp_thread_activity_set(NULL);
 		case_locale_leave(&rloc);
 	}
 	free(kt);

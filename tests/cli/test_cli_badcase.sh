@@ -20,10 +20,14 @@ bad() {
 	fail=1
 }
 
-# run MODE: stdout, stderr and exit code of one run into $root/MODE
+# run MODE[+LABEL] [ARGS...]: stdout, stderr and exit code of one run of
+# BADCASE=MODE (taskprof run ... ARGS) into $root/MODE[+LABEL]
 run() {
-	BADCASE=$1 timeout $T "$bin" run "$so" -o "$root/$1" >"$root/$1.out" 2>"$root/$1.err"
-	echo $? >"$root/$1.rc"
+	local m=$1
+	shift
+	BADCASE=${m%%+*} timeout $T "$bin" run "$so" -o "$root/$m" "$@" >"$root/$m.out" \
+		2>"$root/$m.err"
+	echo $? >"$root/$m.rc"
 }
 
 # expect MODE CODE LINE: exit code and the last stderr line; no run folder
@@ -46,11 +50,13 @@ expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: ge
 expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
-# crashed MODE CODE REGEX: a run that must end with exit CODE, its last
-# stderr line matching REGEX (grep -E), and no run folder left
+# crashed MODE[+LABEL] CODE REGEX [ARGS...]: a run that must end with exit
+# CODE, its last stderr line matching REGEX (grep -E), and no run folder
+# left
 crashed() {
 	local m=$1 code=$2 re=$3
-	run "$m"
+	shift 3
+	run "$m" "$@"
 	[[ $(cat "$root/$m.rc") == "$code" ]] || bad "$m: exit $(cat "$root/$m.rc"), expected $code"
 	tail -1 "$root/$m.err" | grep -qE "$re" || bad "$m: stderr '$(cat "$root/$m.err")'"
 	[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left"
@@ -64,7 +70,14 @@ else
 	crashed segv_kernel 139 \
 		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/segv_kernel/badcase_Default_[0-9_]+$"
 	crashed abort_generate 134 \
-		"^taskprof run: crashed: SIGABRT \(abort\) in thread taskprof \(the main thread: the case's generate, golden or release, the orchestration under host_build_graph, or taskprof\); removed 0 temporary files; no output was written$"
+		"^taskprof run: crashed: SIGABRT \(abort\) in thread taskprof \(the main thread: the case's generate\(\)\); removed 0 temporary files; no output was written$"
+	# the orchestration: on the orchestrator's AICPU thread, or on the
+	# main thread under host_build_graph
+	crashed segv_orch 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-aicpu3 \(an AICPU thread: the case's orchestration\); $gone $root/segv_orch/badcase_Default_[0-9_]+$"
+	crashed segv_orch+hbg 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: the case's orchestration\); $gone $root/segv_orch\+hbg/badcase_Default_[0-9_]+$" \
+		--runtime host_build_graph
 	# exit() from the 8 AICores at once: one reports, the others wait
 	# (their exit() never reaches the case's status), exit 1 even for
 	# exit(0)
