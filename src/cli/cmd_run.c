@@ -608,6 +608,12 @@ int cmd_run(int argc, char **argv)
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
 				printf("scheduler overhead: taskprof sched-overhead %s\n",
 				       r->swimlane_records);
+			/* PMU profiling changes the schedule the trace shows. */
+			if (r->pmu)
+				printf("note: with --enable-pmu the schedulers issue one task "
+				       "per core at a time and do not dispatch early "
+				       "(docs/pmu.md \"Single issue\"): the trace shows that "
+				       "schedule, not the default one\n");
 		}
 	} else if (cfg.l2_swimlane_level) {
 		printf("swimlane: no records written (no task ran on an AICore)\n");

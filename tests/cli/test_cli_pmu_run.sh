@@ -114,6 +114,11 @@ run both --enable-pmu --enable-l2-swimlane
 [ "$code" = 0 ] || bad "pmu + swimlane exited $code: $out"
 has "$out" "swimlane trace:"
 has "$out" "(12 rows, event type 2)"
+# ... and the run says the trace shows PMU's single-issue schedule.
+has "$out" 'note: with --enable-pmu the schedulers issue one task per core at a time and do not dispatch early (docs/pmu.md "Single issue"): the trace shows that schedule, not the default one'
+run swl_only --enable-l2-swimlane
+[ "$code" = 0 ] || bad "swimlane alone exited $code: $out"
+hasnt "$out" "note: with --enable-pmu"
 
 [ "$fail" = 0 ] && echo "PASS test_cli_pmu_run"
 exit "$fail"
