@@ -2,12 +2,13 @@
 # CLI test of `taskprof pmu PMU_CSV`: a hand-written pmu.csv gives the
 # expected per-function summary (rows, mean / median pmu_total_cycles,
 # counter means, pipe shares for PIPE_UTILIZATION); a reference-style file
-# without run_epoch and a non-PIPE group are accepted; bad files exit 1
+# without run_epoch and a non-PIPE group are accepted; a run folder or no
+# argument (the newest outputs/*/pmu.csv) finds the file; bad files exit 1
 # with one line naming the file, the line and the column; usage errors
 # exit 2.
 # usage: test_cli_pmu_report.sh TASKPROF_BINARY
 set -u
-bin=$1
+bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: some checks cd
 root=$(mktemp -d /tmp/tp_cli_pmu_XXXXXX)
 trap 'rm -rf "$root"' EXIT
 fail=0
@@ -189,8 +190,25 @@ err=$(timeout 10 "$bin" pmu /dev/zero 2>&1 >/dev/null); rc=$?
 grep -qF "/dev/zero: not a regular file" <<<"$err" || bad "/dev/zero: got: $err"
 echo "ok: bad CSVs exit 1 with file:line"
 
+# A run folder: its pmu.csv; no argument: the newest outputs/*/pmu.csv.
+mkdir -p "$root/cwd/outputs/old" "$root/cwd/outputs/new" "$root/cwd/outputs/none"
+cp "$root/pmu.csv" "$root/cwd/outputs/old/pmu.csv"
+head -2 "$root/pmu.csv" >"$root/cwd/outputs/new/pmu.csv"
+touch -d '2020-01-01' "$root/cwd/outputs/old/pmu.csv"
+out=$("$bin" pmu "$root/cwd/outputs/old/" 2>&1) || bad "run folder: exit $?"
+has "$out" "$root/cwd/outputs/old/pmu.csv: 5 rows, 2 functions"
+out=$(cd "$root/cwd" && "$bin" pmu 2>&1) || bad "no argument: exit $?"
+has "$out" "taskprof pmu: using $root/cwd/outputs/new/pmu.csv (the newest outputs/*/pmu.csv)"
+has "$out" "$root/cwd/outputs/new/pmu.csv: 1 row, 1 function"
+err=$("$bin" pmu "$root/cwd/outputs/none" 2>&1 >/dev/null)
+[[ $? -eq 1 ]] || bad "folder without pmu.csv: want exit 1"
+has "$err" "taskprof pmu: $root/cwd/outputs/none: a folder without a pmu.csv (a run with --enable-pmu writes one)"
+err=$(cd "$root/cwd/outputs/none" && "$bin" pmu 2>&1 >/dev/null)
+[[ $? -eq 1 ]] || bad "no argument, no outputs: want exit 1"
+has "$err" "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under $root/cwd/outputs/none/outputs (run with --enable-pmu first, or name the file)"
+echo "ok: run folder and the newest run"
+
 # Usage.
-"$bin" pmu >/dev/null 2>&1; [[ $? -eq 2 ]] || bad "no argument: want exit 2"
 "$bin" pmu --bogus x >/dev/null 2>&1; [[ $? -eq 2 ]] || bad "unknown option: want exit 2"
 "$bin" pmu --help | grep -q "usage: taskprof pmu" || bad "--help"
 "$bin" --help | grep -q "^  pmu " || bad "pmu not listed in taskprof --help"

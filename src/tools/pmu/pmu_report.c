@@ -3,12 +3,15 @@
  * tools/pmu/pmu_report.c — pmu.csv reader and per-function summary
  * (pmu_report.h).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -482,14 +485,61 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 	return warned;
 }
 
+/* The newest ./outputs/<run>/pmu.csv (regular files only, by mtime), as
+ * `taskprof swimlane` picks its input; NULL with a message when there is
+ * none. The caller frees it. */
+static char *newest_pmu_csv(void)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	char *outputs = NULL, *best = NULL;
+	if (asprintf(&outputs, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
+		return NULL;
+	struct timespec best_m = { 0, 0 };
+	DIR *d = opendir(outputs);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char *p = NULL;
+			struct stat st;
+			if (asprintf(&p, "%s/%s/pmu.csv", outputs, e->d_name) < 0)
+				break;
+			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+			    (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
+			     (st.st_mtim.tv_sec == best_m.tv_sec &&
+			      st.st_mtim.tv_nsec > best_m.tv_nsec))) {
+				free(best);
+				best = p;
+				best_m = st.st_mtim;
+			} else {
+				free(p);
+			}
+		}
+		closedir(d);
+	}
+	if (!best)
+		fprintf(stderr, "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under %s "
+				"(run with --enable-pmu first, or name the file)\n", outputs);
+	else
+		fprintf(stderr, "taskprof pmu: using %s (the newest outputs/*/pmu.csv)\n", best);
+	free(outputs);
+	return best;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: taskprof pmu [-h] [--func-names NAME_MAP] PMU_CSV\n\n"
+	fprintf(f, "usage: taskprof pmu [-h] [--func-names NAME_MAP] [PMU_CSV]\n\n"
 		   "Summarise a pmu.csv per function: rows (AIC / AIV), mean and median\n"
 		   "pmu_total_cycles, and each counter's mean per row; for PIPE_UTILIZATION\n"
 		   "(event_type 2) each pipe's busy cycles as a share of the total cycles.\n\n"
 		   "arguments:\n"
-		   "  PMU_CSV      <output_prefix>/pmu.csv of a run with --enable-pmu\n\n"
+		   "  PMU_CSV      the pmu.csv of a run with --enable-pmu, or its run\n"
+		   "               folder (default: the newest outputs/*/pmu.csv under\n"
+		   "               the current folder, as taskprof swimlane picks its\n"
+		   "               input)\n\n"
 		   "options:\n"
 		   "  --func-names NAME_MAP\n"
 		   "               func_id -> name map (default: the unique sibling\n"
@@ -546,14 +596,31 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		}
 		path = argv[i];
 	}
+	/* No file: the newest run's; a run folder: its pmu.csv. */
+	char *found = NULL;
+	struct stat st;
 	if (!path) {
-		fprintf(stderr, "taskprof pmu: missing PMU_CSV\n");
-		usage(stderr);
-		return 2;
+		if (!(found = newest_pmu_csv()))
+			return 1;
+		path = found;
+	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (asprintf(&found, "%s%spmu.csv", path,
+			     path[strlen(path) - 1] == '/' ? "" : "/") < 0) {
+			fprintf(stderr, "taskprof pmu: out of memory\n");
+			return 1;
+		}
+		if (stat(found, &st) != 0) {
+			fprintf(stderr, "taskprof pmu: %s: a folder without a pmu.csv (a run with "
+					"--enable-pmu writes one)\n", path);
+			free(found);
+			return 1;
+		}
+		path = found;
 	}
 	struct pmu_csv *c;
 	if (pmu_csv_load(path, &c)) {
 		fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
+		free(found);
 		return 1;
 	}
 	pmu_csv_check_counters(c, sets, n_sets, stderr);
@@ -568,6 +635,7 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 	if (names_arg && !names_path) {
 		fprintf(stderr, "taskprof pmu: out of memory\n");
 		pmu_csv_free(c);
+		free(found);
 		return 1;
 	}
 	if (names_path) {
@@ -575,6 +643,7 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 			fprintf(stderr, "taskprof pmu: %s\n", tp_last_error());
 			free(names_path);
 			pmu_csv_free(c);
+			free(found);
 			return 1;
 		}
 		have_nm = true;
@@ -586,6 +655,7 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 	if (have_nm)
 		sl_name_map_free(&nm);
 	pmu_csv_free(c);
+	free(found);
 	if (rc && stdout_err && rc != -ENOMEM) {
 		*stdout_err = -rc; /* the caller reports it */
 		return 0;
