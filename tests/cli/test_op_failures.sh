@@ -243,7 +243,7 @@ for v in "INT 130" "TERM 143" "HUP 129"; do
 	done
 	rc_is "$label" "$want"
 	dir=$(ls -d "$out"/OPPROF_* 2>/dev/null | head -1)
-	msg=$(grep -vE '^taskprof op: (output |kernel replay|many_acc pass|warning: many_acc: instrumentation)' \
+	msg=$(grep -vE '^taskprof op: (output |kernel replay|many_acc launch [0-9]+: pass|warning: many_acc: instrumentation)' \
 		"$WORK/$label.err")
 	if [[ $msg == "taskprof op: interrupted by SIG$sig: removed "[0-9]*" temporary file"*"; what was written before is in $dir" ]] &&
 		[ "$(wc -l <<<"$msg")" = 1 ]; then

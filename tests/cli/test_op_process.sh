@@ -141,7 +141,7 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17" --warm-up 0 -- "$AP
 	>"$WORK/i17.out" 2>"$WORK/i17.err" &
 pid=$!
 for _ in $(seq 1 200); do
-	grep -q 'slow_acc pass 2/' "$WORK/i17.err" && break
+	grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/i17.err" && break
 	sleep 0.05
 done
 kill -INT $pid

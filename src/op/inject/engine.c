@@ -657,7 +657,7 @@ static int kernel_replay(struct lctx *c)
 			snprintf(c->note, sizeof(c->note), "SIGINT after %u of %u passes", p, P);
 			break;
 		}
-		inj_progress("%s pass %u/%u", l->name, p + 1, P);
+		inj_progress("%s launch %d: pass %u/%u", l->name, c->k, p + 1, P);
 		struct inj_pass_buf buf = { 0 };
 		uint64_t t0 = tp_now_ns();
 		restored = 0;
