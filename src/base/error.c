@@ -101,7 +101,10 @@ void tp_clear_error(void)
 	tp_error_msg[0] = '\0';
 }
 
-/* initial-exec: no lazy TLS allocation, so a signal handler may read it. */
+/* Read by the taskprof command's crash handler. initial-exec: an offset
+ * from the thread pointer, no __tls_get_addr (which may allocate), so the
+ * read is async-signal-safe; libtaskprof is loaded with the program (a
+ * case shared object that needs it finds it loaded already). */
 static __thread const char *tl_activity __attribute__((tls_model("initial-exec")));
 
 void tp_thread_activity_set(const char *what)

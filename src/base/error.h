@@ -84,8 +84,7 @@ void tp_thread_activity_set(const char *what);
 
 /**
  * tp_thread_activity() - the calling thread's activity (NULL: none).
- * Async-signal-safe: one read of a thread-local variable of the initial
- * TLS block.
+ * Async-signal-safe: one read of an initial-exec thread-local variable.
  */
 const char *tp_thread_activity(void);
 
