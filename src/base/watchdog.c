@@ -18,6 +18,24 @@
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the SIGCONT counter must be lock-free");
 static atomic_uint sigconts;
 
+/* Producers waiting at a profiler gate now, and holds ever opened (wraps;
+ * compared for inequality only). Relaxed: they publish no data; a check
+ * that sees a hold late only restarts its budget one check later, well
+ * within TP_WATCHDOG_CONFIRM_NS of the hold. */
+static atomic_uint holds_open;
+static atomic_uint holds_opened;
+
+void tp_watchdog_hold(void)
+{
+	atomic_fetch_add_explicit(&holds_opened, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&holds_open, 1, memory_order_relaxed);
+}
+
+void tp_watchdog_unhold(void)
+{
+	atomic_fetch_sub_explicit(&holds_open, 1, memory_order_relaxed);
+}
+
 /* The handler installed before ours; written once, before ours is
  * installed (the sigaction() call orders it before any delivery). */
 static struct sigaction prev_cont;
@@ -78,15 +96,21 @@ void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns)
 	w->last_ns = now_ns;
 	w->out_ns = 0;
 	w->conts = tp_watchdog_sigconts();
+	/* relaxed: see holds_open. */
+	w->holds = atomic_load_explicit(&holds_opened, memory_order_relaxed);
 }
 
 bool tp_watchdog_expired(struct tp_watchdog *w, uint64_t now_ns)
 {
 	if (w->budget_ns == TP_WATCHDOG_NEVER)
 		return false;
-	if (tp_watchdog_sigconts() != w->conts || now_ns - w->last_ns > TP_WATCHDOG_GAP_NS) {
-		/* Stopped (or not run) since the last look: the time is not
-		 * the work's. */
+	/* relaxed: see holds_open. */
+	const bool held = atomic_load_explicit(&holds_open, memory_order_relaxed) ||
+			  atomic_load_explicit(&holds_opened, memory_order_relaxed) != w->holds;
+	if (held || tp_watchdog_sigconts() != w->conts ||
+	    now_ns - w->last_ns > TP_WATCHDOG_GAP_NS) {
+		/* Stopped (or not run), or waiting for the profiler's host,
+		 * since the last look: the time is not the work's. */
 		tp_watchdog_kick(w, now_ns);
 		w->stops++;
 		return false;

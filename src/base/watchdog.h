@@ -22,6 +22,14 @@
  * no SIGCONT in between: the thread that runs the SIGCONT handler may be
  * scheduled after the checking thread on resume.
  *
+ * Time during which a profiler's producer waits for the host at a
+ * backpressure gate (tp_watchdog_hold(), transport/dev_engine.c) is not
+ * the work's either: a check that sees a hold open, or one opened since
+ * the budget started, restarts the budget. A slow host makes the device
+ * wait for buffers (up to the transport's 30 s backstop) and, through the
+ * parked schedulers, the orchestrator for ring space; neither is a stall
+ * of the run.
+ *
  * A caller checks at least every TP_WATCHDOG_PERIOD_NS while it waits
  * (bounded sleeps), or a gap would be taken for a stop. One watchdog
  * belongs to one thread; only the SIGCONT counter is shared.
@@ -49,7 +57,8 @@
  * @last_ns:    the last check or kick.
  * @out_ns:     the first check that saw the budget run out; 0 if none.
  * @conts:      the SIGCONT count when the budget started.
- * @stops:      times a SIGCONT or a gap restarted the budget.
+ * @stops:      times a SIGCONT, a gap or a hold restarted the budget.
+ * @holds:      the hold count (tp_watchdog_hold()) when the budget started.
  */
 struct tp_watchdog {
 	uint64_t budget_ns;
@@ -58,6 +67,7 @@ struct tp_watchdog {
 	uint64_t out_ns;
 	uint32_t conts;
 	uint32_t stops;
+	uint32_t holds;
 };
 
 /**
@@ -79,6 +89,18 @@ int tp_watchdog_install(void);
 uint32_t tp_watchdog_sigconts(void);
 
 /**
+ * tp_watchdog_hold() - a profiler's producer starts waiting for the host
+ * at a backpressure gate: until the matching tp_watchdog_unhold(), and for
+ * every watchdog whose budget started before this call, no time counts as
+ * lack of progress (the budgets restart at their next check).
+ * Process-wide, lock-free (two relaxed atomic increments); calls nest.
+ */
+void tp_watchdog_hold(void);
+
+/** tp_watchdog_unhold() - the producer of a tp_watchdog_hold() goes on. */
+void tp_watchdog_unhold(void);
+
+/**
  * tp_watchdog_start() - start (or restart) @w with a budget.
  * @w:         the watchdog.
  * @budget_ns: ns without progress before tp_watchdog_expired() is true;
@@ -97,8 +119,9 @@ void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns);
  * tp_watchdog_expired() - check @w at @now_ns (tp_now_ns(), never less
  * than the previous check's).
  *
- * Restarts the budget when a SIGCONT was counted since it started or when
- * this check comes more than TP_WATCHDOG_GAP_NS after the previous one.
+ * Restarts the budget when a SIGCONT was counted since it started, when
+ * this check comes more than TP_WATCHDOG_GAP_NS after the previous one, or
+ * when a hold (tp_watchdog_hold()) is open or was opened since.
  *
  * Return: true when the budget ran out at a previous check at least
  * TP_WATCHDOG_CONFIRM_NS ago and is still out; false otherwise (always

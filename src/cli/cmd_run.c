@@ -593,6 +593,13 @@ int cmd_run(int argc, char **argv)
 	if (r->swimlane_records[0]) {
 		char trace[4300];
 		printf("swimlane records: %s\n", r->swimlane_records);
+		/* Dropped records are counted (the reconcile lines), not lost;
+		 * but the trace misses them: say so where the trace is named. */
+		if (r->swimlane_dropped)
+			fprintf(stderr, "taskprof run: warning: swimlane: %" PRIu64 " of %" PRIu64
+					" records were dropped (the reconcile lines above say "
+					"which and why): the trace is incomplete\n",
+				r->swimlane_dropped, r->swimlane_total);
 		tp_progress_phase("converting the swimlane records into a Perfetto trace");
 		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace),
 					   &out_err);

@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include "base/clock.h"
+#include "base/watchdog.h"
 #include "transport/dev_engine.h"
 
 /* The seed's SPIN_WAIT_HINT: a no-op on a real AICPU, a yield in the
@@ -29,16 +30,31 @@ struct gate_clock {
 	uint64_t start, last;
 };
 
+/* A gate's clock goes out of scope: the wait it timed is over. Declared
+ * with __attribute__((cleanup)), so every return of a gate ends the hold
+ * its first look opened. */
+static inline void gc_end(struct gate_clock *c)
+{
+	if (c->started)
+		tp_watchdog_unhold();
+}
+
+/* A gate's clock: zero, and released by gc_end() on every return. */
+#define GATE_CLOCK(name) struct gate_clock name __attribute__((cleanup(gc_end))) = { 0 }
+
 /*
- * One look of a waiting gate at its clock (zero-initialised before the
- * first). The first look starts it and returns false: nothing is due
- * yet. Later looks return true with @waited, the ticks waited since the
+ * One look of a waiting gate at its clock (GATE_CLOCK). The first look
+ * starts it, opens a watchdog hold (ended by gc_end()) and returns false:
+ * nothing is due yet. Later looks return true with @waited, the ticks waited since the
  * first look, stops excluded.
  */
 static inline bool gc_look(struct gate_clock *c, uint64_t *waited)
 {
 	uint64_t now = tp_sys_cnt();
 	if (!c->started) {
+		/* The producer waits for the host from here: the runtime's
+		 * stall watchdogs do not count it (base/watchdog.h). */
+		tp_watchdog_hold();
 		c->started = true;
 		c->start = c->last = now;
 		return false;
@@ -119,7 +135,7 @@ bool dpe_push_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	struct gate_clock gc = { 0 };
+	GATE_CLOCK(gc);
 	uint64_t waited;
 	/* acquire: once the host's release of the freeze is seen, the queue
 	 * heads it advanced before releasing are visible too. */
@@ -140,7 +156,7 @@ bool dpe_pop_freeze_barrier(struct tp_shm_header *h, uint64_t timeout)
 {
 	if (!h)
 		return true;
-	struct gate_clock gc = { 0 };
+	GATE_CLOCK(gc);
 	uint64_t waited;
 	/* acquire: pairs with the host's release store clearing the freeze,
 	 * which it makes after refilling free queues; the refilled slots and
@@ -165,7 +181,7 @@ bool dpe_wait_for_ready_queue_space(struct tp_shm_header *h, uint32_t q, uint32_
 		return false;
 	const uint32_t size = h->ready_queue_size;
 	bool signalled = false;
-	struct gate_clock gc = { 0 };
+	GATE_CLOCK(gc);
 	uint64_t waited;
 	for (;;) {
 		/* relaxed: the device is the only writer of its tail. */
@@ -207,7 +223,7 @@ bool dpe_wait_for_free_queue_entry(struct tp_shm_header *h, struct tp_buffer_sta
 		return false;
 	struct tp_free_queue *fq = &st->free_queue;
 	bool signalled = false;
-	struct gate_clock gc = { 0 };
+	GATE_CLOCK(gc);
 	uint64_t waited;
 	for (;;) {
 		/* relaxed: the device is the only writer of head. */

@@ -1430,12 +1430,29 @@ int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
 		       rp->ok ? "" : " — records unaccounted for");
 	}
 	uint64_t freezes = atomic_load_explicit(&p->freeze_opened, memory_order_relaxed);
-	if (freezes)
+	uint64_t gave_up = 0; /* records dropped after a producer waited at a gate */
+	for (int k = 0; k < r.kinds; k++)
+		gave_up += r.pool[k].dropped_by_cause[TP_DROP_NO_BUFFER] +
+			   r.pool[k].dropped_by_cause[TP_DROP_READY_FULL];
+	const double freeze_ms =
+		(double)atomic_load_explicit(&p->freeze_ns, memory_order_relaxed) * 1e-6;
+	if (gave_up)
+		/* The freezes' time does not include a producer's own wait at
+		 * its gate, which is what ran out: say what happened instead. */
+		TP_WARN("%s: the host fell behind: producers waited up to the %.0f s backstop "
+			"for buffers and then dropped %" PRIu64 " records (no_buffer and "
+			"ready_full above); backpressure parked them %" PRIu64 " time%s besides, "
+			"%.3f ms in all",
+			p->m->name,
+			(double)(p->cfg.backstop_cycles ? p->cfg.backstop_cycles
+							: tp_sys_cnt_freq() * 30u) /
+				(double)tp_sys_cnt_freq(),
+			gave_up, freezes, freezes == 1 ? "" : "s", freeze_ms);
+	else if (freezes)
 		TP_TIMING("%s: backpressure parked the producers %" PRIu64 " time%s this run, "
 			  "%.3f ms in all (normal under load: a producer waits for the host "
 			  "instead of dropping)",
-			  p->m->name, freezes, freezes == 1 ? "" : "s",
-			  (double)atomic_load_explicit(&p->freeze_ns, memory_order_relaxed) * 1e-6);
+			  p->m->name, freezes, freezes == 1 ? "" : "s", freeze_ms);
 	if (atomic_load_explicit(&p->bad_index_events, memory_order_relaxed) ||
 	    atomic_load_explicit(&p->null_entry_events, memory_order_relaxed))
 		TP_ERROR("%s: ready queues were corrupted: %" PRIu64 " out-of-range index reads, %" PRIu64

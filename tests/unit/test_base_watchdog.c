@@ -125,6 +125,40 @@ static void test_sigcont_restarts(void **state)
 	printf("SIGCONT restarted the budget twice\n");
 }
 
+/* A producer parked at a profiler gate (tp_watchdog_hold) is not lack of
+ * progress: an open hold keeps restarting the budget; one opened and
+ * closed between two checks restarts it once; after it the budget runs
+ * as usual. */
+static void test_hold_restarts(void **state)
+{
+	(void)state;
+	struct tp_watchdog w;
+	tp_watchdog_start(&w, 100 * MS, T0);
+	tp_watchdog_hold();
+	for (uint64_t t = T0 + 90 * MS; t < T0 + 3000 * MS; t += 90 * MS)
+		assert_false(tp_watchdog_expired(&w, t));
+	assert_true(w.stops >= 30);
+	tp_watchdog_hold(); /* nested */
+	tp_watchdog_unhold();
+	assert_false(tp_watchdog_expired(&w, T0 + 3060 * MS)); /* one still open */
+	tp_watchdog_unhold();
+	/* Closed: the budget runs from the last check that saw it open. */
+	uint32_t stops = w.stops;
+	assert_false(tp_watchdog_expired(&w, T0 + 3100 * MS));
+	assert_false(tp_watchdog_expired(&w, T0 + 3160 * MS)); /* ran out: noted */
+	assert_true(tp_watchdog_expired(&w, T0 + 3160 * MS + TP_WATCHDOG_CONFIRM_NS));
+	assert_int_equal(w.stops, stops);
+	/* A hold opened and closed between two regular checks. */
+	tp_watchdog_start(&w, 100 * MS, T0);
+	assert_false(tp_watchdog_expired(&w, T0 + 90 * MS));
+	tp_watchdog_hold();
+	tp_watchdog_unhold();
+	assert_false(tp_watchdog_expired(&w, T0 + 180 * MS));
+	assert_int_equal(w.stops, 1);
+	assert_false(tp_watchdog_expired(&w, T0 + 280 * MS)); /* 100 ms after: noted */
+	assert_true(tp_watchdog_expired(&w, T0 + 280 * MS + TP_WATCHDOG_CONFIRM_NS));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -133,6 +167,7 @@ int main(void)
 		cmocka_unit_test(test_never),
 		cmocka_unit_test(test_gap_restarts),
 		cmocka_unit_test(test_sigcont_restarts),
+		cmocka_unit_test(test_hold_restarts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -962,6 +962,12 @@ static void test_collector_loss_fails(void **state)
 	assert_true(s.dropped > 0);
 	assert_true(s.collected + s.dropped == s.total);
 	assert_non_null(strstr(tp_last_error(), "deps.json not written"));
+	/* The message names the cause: the device found no buffer. */
+	char want[160];
+	snprintf(want, sizeof(want), "dropped on the device: no buffer %" PRIu64 ", ready queue "
+		 "full 0, flush failed 0; host out of memory 0", s.dropped);
+	if (!strstr(tp_last_error(), want))
+		fail_msg("want '%s' in: %s", want, tp_last_error());
 	snprintf(path, sizeof(path), "%s/deps.json", dir);
 	assert_false(exists(path));
 	printf("lossy: total %" PRIu64 " collected %" PRIu64 " dropped %" PRIu64 "\n", s.total,

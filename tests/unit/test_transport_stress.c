@@ -35,6 +35,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/watchdog.h"
 #include "transport/dev_engine.h"
 #include "transport/profiler.h"
 
@@ -833,6 +834,28 @@ static void test_throughput_shadow(void **state)
 /* Variant NO_BUFFER: free queues run dry (2 buffers each, no warm pool).
  * Variant READY_FULL: ready queues (3 usable entries) fill before the
  * 4 free buffers are used up. */
+/* While the producers wait for the stalled host, a runtime watchdog (a
+ * 20 ms budget, checked every 2 ms) sees its budget restarted: every gate
+ * wait opens a hold (base/watchdog.h). Counts the restarts. */
+struct hold_watch {
+	_Atomic bool stop;
+	uint32_t restarts;
+};
+
+static void *hold_watch_main(void *arg)
+{
+	struct hold_watch *hw = arg;
+	struct tp_watchdog w;
+	tp_watchdog_start(&w, 20 * 1000000ull, tp_now_ns());
+	while (!atomic_load(&hw->stop)) {
+		(void)tp_watchdog_expired(&w, tp_now_ns());
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	hw->restarts = w.stops;
+	return NULL;
+}
+
 static void host_stalls(enum transport tr, bool ready_full)
 {
 	static const struct tp_module m_nobuf = {
@@ -884,9 +907,14 @@ static void host_stalls(enum transport tr, bool ready_full)
 		pr[i] = (struct prod){.p = p, .q = (uint32_t)i, .ninst = 1, .inst = {(uint32_t)i},
 				      .n = n, .chunk = 1u << 20, .use_write = true,
 				      .slow_ns = 40000000 /* 40 ms: a backstop wait */};
+	struct hold_watch hw = { 0 };
+	pthread_t hwt;
+	assert_int_equal(pthread_create(&hwt, NULL, hold_watch_main, &hw), 0);
 	double t0 = now_s();
 	run_producers(pr, NPROD);
 	double dt = now_s() - t0;
+	atomic_store(&hw.stop, true);
+	pthread_join(hwt, NULL);
 	uint64_t slow = 0;
 	for (int i = 0; i < NPROD; i++)
 		slow += pr[i].slow_calls;
@@ -908,6 +936,14 @@ static void host_stalls(enum transport tr, bool ready_full)
 	 * per published buffer); the count is immune to machine load, the
 	 * wall-clock bound is loosened under the sanitizers. */
 	assert_true(slow <= NPROD * 6);
+	/* The producers' waits (40 ms and more each) held the watchdog. */
+	assert_true(hw.restarts > 0);
+	/* Every hold was closed: a fresh budget runs out as usual. */
+	struct tp_watchdog fresh;
+	uint64_t t = tp_now_ns();
+	tp_watchdog_start(&fresh, 1000000, t);
+	assert_false(tp_watchdog_expired(&fresh, t + 2000000));
+	assert_true(tp_watchdog_expired(&fresh, t + 2000000 + TP_WATCHDOG_CONFIRM_NS));
 	assert_true(dt < (TP_TEST_SANITIZED ? 60.0 : 10.0));
 	assert_int_equal(buffers_before_stop, 0);
 	assert_int_equal(rc, 0);

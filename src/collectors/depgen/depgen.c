@@ -537,12 +537,17 @@ int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum)
 	if (rc || pl->dropped || pl->collected != pl->total)
 		return tp_set_error(-EPROTO,
 				    "dep_gen%s%s: %" PRIu64 " of %" PRIu64 " graph records lost "
-				    "(collected %" PRIu64 ", host out of memory %" PRIu64 "); "
-				    "deps.json not written: a partial graph would be wrong",
+				    "(collected %" PRIu64 "; dropped on the device: no buffer "
+				    "%" PRIu64 ", ready queue full %" PRIu64 ", flush failed %"
+				    PRIu64 "; host out of memory %" PRIu64 "); deps.json not "
+				    "written: a partial graph would be wrong",
 				    dg->label[0] ? " " : "", dg->label,
 				    pl->total - (pl->collected < pl->total ? pl->collected
 									   : pl->total),
-				    pl->total, pl->collected, oom);
+				    pl->total, pl->collected,
+				    pl->dropped_by_cause[TP_DROP_NO_BUFFER],
+				    pl->dropped_by_cause[TP_DROP_READY_FULL],
+				    pl->dropped_by_cause[TP_DROP_FLUSH_FAILED], oom);
 	if (!dir)
 		return 0;
 
