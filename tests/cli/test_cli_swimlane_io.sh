@@ -362,6 +362,49 @@ run "two sibling name maps" 0 \
 	"$bin" swimlane "$nm2/l2_swimlane_records.json"
 grep -q '"name":"func_0_a(t1)"' "$nm2/merged_swimlane.json" || bad "two sibling name maps: names were used"
 
+# ---- what the readers let pass as the reference does, said (hostile
+# findings of 1 Dec): deps.json task ids listed twice and kernel_ids not
+# of 3 entries, a phase record without a kind, metadata that does not
+# add up; empty paths
+# has_line NAME FILE LINE: FILE holds the line LINE
+has_line() {
+	grep -qxF -- "$3" "$2" || bad "$1: no line '$3' in: $(cat "$2")"
+}
+q=$root/quirks
+mkdir -p "$q"
+# task "6" renamed "7" (tasks[5]; the original "7", tasks[6], repeats it);
+# task "1" (tasks[0]) keeps one kernel id
+sed -e 's/"task_id":"6"/"task_id":"7"/' \
+	-e 's/"task_id":"1","scope":"auto","early_dispatch":false,"kernel_ids":\[0,-1,-1\]/"task_id":"1","scope":"auto","early_dispatch":false,"kernel_ids":[0]/' \
+	"$a/deps.json" >"$q/deps.json"
+# the first dispatch record loses its kind; core_to_thread loses core 3
+sed -e '0,/{"kind": "dispatch", /s//{/' \
+	-e 's/"core_to_thread": \[0, 1, 0, 1\]/"core_to_thread": [0, 1, 0]/' \
+	"$rec" >"$q/l2_swimlane_records.json"
+timeout $T "$bin" swimlane "$q/l2_swimlane_records.json" -o "$q/t.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "quirks: swimlane exit not 0: $(cat "$root/err")"
+has_line "quirks deps" "$root/err" \
+	"Warning: $q/deps.json: 1 task id listed twice (tasks[6]: task_id 7 again; the later entry is used); 1 kernel_ids list not of 3 entries (tasks[0]: 1; expected AIC, AIV0, AIV1: the task is left without func_ids)"
+has_line "quirks kind" "$root/err" \
+	"Warning: $q/l2_swimlane_records.json: 1 aicpu_scheduler_phases record(s) without a kind: not drawn"
+has_line "quirks metadata" "$root/err" \
+	"Warning: $q/l2_swimlane_records.json: metadata.core_to_thread has 3 entries for the 4 cores of core_types: the cores without one get no scheduler thread (no complete -> ready arrows, left out of sched-overhead's counts)"
+timeout $T "$bin" sched-overhead "$q/l2_swimlane_records.json" >/dev/null 2>"$root/err"
+has_line "quirks sched-overhead deps" "$root/err" \
+	"Warning: $q/deps.json: 1 task id listed twice (tasks[6]: task_id 7 again; the later entry is used); 1 kernel_ids list not of 3 entries (tasks[0]: 1; expected AIC, AIV0, AIV1: the task is left without func_ids)"
+has_line "quirks sched-overhead kind" "$root/err" \
+	"taskprof sched-overhead: warning: 1 scheduler phase record(s) without a kind: left out of Part 5"
+has_line "quirks sched-overhead metadata" "$root/err" \
+	"taskprof sched-overhead: warning: metadata.core_to_thread has 3 entries for the 4 cores of core_types: the cores without one get no scheduler thread (no complete -> ready arrows, left out of sched-overhead's counts)"
+# the plain fixture says none of it
+timeout $T "$bin" swimlane "$rec" -o "$q/plain.json" >/dev/null 2>"$root/err"
+grep -qE 'listed twice|without a kind|metadata\.' "$root/err" && bad "plain fixture warns: $(cat "$root/err")"
+run "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
+run "empty --func-names" 2 "Error: empty path for --func-names" \
+	"$bin" swimlane "$rec" --func-names "" -o "$q/x.json"
+run "sched-overhead empty records path" 2 "Error: empty path for the records" \
+	"$bin" sched-overhead ""
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

@@ -396,6 +396,14 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 		fprintf(stderr, "Error: empty path for --deps-json\n");
 		return 2;
 	}
+	if (a.func_names && !*a.func_names) {
+		fprintf(stderr, "Error: empty path for --func-names\n");
+		return 2;
+	}
+	if (a.input && !*a.input) {
+		fprintf(stderr, "Error: empty input path\n");
+		return 2;
+	}
 
 	/* 1. input */
 	if (a.input) {
@@ -519,6 +527,10 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s\n", deps.edges_warning);
 		}
+		if (deps.quirks_warning) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s\n", deps.quirks_warning);
+		}
 	} else if ((rc == -ENOENT || rc == -ELOOP) && a.deps_json) {
 		/* A path the user named and that does not exist is a usage
 		 * error (taskprof decision; the reference only warns). A missing
@@ -584,6 +596,18 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: no tasks (%s); the trace has no task slices\n", input,
 			sl_perf_why_no_tasks(&pd));
+	}
+	{
+		char mw[320];
+		if (sl_perf_metadata_warning(&pd, mw, sizeof(mw))) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+		}
+	}
+	if (pd.n_kindless_phases) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s: %" PRIu64 " aicpu_scheduler_phases record(s) "
+				"without a kind: not drawn\n", input, pd.n_kindless_phases);
 	}
 	if (pd.n_unknown_phases) {
 		char kb[64];

@@ -21,6 +21,9 @@
  *   - a key repeated in one object (edges[0].pred twice): an error;
  *   - no "edges" key (or null): has_edges false with the §3.3 warning text.
  * A task id listed twice resolves to its later entry (JSON dict semantics).
+ * Both that and a kernel_ids list not of 3 entries are said in
+ * sl_deps.quirks_warning (the tools print it): they let the trace label
+ * tasks wrongly or not at all without being errors of the format.
  */
 #include "tools/swimlane/perf_data.h"
 
@@ -55,6 +58,12 @@ struct drd {
 	/* the edges[] entry being read */
 	bool has_pred, has_succ, edge_bad;
 	uint64_t pred, succ;
+	/* quirks let pass (sl_deps.quirks_warning): tasks[] index of the entry
+	 * being read, repeated task ids, kernel_ids lists not of 3 entries */
+	size_t task_idx;
+	size_t n_dup, dup_idx, n_badkids, badkids_idx;
+	uint64_t dup_tid;
+	int64_t badkids_n;
 };
 
 static int oom(struct js_parser *p)
@@ -135,6 +144,10 @@ static int task_end(struct drd *r, struct js_parser *p)
 	uint32_t *s = jx_probe(&r->pv->bix, jx_mix(key), btask_eq, d, &key);
 	if (*s) {
 		d->block_value[*s - 1] = bn; /* later entry wins */
+		if (!r->n_dup++) {
+			r->dup_idx = r->task_idx;
+			r->dup_tid = key;
+		}
 	} else {
 		size_t c1 = r->cap_block, c2 = r->cap_block;
 		if (jx_reserve((void **)&d->block_task_id, &c1, d->n_block_tasks, sizeof(uint64_t)) ||
@@ -149,6 +162,10 @@ static int task_end(struct drd *r, struct js_parser *p)
 			return oom(p);
 	}
 	/* kernel map: only entries with a kernel_ids list of length 3 */
+	if (r->kids_list && r->n_kids != 3 && !r->n_badkids++) {
+		r->badkids_idx = r->task_idx;
+		r->badkids_n = r->n_kids;
+	}
 	if (!r->kids_list || r->n_kids != 3)
 		return 0;
 	size_t c1 = r->cap_tasks, c2 = r->cap_tasks, c3 = r->cap_tasks;
@@ -328,8 +345,11 @@ static int dp_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 {
 	struct drd *r = ctx;
 	switch (tag) {
-	case T_TASK:
-		return task_end(r, p);
+	case T_TASK: {
+		int rc = task_end(r, p);
+		r->task_idx++;
+		return rc;
+	}
 	case T_KIDS:
 		r->n_kids = n;
 		return 0;
@@ -378,6 +398,25 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		sl_deps_free(out);
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
 	}
+	if (r.n_dup || r.n_badkids) {
+		char dup[160] = "", kids[200] = "";
+		if (r.n_dup)
+			snprintf(dup, sizeof(dup), "%zu task id%s listed twice (tasks[%zu]: task_id "
+				 "%llu again; the later entry is used)", r.n_dup,
+				 r.n_dup == 1 ? "" : "s", r.dup_idx,
+				 (unsigned long long)r.dup_tid);
+		if (r.n_badkids)
+			snprintf(kids, sizeof(kids), "%s%zu kernel_ids list%s not of 3 entries "
+				 "(tasks[%zu]: %lld; expected AIC, AIV0, AIV1: the task%s left "
+				 "without func_ids)", r.n_dup ? "; " : "", r.n_badkids,
+				 r.n_badkids == 1 ? "" : "s", r.badkids_idx,
+				 (long long)r.badkids_n, r.n_badkids == 1 ? " is" : "s are");
+		if (asprintf(&out->quirks_warning, "%s: %s%s", name, dup, kids) < 0) {
+			out->quirks_warning = NULL;
+			sl_deps_free(out);
+			return tp_set_error(-ENOMEM, "%s: out of memory", name);
+		}
+	}
 	return 0;
 }
 
@@ -396,6 +435,7 @@ void sl_deps_free(struct sl_deps *d)
 	if (!d)
 		return;
 	free(d->edges_warning);
+	free(d->quirks_warning);
 	free(d->pred);
 	free(d->succ);
 	free(d->task_id);

@@ -833,6 +833,10 @@ static int sched_rec_end(struct rd *r, struct js_parser *p)
 		return oom(p);
 	if (r->ph_pop == 3)
 		r->ph.flags |= SL_PF_POP;
+	/* no "kind" (or null): phase "unknown" (§1.9), not drawn: counted
+	 * for the tools' warning like an unknown kind string */
+	if (r->ph.kind == SL_PH_UNKNOWN && !r->ph.name)
+		o->n_kindless_phases++;
 	/* a negative duration (also end 0 after a start: a zero timestamp
 	 * converts to 0.0, §2.3) would draw a slice running backwards */
 	if (r->ph_end < r->ph_start)
@@ -1202,4 +1206,24 @@ const char *sl_printable(const char *s, char *buf, size_t len)
 	}
 	buf[o] = '\0';
 	return buf;
+}
+
+const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, size_t len)
+{
+	if (!pd->n_core_types || !len)
+		return NULL;
+	buf[0] = '\0';
+	size_t o = 0;
+	if (pd->num_cores != (int64_t)pd->n_core_types)
+		o += (size_t)snprintf(buf, len, "metadata.num_cores is %lld but core_types lists "
+				      "%zu cores", (long long)pd->num_cores, pd->n_core_types);
+	if (pd->n_core_to_thread && pd->n_core_to_thread != pd->n_core_types && o < len)
+		snprintf(buf + o, len - o, "%smetadata.core_to_thread has %zu entries for the %zu "
+			 "cores of core_types: %s", o ? "; " : "", pd->n_core_to_thread,
+			 pd->n_core_types,
+			 pd->n_core_to_thread < pd->n_core_types
+				 ? "the cores without one get no scheduler thread (no complete "
+				   "-> ready arrows, left out of sched-overhead's counts)"
+				 : "the extra entries name no core");
+	return buf[0] ? buf : NULL;
 }

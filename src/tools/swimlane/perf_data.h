@@ -187,6 +187,9 @@ struct sl_perf_data {
 	 * the first such string (owned by the perf data). */
 	uint64_t n_unknown_phases;
 	const char *first_unknown_phase;
+	/* Scheduler phase records without a kind (or a null one): phase
+	 * "unknown" too (§1.9), not drawn. */
+	uint64_t n_kindless_phases;
 	char *unmatched_warning;
 	/* private: string storage etc. */
 	void *priv;
@@ -227,10 +230,15 @@ void sl_perf_data_free(struct sl_perf_data *d);
  *               Lookups: sl_deps_find_task().
  * @n_block_tasks: entries of the block map (tasks[] entries with a task_id,
  *               with or without kernel_ids): @block_task_id / @block_value.
+ * @quirks_warning: what the reader let pass as the reference does, for the
+ *               tools to print: task ids listed twice (the later entry is
+ *               used), kernel_ids lists not of 3 entries (left out of the
+ *               kernel map); the first of each is named. NULL: none.
  */
 struct sl_deps {
 	bool has_edges;
 	char *edges_warning;
+	char *quirks_warning;
 	uint64_t *pred, *succ;
 	size_t n_edges;
 	size_t n_tasks;
@@ -351,6 +359,18 @@ const char *sl_printable(const char *s, char *buf, size_t len);
  * row (core_id, reg_task_id)". A static string.
  */
 const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
+
+/**
+ * sl_perf_metadata_warning() - what in @pd's metadata does not add up,
+ * for a warning (the reference reads it as is, spec §1.9): num_cores not
+ * the number of core_types, or a core_to_thread not one entry per core
+ * (cores without an entry get no scheduler thread: their complete →
+ * ready arrows and sched-overhead counts are left out).
+ * @buf, @len: where the text is composed.
+ * Return: @buf, or NULL when everything adds up (or there is nothing to
+ * compare).
+ */
+const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, size_t len);
 
 /**
  * sl_name_map_warn_unnamed() - warn on @err when @m, read from @path that

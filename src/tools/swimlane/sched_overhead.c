@@ -1056,6 +1056,19 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 		goto oom;
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
+	{
+		char mw[320];
+		if (sl_perf_metadata_warning(pd, mw, sizeof(mw))) {
+			fflush(f);
+			fprintf(stderr, "taskprof sched-overhead: warning: %s\n", mw);
+		}
+	}
+	if (pd->n_kindless_phases) {
+		fflush(f);
+		fprintf(stderr, "taskprof sched-overhead: warning: %" PRIu64 " scheduler phase "
+				"record(s) without a kind: left out of Part 5\n",
+			pd->n_kindless_phases);
+	}
 	if (pd->n_unknown_phases) {
 		char kb[64];
 		fflush(f);
@@ -1153,6 +1166,10 @@ int sl_sched_overhead_main(int argc, char **argv)
 			fprintf(stderr, "Error: empty path for --deps-json\n");
 			return 2;
 		}
+		if (which == 1 && !*val) {
+			fprintf(stderr, "Error: empty path for the records\n");
+			return 2;
+		}
 		const char **slot = which == 1 ? &records : &deps_arg;
 		if (*slot) {
 			fprintf(stderr, "taskprof sched-overhead: %s given twice\n",
@@ -1233,6 +1250,10 @@ int sl_sched_overhead_main(int argc, char **argv)
 	} else if (drc) {
 		fail("Error: failed to read deps.json %s: %s", deps_path, err_sans_path(deps_path));
 		goto out;
+	}
+	if (deps.quirks_warning) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s\n", deps.quirks_warning);
 	}
 	/* A deps.json that lists tasks must list the records' tasks; one that
 	 * lists none is taken on its edges (the reference reads only those)
