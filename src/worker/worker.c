@@ -6,6 +6,7 @@
  * calling thread before launch, its time is the orchestrator time), its
  * golden check and its timing (spec/runtime-model.md §4.3, §4.4, §6).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -625,6 +626,28 @@ static int check_case_args(const char *case_name, const struct tp_case_args *a)
 	return 0;
 }
 
+/* Whether folder @dir holds exactly one entry, the file @path (a path in
+ * @dir). */
+static bool only_entry_is(const char *dir, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	int n = 0;
+	bool found = false;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		n++;
+		found |= !strcmp(e->d_name, base);
+	}
+	closedir(d);
+	return n == 1 && found;
+}
+
 int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char *case_name,
 		  struct tp_run_result *res)
 {
@@ -660,6 +683,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	void *got[TP_CASE_MAX_TENSORS] = { 0 };
 	struct tp_device *dev = NULL;
 	bool generated = false, made_dir = false;
+	bool round_ran = false; /* a round's device run succeeded: outputs were due */
 	memset(&host, 0, sizeof(host));
 	memset(&expected, 0, sizeof(expected));
 	tp_clear_error();
@@ -781,6 +805,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		 * below may record their own ("no performance data"). */
 		char run_err[TP_ERROR_MSG_MAX] = "";
 		const bool round_failed = rc != 0;
+		round_ran |= !round_failed;
 		if (rc)
 			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
 		if (w->pmu && w->pmu_across) {
@@ -909,9 +934,17 @@ out:
 	}
 	free(kt);
 	/* A run that failed before writing anything leaves no empty folder
-	 * behind (rmdir removes only an empty one). A retained PMU run may
-	 * still publish pmu.csv into it, so its folder stays. */
-	if (rc && made_dir && !(pmu_on && w->pmu_across) && rmdir(res->output_dir) == 0) {
+	 * behind (rmdir removes only an empty one); the name map written at
+	 * its start does not count as output when the device run itself
+	 * failed (once it ran, a failed write of an output is reported with
+	 * its path, in the folder that stays). A retained PMU run may still
+	 * publish pmu.csv into it, so its folder stays. */
+	const bool keep = !rc || !made_dir || (pmu_on && w->pmu_across);
+	if (!keep && !round_ran && res->name_map[0] &&
+	    only_entry_is(res->output_dir, res->name_map) &&
+	    unlink(res->name_map) == 0)
+		res->name_map[0] = '\0';
+	if (!keep && rmdir(res->output_dir) == 0) {
 		tp_tmpreg_set_dir(NULL);
 		TP_DEBUG("worker: removed the empty run folder %s", res->output_dir);
 	}

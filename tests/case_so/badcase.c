@@ -11,6 +11,7 @@
  *   stack_kernel    the kernel recurses until its stack overflows
  *   abort_generate  generate() calls abort()
  *   segv_orch       the orchestration writes through a NULL pointer
+ *   fail_orch       the orchestration returns -EINVAL before any submit
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
  *   bytes_small     generate() gives the output tensor 4 bytes for [8, 64] fp32
@@ -74,6 +75,8 @@ static int bad_orch(struct tp_orch *o, const struct tp_case_args *args)
 	int rc;
 	if (mode("segv_orch"))
 		*(volatile int *)(uintptr_t)args->scalars[0] = 1; /* no scalars: 0 */
+	if (mode("fail_orch"))
+		return -EINVAL;
 	if ((rc = tp_tensor_make_contiguous(&x, (uintptr_t)args->tensors[0].data, TP_FP32, 2, sh)) ||
 	    (rc = tp_tensor_make_contiguous(&y, (uintptr_t)args->tensors[1].data, TP_FP32, 2, sh)))
 		return rc;

@@ -30,10 +30,12 @@ run() {
 	echo $? >"$root/$m.rc"
 }
 
-# expect MODE CODE LINE: exit code and the last stderr line; no run folder
+# expect MODE[+LABEL] CODE LINE [ARGS...]: exit code and the last stderr
+# line; no run folder
 expect() {
 	local m=$1 code=$2 line=$3
-	run "$m"
+	shift 3
+	run "$m" "$@"
 	[[ $(cat "$root/$m.rc") == "$code" ]] || bad "$m: exit $(cat "$root/$m.rc"), expected $code"
 	[[ $(tail -1 "$root/$m.err") == "$line" ]] || bad "$m: stderr '$(cat "$root/$m.err")'"
 	[[ -z $(ls -A "$root/$m" 2>/dev/null) ]] || bad "$m: run folder left: $(ls "$root/$m")"
@@ -48,6 +50,10 @@ expect ndims 1 "taskprof run: badcase Default on a2a3sim failed: case Default: t
 expect bytes_small 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': 4 bytes, but shape [8,64] of fp32 needs 2048"
 expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: generate() returned 5 (expected 0 or a negative errno)"
 expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
+# a run that fails before it wrote anything but the name map of its
+# profilers leaves no folder either
+expect fail_orch 1 "taskprof run: badcase Default on a2a3sim failed: runtime: orchestration failed (-22): Invalid argument" \
+	--enable-l2-swimlane --enable-dep-gen
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
 # crashed MODE[+LABEL] CODE REGEX [ARGS...]: a run that must end with exit
