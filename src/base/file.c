@@ -2,6 +2,7 @@
 #include "base/file.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fts.h>
 #include <limits.h>
@@ -628,4 +629,52 @@ out:
 	if (removed)
 		*removed = n;
 	return rc;
+}
+
+char *tp_newest_run_file(const char *name, char **outputs)
+{
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	char *dir = NULL, *best = NULL, *best_run = NULL;
+	if (outputs)
+		*outputs = NULL;
+	if (asprintf(&dir, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
+		return NULL;
+	struct timespec best_m = { 0, 0 };
+	DIR *d = opendir(dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char *p = NULL;
+			struct stat st;
+			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, name) < 0)
+				break;
+			bool newer = stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+				     (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
+				      (st.st_mtim.tv_sec == best_m.tv_sec &&
+				       (st.st_mtim.tv_nsec > best_m.tv_nsec ||
+					(st.st_mtim.tv_nsec == best_m.tv_nsec &&
+					 strcmp(e->d_name, best_run) < 0))));
+			char *run = newer ? strdup(e->d_name) : NULL;
+			if (newer && run) {
+				free(best);
+				free(best_run);
+				best = p;
+				best_run = run;
+				best_m = st.st_mtim;
+			} else {
+				free(p);
+			}
+		}
+		closedir(d);
+	}
+	free(best_run);
+	if (outputs)
+		*outputs = dir;
+	else
+		free(dir);
+	return best;
 }

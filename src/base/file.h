@@ -149,6 +149,21 @@ int tp_stream_flush(FILE *fp);
 void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
 
 /**
+ * tp_newest_run_file() - the newest run's @name under the current folder:
+ * of the regular files outputs/<run>/@name (runs whose name starts with a
+ * dot left out, as a shell glob would), the one modified last; equal
+ * times go to the run name that sorts first. FIFOs and devices are
+ * skipped (reading one could block).
+ * @name:    file name in a run folder, e.g. "pmu.csv".
+ * @outputs: set to "<cwd>/outputs" (for the caller's message; free it),
+ *           or NULL when out of memory. May be NULL.
+ *
+ * Return: the path (free it), or NULL when there is none (or out of
+ * memory).
+ */
+char *tp_newest_run_file(const char *name, char **outputs);
+
+/**
  * tp_file_tx_sweep() - remove the temporary files that writers killed in
  * the middle of a transaction left under @dir.
  * @dir:     folder to search, with every folder below it (symbolic links

@@ -680,6 +680,49 @@ static void test_sweep(void **state)
 	free(real);
 }
 
+/* tp_newest_run_file: the newest regular outputs/<run>/NAME under the
+ * working folder; hidden runs, FIFOs and other names left out; equal
+ * times go to the run that sorts first; none: NULL with the folder. */
+static void test_newest_run_file(void **state)
+{
+	(void)state;
+	char old_cwd[4096];
+	assert_non_null(getcwd(old_cwd, sizeof(old_cwd)));
+	assert_int_equal(chdir(dir), 0);
+	char *outputs = NULL;
+	assert_null(tp_newest_run_file("x.json", &outputs));
+	assert_non_null(outputs);
+	assert_non_null(strstr(outputs, "/outputs"));
+	free(outputs);
+	static const char *runs[] = { "outputs/a", "outputs/b", "outputs/c", "outputs/.h",
+				      "outputs/d" };
+	for (size_t i = 0; i < sizeof(runs) / sizeof(*runs); i++)
+		assert_int_equal(tp_mkdir_p(runs[i], 0755), 0);
+	write_plain("outputs/a/x.json", "a");
+	write_plain("outputs/b/x.json", "b");
+	write_plain("outputs/.h/x.json", "h");
+	write_plain("outputs/d/y.json", "d");
+	assert_int_equal(mkfifo("outputs/c/x.json", 0600), 0);
+	struct timespec t[2] = { { 1000, 0 }, { 1000, 0 } };
+	assert_int_equal(utimensat(AT_FDCWD, "outputs/a/x.json", t, 0), 0);
+	t[0].tv_sec = t[1].tv_sec = 2000;
+	assert_int_equal(utimensat(AT_FDCWD, "outputs/b/x.json", t, 0), 0);
+	t[0].tv_sec = t[1].tv_sec = 3000;
+	assert_int_equal(utimensat(AT_FDCWD, "outputs/.h/x.json", t, 0), 0);
+	char *best = tp_newest_run_file("x.json", NULL);
+	assert_non_null(best);
+	assert_non_null(strstr(best, "/outputs/b/x.json"));
+	free(best);
+	/* the same time: the run name that sorts first */
+	t[0].tv_sec = t[1].tv_sec = 2000;
+	assert_int_equal(utimensat(AT_FDCWD, "outputs/a/x.json", t, 0), 0);
+	best = tp_newest_run_file("x.json", NULL);
+	assert_non_null(best);
+	assert_non_null(strstr(best, "/outputs/a/x.json"));
+	free(best);
+	assert_int_equal(chdir(old_cwd), 0);
+}
+
 static void test_file_size_limit(void **state)
 {
 	(void)state;
@@ -724,6 +767,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_publish, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_newest_run_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_publish_replaces_and_custom_suffix, setup,
 			teardown),

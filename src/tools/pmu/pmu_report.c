@@ -3,7 +3,6 @@
  * tools/pmu/pmu_report.c — pmu.csv reader and per-function summary
  * (pmu_report.h).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <inttypes.h>
@@ -485,44 +484,17 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 	return warned;
 }
 
-/* The newest ./outputs/<run>/pmu.csv (regular files only, by mtime), as
- * `taskprof swimlane` picks its input; NULL with a message when there is
- * none. The caller frees it. */
+/* The newest ./outputs/<run>/pmu.csv, as `taskprof swimlane` picks its
+ * input; NULL with a message when there is none. The caller frees it. */
 static char *newest_pmu_csv(void)
 {
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		snprintf(cwd, sizeof(cwd), ".");
-	char *outputs = NULL, *best = NULL;
-	if (asprintf(&outputs, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
-		return NULL;
-	struct timespec best_m = { 0, 0 };
-	DIR *d = opendir(outputs);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			char *p = NULL;
-			struct stat st;
-			if (asprintf(&p, "%s/%s/pmu.csv", outputs, e->d_name) < 0)
-				break;
-			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			    (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
-			     (st.st_mtim.tv_sec == best_m.tv_sec &&
-			      st.st_mtim.tv_nsec > best_m.tv_nsec))) {
-				free(best);
-				best = p;
-				best_m = st.st_mtim;
-			} else {
-				free(p);
-			}
-		}
-		closedir(d);
-	}
-	if (!best)
+	char *outputs = NULL;
+	char *best = tp_newest_run_file("pmu.csv", &outputs);
+	if (!best && outputs)
 		fprintf(stderr, "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under %s "
 				"(run with --enable-pmu first, or name the file)\n", outputs);
+	else if (!best)
+		fprintf(stderr, "taskprof pmu: out of memory\n");
 	else
 		fprintf(stderr, "taskprof pmu: using %s (the newest outputs/*/pmu.csv)\n", best);
 	free(outputs);

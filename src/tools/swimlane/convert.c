@@ -206,43 +206,14 @@ static char *norm_path(const char *p)
 /* §5.3 auto-detection: newest ./outputs/<*>/l2_swimlane_records.json. */
 static char *auto_input(bool verbose)
 {
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		snprintf(cwd, sizeof(cwd), ".");
-	char *outputs = NULL, *best = NULL;
-	if (asprintf(&outputs, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
-		return NULL;
-	DIR *d = opendir(outputs);
-	struct timespec best_m = {0, 0};
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			char *p = NULL;
-			struct stat st;
-			if (asprintf(&p, "%s/%s/l2_swimlane_records.json", outputs, e->d_name) < 0)
-				break;
-			/* non-regular files (FIFOs, devices) are skipped: reading
-			 * one would block or never end */
-			if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			    (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
-			     (st.st_mtim.tv_sec == best_m.tv_sec && st.st_mtim.tv_nsec > best_m.tv_nsec))) {
-				free(best);
-				best = p;
-				best_m = st.st_mtim;
-			} else {
-				free(p);
-			}
-		}
-		closedir(d);
-	}
-	if (!best) {
+	char *outputs = NULL;
+	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs);
+	if (!best && outputs) {
 		fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
 			outputs);
 		fprintf(stderr, "Run a test with --enable-l2-swimlane first, or specify an explicit "
 				"input.\n");
-	} else if (verbose) {
+	} else if (best && verbose) {
 		printf("Auto-selected latest file: %s\n", best);
 	}
 	free(outputs);

@@ -971,51 +971,27 @@ static const char *err_sans_path(const char *path)
  * absolute path (Path.cwd() / "outputs" / ...). */
 static int auto_detect(char *out, size_t len)
 {
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof(cwd)))
-		snprintf(cwd, sizeof(cwd), ".");
-	char dir[PATH_MAX + 16];
-	snprintf(dir, sizeof(dir), "%s/outputs", strcmp(cwd, "/") ? cwd : "");
-	DIR *d = opendir(dir);
-	bool found = false;
-	struct timespec best = {0, 0};
-	char bestname[NAME_MAX + 1] = "";
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			if (de->d_name[0] == '.')
-				continue; /* glob's "*" skips hidden names */
-			char p[PATH_MAX + 300];
-			snprintf(p, sizeof(p), "%s/%s/l2_swimlane_records.json", dir, de->d_name);
-			struct stat st;
-			/* FIFOs and devices are skipped: reading one would block */
-			if (stat(p, &st) || !S_ISREG(st.st_mode))
-				continue;
-			bool newer = !found || st.st_mtim.tv_sec > best.tv_sec ||
-				     (st.st_mtim.tv_sec == best.tv_sec &&
-				      (st.st_mtim.tv_nsec > best.tv_nsec ||
-				       (st.st_mtim.tv_nsec == best.tv_nsec &&
-					strcmp(de->d_name, bestname) < 0)));
-			if (newer) {
-				found = true;
-				best = st.st_mtim;
-				snprintf(bestname, sizeof(bestname), "%s", de->d_name);
-			}
-		}
-		closedir(d);
-	}
-	if (!found) {
+	char *outputs = NULL;
+	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs);
+	int rc = 0;
+	if (!best) {
 		fflush(stdout);
-		fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n", dir);
-		return -ENOENT;
-	}
-	int w = snprintf(out, len, "%s/%s/l2_swimlane_records.json", dir, bestname);
-	if (w < 0 || (size_t)w >= len) {
+		if (outputs)
+			fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
+				outputs);
+		else
+			fprintf(stderr, "Error: out of memory\n");
+		rc = outputs ? -ENOENT : -ENOMEM;
+	} else if (strlen(best) >= len) {
 		fflush(stdout);
-		fprintf(stderr, "Error: path too long under %s\n", dir);
-		return -ENAMETOOLONG;
+		fprintf(stderr, "Error: path too long under %s\n", outputs);
+		rc = -ENAMETOOLONG;
+	} else {
+		memcpy(out, best, strlen(best) + 1);
 	}
-	return 0;
+	free(best);
+	free(outputs);
+	return rc;
 }
 
 /* One error line on stderr (after what stdout already holds); returns 1. */
