@@ -675,8 +675,17 @@ static int aicore_col(struct rd *r, struct js_parser *p, const struct js_value *
 		row->core = (int32_t)c;
 		return rc;
 	}
+	if (col == 5) {
+		/* uint32 on the device (§1.4): a larger value is not a
+		 * receive-to-start time */
+		int rc = js_get_u64(p, v, false, false, &row->r2s);
+		if (!rc && row->r2s > UINT32_MAX)
+			return js_fail(p, "receive_to_start_cycles %" PRIu64 " out of range "
+				       "(a uint32: expected 0..4294967295)", row->r2s);
+		return rc;
+	}
 	uint64_t *dst = col == 1 ? &row->token : col == 2 ? &row->reg : col == 3 ? &row->start
-		      : col == 4 ? &row->end : &row->r2s;
+		      : &row->end;
 	return js_get_u64(p, v, false, false, dst);
 }
 
