@@ -399,6 +399,11 @@ has_line "quirks sched-overhead metadata" "$root/err" \
 # the plain fixture says none of it
 timeout $T "$bin" swimlane "$rec" -o "$q/plain.json" >/dev/null 2>"$root/err"
 grep -qE 'listed twice|without a kind|metadata\.' "$root/err" && bad "plain fixture warns: $(cat "$root/err")"
+# name-map keys no func_id prints as
+printf '{"callable_id_to_name": {"0": "A", "00": "B", "+1": "C"}}' >"$q/nm.json"
+run "name map keys" 0 \
+	"taskprof swimlane: warning: $q/nm.json: 2 callable_id_to_name keys not a func_id as a decimal integer (first: '00'; a key is written like \"0\" or \"12\"): their names are never used" \
+	"$bin" swimlane "$rec" --func-names "$q/nm.json" -o "$q/nm_trace.json"
 run "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
 run "empty --func-names" 2 "Error: empty path for --func-names" \
 	"$bin" swimlane "$rec" --func-names "" -o "$q/x.json"

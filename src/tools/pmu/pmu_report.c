@@ -621,6 +621,7 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		have_nm = true;
 		if (names_arg)
 			sl_name_map_warn_unnamed(&nm, names_path, "taskprof pmu", stderr);
+		sl_name_map_warn_skipped(&nm, names_path, "taskprof pmu", stderr);
 		free(names_path);
 	}
 	int rc = pmu_report_print_named(c, have_nm ? &nm : NULL, stdout);

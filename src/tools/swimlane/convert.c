@@ -466,10 +466,10 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 			goto out;
 		}
 		have_nm = true;
-		if (a.func_names) {
-			fflush(stdout);
+		fflush(stdout);
+		if (a.func_names)
 			sl_name_map_warn_unnamed(&nm, names_path, "taskprof swimlane", stderr);
-		}
+		sl_name_map_warn_skipped(&nm, names_path, "taskprof swimlane", stderr);
 		if (a.verbose) {
 			printf("  Loaded %zu function name mappings:\n", nm.n);
 			for (size_t i = 0; i < nm.n; i++)

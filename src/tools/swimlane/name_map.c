@@ -120,8 +120,18 @@ static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 	if (memchr(v->s, '\0', v->len))
 		return js_fail(p, "expected a name, got a string with a NUL character");
 	int64_t id;
-	if (!canonical_id(p, &id))
-		return 0; /* str(func_id) can never equal this key */
+	if (!canonical_id(p, &id)) {
+		/* str(func_id) can never equal this key: counted for a warning */
+		if (!m->n_skipped++) {
+			const struct js_frame *f = js_top(p);
+			char k[JS_KEY_MAX + 1];
+			size_t kl = f->key_len < JS_KEY_MAX ? f->key_len : JS_KEY_MAX;
+			memcpy(k, f->key, kl);
+			k[kl] = '\0';
+			sl_printable(k, m->first_skipped, sizeof(m->first_skipped));
+		}
+		return 0;
+	}
 	size_t c1 = r->cap, c2 = r->cap;
 	if (jx_reserve((void **)&m->func_id, &c1, m->n, sizeof(int64_t)) ||
 	    jx_reserve((void **)&m->name, &c2, m->n, sizeof(char *)))
@@ -232,6 +242,17 @@ void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, con
 	fprintf(err, "%s: warning: %s: no callable_id_to_name key, so no function names from it "
 		"(a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as `taskprof "
 		"run` writes name_map_<case>.json)\n", prog, path);
+}
+
+void sl_name_map_warn_skipped(const struct sl_name_map *m, const char *path, const char *prog,
+			      FILE *err)
+{
+	if (!m->n_skipped)
+		return;
+	fprintf(err, "%s: warning: %s: %zu callable_id_to_name key%s not a func_id as a "
+		"decimal integer (first: '%s'; a key is written like \"0\" or \"12\"): %s never "
+		"used\n", prog, path, m->n_skipped, m->n_skipped == 1 ? "" : "s", m->first_skipped,
+		m->n_skipped == 1 ? "its name is" : "their names are");
 }
 
 void sl_name_map_free(struct sl_name_map *m)

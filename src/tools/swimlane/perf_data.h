@@ -344,6 +344,11 @@ struct sl_name_map {
 	 * there are no names; a file given as a name map without it is
 	 * probably not one: sl_name_map_warn_unnamed()). */
 	bool has_c2n;
+	/* callable_id_to_name keys that are not str(func_id) of any id
+	 * ("00", "+1", " 1", ""): never looked up; the first one, printable
+	 * (sl_printable()). */
+	size_t n_skipped;
+	char first_skipped[48];
 };
 
 /**
@@ -371,6 +376,14 @@ const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
  * compare).
  */
 const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, size_t len);
+
+/**
+ * sl_name_map_warn_skipped() - warn on @err when @m, read from @path, had
+ * callable_id_to_name keys no func_id prints as ("00", "+1"): their
+ * names can never be used. Message prefix @prog ("taskprof swimlane").
+ */
+void sl_name_map_warn_skipped(const struct sl_name_map *m, const char *path, const char *prog,
+			      FILE *err);
 
 /**
  * sl_name_map_warn_unnamed() - warn on @err when @m, read from @path that
