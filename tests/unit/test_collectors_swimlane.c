@@ -397,10 +397,12 @@ static void test_log_prefault_before_start(void **state)
 	size_t pool = 0, pool2 = 0;
 	size_t with = start_growth(false, &pool);
 	size_t without = start_growth(true, &pool2);
-	/* The pool: 24 cores' buffers, several MB, faulted in at open. */
-	assert_true(pool > 4u << 20);
-	/* The log: about the pool's size more, resident before any record. */
-	assert_true(with + (1u << 20) > pool - pool / 4);
+	/* The pool: 24 cores' buffers, 23.4 MB, faulted in at open (more
+	 * resident memory under a sanitizer: its shadow of what was written). */
+	assert_true(pool > 16u << 20);
+	/* The log: the pool's size more (25 MB, in 2 MiB pages), resident
+	 * before any record; populated by the kernel, so no shadow. */
+	assert_true(with > 16u << 20);
 	assert_true(without < (2u << 20));
 }
 
