@@ -241,7 +241,7 @@ static int convert_swimlane(const char *records, const char *dir, char *trace, s
 	char *args[] = { "swimlane", (char *)records, "-o", trace, NULL };
 	stdout_failed(out_err);
 	int serr = 0;
-	int rc = sl_convert_run(4, args, &serr);
+	int rc = sl_convert_run(4, args, &serr, true);
 	if (serr && !*out_err)
 		*out_err = serr;
 	return rc;
@@ -610,11 +610,16 @@ int cmd_run(int argc, char **argv)
 			code = 1;
 		} else {
 			printf("swimlane trace: %s (open it in https://ui.perfetto.dev/)\n", trace);
-			/* The converter's closing hint keeps the reference's wording;
-			 * name the command that does it here, when it can run. */
+			/* In place of the converter's closing hint (the reference's
+			 * wording, left out here): the command, when it can run on
+			 * this run's files, else what it needs. */
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
 				printf("scheduler overhead: taskprof sched-overhead %s\n",
-				       r->swimlane_records);
+				       r->output_dir);
+			else
+				printf("scheduler overhead: taskprof sched-overhead needs records "
+				       "of level 3 or 4 and a deps.json: run with "
+				       "--enable-l2-swimlane --enable-dep-gen\n");
 			/* PMU profiling changes the schedule the trace shows. */
 			if (r->pmu)
 				printf("note: with --enable-pmu the schedulers issue one task "

@@ -44,6 +44,52 @@ run_level 2 synthetic --enable-l2-swimlane 2
 # A bare flag followed by the CASE does not consume it.
 run_level 4 --enable-l2-swimlane paged_attention --case CaseSmall1
 
+# The run's own conversion: without --enable-dep-gen a note (stdout) in
+# place of the reference's "no usable deps.json" warning, never the
+# reference's closing hint; the scheduler-overhead line says what it needs.
+out=$("$bin" run synthetic --enable-l2-swimlane -o "$root/nd" 2>"$root/err")
+if [[ $? -ne 0 ]] || ! grep -qx "note: no deps.json (the run had no --enable-dep-gen): the trace has no dependency arrows and names no kernel (the table's func_-1_ row); run with --enable-l2-swimlane --enable-dep-gen for both" <<<"$out" ||
+   grep -q "no usable deps.json" "$root/err" || grep -q "sched_overhead_analysis" <<<"$out" ||
+   ! grep -qx "scheduler overhead: taskprof sched-overhead needs records of level 3 or 4 and a deps.json: run with --enable-l2-swimlane --enable-dep-gen" <<<"$out"; then
+	echo "FAIL: run without dep_gen: $out $(cat "$root/err")"; fail=1
+else
+	echo "ok: run without dep_gen: note, no reference hint"
+fi
+# With both: the scheduler-overhead line names the run folder, which both
+# tools take in place of the records file.
+out=$("$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$root/wd" 2>"$root/err")
+dir=$(sed -n 's/^scheduler overhead: taskprof sched-overhead //p' <<<"$out")
+rec=$(sed -n 's/^swimlane records: //p' <<<"$out")
+if [[ -z $dir || ! -d $dir || $rec != "$dir/l2_swimlane_records.json" ]] ||
+   grep -q "sched_overhead_analysis\|^note: no deps" <<<"$out"; then
+	echo "FAIL: run with dep_gen: '$dir' '$rec': $out"; fail=1
+else
+	so=$("$bin" sched-overhead "$dir" 2>&1)
+	if [[ $? -ne 0 ]] || ! grep -qx "Perf data:  $rec" <<<"$so" ||
+	   ! grep -qx "Deps JSON:  $dir/deps.json" <<<"$so" || ! grep -q "^Part 6:" <<<"$so"; then
+		echo "FAIL: sched-overhead on the run folder: $so"; fail=1
+	else
+		echo "ok: sched-overhead takes the run folder"
+	fi
+	rm -f "$dir/merged_swimlane.json"
+	sw=$("$bin" swimlane "$dir/" 2>&1)
+	if [[ $? -ne 0 ]] || ! grep -qx "  Input:  $rec" <<<"$sw" || [[ ! -s $dir/merged_swimlane.json ]] ||
+	   ! grep -q "sched_overhead_analysis" <<<"$sw"; then
+		echo "FAIL: swimlane on the run folder: $sw"; fail=1
+	else
+		echo "ok: swimlane takes the run folder (and keeps the reference's hint)"
+	fi
+fi
+# A folder without records: the path the tools looked for.
+for t in swimlane sched-overhead; do
+	err=$("$bin" $t "$root" 2>&1 >/dev/null)
+	if [[ $? -ne 1 ]] || ! grep -q "not found: $root/l2_swimlane_records.json\$" <<<"$err"; then
+		echo "FAIL: $t on a folder without records: $err"; fail=1
+	else
+		echo "ok: $t on a folder without records -> 1"
+	fi
+done
+
 # Level 0: no records.
 out=$("$bin" run paged_attention --case CaseSmall1 --enable-l2-swimlane 0 -o "$root/out" 2>/dev/null)
 if [[ $? -ne 0 ]] || grep -q "swimlane records" <<<"$out"; then

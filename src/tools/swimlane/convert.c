@@ -329,10 +329,10 @@ static int finish_stdout(int *stdout_err)
 
 int sl_convert_main(int argc, char **argv)
 {
-	return sl_convert_run(argc, argv, NULL);
+	return sl_convert_run(argc, argv, NULL, false);
 }
 
-int sl_convert_run(int argc, char **argv, int *stdout_err)
+int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 {
 	struct args a;
 	if (stdout_err)
@@ -381,6 +381,15 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 		input = norm_path(a.input);
 		if (!input)
 			goto oom;
+		/* A run's folder stands for the records file in it. */
+		bool oom_dir;
+		char *in_dir = sl_records_in_folder(input, &oom_dir);
+		if (oom_dir)
+			goto oom;
+		if (in_dir) {
+			free(input);
+			input = in_dir;
+		}
 		if (!file_exists(input)) {
 			say_unreachable("Input file", input, errno);
 			goto out;
@@ -525,6 +534,11 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 				       "recovery)\n",
 				       deps.n_tasks);
 		}
+	} else if (in_run && !have_deps) {
+		/* The run's own conversion: the run had no --enable-dep-gen. */
+		printf("note: no deps.json (the run had no --enable-dep-gen): the trace has no "
+		       "dependency arrows and names no kernel (the table's func_-1_ row); run "
+		       "with --enable-l2-swimlane --enable-dep-gen for both\n");
 	} else {
 		fflush(stdout);
 		fprintf(stderr,
@@ -623,8 +637,9 @@ int sl_convert_run(int argc, char **argv, int *stdout_err)
 	printf("  Output: %s\n", output);
 	printf("\nTo visualize: Open https://ui.perfetto.dev/ and drag in %s\n", output);
 	sl_print_stats(stdout, &pd, have_nm ? &nm : NULL);
-	printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with a "
-	       "separately-captured deps.json (--enable-dep-gen).\n");
+	if (!in_run)
+		printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with "
+		       "a separately-captured deps.json (--enable-dep-gen).\n");
 	if (finish_stdout(stdout_err))
 		goto out;
 	exit_code = 0;

@@ -297,6 +297,22 @@ char *sl_path_sibling(const char *path, const char *name)
 	return r;
 }
 
+char *sl_records_in_folder(const char *path, bool *oom)
+{
+	struct stat st;
+	*oom = false;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	size_t n = strlen(path);
+	char *r = NULL;
+	if (asprintf(&r, "%s%sl2_swimlane_records.json", path,
+		     n && path[n - 1] == '/' ? "" : "/") < 0) {
+		*oom = true;
+		r = NULL;
+	}
+	return r;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

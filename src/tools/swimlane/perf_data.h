@@ -427,6 +427,19 @@ char *sl_name_map_sibling(const char *input, FILE *err);
  * "b" → "n", "/b" → "/n"); malloc'd, NULL on out of memory. */
 char *sl_path_sibling(const char *path, const char *name);
 
+/**
+ * sl_records_in_folder() - the records file of a run folder, for the tools
+ * that take a records path (`taskprof swimlane`, `taskprof sched-overhead`)
+ * and are given the run's folder instead, as `taskprof pmu` is.
+ * @path: a path as the user gave it.
+ *
+ * Return: NULL when @path is not a folder (the caller reads it as a file);
+ * else @path + "/l2_swimlane_records.json" (malloc'd), which may not exist:
+ * the caller's "not found" error then names it. *@oom is set when the
+ * allocation failed.
+ */
+char *sl_records_in_folder(const char *path, bool *oom);
+
 /* Task-id display (spec §2.9): "t<local>" for ring 0, else "r<ring>t<local>".
  * Writes at most @len bytes (always terminated); returns @buf. */
 char *sl_tdisp(uint64_t task_id, char *buf, size_t len);

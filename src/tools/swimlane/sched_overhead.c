@@ -1158,6 +1158,17 @@ int sl_sched_overhead_main(int argc, char **argv)
 	char perf_path[PATH_MAX + 16], deps_path[PATH_MAX + 32];
 	if (records) {
 		py_path(records, perf_path, sizeof(perf_path));
+		/* A run's folder stands for the records file in it. */
+		bool oom_dir;
+		char *in_dir = sl_records_in_folder(perf_path, &oom_dir);
+		if (oom_dir)
+			return fail("Error: out of memory");
+		if (in_dir) {
+			int n = snprintf(perf_path, sizeof(perf_path), "%s", in_dir);
+			free(in_dir);
+			if (n < 0 || (size_t)n >= sizeof(perf_path))
+				return fail("Error: %s: path too long", records);
+		}
 	} else if (auto_detect(perf_path, sizeof(perf_path))) {
 		return 1;
 	}

@@ -103,6 +103,12 @@ int sl_convert_main(int argc, char **argv);
  * sl_convert_run() - sl_convert_main() for a caller that owns stdout
  * (`taskprof run` converting after its own result lines).
  * @argc, @argv: as sl_convert_main().
+ * @in_run:      true for `taskprof run`'s own conversion: the closing hint
+ *               of the reference ("run sched_overhead_analysis manually
+ *               with a separately-captured deps.json") is left out (the
+ *               run names the command itself), and a run without a
+ *               deps.json gets a note saying what --enable-dep-gen adds
+ *               instead of the reference's "no usable deps.json" warning.
  * @stdout_err:  NULL: exactly sl_convert_main(). Otherwise a failure to
  *               write stdout (a full device, a reader that went away) is
  *               neither reported nor counted as a failed conversion: the
@@ -113,7 +119,7 @@ int sl_convert_main(int argc, char **argv);
  * Return: the exit code, as sl_convert_main(): 0 when the trace was
  * written, 1 when the conversion failed ("Error: ..." on stderr), 2 usage.
  */
-int sl_convert_run(int argc, char **argv, int *stdout_err);
+int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run);
 
 /**
  * sl_stdout_finish() - flush stdout and check that everything written to it
