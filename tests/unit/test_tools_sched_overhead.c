@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -269,7 +270,7 @@ static void test_critical_path(void **state)
 	struct sl_oh_sweep sw;
 	struct sl_so_cpath cp;
 	build(t, 4, p, s, 4, &g, &sw);
-	assert_int_equal(sl_so_critical_path(&g, &cp), 0);
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
 	assert_true(cp.found);
 	assert_false(cp.cycle);
 	assert_int_equal(cp.hops, 2);
@@ -287,13 +288,80 @@ static void test_critical_path(void **state)
 	};
 	uint64_t p2[] = {5, 6}, s2[] = {7, 7};
 	build(u, 3, p2, s2, 2, &g, &sw);
-	assert_int_equal(sl_so_critical_path(&g, &cp), 0);
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
 	assert_int_equal(cp.hops, 1);
 	/* via t6: exec 1 + 1, sched (4-2) + (1-0), span 6 - 1 */
 	assert_true(cp.exec == 2.0 && cp.sched == 3.0 && cp.span == 5.0);
 	assert_true(cp.lead == 1.0); /* t6: dispatch 0, start 1 */
 	sl_oh_sweep_free(&sw);
 	sl_oh_graph_free(&g);
+}
+
+/*
+ * Two AIC cores. t2 (core 0) waits for t1 (end 2) and starts at 5.5; from
+ * 2 to 5 both cores are busy (t8 on core 0, t9 on core 1), from 5 on core
+ * 0 is free. Its submit ended at 4: Scheduler injected 3.5, of which 3.0
+ * with every AIC core busy and 2.0 before the submit.
+ */
+static void test_critical_path_waits(void **state)
+{
+	(void)state;
+	struct sl_task t[] = {
+		row(1, 0, SL_AIC, 0, 0, 2, 2),
+		row(9, 1, SL_AIC, 0, 0, 6, 6),
+		row(8, 0, SL_AIC, 2, 2, 5, 5),
+		row(2, 0, SL_AIC, 5, 5.5, 8, 8),
+	};
+	uint64_t p[] = {1}, s[] = {2};
+	struct sl_oh_graph g;
+	struct sl_oh_sweep sw;
+	struct sl_so_cpath cp;
+	build(t, 4, p, s, 1, &g, &sw);
+	double se[4] = {NAN, NAN, NAN, NAN};
+	long i2 = sl_oh_graph_find(&g, 2);
+	assert_true(i2 >= 0);
+	se[i2] = 4.0;
+	assert_int_equal(sl_so_critical_path(&g, &sw, se, &cp), 0);
+	assert_int_equal(cp.hops, 1);
+	assert_true(cp.sched == 3.5);
+	assert_true(cp.core_wait == 3.0);
+	assert_true(cp.submit_wait == 2.0);
+	assert_true(cp.window == 8.0 && cp.span == 8.0);
+	assert_true(cp.first_task == 1 && cp.first_offset == 0.0);
+	/* without the sweep and the submits: neither */
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
+	assert_true(cp.core_wait == 0.0 && cp.submit_wait == 0.0 && cp.sched == 3.5);
+
+	/* the lines: both shares above 10%, the path covering all the window */
+	assert_int_equal(sl_so_critical_path(&g, &sw, se, &cp), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	sl_so_print_part6(f, &cp, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    (of Scheduler injected, 2.0 us (57.1%) is tasks on the path "
+				    "waiting for their own submit: the predecessor had ended before "
+				    "the orchestrator submitted them)\n"));
+	assert_non_null(strstr(buf, "    (of Scheduler injected, 3.0 us (85.7%) is tasks on the path "
+				    "waiting while every core of their type was busy: they waited for "
+				    "a core, not for the scheduler)\n"));
+	assert_null(strstr(buf, "the path covers"));
+	free(buf);
+	sl_oh_sweep_free(&sw);
+	sl_oh_graph_free(&g);
+
+	/* a path that starts late in the window says so */
+	struct sl_so_cpath late = {.found = true, .hops = 2, .span = 20, .exec = 5, .sched = 15,
+				   .window = 100, .first_task = (2ULL << 32) | 7,
+				   .first_offset = 80};
+	f = open_memstream(&buf, &len);
+	sl_so_print_part6(f, &late, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    (the path covers 20.0% of the 100.0 us window: its first "
+				    "task, r2t7, has no predecessor that ran and started 80.0 us into "
+				    "the window)\n"));
+	assert_null(strstr(buf, "of Scheduler injected"));
+	free(buf);
 }
 
 /* Part 6's note: only when Compute + Scheduler injected pass 101% of the
@@ -347,7 +415,7 @@ static void test_critical_path_cycle(void **state)
 	struct sl_oh_sweep sw;
 	struct sl_so_cpath cp;
 	build(t, 2, p, s, 2, &g, &sw);
-	assert_int_equal(sl_so_critical_path(&g, &cp), 0);
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
 	assert_true(cp.cycle);
 	assert_true(cp.cycle_task == 2);
 	assert_int_equal(cp.hops, 1);
@@ -510,7 +578,7 @@ static void test_fixture_a_numbers(void **state)
 	free(th);
 
 	struct sl_so_cpath cp;
-	assert_int_equal(sl_so_critical_path(&g, &cp), 0);
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
 	assert_int_equal(cp.hops, 1);
 	fmt(b, sizeof(b), "%.1f", cp.span);
 	assert_string_equal(b, "27.4");
@@ -564,7 +632,7 @@ static void test_large_graph(void **state)
 	assert_int_equal(sl_so_head_tail(t, n, &h, &tl), 0);
 	struct sl_so_dist d;
 	sl_so_dist(h, n, &d);
-	assert_int_equal(sl_so_critical_path(&g, &cp), 0);
+	assert_int_equal(sl_so_critical_path(&g, NULL, NULL, &cp), 0);
 	clock_gettime(CLOCK_MONOTONIC, &z);
 	double sec = (double)(z.tv_sec - a.tv_sec) + (double)(z.tv_nsec - a.tv_nsec) * 1e-9;
 	printf("%zu tasks, %zu edges: sweep %zu time points, analysis %.2f s\n", n, ne, sw.n_times,
@@ -589,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_switch_stats),
 		cmocka_unit_test(test_dist_percentiles),
 		cmocka_unit_test(test_critical_path),
+		cmocka_unit_test(test_critical_path_waits),
 		cmocka_unit_test(test_critical_path_cycle),
 		cmocka_unit_test(test_part6_note),
 		cmocka_unit_test(test_sched_threads),

@@ -119,6 +119,19 @@ int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph 
  * @cycle:  the walk reached a task it had already visited (cyclic deps);
  *          it stopped there instead of looping forever like the reference.
  *          @cycle_task is that task's id.
+ * @window: the makespan the path is set against: the latest end minus the
+ *          earliest start over all tasks (Part 1's window, µs).
+ * @first_task, @first_offset: the path's first task (the one with no
+ *          predecessor that ran) and how long after the window's start it
+ *          started (µs).
+ * @submit_wait: the part of @sched in which a task of the path waited for
+ *          its own submit: the gap from its gating predecessor's end to
+ *          the end of the orchestrator's submit of it, when that submit
+ *          ended later (µs; 0 without orchestrator records).
+ * @core_wait: the part of @sched (its gaps between a gating predecessor's
+ *          end and the task's start) during which some core type the task
+ *          runs on had no idle core, by the Part-1 sweep (µs; 0 without
+ *          the sweep).
  */
 struct sl_so_cpath {
 	bool found;
@@ -126,10 +139,39 @@ struct sl_so_cpath {
 	double span, exec, sched, lead;
 	bool cycle;
 	uint64_t cycle_task;
+	double window;
+	uint64_t first_task;
+	double first_offset;
+	double submit_wait;
+	double core_wait;
 };
 
-/* Return: 0 or -ENOMEM. */
-int sl_so_critical_path(const struct sl_oh_graph *g, struct sl_so_cpath *out);
+/**
+ * sl_so_critical_path() - Part 6's walk (spec §6.2) from the latest-
+ * finishing task back along the gating predecessors.
+ * @g:          the folded tasks and edges.
+ * @sw:         NULL, or the Part-1 sweep of the same rows; feeds
+ *              @out->core_wait.
+ * @submit_end: NULL, or per task of @g (its index) the end of its
+ *              orchestrator submit (µs; NaN when the records have none);
+ *              feeds @out->submit_wait.
+ * @out:        receives the path (zeroed first).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sl_so_critical_path(const struct sl_oh_graph *g, const struct sl_oh_sweep *sw,
+			const double *submit_end, struct sl_so_cpath *out);
+
+/**
+ * sl_so_submit_ends() - per task of @g, the end of its orchestrator submit
+ * (the first orch_submit record naming its task id), for
+ * sl_so_critical_path().
+ *
+ * Return: a malloc'd array of @g->n values (NaN for a task no record
+ * names), or NULL when @pd has no orchestrator record with a task id or
+ * memory ran out (the caller then walks without it).
+ */
+double *sl_so_submit_ends(const struct sl_oh_graph *g, const struct sl_perf_data *pd);
 
 /**
  * sl_so_print_part6() - print Part 6 of the report (spec §6.3) to @f.
