@@ -1281,7 +1281,23 @@ int cmd_op(int argc, char **argv)
 	int n = report_all(o, dir, inj_failed, &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
-	fprintf(stderr, "taskprof op: output %s\n", dir);
+	if (n > 0) {
+		/* How many were profiled, of how many: the default profiles one
+		 * launch only, which a user may not expect (in range replay
+		 * too, where -c counts launches, not ranges). */
+		int m = count_app_launches(dir, app_replay);
+		if (m > n)
+			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
+					"launches (--launch-count %u, the selection and the skips "
+					"decide which; %s lists them all); output %s\n",
+				n, m, o->cfg.launch_count,
+				app_replay ? "raw/run_0/launches.txt" : "launches_<pid>.txt", dir);
+		else
+			fprintf(stderr, "taskprof op: profiled %d kernel launch%s; output %s\n", n,
+				n == 1 ? "" : "es", dir);
+	} else {
+		fprintf(stderr, "taskprof op: output %s\n", dir);
+	}
 	if (failed) {
 		fprintf(stderr, "taskprof op: the profiler failed (see above); the application "
 				"exited with status %d\n",

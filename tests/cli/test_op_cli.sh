@@ -203,6 +203,8 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	# run without kernel launches, the output folder name.
 	expect 3 "no kernel launch was profiled" -o "$root/o3" -- sh -c 'exit 3'
 	expect 0 "taskprof op: output $root/o/OPPROF_" -o "$root/o" -- true
+	expect 0 "taskprof op: profiled 1 kernel launch; output $root/o1/OPPROF_" -o "$root/o1" \
+		-- "$bindir/examples/op_accumulate"
 	expect 143 "no kernel launch was profiled" -o "$root/o" -- sh -c 'kill -TERM $$'
 	d=$(ls -d "$root"/o3/OPPROF_*)
 	if [[ ! "$(basename "$d")" =~ ^OPPROF_[0-9]{14}_[A-Z]{16}$ ]]; then
