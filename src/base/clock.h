@@ -57,6 +57,23 @@ static inline uint64_t tp_now_ns(void)
 }
 
 /**
+ * tp_thread_cpu_ns() - the calling thread's CPU time.
+ *
+ * CLOCK_THREAD_CPUTIME_ID: a system call (about 0.4 µs on the development
+ * VM, against 36 ns for tp_now_ns()), so only for clocks read a few times
+ * per simulated kernel: the length of a PMU counting window
+ * (platform/pmu_model.c).
+ *
+ * Return: nanoseconds the thread has run; never decreases on a thread.
+ */
+static inline uint64_t tp_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/**
  * tp_sys_cnt_set_freq() - set the system counter frequency.
  * @hz: ticks per second, 1 .. TP_SYS_CNT_FREQ_MAX; usually
  *      TP_SYS_CNT_FREQ_A2A3 or TP_SYS_CNT_FREQ_A5. Other values are

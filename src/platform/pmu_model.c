@@ -172,8 +172,8 @@ struct pmu_core {
 	struct tp_core_ctx *ctx;
 	bool open;
 	bool was_enabled;       /* enabled at the last sample */
-	uint64_t last_ns;       /* since when it has been enabled */
-	uint64_t win_ns;        /* counted ns of this window */
+	uint64_t last_ns;       /* since when it has been enabled (core thread CPU ns) */
+	uint64_t win_ns;        /* counted CPU ns of this window */
 	uint64_t busy_sum;      /* counted busy cycles, all pipes */
 	const struct ev_prod *prod[TP_PMU_MAX_SLOTS];
 	uint64_t acc[TP_PMU_MAX_SLOTS];
@@ -462,7 +462,7 @@ static bool sample(struct pmu_core *pc, uint64_t op_cycles)
 	bool en = window_enabled(pc->m, pc->core_id);
 	if (en == pc->was_enabled)
 		return en;
-	uint64_t now = tp_now_ns();
+	uint64_t now = tp_thread_cpu_ns();
 	if (en) {
 		pc->last_ns = now;
 	} else {
@@ -558,7 +558,7 @@ void tp_pmu_window_close(struct tp_pmu_model *m, int core_id)
 		 * (never over-count); the busy floor below keeps the
 		 * counted ops. */
 		bool en = window_enabled(m, core_id);
-		uint64_t now = tp_now_ns();
+		uint64_t now = tp_thread_cpu_ns();
 		if (en)
 			pc->win_ns += now - pc->last_ns;
 		pc->was_enabled = false;

@@ -33,9 +33,16 @@
  *     counter i += its sum (32-bit, wrapping); total += max(round(counted
  *     ns × 1.8), Σ busy cycles of the counted ops on all pipes).
  *     The clock is read only at the open, the close and a change of
- *     state, so an op pays only the register reads. Ops run
- *     one after another on the core's thread, so the max only absorbs each
- *     op's rounding; it guarantees no pipe's busy cycles exceed the total.
+ *     state, so an op pays only the register reads. That clock is the
+ *     core thread's CPU time (tp_thread_cpu_ns()): a simulated core does
+ *     not run while the host has taken its thread away, and counting the
+ *     wall time made a block's total depend on how many threads shared
+ *     the host's CPUs (an operator-profiler block differed by up to 3400%
+ *     between passes; 50-120% with the CPU time). An op's busy cycles are
+ *     its wall time (a CPU-time read per op would cost 0.8 µs per op), so
+ *     an op the host interrupted counts the interruption, and the max
+ *     takes the total up to the busy cycles then; it guarantees no pipe's
+ *     busy cycles exceed the total.
  *   - Memory events count requests: the delta's per-operand requests,
  *     ceil(bytes / 32) (TP_REQ_BYTES, the same 32-byte granule on every
  *     path), so for tiles of whole 32-byte blocks requests = bytes / 32.

@@ -668,24 +668,31 @@ static void test_model_window_closed(void **state)
 	fx_close(f);
 }
 
-/* A window with no op for @ns: the total is its length in core cycles. */
+/* A window with no op: the total is its length in core cycles, the core's
+ * time being its thread's CPU time. The window spins 2 ms of CPU and then
+ * sleeps 20 ms, which it does not count: at most the CPU time between the
+ * two outer reads, whatever the host did with the thread meanwhile. */
 static void test_model_total_is_window_length(void **state)
 {
 	(void)state;
 	struct fx *f = fx_open("a5sim");
 	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
-	uint64_t t0 = tp_now_ns();
+	uint64_t t0 = tp_thread_cpu_ns();
 	tp_pmu_window_open(f->m, AIV_CORE);
-	uint64_t t1 = tp_now_ns();
-	while (tp_now_ns() - t1 < 2000000u)
+	uint64_t t1 = tp_thread_cpu_ns();
+	while (tp_thread_cpu_ns() - t1 < 2000000u)
 		;
-	uint64_t t2 = tp_now_ns();
+	uint64_t t2 = tp_thread_cpu_ns();
+	struct timespec nap = { 0, 20000000 };
+	nanosleep(&nap, NULL);
 	tp_pmu_window_close(f->m, AIV_CORE);
-	uint64_t t3 = tp_now_ns();
+	uint64_t t3 = tp_thread_cpu_ns();
 	struct tp_pmu_sample s;
 	assert_int_equal(tp_pmu_read(f->m, AIV_CORE, &s), 0);
 	assert_true(s.total_cycles >= tp_core_cycles_from_ns(t2 - t1));
 	assert_true(s.total_cycles <= tp_core_cycles_from_ns(t3 - t0));
+	/* the 20 ms asleep would be 36,000,000 cycles: far fewer counted */
+	assert_true(s.total_cycles < tp_core_cycles_from_ns(10000000u));
 	fx_close(f);
 }
 
