@@ -106,12 +106,14 @@ void tp_op_name_sanitise(const char *name, char *out, size_t n)
 		out[i] = ok ? c : '_';
 	}
 	out[i] = '\0';
-	/* "", "." and ".." would not name a directory of their own. */
-	if (i == 0 || !strcmp(out, ".") || !strcmp(out, "..")) {
-		char tmp[3];
-		snprintf(tmp, sizeof(tmp), "%s", out);
-		snprintf(out, n, "_%s", tmp);
-	}
+	/* "" would name no directory; a leading '.' makes "." and "..", which
+	 * name other directories, and hidden names, which the report's walk
+	 * over the launch folders skips (a ".hidden" kernel was profiled and
+	 * then reported as "no kernel launch was profiled"). */
+	if (i == 0)
+		snprintf(out, n, "_");
+	else if (out[0] == '.')
+		out[0] = '_';
 }
 
 int tp_op_claim_dir(const char *base, int device, const char *name, char *out, size_t n,

@@ -87,8 +87,8 @@ bool tp_op_filter_done(const struct tp_op_filter *f, int device);
 /**
  * tp_op_name_sanitise() - copy @name into @out (@n bytes, >= 2) with every
  * byte outside [A-Za-z0-9_.-] replaced by '_', cut to TP_OP_NAME_MAX bytes;
- * "" and "." / ".." become "_", "_." / "_.." (never a path component of
- * their own).
+ * a leading '.' becomes '_' and "" becomes "_" (never ".", ".." or a
+ * hidden name: the report's walk skips names starting with '.').
  */
 void tp_op_name_sanitise(const char *name, char *out, size_t n);
 

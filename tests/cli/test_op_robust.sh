@@ -191,4 +191,18 @@ else
 	bad "R7: -k my: exit $OPRC, names '$n0' / '$n1'"
 fi
 
+say "R8: names starting with '.' get a visible folder inside device0"
+op_run r8 -c 5 -- "$R" dotnames
+sets=$(launch_set "${OPDIR:-none}")
+want="device0/_._up/0 block_dim=4 device0/_hidden/0 block_dim=4"
+if [ $OPRC = 0 ] && [ "$sets" = "$want" ] &&
+	[ "$(kv "$OPDIR/device0/_hidden/0/launch.txt" name)" = .hidden ] &&
+	grep -q "^taskprof op: profiled 2 kernel launches; output" "$WORK/r8.err" &&
+	! grep -q "no kernel launch was profiled" "$WORK/r8.err"; then
+	ok "R8: folders $sets, both reported"
+else
+	bad "R8: exit $OPRC, folders '$sets', want '$want'"
+	show "$WORK/r8.err"
+fi
+
 finish

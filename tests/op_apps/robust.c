@@ -15,6 +15,8 @@
  *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
  *   unpopped  a range pushed on the main thread and one on a second
  *             thread that is still running at exit, neither popped.
+ *   dotnames  ".hidden" and "../up": names whose folder must not be hidden
+ *             or climb out of the device folder.
  *   names     "my kernel<1>" and "my_kernel_1_": two real names that
  *             sanitise to the same directory name.
  *
@@ -249,6 +251,20 @@ static int m_names(void)
 	return finish("names", dout, want);
 }
 
+static int m_dotnames(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 2);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = op_app_launch(op_app_accumulate, ".hidden", BLOCKS, &v)) != 0 ||
+	    (rc = op_app_launch(op_app_accumulate, "../up", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch", rc);
+	return finish("dotnames", dout, want);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -266,6 +282,9 @@ int main(int argc, char **argv)
 		return m_unpopped();
 	if (!strcmp(m, "names"))
 		return m_names();
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names\n", APP);
+	if (!strcmp(m, "dotnames"))
+		return m_dotnames();
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames\n",
+		APP);
 	return 2;
 }

@@ -146,9 +146,15 @@ static void test_sanitise(void **state)
 	tp_op_name_sanitise("", out, sizeof(out));
 	assert_string_equal(out, "_");
 	tp_op_name_sanitise("..", out, sizeof(out));
-	assert_string_equal(out, "_..");
-	tp_op_name_sanitise(".", out, sizeof(out));
 	assert_string_equal(out, "_.");
+	tp_op_name_sanitise(".", out, sizeof(out));
+	assert_string_equal(out, "_");
+	tp_op_name_sanitise(".hidden", out, sizeof(out));
+	assert_string_equal(out, "_hidden");
+	tp_op_name_sanitise("../x", out, sizeof(out));
+	assert_string_equal(out, "_._x");
+	tp_op_name_sanitise("a.b.", out, sizeof(out));
+	assert_string_equal(out, "a.b.");
 	char big[400];
 	memset(big, 'q', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
