@@ -34,6 +34,14 @@
  * must not call tp_rt_launch, tp_rt_synchronize or tp_rt_reset_device
  * (-EPERM: the device would wait for itself).
  *
+ * fork(): a device belongs to the process that opened it. In a child
+ * forked after a device opened, every call on that device fails with
+ * -ENODEV ("device D was opened by process P before it forked"), as its
+ * threads stayed in the parent; tp_rt_reset_device(D) in the child forgets
+ * it (the parent's device is untouched) and the next call opens a device
+ * of the child's own, with memory of its own. Devices the parent had not
+ * opened open in the child as usual.
+ *
  * Every function is an exported symbol of libtaskprof.so, so that a tool
  * can interpose it with LD_PRELOAD (`taskprof op`, spec/opprof.md). None of
  * them calls another through its exported name.

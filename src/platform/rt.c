@@ -58,6 +58,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -181,6 +182,13 @@ struct rt_dev {
 /* Device table. g_hooks is applied to every device at open. */
 static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
 static struct rt_dev *g_devs[TP_RT_MAX_DEVICES];
+/* In a process forked from one that had opened devices: those devices,
+ * whose threads stayed in the parent (rt_atfork_child). Never used, never
+ * shut down; tp_rt_reset_device() forgets one so the child may open the
+ * device afresh. Written only by the child's single thread at fork and
+ * under g_lock for writing. */
+static struct rt_dev *g_inherited[TP_RT_MAX_DEVICES];
+static pid_t g_inherited_from;
 static struct tp_kernel_hooks g_hooks;
 
 /* Per device id, over every device ever opened with that id (the
@@ -609,8 +617,48 @@ static int rt_open(int id, struct rt_dev **out)
 
 /* ---- device table ----------------------------------------------------------- */
 
+/*
+ * fork(): the child has the devices' memory but none of their threads, and
+ * a call that waits for them would wait forever (a launch), or crash (the
+ * shutdown at exit joined threads of the parent). The child's one thread
+ * moves them aside before anything else runs; g_lock is made anew, as a
+ * thread of the parent may have held it at the fork.
+ */
+static void rt_atfork_child(void)
+{
+	bool any = false;
+	for (int i = 0; i < TP_RT_MAX_DEVICES; i++) {
+		if (g_devs[i]) {
+			g_inherited[i] = g_devs[i];
+			g_devs[i] = NULL;
+			any = true;
+		}
+		/* relaxed: the child is single-threaded here. Its own stats. */
+		atomic_store_explicit(&g_id_opened[i], false, memory_order_relaxed);
+	}
+	if (any)
+		g_inherited_from = getppid();
+	g_lock = (pthread_rwlock_t)PTHREAD_RWLOCK_INITIALIZER;
+}
+
+__attribute__((constructor)) static void rt_init(void)
+{
+	(void)pthread_atfork(NULL, NULL, rt_atfork_child);
+}
+
+/* The error of a call on device @id in a forked child that inherited it
+ * (g_lock held). */
+static int inherited_error(const char *fn, int id)
+{
+	return tp_set_error(-ENODEV, "%s: device %d was opened by process %d before it forked; "
+				     "its device threads do not exist in this process (%d): use "
+				     "the device in one process only, or call "
+				     "tp_rt_reset_device(%d) here first to open it afresh",
+			    fn, id, (int)g_inherited_from, (int)getpid(), id);
+}
+
 /* Device @id with g_lock held for reading (release with rt_put()), opened
- * on first use. */
+ * on first use; -ENODEV in a forked child that inherited it open. */
 static int rt_get(int id, struct rt_dev **out)
 {
 	for (;;) {
@@ -618,6 +666,11 @@ static int rt_get(int id, struct rt_dev **out)
 		if (g_devs[id]) {
 			*out = g_devs[id];
 			return 0;
+		}
+		if (__builtin_expect(g_inherited[id] != NULL, 0)) {
+			int rc = inherited_error("tp_rt", id);
+			pthread_rwlock_unlock(&g_lock);
+			return rc;
 		}
 		pthread_rwlock_unlock(&g_lock);
 		pthread_rwlock_wrlock(&g_lock);
@@ -694,6 +747,9 @@ int tp_rt_reset_device(int device_id)
 	pthread_rwlock_wrlock(&g_lock);
 	struct rt_dev *rd = g_devs[device_id];
 	g_devs[device_id] = NULL;
+	/* A device inherited through fork is forgotten, not shut down: its
+	 * threads are the parent's. */
+	g_inherited[device_id] = NULL;
 	if (rd) {
 		/* No launch runs (writer lock): stop the started channels so
 		 * their readers still get an END_OF_PASS. */
@@ -1003,13 +1059,16 @@ int tp_rt_synchronize(void)
 		return tp_set_error(-EPERM, "tp_rt_synchronize: called from device code");
 	pthread_rwlock_rdlock(&g_lock);
 	struct rt_dev *rd = g_devs[tl_device];
+	int rc = 0;
 	if (rd) {
 		/* Launches hold launch_lock until their last block FINs. */
 		pthread_mutex_lock(&rd->launch_lock);
 		pthread_mutex_unlock(&rd->launch_lock);
+	} else if (g_inherited[tl_device]) {
+		rc = inherited_error("tp_rt_synchronize", tl_device);
 	}
 	pthread_rwlock_unlock(&g_lock);
-	return 0;
+	return rc;
 }
 
 /* ---- tool API: driver profiling channels (taskprof/rt_tool.h) ----------------- */

@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -783,6 +785,69 @@ static void test_device_thread_failure(void **state)
 	use_platform("a2a3sim");
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define RT_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RT_TEST_TSAN 1
+#endif
+#endif
+#ifndef RT_TEST_TSAN
+#define RT_TEST_TSAN 0
+#endif
+
+/*
+ * fork() after the device opened: the child has none of its threads. A
+ * launch or synchronize there fails at once with -ENODEV and says why
+ * (it used to wait forever), exit() does not touch the parent's threads
+ * (it crashed), and tp_rt_reset_device() lets the child open the device
+ * afresh. The parent's device is unaffected.
+ */
+static void test_fork_child(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_rt_launch(nop_kernel, 2, NULL), 0);
+	assert_int_equal(tp_rt_synchronize(), 0);
+	fflush(NULL);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		int code = 0;
+		if (tp_rt_launch(nop_kernel, 2, NULL) != -ENODEV ||
+		    !strstr(tp_last_error(), "was opened by process") ||
+		    !strstr(tp_last_error(), "before it forked"))
+			code |= 1;
+		if (tp_rt_synchronize() != -ENODEV)
+			code |= 2;
+		void *d = NULL;
+		if (tp_rt_malloc(&d, 64) != -ENODEV)
+			code |= 4;
+		/* forget it, then the child has a device of its own (not under
+		 * ThreadSanitizer, which ends a child of a multi-threaded
+		 * process that starts threads) */
+		if (tp_rt_reset_device(0) != 0)
+			code |= 8;
+		else if (!RT_TEST_TSAN &&
+			 (tp_rt_launch(nop_kernel, 2, NULL) != 0 || tp_rt_synchronize() != 0))
+			code |= 16;
+		exit(code); /* runs the library's destructor */
+	}
+	int st = 0;
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	/* a child that exits without touching the device */
+	fflush(NULL);
+	c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		exit(0);
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(tp_rt_launch(nop_kernel, 2, NULL), 0);
+	assert_int_equal(tp_rt_synchronize(), 0);
+}
+
 static void test_device_errors(void **state)
 {
 	(void)state;
@@ -839,6 +904,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_memcpy_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_device_thread_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_launch_ex_placement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tile_context, setup, teardown),
