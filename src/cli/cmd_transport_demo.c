@@ -16,9 +16,11 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/tmp_registry.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "transport/loadgen.h"
 
 static void help(FILE *f)
@@ -232,6 +234,10 @@ int cmd_transport_demo(int argc, char **argv)
 			out_root);
 		return 1;
 	}
+	/* SIGINT / SIGTERM / SIGHUP: one line, the temporary files and the
+	 * folder if still empty removed, death by the signal (as `run`). */
+	tp_tmpreg_set_dir(dir);
+	cli_interrupt_install("taskprof transport-demo");
 
 	struct tp_loadgen_config cfg = {
 		.producers = (int)producers,

@@ -126,6 +126,27 @@ fi
 kill $reader 2>/dev/null
 wait $reader 2>/dev/null
 
+# transport-demo: SIGTERM once its folder exists and the producers run
+# (the banner is on stdout): one line, the empty folder removed, 143.
+env $sigenv "$bin" transport-demo -n 100000000 -o "$root/td" >"$root/td.out" 2>"$root/err" &
+pid=$!
+for _ in $(seq 600); do
+	grep -q "producers x" "$root/td.out" 2>/dev/null && break
+	sleep 0.05
+done
+sleep 0.3
+kill -TERM $pid
+wait $pid
+code=$?
+pid=
+msg=$(grep -v '^\[taskprof\]' "$root/err")
+if [[ $code -ne 143 ]] || ! [[ $msg =~ ^"taskprof transport-demo: interrupted by SIGTERM: removed 0 temporary files and the empty run folder $root/td/transport_demo_"[0-9_]+$ ]] ||
+   compgen -G "$root/td/*" >/dev/null; then
+	echo "FAIL: transport-demo TERM: exit $code: $msg; left: $(ls "$root/td" 2>&1)"; fail=1
+else
+	echo "ok: transport-demo TERM -> 143, empty folder removed"
+fi
+
 if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
 	echo "skip: Case1 interrupts (TSan: the run takes minutes)"
 	exit $fail
