@@ -450,6 +450,59 @@ static void test_file_chunks(void **state)
 	uh_rm_rf(dir); /* frees it */
 }
 
+/* One value longer than 4 MiB (yajl re-lexes a value that spans chunks at
+ * every chunk: a 200 MB one ran for minutes) is refused naming its line;
+ * 6 MiB of whitespace between values is not a value and passes; a 3 MiB
+ * string under an ignored key passes. */
+static void test_file_long_value(void **state)
+{
+	(void)state;
+	char *dir = uh_mkdtemp();
+	assert_non_null(dir);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/long.json", dir);
+	for (int pass = 0; pass < 4; pass++) {
+		FILE *f = fopen(path, "w");
+		assert_non_null(f);
+		fprintf(f, "{\n\"l2_swimlane_level\": 2,\n\"metadata\": {\"clock_freq_hz\": "
+			   "50000000},\n\"aicore_tasks\": [[0, 1, 1, 10, 20, 1]],\n");
+		size_t big = pass == 3 ? (3u << 20) : (6u << 20);
+		if (pass == 0) { /* a number */
+			fputs("\"aicpu_tasks\": [[0, 1, ", f);
+			for (size_t i = 0; i < big; i++)
+				fputc('7', f);
+			fputs(", 30]]}\n", f);
+		} else if (pass == 1 || pass == 3) { /* a string under an unknown key */
+			fputs("\"note\": \"", f);
+			for (size_t i = 0; i < big; i++)
+				fputc('x', f);
+			fputs("\",\n\"aicpu_tasks\": [[0, 1, 5, 30]]}\n", f);
+		} else { /* whitespace */
+			fputs("\"aicpu_tasks\":", f);
+			for (size_t i = 0; i < big; i++)
+				fputc(i % 64 ? ' ' : '\n', f);
+			fputs("[[0, 1, 5, 30]]}\n", f);
+		}
+		fclose(f);
+		struct sl_perf_data d;
+		int rc = sl_read_perf_data(path, &d);
+		if (pass == 0 || pass == 1) {
+			assert_int_equal(rc, -EINVAL);
+			const char *want = pass == 0 ? "long.json: line 5: one JSON value"
+						     : "long.json: line 5: one JSON value (a number, "
+						       "string or key) longer than 4 MiB";
+			if (!strstr(tp_last_error(), want))
+				fail_msg("pass %d: \"%s\" lacks \"%s\"", pass, tp_last_error(), want);
+		} else {
+			if (rc != 0)
+				fail_msg("pass %d: %s", pass, tp_last_error());
+			assert_int_equal(d.n_tasks, 1);
+			sl_perf_data_free(&d);
+		}
+	}
+	uh_rm_rf(dir); /* frees it */
+}
+
 /* ---- deps.json ---------------------------------------------------------- */
 
 static void test_fixture_a_deps(void **state)
@@ -903,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_mem_unmatched_top3),
 		cmocka_unit_test(test_mem_errors),
 		cmocka_unit_test(test_file_chunks),
+		cmocka_unit_test(test_file_long_value),
 		cmocka_unit_test(test_fixture_a_deps),
 		cmocka_unit_test(test_deps_variants),
 		cmocka_unit_test(test_deps_many),

@@ -25,6 +25,12 @@
  * small enough not to matter for memory. */
 #define JS_CHUNK (1u << 20)
 
+/* Longest single value (number, string or key) the readers take: yajl
+ * lexes a token that spans chunks again from its start at every chunk, so
+ * one value of N bytes costs O(N^2 / JS_CHUNK) (a 200 MB number ran for
+ * minutes); no file taskprof reads holds a value near this. */
+#define JS_VALUE_MAX (4u << 20)
+
 const char *js_type_name(enum js_type t)
 {
 	switch (t) {
@@ -250,6 +256,7 @@ static inline void next_elem(struct js_parser *p)
 
 static int on_scalar(struct js_parser *p, const struct js_value *v)
 {
+	p->events++;
 	if (p->skip)
 		return 1;
 	next_elem(p);
@@ -286,6 +293,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t len)
 
 static int on_start(struct js_parser *p, enum js_type t)
 {
+	p->events++;
 	if (p->skip) {
 		p->skip++;
 		return 1;
@@ -319,6 +327,7 @@ static int on_start(struct js_parser *p, enum js_type t)
 
 static int on_end(struct js_parser *p)
 {
+	p->events++;
 	if (p->skip) {
 		p->skip--;
 		return 1;
@@ -419,6 +428,7 @@ static int key_add(struct js_frame *f, uint64_t h)
 static int cb_key(void *ctx, const unsigned char *k, size_t len)
 {
 	struct js_parser *p = ctx;
+	p->events++;
 	if (p->skip)
 		return 1;
 	struct js_frame *f = &p->st[p->depth];
@@ -535,11 +545,41 @@ static int js_syntax_error(struct js_parser *p, const uint8_t *buf, size_t len,
 	return js_fail_at(p, place, "invalid JSON (%s)", msg);
 }
 
+/* Whether @buf holds a byte other than JSON whitespace. */
+static bool has_non_ws(const uint8_t *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\r' && buf[i] != '\t')
+			return true;
+	return false;
+}
+
 /* Feed one chunk; 0 or a negative errno. */
 static int js_feed(struct js_parser *p, const uint8_t *buf, size_t len)
 {
+	uint64_t ev0 = p->events;
 	yajl_status st = yajl_parse(p->h, buf, len);
 	if (st == yajl_status_ok) {
+		/* A chunk without a callback that is not all whitespace is
+		 * inside one value: refuse a value past JS_VALUE_MAX before
+		 * its re-lexing costs minutes. Checked only for such chunks
+		 * (a records file has thousands of callbacks per chunk). */
+		if (p->events != ev0) {
+			p->run_bytes = 0;
+		} else if (has_non_ws(buf, len)) {
+			if (!p->run_bytes)
+				p->run_line = p->line;
+			p->run_bytes += len;
+			if (p->run_bytes > JS_VALUE_MAX) {
+				char place[48];
+				snprintf(place, sizeof(place), "line %llu",
+					 (unsigned long long)p->run_line + 1);
+				return js_fail_at(p, place, "one JSON value (a number, string or "
+							    "key) longer than %u MiB: no file "
+							    "taskprof reads holds one",
+						  JS_VALUE_MAX >> 20);
+			}
+		}
 		js_count_lines(p, buf, len);
 		return 0;
 	}

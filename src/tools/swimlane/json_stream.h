@@ -82,6 +82,10 @@ struct js_parser {
 	uint64_t line;      /* newlines before the current chunk */
 	uint64_t line_start;/* offset just after the last newline seen */
 	uint64_t key_seed;  /* per-parse seed of the key hashes */
+	/* one value spanning chunks (js_feed's length guard) */
+	uint64_t events;    /* parser callbacks so far */
+	uint64_t run_bytes; /* bytes of the chunks since the last callback */
+	uint64_t run_line;  /* line where that run began (0-based) */
 	struct js_frame st[JS_MAX_DEPTH + 1];
 };
 
