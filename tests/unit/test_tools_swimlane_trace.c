@@ -510,6 +510,45 @@ static void test_fixture_a_end_to_end(void **state)
 }
 
 /* An output path in a missing directory: an error naming it, no crash. */
+/* A mapped name longer than the label buffer used to be (4096 bytes): the
+ * label keeps the whole name and its task id. */
+static void test_long_name_label(void **state)
+{
+	(void)state;
+	char dir[1100], rec[1200], deps[1200], out[1200];
+	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
+		 tree);
+	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
+	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	snprintf(out, sizeof(out), "%s/merged.json", tmp);
+	struct sl_perf_data pd;
+	struct sl_deps dp;
+	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
+	assert_int_equal(sl_read_deps(deps, &dp), 0);
+	static char big[6001];
+	memset(big, 'Q', 6000);
+	int64_t ids[5] = {0, 1, 2, 3, 4};
+	char *names[5] = {"a", "b", "c", big, "e"};
+	struct sl_name_map nm = {.n = 5, .func_id = ids, .name = names};
+	FILE *null = fopen("/dev/null", "w");
+	assert_non_null(null);
+	struct sl_trace_opts o = {.output_path = out, .out = null, .err = null};
+	assert_int_equal(sl_trace_generate(&pd, &dp, &nm, &o, NULL), 0);
+	fclose(null);
+	char *j = slurp(out);
+	assert_non_null(j);
+	const char *q = strstr(j, big);
+	assert_non_null(q);
+	/* the name whole, then "(t4)" (the MIX task of func 3) */
+	assert_true(q[6000] == '(' && !strncmp(q + 6001, "t4)\"", 4));
+	free(j);
+	sl_deps_free(&dp);
+	sl_perf_data_free(&pd);
+	uh_rm_rf(tmp);
+}
+
 static void test_output_error(void **state)
 {
 	(void)state;
@@ -547,6 +586,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer_events),
 		cmocka_unit_test(test_json_writer_direct),
 		cmocka_unit_test(test_fixture_a_end_to_end),
+		cmocka_unit_test(test_long_name_label),
 		cmocka_unit_test(test_output_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

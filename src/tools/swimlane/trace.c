@@ -375,7 +375,10 @@ struct gen {
 	int64_t *core_sched; /* per cores[] index: thread or -1 */
 
 	struct sbuf sb, sb2;
-	char lbl[4096];
+	/* a task or phase label: room for the longest mapped name, its task
+	 * id and decoration (a 5000-byte name lost its "(r2t0)" in 4096) */
+	char *lbl;
+	size_t lbl_cap;
 };
 
 static inline double row_slice_wv(const struct sl_task *r) { return r->receive_us; }
@@ -468,7 +471,7 @@ static const char *label(struct gen *g, int64_t func_id, const char *td, bool sp
 	} else if (g->nm && (name = sl_name_map_get(g->nm, func_id))) {
 		bl = strlen(name);
 		if (bl > 256 || memchr(name, '(', bl)) {
-			sl_task_label(g->lbl, sizeof(g->lbl), func_id, g->nm, td, spmd);
+			sl_task_label(g->lbl, g->lbl_cap, func_id, g->nm, td, spmd);
 			return g->lbl;
 		}
 	} else {
@@ -1743,7 +1746,7 @@ static int emit_sched_phases(struct gen *g)
 					snprintf(td, sizeof(td), "unknown");
 				const char *nm;
 				if (p->kind == SL_PH_DUMMY_TASK) {
-					snprintf(g->lbl, sizeof(g->lbl), "dummy(%s)", td);
+					snprintf(g->lbl, g->lbl_cap, "dummy(%s)", td);
 					nm = g->lbl;
 				} else {
 					int64_t fid = -1;
@@ -1830,7 +1833,7 @@ static int emit_sched_phases(struct gen *g)
 			jw_key(w, "cname");
 			jw_str(w, cname);
 			jw_key(w, "name");
-			snprintf(g->lbl, sizeof(g->lbl), "%s(%llu)", phase_str(p),
+			snprintf(g->lbl, g->lbl_cap, "%s(%llu)", phase_str(p),
 				 (unsigned long long)p->tasks_processed);
 			jw_str(w, g->lbl);
 			jw_key(w, "ph");
@@ -1972,10 +1975,10 @@ static int emit_orch(struct gen *g)
 			jw_str(w, "rail_animation");
 			jw_key(w, "name");
 			if (o->has_task_id)
-				snprintf(g->lbl, sizeof(g->lbl), "submit(%s)",
+				snprintf(g->lbl, g->lbl_cap, "submit(%s)",
 					 tdisp(o->task_id, td, sizeof(td)));
 			else
-				snprintf(g->lbl, sizeof(g->lbl), "submit(%llu)",
+				snprintf(g->lbl, g->lbl_cap, "submit(%llu)",
 					 (unsigned long long)o->submit_idx);
 			jw_str(w, g->lbl);
 			jw_key(w, "ph");
@@ -2025,7 +2028,7 @@ classify:
 				continue;
 			double bd = dur >= MARKER_MIN ? dur : MARKER_MIN;
 			tdisp(o->task_id, td, sizeof(td));
-			snprintf(g->lbl, sizeof(g->lbl), "alloc(%s)", td);
+			snprintf(g->lbl, g->lbl_cap, "alloc(%s)", td);
 			ev_begin(g);
 			jw_key(w, "args");
 			jw_obj_begin(w);
@@ -2647,6 +2650,7 @@ static int emit_overhead(struct gen *g)
 
 static void gen_free(struct gen *g)
 {
+	free(g->lbl);
 	free(g->g_start);
 	free(g->g_count);
 	free(g->g_tid);
@@ -2808,6 +2812,16 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 	g.dp = deps;
 	g.nm = names;
 	g.o = o;
+	g.lbl_cap = 4096;
+	for (size_t i = 0; names && i < names->n; i++) {
+		size_t l = strlen(names->name[i]);
+		if (l + 256 > g.lbl_cap)
+			g.lbl_cap = l + 256;
+	}
+	g.lbl = malloc(g.lbl_cap);
+	if (!g.lbl)
+		return tp_set_error(-ENOMEM, "out of memory while converting to %s",
+				    o->output_path);
 
 	struct tp_file_tx tx;
 	int rc = tp_file_tx_begin(&tx, o->output_path, NULL);
