@@ -2825,8 +2825,10 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 
 	struct tp_file_tx tx;
 	int rc = tp_file_tx_begin(&tx, o->output_path, NULL);
-	if (rc)
+	if (rc) {
+		free(g.lbl);
 		return rc;
+	}
 	rc = jw_init(&g.w, tx.fp, o->pretty ? JW_PRETTY : JW_COMPACT, true);
 	if (!rc) {
 		/* GBs written once: skip the page-cache copy (json_writer.h) */
