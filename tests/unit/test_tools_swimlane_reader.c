@@ -346,6 +346,37 @@ static void test_mem_u64_and_variants(void **state)
 	sl_perf_data_free(&d);
 }
 
+/* A timestamp more than a day after the first one (a sentinel end) is
+ * taken, and sl_perf_far_warning() names the first and counts them all. */
+static void test_far_timestamps(void **state)
+{
+	(void)state;
+	struct sl_perf_data d;
+	char buf[320];
+	/* 50 MHz: a day is 4.32e12 ticks */
+	const char *j = "{\"l2_swimlane_level\": 3, \"metadata\": {\"clock_freq_hz\": 50000000},"
+			"\"aicore_tasks\": [[0, 8589934592, 1, 100, 18446744073709551615, 1],"
+			"[1, 3, 1, 100, 200, 1]],"
+			"\"aicpu_tasks\": [[0, 1, 90, 300], [1, 1, 90, 5000000000000]],"
+			"\"aicpu_scheduler_phases\": [[{\"kind\": \"dispatch\", \"start_cycles\": 95,"
+			"\"end_cycles\": 96}]]}";
+	assert_int_equal(read_mem(j, &d), 0);
+	assert_int_equal(d.n_tasks, 2);
+	const char *w = sl_perf_far_warning(&d, buf, sizeof(buf));
+	assert_non_null(w);
+	/* the first in the reader's task order (by task id) */
+	assert_string_equal(w, "2 timestamps more than a day after the records' first one (first: "
+			       "aicpu_tasks: the finish of task t3 on core 1, 1e+05 s after it): "
+			       "a sentinel or corrupt value? Taken as is");
+	sl_perf_data_free(&d);
+	/* an ordinary file: nothing */
+	const char *ok = "{\"l2_swimlane_level\": 2, \"metadata\": {\"clock_freq_hz\": 50000000},"
+			 "\"aicore_tasks\": [[0, 3, 1, 100, 200, 1]], \"aicpu_tasks\": [[0, 1, 90, 300]]}";
+	assert_int_equal(read_mem(ok, &d), 0);
+	assert_null(sl_perf_far_warning(&d, buf, sizeof(buf)));
+	sl_perf_data_free(&d);
+}
+
 static void test_mem_unmatched_top3(void **state)
 {
 	(void)state;
@@ -953,6 +984,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_c_level1),
 		cmocka_unit_test(test_err_inputs),
 		cmocka_unit_test(test_mem_u64_and_variants),
+		cmocka_unit_test(test_far_timestamps),
 		cmocka_unit_test(test_mem_unmatched_top3),
 		cmocka_unit_test(test_mem_errors),
 		cmocka_unit_test(test_file_chunks),

@@ -588,6 +588,10 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s: %s\n", input, mw);
 		}
+		if (sl_perf_far_warning(&pd, mw, sizeof(mw))) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+		}
 	}
 	if (pd.n_kindless_phases) {
 		fflush(stdout);

@@ -1236,3 +1236,48 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 				 : "the extra entries name no core");
 	return buf[0] ? buf : NULL;
 }
+
+/* Further from the first timestamp than any run lasts: one day, in µs. */
+#define SL_FAR_US (86400.0 * 1e6)
+
+const char *sl_perf_far_warning(const struct sl_perf_data *pd, char *buf, size_t len)
+{
+	if (!len)
+		return NULL;
+	uint64_t n = 0;
+	char first[160] = "";
+	double far = 0;
+	for (size_t i = 0; i < pd->n_tasks; i++) {
+		const struct sl_task *t = &pd->tasks[i];
+		bool e = t->end_us > SL_FAR_US, fin = t->finish_us > SL_FAR_US;
+		if (!e && !fin)
+			continue;
+		if (!n++) {
+			char td[48];
+			far = e ? t->end_us : t->finish_us;
+			snprintf(first, sizeof(first), "%s of task %s on core %d",
+				 e ? "aicore_tasks: the end" : "aicpu_tasks: the finish",
+				 sl_tdisp(t->task_id, td, sizeof(td)), (int)t->core_id);
+		}
+	}
+	for (size_t th = 0; th < pd->n_sched; th++)
+		for (size_t i = 0; i < pd->sched[th].n; i++)
+			if (pd->sched[th].v[i].end_us > SL_FAR_US && !n++) {
+				far = pd->sched[th].v[i].end_us;
+				snprintf(first, sizeof(first), "aicpu_scheduler_phases[%zu][%zu]: the end",
+					 th, i);
+			}
+	for (size_t th = 0; th < pd->n_orch; th++)
+		for (size_t i = 0; i < pd->orch[th].n; i++)
+			if (pd->orch[th].v[i].end_us > SL_FAR_US && !n++) {
+				far = pd->orch[th].v[i].end_us;
+				snprintf(first, sizeof(first),
+					 "aicpu_orchestrator_phases[%zu][%zu]: the end", th, i);
+			}
+	if (!n)
+		return NULL;
+	snprintf(buf, len, "%" PRIu64 " timestamp%s more than a day after the records' first one "
+		 "(first: %s, %.3g s after it): a sentinel or corrupt value? Taken as is",
+		 n, n == 1 ? "" : "s", first, far / 1e6);
+	return buf;
+}

@@ -378,6 +378,18 @@ const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
 const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, size_t len);
 
 /**
+ * sl_perf_far_warning() - the records' timestamps (a task's end or finish,
+ * a phase's or a submit's end) more than a day after their first one: no
+ * run lasts that long, so a sentinel (UINT64_MAX) or a corrupt value, which
+ * the reference draws as is (a bar of 10^17 µs); for a warning.
+ * @buf, @len: where the text is composed ("N timestamps more than a day
+ *             after the records' first one (first: aicore_tasks: the end of
+ *             task r2t0 on core 0, 3.69e+11 s after it): ...").
+ * Return: @buf, or NULL when there is none.
+ */
+const char *sl_perf_far_warning(const struct sl_perf_data *pd, char *buf, size_t len);
+
+/**
  * sl_name_map_warn_skipped() - warn on @err when @m, read from @path, had
  * callable_id_to_name keys no func_id prints as ("00", "+1"): their
  * names can never be used. Message prefix @prog ("taskprof swimlane").
