@@ -226,7 +226,12 @@ has "$err" "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under $root/
 echo "ok: run folder and the newest run"
 
 # Usage.
-"$bin" pmu --bogus x >/dev/null 2>&1; [[ $? -eq 2 ]] || bad "unknown option: want exit 2"
+err=$("$bin" pmu --bogus x 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 2 && $err == "taskprof pmu: unknown option '--bogus' (see --help)" ]] ||
+	bad "unknown option: exit $rc, want 2 and one line: $err"
+# "--" ends the options, as in the other commands
+out=$("$bin" pmu -- "$root/pmu.csv") || bad "pmu -- FILE exited $?"
+has "$out" "$root/pmu.csv: 5 rows, 2 functions"
 "$bin" pmu --help | grep -q "usage: taskprof pmu" || bad "--help"
 "$bin" --help | grep -q "^  pmu " || bad "pmu not listed in taskprof --help"
 echo "ok: usage"

@@ -650,7 +650,14 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 	if (stdout_err)
 		*stdout_err = 0;
 	const char *path = NULL, *names_arg = NULL;
+	bool opts_done = false;
 	for (int i = 1; i < argc; i++) {
+		if (!opts_done && !strcmp(argv[i], "--")) {
+			opts_done = true; /* what follows is a path, even "-x" */
+			continue;
+		}
+		if (opts_done)
+			goto positional;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -667,10 +674,10 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "taskprof pmu: unknown option '%s'\n", argv[i]);
-			usage(stderr);
+			fprintf(stderr, "taskprof pmu: unknown option '%s' (see --help)\n", argv[i]);
 			return 2;
 		}
+	positional:
 		if (path) {
 			fprintf(stderr, "taskprof pmu: expected one PMU_CSV, got '%s' and '%s'\n", path,
 				argv[i]);
