@@ -263,7 +263,13 @@ static int parse_events(const char *s, struct op_opts *o)
 					 OP_MAX_RAW_EVENTS);
 				return bad("--events", s, exp);
 			}
-			ev[(*n)++] = (uint16_t)v;
+			/* An id given twice (in this option or an earlier one)
+			 * is one event: planned, and warned about, once. */
+			bool dup = false;
+			for (size_t k = 0; k < *n; k++)
+				dup |= ev[k] == (uint16_t)v;
+			if (!dup)
+				ev[(*n)++] = (uint16_t)v;
 		}
 	}
 	if (!seen[0] && !seen[1])
