@@ -1163,9 +1163,12 @@ int tp_drv_prof_stop(int device_id, uint32_t channel)
 	pthread_rwlock_rdlock(&g_lock);
 	struct rt_dev *rd = g_devs[device_id];
 	if (!rd) {
+		rc = g_inherited[device_id]
+			     ? inherited_error(fn, device_id)
+			     : tp_set_error(-ENOENT, "%s: device %d channel %u is not started", fn,
+					    device_id, channel);
 		pthread_rwlock_unlock(&g_lock);
-		return tp_set_error(-ENOENT, "%s: device %d channel %u is not started", fn,
-				    device_id, channel);
+		return rc;
 	}
 	/* Waits for a launch in progress: its records precede END_OF_PASS. */
 	pthread_mutex_lock(&rd->launch_lock);
@@ -1222,9 +1225,12 @@ int tp_rt_tool_device_stats(int device_id, struct tp_rt_tool_stats *out)
 	pthread_rwlock_rdlock(&g_lock);
 	struct rt_dev *rd = g_devs[device_id];
 	if (!rd) {
+		rc = g_inherited[device_id]
+			     ? inherited_error("tp_rt_tool_device_stats", device_id)
+			     : tp_set_error(-ENODEV, "tp_rt_tool_device_stats: device %d is not open",
+					    device_id);
 		pthread_rwlock_unlock(&g_lock);
-		return tp_set_error(-ENODEV, "tp_rt_tool_device_stats: device %d is not open",
-				    device_id);
+		return rc;
 	}
 	const struct tp_platform *plat = tp_device_platform(rd->dev);
 	struct tp_dev_mem_stats ms;

@@ -819,6 +819,10 @@ static void test_fork_child(void **state)
 			code |= 1;
 		if (tp_rt_synchronize() != -ENODEV)
 			code |= 2;
+		struct tp_rt_tool_stats st;
+		if (tp_rt_tool_device_stats(0, &st) != -ENODEV ||
+		    !strstr(tp_last_error(), "before it forked"))
+			code |= 32;
 		void *d = NULL;
 		if (tp_rt_malloc(&d, 64) != -ENODEV)
 			code |= 4;
