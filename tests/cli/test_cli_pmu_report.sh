@@ -47,23 +47,6 @@ grep -qE '^  mte2_busy_cycles +700\.0 +14\.0%$' <<<"$out" || bad "mte2 share: $o
 grep -qE '^  icache_req +0\.0$' <<<"$out" || bad "icache line: $out"
 echo "ok: PIPE_UTILIZATION summary"
 
-# A row given twice (same thread, core, task and run_epoch: a file pasted
-# together): counted once, with a warning naming both lines; the same key
-# in another run_epoch is another run. Without run_epoch: all counted.
-{ cat "$root/pmu.csv"; sed -n 2p "$root/pmu.csv"; sed -n 2p "$root/pmu.csv";
-  sed -n 4p "$root/pmu.csv" | sed 's/,4$/,5/'; } >"$root/dup_rows.csv"
-out=$("$bin" pmu "$root/dup_rows.csv" 2>"$root/dup.err") || bad "dup rows exited $?"
-has "$out" "$root/dup_rows.csv: 6 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4..5"
-has "$out" "func_id 3: 2 rows (AIC 2, AIV 0), pmu_total_cycles mean 2000.0 median 2000.0"
-[[ $(cat "$root/dup.err") == "taskprof pmu: warning: $root/dup_rows.csv: 2 rows repeat an earlier row's thread_id, core_id, task_id and run_epoch (first: line 7 repeats line 2): counted once" ]] ||
-	bad "dup rows warning: $(cat "$root/dup.err")"
-sed -e '1s/,run_epoch$//' -e '2,$s/,[0-9]*$//' "$root/dup_rows.csv" >"$root/dup_noep.csv"
-out=$("$bin" pmu "$root/dup_noep.csv" 2>"$root/dup.err") || bad "dup rows (no epoch) exited $?"
-has "$out" "$root/dup_noep.csv: 8 rows, 2 functions"
-grep -qF "3 rows repeat an earlier row's thread_id, core_id and task_id (first: line 7 repeats line 2); without a run_epoch column retained runs cannot be told apart: all counted" "$root/dup.err" ||
-	bad "dup rows (no epoch) warning: $(cat "$root/dup.err")"
-echo "ok: repeated rows"
-
 # Names: the unique sibling name map, or --func-names (func 7 has no name).
 mkdir "$root/named"
 cp "$root/pmu.csv" "$root/named/pmu.csv"

@@ -40,17 +40,6 @@ struct pmu_csv {
 	struct pmu_row *rows;
 	size_t nrows, cap;
 	uint64_t epoch_min, epoch_max;
-	/* per row while loading: (thread_id, core_id, task_id, run_epoch), line */
-	struct pmu_key *keys;
-	/* rows that repeated an earlier row's key (dropped when the file has
-	 * run_epoch), the first such line and the line it repeated */
-	size_t n_dup;
-	size_t dup_line, dup_of;
-};
-
-struct pmu_key {
-	uint64_t thread, core, task, epoch;
-	size_t line, row;
 };
 
 static const char *event_name(uint32_t t)
@@ -186,10 +175,6 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 		if (!nv)
 			return tp_set_error(-ENOMEM, "out of memory");
 		c->vals = nv;
-		struct pmu_key *nk = realloc(c->keys, cap * sizeof(*nk));
-		if (!nk)
-			return tp_set_error(-ENOMEM, "out of memory");
-		c->keys = nk;
 		c->cap = cap;
 	}
 	uint64_t v[256];
@@ -230,8 +215,6 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 		if (!c->nrows || e > c->epoch_max)
 			c->epoch_max = e;
 	}
-	c->keys[c->nrows] = (struct pmu_key){ v[0], v[1], v[2], c->has_epoch ? v[n - 1] : 0,
-					      lineno, c->nrows };
 	struct pmu_row *r = &c->rows[c->nrows];
 	r->func_id = (uint32_t)v[3];
 	r->core_type = (int32_t)v[4];
@@ -240,93 +223,6 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 	memcpy(c->vals + c->nrows * (size_t)c->ncnt, v + NFIXED, (size_t)c->ncnt * sizeof(*v));
 	c->nrows++;
 	return 0;
-}
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct pmu_key *x = a, *y = b;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	if (x->core != y->core)
-		return x->core < y->core ? -1 : 1;
-	if (x->task != y->task)
-		return x->task < y->task ? -1 : 1;
-	if (x->epoch != y->epoch)
-		return x->epoch < y->epoch ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-static bool same_key(const struct pmu_key *a, const struct pmu_key *b)
-{
-	return a->thread == b->thread && a->core == b->core && a->task == b->task &&
-	       a->epoch == b->epoch;
-}
-
-/* A task runs once per core in a run: a row whose (thread_id, core_id,
- * task_id, run_epoch) an earlier row has is a repeat (a file pasted
- * together twice). With run_epoch the later ones are dropped, so that
- * nothing is counted twice; without it (the reference's format) retained
- * runs repeat keys legitimately, and they are only counted for the
- * warning. */
-static int drop_duplicates(struct pmu_csv *c)
-{
-	if (c->nrows < 2)
-		return 0;
-	qsort(c->keys, c->nrows, sizeof(*c->keys), cmp_key);
-	bool *drop = calloc(c->nrows, sizeof(*drop));
-	if (!drop)
-		return tp_set_error(-ENOMEM, "out of memory");
-	for (size_t i = 1; i < c->nrows; i++) {
-		const struct pmu_key *b = &c->keys[i];
-		if (!same_key(&c->keys[i - 1], b))
-			continue;
-		c->n_dup++;
-		if (!c->dup_line || b->line < c->dup_line) {
-			/* it repeats the first of its run of equal keys */
-			size_t j = i - 1;
-			while (j > 0 && same_key(&c->keys[j - 1], b))
-				j--;
-			c->dup_line = b->line;
-			c->dup_of = c->keys[j].line;
-		}
-		if (c->has_epoch)
-			drop[b->row] = true;
-	}
-	if (c->has_epoch && c->n_dup) {
-		size_t w = 0;
-		for (size_t i = 0; i < c->nrows; i++) {
-			if (drop[i])
-				continue;
-			if (w != i) {
-				c->rows[w] = c->rows[i];
-				memmove(c->vals + w * (size_t)c->ncnt, c->vals + i * (size_t)c->ncnt,
-					(size_t)c->ncnt * sizeof(*c->vals));
-			}
-			w++;
-		}
-		c->nrows = w;
-	}
-	free(drop);
-	return 0;
-}
-
-void pmu_csv_warn_duplicates(const struct pmu_csv *c, const char *cmd, FILE *err)
-{
-	if (!c->n_dup)
-		return;
-	fflush(stdout);
-	if (c->has_epoch)
-		fprintf(err, "%s: warning: %s: %zu row%s repeat%s an earlier row's thread_id, "
-			     "core_id, task_id and run_epoch (first: line %zu repeats line %zu): "
-			     "counted once\n",
-			cmd, c->path, c->n_dup, c->n_dup == 1 ? "" : "s", c->n_dup == 1 ? "s" : "",
-			c->dup_line, c->dup_of);
-	else
-		fprintf(err, "%s: warning: %s: %zu row%s repeat%s an earlier row's thread_id, "
-			     "core_id and task_id (first: line %zu repeats line %zu); without a "
-			     "run_epoch column retained runs cannot be told apart: all counted\n",
-			cmd, c->path, c->n_dup, c->n_dup == 1 ? "" : "s", c->n_dup == 1 ? "s" : "",
-			c->dup_line, c->dup_of);
 }
 
 int pmu_csv_load(const char *path, struct pmu_csv **out)
@@ -383,11 +279,6 @@ int pmu_csv_load(const char *path, struct pmu_csv **out)
 			break;
 		p = nl + 1;
 	}
-	rc = drop_duplicates(c);
-	free(c->keys);
-	c->keys = NULL;
-	if (rc)
-		goto fail;
 	for (size_t i = 0; i < c->nrows; i++)
 		c->rows[i].cnt = c->vals + i * (size_t)c->ncnt;
 	free(text);
@@ -503,7 +394,6 @@ void pmu_csv_free(struct pmu_csv *c)
 	free(c->cols);
 	free(c->rows);
 	free(c->vals);
-	free(c->keys);
 	free(c->path);
 	free(c);
 }
@@ -713,7 +603,6 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		return 1;
 	}
 	pmu_csv_check_counters(c, sets, n_sets, stderr);
-	pmu_csv_warn_duplicates(c, "taskprof pmu", stderr);
 	/* Names as `taskprof swimlane` finds them: --func-names, else the
 	 * unique sibling name map (several: the swimlane's warning, no names).
 	 * Either one unreadable or malformed is an error naming the file and

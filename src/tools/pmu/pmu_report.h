@@ -39,17 +39,6 @@ struct pmu_csv;
  */
 int pmu_csv_load(const char *path, struct pmu_csv **out);
 
-/**
- * pmu_csv_warn_duplicates() - one warning line on @err, "@cmd: warning:
- * FILE: N rows repeat an earlier row's thread_id, core_id, task_id and
- * run_epoch (first: line L repeats line M): counted once", when
- * pmu_csv_load() found rows repeating an earlier row's key. With a
- * run_epoch column the loader dropped the repeats; without one (the
- * reference's format, where retained runs repeat keys) it kept them and
- * the line says so. Nothing when there are none.
- */
-void pmu_csv_warn_duplicates(const struct pmu_csv *c, const char *cmd, FILE *err);
-
 /** pmu_csv_rows() - data rows in the table. */
 size_t pmu_csv_rows(const struct pmu_csv *c);
 
