@@ -167,27 +167,37 @@ static int tensor_tile(const struct tp_tensor *t, struct tp_tile *tile)
 	size_t es = tp_dtype_size(dt);
 	uint32_t nd = t->ndims, rows, cols, stride;
 	if (es == 0 || nd == 0 || nd > TP_MAX_TENSOR_DIMS)
-		return -EINVAL;
+		return tp_set_error(-EINVAL, "runtime: tensor with dtype %u and %u dims: expected "
+				    "a known dtype and 1..%d dims", (unsigned)t->dtype, nd,
+				    TP_MAX_TENSOR_DIMS);
 	if (nd == 1) {
 		rows = t->shapes[0];
 		cols = 1;
 		stride = t->strides[0];
 	} else {
 		if (t->strides[nd - 1] != 1)
-			return -EINVAL;
+			return tp_set_error(-EINVAL, "runtime: tensor's last stride is %u: a kernel "
+					    "tile needs 1", t->strides[nd - 1]);
 		cols = t->shapes[nd - 1];
 		rows = t->shapes[nd - 2];
 		stride = t->strides[nd - 2];
 		for (int k = (int)nd - 3; k >= 0; k--) {
 			if ((uint64_t)t->strides[k] !=
 			    (uint64_t)t->strides[k + 1] * t->shapes[k + 1])
-				return -EINVAL;
+				return tp_set_error(-EINVAL, "runtime: tensor dim %d: stride %u is "
+						    "not stride %u x shape %u of the next dim (a "
+						    "kernel tile needs the leading dims packed)",
+						    k, t->strides[k], t->strides[k + 1],
+						    t->shapes[k + 1]);
 			rows *= t->shapes[k];
 		}
 	}
 	uint64_t off = t->start_offset * es;
 	if (off >= t->buffer_size || t->buffer_addr == 0)
-		return -EINVAL;
+		return tp_set_error(-EINVAL, "runtime: tensor view starts at byte %llu of a "
+				    "%llu-byte buffer%s", (unsigned long long)off,
+				    (unsigned long long)t->buffer_size,
+				    t->buffer_addr ? "" : " at address 0");
 	return tp_tile_init(tile, TP_MEM_GM, (uint8_t *)(uintptr_t)t->buffer_addr + off,
 			    (size_t)(t->buffer_size - off), dt, rows, cols, stride);
 }
@@ -352,6 +362,7 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 		return -ECANCELED;
 	if (args->err)
 		return args->err;
+	tp_clear_error(); /* a failing step below sets the message that explains it */
 	/* Step 0: validate, normalise aiv1-only to aiv0. */
 	uint8_t mask = 0;
 	for (int i = 0; i < 3; i++) {
@@ -477,8 +488,11 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 		 * task and fail the run. */
 		p->shape = TP_SHAPE_DUMMY;
 		tp_slot_set_work(slot, 0, 1);
-		tp_engine_fail(e, rc, id, -1, "runtime: submit of task 0x%llx failed (%d)",
-			       (unsigned long long)id, rc);
+		/* The failing step's own message (each sets one), not just
+		 * its code. */
+		const char *why = tp_last_error();
+		tp_engine_fail(e, rc, id, -1, "runtime: submit of task 0x%llx failed: %s",
+			       (unsigned long long)id, why && *why ? why : strerror(-rc));
 	}
 	int prc = scope_push(&o->scopes[o->depth - 1], slot);
 	if (prc) {

@@ -566,6 +566,33 @@ static void check_oob(int threads)
 static void test_oob_fails_1sched(void **s) { (void)s; check_oob(2); }
 static void test_oob_fails_3sched(void **s) { (void)s; check_oob(4); }
 
+/* ---- a submit that fails names its reason -------------------------------- */
+
+/* An explicit dependency on a task not yet submitted: the submit fails and
+ * the run's message carries the step's reason, not only its code. */
+static int orch_future_dep(struct tp_orch *o, void *arg)
+{
+	(void)arg;
+	struct tp_task_args a;
+	tp_args_init(&a);
+	tp_task_id later = 5;
+	int rc = tp_args_set_dependencies(&a, &later, 1);
+	if (rc)
+		return rc;
+	return tp_submit_aiv(o, K_ADD_AIV, &a, NULL);
+}
+
+static void test_submit_failure_reason(void **s)
+{
+	(void)s;
+	struct tp_engine_result res;
+	int rc = run(2, kernels, K_COUNT, orch_future_dep, NULL, &res, NULL);
+	printf("failure: %s\n", res.msg);
+	assert_int_equal(rc, -EINVAL);
+	assert_non_null(strstr(res.msg, "runtime: submit of task 0x0 failed: runtime: explicit "
+					"dependency 0x5 of task 0x0 names no earlier task"));
+}
+
 /* ---- a device thread that cannot be created ----------------------------- */
 
 /* The launch's nth thread creation fails (tp_device_test_fail_thread):
@@ -670,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_mix_3sched),
 		cmocka_unit_test(test_oob_fails_1sched),
 		cmocka_unit_test(test_oob_fails_3sched),
+		cmocka_unit_test(test_submit_failure_reason),
 		cmocka_unit_test(test_thread_failure),
 		cmocka_unit_test(test_config_errors),
 	};
