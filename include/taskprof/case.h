@@ -150,7 +150,12 @@ struct tp_case_kernel {
 };
 
 /* The orchestration: @args carries device addresses. Runs on the
- * orchestrator thread; return 0 or a negative errno (fails the run). */
+ * orchestrator thread; return 0 or a negative errno (fails the run).
+ * It runs inside one scope, and a scope holds its tasks' ring slots until
+ * it ends: at most 16,383 tasks (the ring window less one) in one scope.
+ * Submit more in batches, each inside tp_scope_begin() ... tp_scope_end()
+ * (src/runtime/orch.h); the 16,384th submit of one scope fails the run
+ * with "scope ... can never drain". */
 typedef int (*tp_case_orch_fn)(struct tp_orch *o, const struct tp_case_args *args);
 
 /**

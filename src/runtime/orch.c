@@ -272,7 +272,9 @@ static int prepare(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc *a)
 	if (sc->n >= ring->window_size - 1)
 		return tp_set_error(-EDEADLK,
 				    "runtime: scope at depth %u holds %u tasks, ring %u "
-				    "window is %u: it can never drain",
+				    "window is %u: it can never drain (a scope keeps its "
+				    "tasks' slots until it ends: submit in batches of fewer "
+				    "tasks, each inside tp_scope_begin() ... tp_scope_end())",
 				    o->depth - 1, sc->n, ring_id, ring->window_size);
 	/* The ring's back-pressure is one of the run's stall watchdogs:
 	 * same budget (e->stall_ns; TP_WATCHDOG_NEVER is
