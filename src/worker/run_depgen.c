@@ -276,8 +276,10 @@ int wk_write_name_map(const char *dir, const struct tp_callable *cal, const char
 	if (!any)
 		return 0;
 
-	/* safe_label: "<callable>_<case>", anything but [A-Za-z0-9._-] -> '_'. */
-	char label[256], file[4200];
+	/* safe_label: "<callable>_<case>", anything but [A-Za-z0-9._-] -> '_',
+	 * cut to 159 bytes as the run folder's name is (worker.c
+	 * make_run_dir): "name_map_" + 255 would pass a file name's 255. */
+	char label[160], file[4200];
 	snprintf(label, sizeof(label), "%s_%s", cal->name, case_name);
 	for (char *c = label; *c; c++) {
 		bool ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||

@@ -361,6 +361,15 @@ static void test_name_map_exact(void **state)
 	assert_string_equal(path, "");
 	snprintf(want, sizeof(want), "%s/name_map_z_c.json", g_root);
 	assert_false(exists(want));
+	/* A 240-byte callable name: the label is cut to 159 bytes as the run
+	 * folder's name is, so the file name fits in 255 bytes. */
+	static char longname[241];
+	memset(longname, 'c', 240);
+	struct tp_callable c5 = { .name = longname, .kernels = ks, .n_kernels = 1 };
+	assert_int_equal(wk_write_name_map(g_root, &c5, "Default", path, sizeof(path)), 0);
+	snprintf(want, sizeof(want), "%s/name_map_%.159s.json", g_root, longname);
+	assert_string_equal(path, want);
+	assert_true(exists(want));
 }
 
 /* ---- synthetic on both platforms and runtimes ---------------------------- */
