@@ -184,6 +184,10 @@ struct tp_worker_pmu_note {
  * @pmu_retained:   collect_across_runs: the run awaits publication by
  *                  tp_worker_flush_diagnostics() (@pmu_csv "" and
  *                  @pmu_rows 0 until then).
+ * @failed_dir_kept: the run failed after writing outputs: @output_dir
+ *                  stays, holding what was written (records, pmu.csv,
+ *                  deps.json of what ran) and a result.txt with
+ *                  "status FAILED" and the error.
  */
 struct tp_run_result {
 	char callable[64];
@@ -228,6 +232,7 @@ struct tp_run_result {
 	struct tp_worker_pmu_note pmu_note_close[TP_WORKER_PMU_MAX_CORES];
 	uint32_t pmu_note_counts[6], pmu_note_close_counts[6];
 	bool pmu_retained; /* appended */
+	bool failed_dir_kept; /* appended */
 };
 
 struct tp_worker;

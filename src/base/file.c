@@ -678,3 +678,37 @@ char *tp_newest_run_file(const char *name, char **outputs)
 		free(dir);
 	return best;
 }
+
+bool tp_run_failed(const char *file, char *why, size_t len)
+{
+	if (why && len)
+		why[0] = '\0';
+	const char *slash = strrchr(file, '/');
+	char *res = NULL;
+	if (!slash ? asprintf(&res, "result.txt") < 0
+		   : asprintf(&res, "%.*s/result.txt", (int)(slash - file), file) < 0)
+		return false;
+	char *text = NULL;
+	size_t n = 0;
+	struct stat st;
+	/* a regular file only, and a small one: result.txt is a few lines */
+	bool ok = stat(res, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20) &&
+		  tp_read_file(res, &text, &n) == 0;
+	free(res);
+	if (!ok)
+		return false;
+	bool failed = false;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t l = nl ? (size_t)(nl - line) : strlen(line);
+		if (l == 13 && !strncmp(line, "status FAILED", 13))
+			failed = true;
+		else if (why && len && l > 6 && !strncmp(line, "error ", 6))
+			snprintf(why, len, "%.*s", (int)(l - 6), line + 6);
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	if (!failed && why && len)
+		why[0] = '\0';
+	return failed;
+}

@@ -164,6 +164,21 @@ void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
 char *tp_newest_run_file(const char *name, char **outputs);
 
 /**
+ * tp_run_failed() - whether the run folder of @file (a file in it, such
+ * as its l2_swimlane_records.json or pmu.csv) belongs to a run that failed
+ * after writing outputs: its result.txt holds the line "status FAILED"
+ * (the worker writes it then; a passing run's result.txt has no status
+ * line).
+ * @file: a path; its folder is what is checked.
+ * @why, @len: receive the result.txt "error" line's text (cut to @len,
+ *        "" when it has none); may be NULL / 0.
+ *
+ * Return: true for a failed run; false otherwise, also when there is no
+ * readable result.txt.
+ */
+bool tp_run_failed(const char *file, char *why, size_t len);
+
+/**
  * tp_file_tx_sweep() - remove the temporary files that writers killed in
  * the middle of a transaction left under @dir.
  * @dir:     folder to search, with every folder below it (symbolic links

@@ -567,6 +567,9 @@ int cmd_run(int argc, char **argv)
 		else
 			fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable,
 				r->case_name, r->platform, tp_last_error());
+		if (!no_case && r->failed_dir_kept)
+			fprintf(stderr, "taskprof run: what was written before the failure is in "
+					"%s (its result.txt says the run failed)\n", r->output_dir);
 		free(r);
 		return no_case ? 2 : 1;
 	}

@@ -529,6 +529,29 @@ static int write_result(const char *dir, const struct tp_worker *w,
 	return tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
+/* result.txt of a run that failed after it wrote outputs: what ran, and
+ * "status FAILED" with the error, so that the folder says what it is
+ * (tp_run_dir_failed() reads it back for the tools). Best effort: the
+ * run's own error is what the caller reports. */
+static void write_failed_result(const char *dir, const struct tp_worker *w,
+				const struct tp_run_result *r, const char *err)
+{
+	char path[4200], buf[TP_ERROR_MSG_MAX + 1024], one[TP_ERROR_MSG_MAX];
+	snprintf(path, sizeof(path), "%s/result.txt", dir);
+	/* one line: the error as it was reported, newlines made blanks */
+	snprintf(one, sizeof(one), "%s", err);
+	for (char *c = one; *c; c++)
+		if (*c == '\n' || *c == '\r')
+			*c = ' ';
+	int n = snprintf(buf, sizeof(buf),
+			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
+			 "aicpu_threads %d\nstatus FAILED\nerror %s\n",
+			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
+			 w->aicpu_threads, one);
+	if (tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1))
+		TP_WARN("worker: cannot mark the failed run's folder: %s", tp_last_error());
+}
+
 static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry **kt_out,
 			  int *nk_out)
 {
@@ -842,7 +865,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		}
 		if (w->dg) {
 			struct dg_summary ds;
-			int drc = wk_depgen_close(w->dg, rc ? NULL : res->output_dir, &ds);
+			/* Written also when the round failed, if the records or
+			 * pmu.csv of what ran were: the graph of what was submitted
+			 * goes beside them (a run that failed before writing
+			 * anything still leaves no folder). */
+			const bool beside = !rc || res->swimlane_records[0] || res->pmu_csv[0];
+			int drc = wk_depgen_close(w->dg, beside ? res->output_dir : NULL, &ds);
 			w->dg = NULL;
 			keep_first_error(&rc, run_err, sizeof(run_err), drc, round_failed);
 			res->dep_gen = !rc;
@@ -947,6 +975,13 @@ out:
 	if (!keep && rmdir(res->output_dir) == 0) {
 		tp_tmpreg_set_dir(NULL);
 		TP_DEBUG("worker: removed the empty run folder %s", res->output_dir);
+	} else if (rc && made_dir && access(res->output_dir, F_OK) == 0) {
+		/* A failed run that wrote outputs: the folder says so. */
+		char err2[TP_ERROR_MSG_MAX];
+		snprintf(err2, sizeof(err2), "%s", tp_last_error());
+		write_failed_result(res->output_dir, w, res, err2);
+		tp_set_error(rc, "%s", err2);
+		res->failed_dir_kept = true;
 	}
 	if (rc)
 		res->pass = false;

@@ -12,6 +12,7 @@
  *   abort_generate  generate() calls abort()
  *   segv_orch       the orchestration writes through a NULL pointer
  *   fail_orch       the orchestration returns -EINVAL before any submit
+ *   fail_late_orch  the orchestration returns -EIO after its 8 submits
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
  *   bytes_small     generate() gives the output tensor 4 bytes for [8, 64] fp32
@@ -92,7 +93,7 @@ static int bad_orch(struct tp_orch *o, const struct tp_case_args *args)
 		if ((rc = tp_submit_aiv(o, 0, &a, NULL)))
 			return rc;
 	}
-	return 0;
+	return mode("fail_late_orch") ? -EIO : 0;
 }
 
 static int bad_generate(const struct tp_case *c, struct tp_case_args *args)

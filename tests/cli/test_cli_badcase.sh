@@ -56,6 +56,33 @@ expect fail_orch 1 "taskprof run: badcase Default on a2a3sim failed: runtime: or
 	--enable-l2-swimlane --enable-dep-gen
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
+# A run that fails after its tasks ran keeps what it wrote, says where,
+# and marks the folder: result.txt "status FAILED", deps.json of what was
+# submitted; the tools given the folder warn that the run failed.
+run fail_late_orch --enable-l2-swimlane --enable-dep-gen --enable-pmu
+m=fail_late_orch
+dir=$(ls -d "$root/$m"/badcase_Default_* 2>/dev/null | head -1)
+[[ $(cat "$root/$m.rc") == 1 ]] || bad "$m: exit $(cat "$root/$m.rc"), expected 1"
+if [[ -z $dir ]]; then
+	bad "$m: no run folder: $(cat "$root/$m.err")"
+else
+	[[ $(tail -1 "$root/$m.err") == "taskprof run: what was written before the failure is in $dir (its result.txt says the run failed)" ]] ||
+		bad "$m: stderr '$(tail -2 "$root/$m.err")'"
+	grep -qx "status FAILED" "$dir/result.txt" &&
+		grep -qx "error runtime: orchestration failed (-5): Input/output error" "$dir/result.txt" ||
+		bad "$m: result.txt: $(cat "$dir/result.txt" 2>&1)"
+	for f in deps.json l2_swimlane_records.json pmu.csv; do
+		[[ -s $dir/$f ]] || bad "$m: no $f in $(ls "$dir")"
+	done
+	err=$("$bin" swimlane "$dir" -o "$root/$m.trace.json" 2>&1 >/dev/null)
+	[[ $? -eq 0 ]] && grep -qF "Warning: $dir/l2_swimlane_records.json is from a run that failed (its result.txt: runtime: orchestration failed (-5): Input/output error): the records stop where it failed" <<<"$err" ||
+		bad "$m: swimlane on the folder: $err"
+	err=$("$bin" pmu "$dir" 2>&1 >/dev/null)
+	grep -qF "taskprof pmu: warning: $dir/pmu.csv is from a run that failed" <<<"$err" ||
+		bad "$m: pmu on the folder: $err"
+	echo "ok: $m: folder kept and marked, tools warn"
+fi
+
 # crashed MODE[+LABEL] CODE REGEX [ARGS...]: a run that must end with exit
 # CODE, its last stderr line matching REGEX (grep -E), and no run folder
 # left

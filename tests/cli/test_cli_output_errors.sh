@@ -129,8 +129,9 @@ only_error "$root/err" "Error: $s/trace.json: write failed: $big"
 no_temps "$s"
 
 # ---- ulimit -f: run -------------------------------------------------------------
-# run_limited NAME BLOCKS WANT_LINE ARGS...: exit 1, WANT_LINE the one
-# error line (<dir> stands for the run folder), no *.tmp left
+# run_limited NAME BLOCKS WANT_LINE ARGS...: exit 1, WANT_LINE the error
+# line (<dir> stands for the run folder), then the line naming the folder
+# the failed run kept (marked by its result.txt), no *.tmp left
 run_limited() {
 	local name=$1 blocks=$2 want=$3 d
 	shift 3
@@ -140,7 +141,8 @@ run_limited() {
 	[[ $code -eq 1 ]] || bad "$name: exit $code, expected 1 (153 = SIGXFSZ)"
 	d=$(ls -d "$root"/u/synthetic_Default_* 2>/dev/null | tail -1)
 	[[ -n $d ]] || d="$root/u/synthetic_Default_<none>"
-	only_error "$root/err" "${want//<dir>/$d}"
+	only_error "$root/err" "${want//<dir>/$d}"$'\n'"taskprof run: what was written before the failure is in $d (its result.txt says the run failed)"
+	grep -qx "status FAILED" "$d/result.txt" || bad "$name: result.txt: $(cat "$d/result.txt" 2>&1)"
 	no_temps "$root/u"
 }
 pre="taskprof run: synthetic Default on a2a3sim failed:"

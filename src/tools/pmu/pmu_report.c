@@ -603,6 +603,13 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		return 1;
 	}
 	pmu_csv_check_counters(c, sets, n_sets, stderr);
+	{
+		char why[400];
+		if (tp_run_failed(path, why, sizeof(why)))
+			fprintf(stderr, "taskprof pmu: warning: %s is from a run that failed (its "
+					"result.txt: %s): its rows stop where it failed\n",
+				path, why[0] ? why : "status FAILED");
+	}
 	/* Names as `taskprof swimlane` finds them: --func-names, else the
 	 * unique sibling name map (several: the swimlane's warning, no names).
 	 * Either one unreadable or malformed is an error naming the file and

@@ -430,6 +430,15 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		goto out;
 	}
 	have_pd = true;
+	{
+		char why[400];
+		if (tp_run_failed(input, why, sizeof(why))) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s is from a run that failed (its result.txt: "
+					"%s): the records stop where it failed\n",
+				input, why[0] ? why : "status FAILED");
+		}
+	}
 	if (pd.unmatched_warning) {
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s\n", pd.unmatched_warning);

@@ -1304,6 +1304,16 @@ int sl_sched_overhead_main(int argc, char **argv)
 		sibling_deps(perf_path, deps_path, sizeof(deps_path));
 		have_deps = regular_exists(deps_path);
 	}
+	{
+		char why[400];
+		if (tp_run_failed(perf_path, why, sizeof(why))) {
+			fflush(stdout);
+			fprintf(stderr, "taskprof sched-overhead: warning: %s is from a run that "
+					"failed (its result.txt: %s): the records stop where it "
+					"failed\n",
+				perf_path, why[0] ? why : "status FAILED");
+		}
+	}
 	printf("Perf data:  %s\n", perf_path);
 	if (have_deps)
 		printf("Deps JSON:  %s\n", deps_path);
