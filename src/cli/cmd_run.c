@@ -231,6 +231,30 @@ static int stdout_failed(int *err)
 	return *err;
 }
 
+/* @s as one shell word for a command line to copy: as it is when it
+ * holds only characters no shell treats specially, else in single quotes
+ * (each ' as '\''). Cut to @len. Return: @buf or @s. */
+static const char *shell_word(const char *s, char *buf, size_t len)
+{
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789_./-+:,@%=";
+	if (*s && !s[strspn(s, plain)])
+		return s;
+	size_t o = 0;
+	buf[o++] = '\'';
+	for (const char *p = s; *p && o + 6 < len; p++) {
+		if (*p == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *p;
+		}
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
 /* Run the converter on @records: @dir/merged_swimlane.json. A failure to
  * write stdout is not the converter's: it goes to *@out_err (see
  * stdout_failed()). Return: the converter's exit code. */
@@ -594,7 +618,7 @@ int cmd_run(int argc, char **argv)
 	int code = r->pass ? 0 : 1;
 	int out_err = 0; /* stdout_failed() */
 	if (r->swimlane_records[0]) {
-		char trace[4300];
+		char trace[4300], qbuf[2 * 4096 + 8];
 		printf("swimlane records: %s\n", r->swimlane_records);
 		/* Dropped records are counted (the reconcile lines), not lost;
 		 * but the trace misses them: say so where the trace is named. */
@@ -618,7 +642,7 @@ int cmd_run(int argc, char **argv)
 			 * this run's files, else what it needs. */
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
 				printf("scheduler overhead: taskprof sched-overhead %s\n",
-				       r->output_dir);
+				       shell_word(r->output_dir, qbuf, sizeof(qbuf)));
 			else
 				printf("scheduler overhead: taskprof sched-overhead needs records "
 				       "of level 3 or 4 and a deps.json: run with "

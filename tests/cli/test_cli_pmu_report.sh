@@ -202,7 +202,7 @@ has "$out" "taskprof pmu: using $root/cwd/outputs/new/pmu.csv (the newest output
 has "$out" "$root/cwd/outputs/new/pmu.csv: 1 row, 1 function"
 err=$("$bin" pmu "$root/cwd/outputs/none" 2>&1 >/dev/null)
 [[ $? -eq 1 ]] || bad "folder without pmu.csv: want exit 1"
-has "$err" "taskprof pmu: $root/cwd/outputs/none: a folder without a pmu.csv (a run with --enable-pmu writes one)"
+has "$err" "taskprof pmu: $root/cwd/outputs/none: a folder without a pmu.csv (a run with --enable-pmu writes one when a task ran on an AICore)"
 err=$(cd "$root/cwd/outputs/none" && "$bin" pmu 2>&1 >/dev/null)
 [[ $? -eq 1 ]] || bad "no argument, no outputs: want exit 1"
 has "$err" "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under $root/cwd/outputs/none/outputs (run with --enable-pmu first, or name the file)"

@@ -80,6 +80,21 @@ else
 		echo "ok: swimlane takes the run folder (and keeps the reference's hint)"
 	fi
 fi
+# An output folder with a blank and a quote: the suggested command is one
+# shell word that runs.
+q="$root/a b'c"
+out=$("$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$q" 2>/dev/null)
+cmd=$(sed -n 's/^scheduler overhead: //p' <<<"$out")
+d=$(ls -d "$q"/synthetic_Default_* | head -1)
+want="taskprof sched-overhead '${d//\'/\'\\\'\'}'"
+if [[ $cmd != "$want" ]]; then
+	echo "FAIL: quoted suggestion: '$cmd', want '$want'"; fail=1
+elif ! (cd "$(dirname "$bin")" && eval "./$cmd" >/dev/null 2>&1); then
+	echo "FAIL: the suggested command does not run: $cmd"; fail=1
+else
+	echo "ok: the suggested command is quoted and runs"
+fi
+
 # A folder without records: the path the tools looked for.
 for t in swimlane sched-overhead; do
 	err=$("$bin" $t "$root" 2>&1 >/dev/null)

@@ -590,7 +590,8 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		}
 		if (stat(found, &st) != 0) {
 			fprintf(stderr, "taskprof pmu: %s: a folder without a pmu.csv (a run with "
-					"--enable-pmu writes one)\n", path);
+					"--enable-pmu writes one when a task ran on an AICore)\n",
+				path);
 			free(found);
 			return 1;
 		}
