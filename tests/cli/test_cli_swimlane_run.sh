@@ -95,6 +95,13 @@ else
 	echo "ok: the suggested command is quoted and runs"
 fi
 
+# -o into folders that do not exist yet: made.
+if "$bin" swimlane "$dir" -o "$root/new/deeper/t.json" >/dev/null 2>&1 && [[ -s $root/new/deeper/t.json ]]; then
+	echo "ok: swimlane -o makes the missing folders"
+else
+	echo "FAIL: swimlane -o into a missing folder"; fail=1
+fi
+
 # A folder without records: the path the tools looked for.
 for t in swimlane sched-overhead; do
 	err=$("$bin" $t "$root" 2>&1 >/dev/null)

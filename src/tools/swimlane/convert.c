@@ -631,6 +631,24 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		.err = stderr,
 	};
 	fflush(stdout);
+	/* -o into a folder that does not exist yet: made, as `run -o` and
+	 * `op --output` make theirs. */
+	if (a.output) {
+		const char *slash = strrchr(output, '/');
+		if (slash && slash != output) {
+			char *parent = strndup(output, (size_t)(slash - output));
+			if (!parent)
+				goto oom;
+			struct stat pst;
+			int mrc = stat(parent, &pst) == 0 ? 0 : tp_mkdir_p(parent, 0755);
+			free(parent);
+			if (mrc) {
+				fprintf(stderr, "Error: %s: cannot create its folder: %s\n", output,
+					tp_last_error());
+				goto out;
+			}
+		}
+	}
 	rc = sl_trace_generate(&pd, have_deps ? &deps : NULL, have_nm ? &nm : NULL, &o, NULL);
 	if (rc) {
 		fflush(stdout);
