@@ -899,6 +899,15 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 	fprintf(f, "%s\n", RULER);
 }
 
+/* Part 6's line for a part of Scheduler injected (µs), when it is at
+ * least a tenth of it: the path's tasks waiting @why. */
+static void sched_share(FILE *f, double part, double sched, const char *why)
+{
+	if (sched > 0 && part >= 0.1 * sched)
+		fprintf(f, "    (of Scheduler injected, %.1f us (%.1f%%) is tasks on the path "
+			   "waiting %s)\n", part, part / sched * 100, why);
+}
+
 void sl_so_print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag)
 {
 	char tb[48];
@@ -936,18 +945,12 @@ void sl_so_print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag)
 				"has no predecessor that ran and started %.1f us into the window)\n",
 				cp->span / cp->window * 100, cp->window,
 				sl_tdisp(cp->first_task, tb, sizeof(tb)), cp->first_offset);
-		if (cp->sched > 0 && cp->submit_wait >= 0.1 * cp->sched)
-			fprintf(f,
-				"    (of Scheduler injected, %.1f us (%.1f%%) is tasks on the path waiting "
-				"for their own submit: the predecessor had ended before the "
-				"orchestrator submitted them)\n",
-				cp->submit_wait, cp->submit_wait / cp->sched * 100);
-		if (cp->sched > 0 && cp->core_wait >= 0.1 * cp->sched)
-			fprintf(f,
-				"    (of Scheduler injected, %.1f us (%.1f%%) is tasks on the path waiting "
-				"while every core of their type was busy: they waited for a core, "
-				"not for the scheduler)\n",
-				cp->core_wait, cp->core_wait / cp->sched * 100);
+		sched_share(f, cp->submit_wait, cp->sched,
+			    "for their own submit: the predecessor had ended before the "
+			    "orchestrator submitted them");
+		sched_share(f, cp->core_wait, cp->sched,
+			    "while every core of their type was busy: they waited for a core, "
+			    "not for the scheduler");
 		if (cp->cycle)
 			fprintf(f, "    (deps.json has a cycle through %s: the walk stopped there)\n",
 				sl_tdisp(cp->cycle_task, tb, sizeof(tb)));
