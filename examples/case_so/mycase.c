@@ -9,7 +9,11 @@
  * Built by CMake into build/examples/libmycase.so and linked against
  * libtaskprof.so, which provides the orchestrator API (tp_args_*,
  * tp_submit_*; runtime/orch.h until include/taskprof/orch.h exists) and
- * the tile API (taskprof/kernel.h).
+ * the tile API (taskprof/kernel.h). By hand, from the repository's top
+ * folder (taskprof/case.h):
+ *
+ *     gcc -shared -fPIC -Iinclude -Isrc examples/case_so/mycase.c \
+ *         -o libmycase.so -Lbuild -ltaskprof -Wl,-rpath,$PWD/build
  */
 #include <errno.h>
 #include <stdint.h>

@@ -39,7 +39,13 @@
  * orchestrator API (tp_args_*, tp_submit_*) and its kernels the tile API,
  * both resolved from libtaskprof.so: link the object with -ltaskprof (the
  * taskprof executable links libtaskprof.so too, so there is one runtime).
- * Example: examples/case_so/mycase.c.
+ * Example: examples/case_so/mycase.c. The orchestrator API's header is
+ * still src/runtime/orch.h, so the object also needs -Isrc; from the
+ * repository's top folder, after `make`:
+ *
+ *     gcc -shared -fPIC -Iinclude -Isrc mycase.c -o libmycase.so \
+ *         -Lbuild -ltaskprof -Wl,-rpath,$PWD/build
+ *     build/taskprof run ./libmycase.so
  *
  * Locale: a case may call setlocale() (or use a library that calls
  * setlocale(LC_ALL, "")); taskprof's outputs still use '.' as the decimal

@@ -877,6 +877,31 @@ static int count_app_launches(const char *out, bool app_replay)
 	return total;
 }
 
+/* The file(s) listing every launch of the run in @out, for a message:
+ * raw/run_0/launches.txt (application replay), the one launches_<pid>.txt
+ * by its name, or "the launches_*.txt files" when processes made several. */
+static void launches_file(const char *out, bool app_replay, char *buf, size_t len)
+{
+	snprintf(buf, len, app_replay ? "raw/run_0/launches.txt" : "the launches_*.txt files");
+	if (app_replay)
+		return;
+	DIR *d = opendir(out);
+	if (!d)
+		return;
+	int n = 0;
+	struct dirent *e;
+	char one[256] = "";
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (!strncmp(e->d_name, "launches_", 9) && l > 13 &&
+		    !strcmp(e->d_name + l - 4, ".txt") && n++ == 0)
+			snprintf(one, sizeof(one), "%s", e->d_name);
+	}
+	closedir(d);
+	if (n == 1)
+		snprintf(buf, len, "%s", one);
+}
+
 static void write_note(const struct op_opts *o, const char *out, int launched)
 {
 	char path[4096], what[256], sel[1400];
@@ -1158,6 +1183,21 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			return code;
 		}
 		runs++;
+		/* The selection is the same in every run: when the first one
+		 * launched kernels but profiled none, the others would not
+		 * either (the application must be deterministic). */
+		if (i == 0 && passes > 1) {
+			char lf[4300];
+			int n = 0, p = 0;
+			op_pathf(lf, sizeof(lf), "%s/launches.txt", raw);
+			if (op_count_launches(lf, &n, &p) == 0 && n > 0 && p == 0) {
+				fprintf(stderr, "taskprof op: application replay: run 1 profiled no "
+						"launch (%d made), so the other %d run%s would not "
+						"either: skipped\n",
+					n, passes - 1, passes - 1 == 1 ? "" : "s");
+				break;
+			}
+		}
 	}
 	report_phase_signals(out);
 	if (runs == 0)
@@ -1292,15 +1332,18 @@ int cmd_op(int argc, char **argv)
 		 * launch only, which a user may not expect (in range replay
 		 * too, where -c counts launches, not ranges). */
 		int m = count_app_launches(dir, app_replay);
+		char list[300];
+		launches_file(dir, app_replay, list, sizeof(list));
+		const char *killed = o->cfg.kill && (unsigned)n >= o->cfg.launch_count
+					     ? " (--kill on: the application is ended once they are)" : "";
 		if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "
-					"decide which; %s lists them all); output %s\n",
-				n, m, o->cfg.launch_count,
-				app_replay ? "raw/run_0/launches.txt" : "launches_<pid>.txt", dir);
+					"decide which; %s lists them all)%s; output %s\n",
+				n, m, o->cfg.launch_count, list, killed, dir);
 		else
-			fprintf(stderr, "taskprof op: profiled %d kernel launch%s; output %s\n", n,
-				n == 1 ? "" : "es", dir);
+			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s; output %s\n", n,
+				n == 1 ? "" : "es", killed, dir);
 	} else {
 		fprintf(stderr, "taskprof op: output %s\n", dir);
 	}

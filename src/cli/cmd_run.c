@@ -591,9 +591,16 @@ int cmd_run(int argc, char **argv)
 		else
 			fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable,
 				r->case_name, r->platform, tp_last_error());
-		if (!no_case && r->failed_dir_kept)
+		if (!no_case && r->failed_dir_kept) {
+			char qb[2 * 4096 + 8], pb[2 * 4096 + 8];
 			fprintf(stderr, "taskprof run: what was written before the failure is in "
 					"%s (its result.txt says the run failed)\n", r->output_dir);
+			if (r->swimlane_records[0])
+				fprintf(stderr, "taskprof run: no trace is made for a failed run; "
+						"`%s swimlane %s` draws what ran\n",
+					shell_word(cli_argv0, pb, sizeof(pb)),
+					shell_word(r->output_dir, qb, sizeof(qb)));
+		}
 		free(r);
 		return no_case ? 2 : 1;
 	}
@@ -640,13 +647,20 @@ int cmd_run(int argc, char **argv)
 			/* In place of the converter's closing hint (the reference's
 			 * wording, left out here): the command, when it can run on
 			 * this run's files, else what it needs. */
+			char pbuf[2 * 4096 + 8];
+			const char *self = shell_word(cli_argv0, pbuf, sizeof(pbuf));
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
-				printf("scheduler overhead: taskprof sched-overhead %s\n",
+				printf("scheduler overhead: %s sched-overhead %s\n", self,
 				       shell_word(r->output_dir, qbuf, sizeof(qbuf)));
+			else if (cfg.l2_swimlane_level >= 3)
+				printf("scheduler overhead: %s sched-overhead needs a deps.json: run "
+				       "with --enable-dep-gen too, or pass --deps-json with one from "
+				       "a run of the same case\n", self);
 			else
-				printf("scheduler overhead: taskprof sched-overhead needs records "
-				       "of level 3 or 4 and a deps.json: run with "
-				       "--enable-l2-swimlane --enable-dep-gen\n");
+				printf("scheduler overhead: %s sched-overhead needs records of "
+				       "level 3 or 4 (this run: --enable-l2-swimlane %d)%s\n",
+				       self, cfg.l2_swimlane_level,
+				       r->dep_gen ? "" : " and a deps.json (--enable-dep-gen)");
 			/* PMU profiling changes the schedule the trace shows. */
 			if (r->pmu)
 				printf("note: with --enable-pmu the schedulers issue one task "

@@ -13,6 +13,11 @@ struct tp_command {
 	int (*run)(int argc, char **argv);
 };
 
+/* How the user invoked taskprof (main's argv[0]), for the commands a
+ * command suggests: "build/taskprof" runs from where the user is; a bare
+ * "taskprof" was found on PATH. */
+extern const char *cli_argv0;
+
 int cmd_run(int argc, char **argv);
 int cmd_transport_demo(int argc, char **argv);
 int cmd_sched_overhead(int argc, char **argv);

@@ -51,8 +51,12 @@ static int finish(const char *cmd, int rc)
 	return 1;
 }
 
+const char *cli_argv0 = "taskprof";
+
 int main(int argc, char **argv)
 {
+	if (argc > 0 && argv[0] && *argv[0])
+		cli_argv0 = argv[0];
 	/* The rule for stdout, every command: a reader that goes away
 	 * (`| head`) must not kill a run or a conversion half way, leaving
 	 * its files incomplete. SIGPIPE is ignored, so writes fail with

@@ -50,15 +50,19 @@ run_level 4 --enable-l2-swimlane paged_attention --case CaseSmall1
 out=$("$bin" run synthetic --enable-l2-swimlane -o "$root/nd" 2>"$root/err")
 if [[ $? -ne 0 ]] || ! grep -qx "note: no deps.json (the run had no --enable-dep-gen): the trace has no dependency arrows and names no kernel (the table's func_-1_ row); run with --enable-l2-swimlane --enable-dep-gen for both" <<<"$out" ||
    grep -q "no usable deps.json" "$root/err" || grep -q "sched_overhead_analysis" <<<"$out" ||
-   ! grep -qx "scheduler overhead: taskprof sched-overhead needs records of level 3 or 4 and a deps.json: run with --enable-l2-swimlane --enable-dep-gen" <<<"$out"; then
+   ! grep -qxF "scheduler overhead: $bin sched-overhead needs a deps.json: run with --enable-dep-gen too, or pass --deps-json with one from a run of the same case" <<<"$out"; then
 	echo "FAIL: run without dep_gen: $out $(cat "$root/err")"; fail=1
 else
 	echo "ok: run without dep_gen: note, no reference hint"
 fi
+# Level 2 with dep_gen: the line names what is missing, the level.
+out=$("$bin" run synthetic --enable-l2-swimlane 2 --enable-dep-gen -o "$root/l2" 2>/dev/null)
+grep -qxF "scheduler overhead: $bin sched-overhead needs records of level 3 or 4 (this run: --enable-l2-swimlane 2)" <<<"$out" ||
+	{ echo "FAIL: level-2 hint: $(grep "^scheduler overhead" <<<"$out")"; fail=1; }
 # With both: the scheduler-overhead line names the run folder, which both
 # tools take in place of the records file.
 out=$("$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$root/wd" 2>"$root/err")
-dir=$(sed -n 's/^scheduler overhead: taskprof sched-overhead //p' <<<"$out")
+dir=$(grep -F "scheduler overhead: $bin sched-overhead " <<<"$out" | sed 's/^scheduler overhead: [^ ]* sched-overhead //')
 rec=$(sed -n 's/^swimlane records: //p' <<<"$out")
 if [[ -z $dir || ! -d $dir || $rec != "$dir/l2_swimlane_records.json" ]] ||
    grep -q "sched_overhead_analysis\|^note: no deps" <<<"$out"; then
@@ -86,10 +90,10 @@ q="$root/a b'c"
 out=$("$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$q" 2>/dev/null)
 cmd=$(sed -n 's/^scheduler overhead: //p' <<<"$out")
 d=$(ls -d "$q"/synthetic_Default_* | head -1)
-want="taskprof sched-overhead '${d//\'/\'\\\'\'}'"
+want="$bin sched-overhead '${d//\'/\'\\\'\'}'"
 if [[ $cmd != "$want" ]]; then
 	echo "FAIL: quoted suggestion: '$cmd', want '$want'"; fail=1
-elif ! (cd "$(dirname "$bin")" && eval "./$cmd" >/dev/null 2>&1); then
+elif ! eval "$cmd" >/dev/null 2>&1; then
 	echo "FAIL: the suggested command does not run: $cmd"; fail=1
 else
 	echo "ok: the suggested command is quoted and runs"

@@ -386,6 +386,9 @@ SH
 	export SEQ="add:8:1" SEQ_2="add:16:1"
 	expect 1 "application replay (balanced)" -o "$root/ar4" $AR --app-replay-match grid "$root/fakeapp.sh"
 	expect 0 "3 runs matched, 1 launch profiled" -o "$root/ar4" $AR --app-replay-match name "$root/fakeapp.sh"
+	# A selection that matches none of run 1's launches: the other runs are skipped.
+	expect 0 "application replay: run 1 profiled no launch (1 made), so the other 2 runs would not either: skipped" \
+		-o "$root/ar7" $AR -k nosuch "$bindir/examples/op_accumulate"
 	unset SEQ SEQ_2
 	# A malformed launches.txt names the file and the line (exit 1).
 	expect 1 "/raw/run_0/launches.txt: line 2: expected 'device=<D> name=<name> block_dim=<n> k=<k> profiled=<0|1>'" \

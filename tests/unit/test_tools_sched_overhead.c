@@ -357,9 +357,9 @@ static void test_critical_path_waits(void **state)
 	f = open_memstream(&buf, &len);
 	sl_so_print_part6(f, &late, true);
 	fclose(f);
-	assert_non_null(strstr(buf, "    (the path covers 20.0% of the 100.0 us window: its first "
-				    "task, r2t7, has no predecessor that ran and started 80.0 us into "
-				    "the window)\n"));
+	assert_non_null(strstr(buf, "    (the path covers 20.0% of the 100.0 us window: it begins "
+				    "at task r2t7, which started 80.0 us into the window and has no "
+				    "predecessor that ran)\n"));
 	assert_null(strstr(buf, "of Scheduler injected"));
 	free(buf);
 }

@@ -608,7 +608,9 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		char why[400];
 		if (tp_run_failed(path, why, sizeof(why)))
 			fprintf(stderr, "taskprof pmu: warning: %s is from a run that failed (its "
-					"result.txt: %s): its rows stop where it failed\n",
+					"result.txt: %s): its rows stop where it failed, and tasks "
+					"dispatched after the failure ran no kernel (rows of 0 "
+					"cycles)\n",
 				path, why[0] ? why : "status FAILED");
 	}
 	/* Names as `taskprof swimlane` finds them: --func-names, else the

@@ -436,7 +436,8 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		if (tp_run_failed(input, why, sizeof(why))) {
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s is from a run that failed (its result.txt: "
-					"%s): the records stop where it failed\n",
+					"%s): the records stop where it failed, and tasks dispatched after "
+					"the failure ran no kernel (zero-length rows)\n",
 				input, why[0] ? why : "status FAILED");
 		}
 	}

@@ -941,8 +941,9 @@ void sl_so_print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag)
 		 * yet. Thresholds fixture A does not reach. */
 		if (cp->window > 0 && cp->span < 0.9 * cp->window && !cp->cycle)
 			fprintf(f,
-				"    (the path covers %.1f%% of the %.1f us window: its first task, %s, "
-				"has no predecessor that ran and started %.1f us into the window)\n",
+				"    (the path covers %.1f%% of the %.1f us window: it begins at task "
+				"%s, which started %.1f us into the window and has no predecessor "
+				"that ran)\n",
 				cp->span / cp->window * 100, cp->window,
 				sl_tdisp(cp->first_task, tb, sizeof(tb)), cp->first_offset);
 		sched_share(f, cp->submit_wait, cp->sched,
@@ -1314,7 +1315,8 @@ int sl_sched_overhead_main(int argc, char **argv)
 			fflush(stdout);
 			fprintf(stderr, "taskprof sched-overhead: warning: %s is from a run that "
 					"failed (its result.txt: %s): the records stop where it "
-					"failed\n",
+					"failed, and tasks dispatched after the failure ran no "
+					"kernel (zero-length rows)\n",
 				perf_path, why[0] ? why : "status FAILED");
 		}
 	}
