@@ -632,6 +632,44 @@ static void test_levels_a5sim(void **state)
 }
 
 /* Synthetic level 4: markers with task ids, pop counts, dispatch totals. */
+/* A busy iteration starts where the previous one ended (the anchor it
+ * carries, sched.c): a complete bar that opens iteration i + 1 after an
+ * iteration i that made progress starts at the end of i's last bar, no
+ * fresh stamp between (any other first bar may follow a poll that found
+ * nothing and took a stamp of its own). Checks every such pair of @sp (the
+ * records' aicpu_scheduler_phases); returns how many there were. */
+static int count_carried(yajl_val sp)
+{
+	int carried = 0;
+	for (size_t t = 0; t < alen(sp); t++) {
+		long long iter = -1, last_end = 0;
+		bool progress = false;
+		for (size_t k = 0; k < alen(at(sp, t)); k++) {
+			yajl_val r = at(at(sp, t), k);
+			const char *kind = YAJL_GET_STRING(key(r, "kind"));
+			if (!strcmp(kind, "dummy_task") || !strcmp(kind, "predicated_skip") ||
+			    !strcmp(kind, "resolve"))
+				continue; /* inside a bar of their iteration */
+			long long it = ival(key(r, "loop_iter"));
+			if (it != iter) {
+				if (progress && it == iter + 1 && !strcmp(kind, "complete")) {
+					assert_int_equal(ival(key(r, "start_cycles")), last_end);
+					carried++;
+				}
+				iter = it;
+				progress = false;
+			}
+			/* Bars of work done; release and an empty async poll
+			 * are not progress (the loop then takes a fresh stamp). */
+			if (strcmp(kind, "release") &&
+			    (strcmp(kind, "async_poll") || ival(key(r, "tasks_processed")) > 0))
+				progress = true;
+			last_end = ival(key(r, "end_cycles"));
+		}
+	}
+	return carried;
+}
+
 static void synthetic_l4(const char *plat)
 {
 	struct run_out o;
@@ -670,36 +708,16 @@ static void synthetic_l4(const char *plat)
 			if (!strcmp(kind, "early_dispatch"))
 				published += ival(key(r, "tasks_processed"));
 		}
-	/* A busy iteration starts where the previous one ended (the anchor it
-	 * carries, sched.c): a complete bar that opens iteration i + 1 after
-	 * an iteration i that made progress starts at the end of i's last bar,
-	 * no fresh stamp between. */
-	int carried = 0;
-	for (size_t t = 0; t < alen(sp); t++) {
-		long long iter = -1, last_end = 0;
-		bool progress = false;
-		for (size_t k = 0; k < alen(at(sp, t)); k++) {
-			yajl_val r = at(at(sp, t), k);
-			const char *kind = YAJL_GET_STRING(key(r, "kind"));
-			if (!strcmp(kind, "dummy_task") || !strcmp(kind, "predicated_skip") ||
-			    !strcmp(kind, "resolve"))
-				continue; /* inside a bar of their iteration */
-			long long it = ival(key(r, "loop_iter"));
-			if (it != iter) {
-				if (progress && it == iter + 1 && !strcmp(kind, "complete")) {
-					assert_int_equal(ival(key(r, "start_cycles")), last_end);
-					carried++;
-				}
-				iter = it;
-				progress = false;
-			}
-			/* Bars of work done; release and an empty async poll
-			 * are not progress (the loop then takes a fresh stamp). */
-			if (strcmp(kind, "release") &&
-			    (strcmp(kind, "async_poll") || ival(key(r, "tasks_processed")) > 0))
-				progress = true;
-			last_end = ival(key(r, "end_cycles"));
-		}
+	/* A busy iteration starts where the previous one ended (sched.c
+	 * carry). Whether a run has such a pair is up to its schedule: a
+	 * loaded machine can delay every FIN past the next poll, so up to
+	 * three more runs are tried (CI once saw none in a run). */
+	int carried = count_carried(sp);
+	for (int again = 0; again < 3 && !carried; again++) {
+		struct run_out o2;
+		run_case(&o2, plat, tp_callable_find("synthetic"), "Default", 4, 0, NULL, 1);
+		carried = count_carried(key(o2.j, "aicpu_scheduler_phases"));
+		run_free(&o2);
 	}
 	assert_true(carried >= 1);
 	assert_true(dummies >= 1);
