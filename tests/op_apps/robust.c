@@ -237,7 +237,8 @@ static int m_unpopped(void)
 	exit(0);
 }
 
-static int m_names(void)
+/* Two launches of the accumulating kernel named @n1 and @n2 (mode @tag). */
+static int two_names(const char *tag, const char *n1, const char *n2)
 {
 	static float want[N];
 	float *din = NULL, *dout = NULL;
@@ -245,24 +246,20 @@ static int m_names(void)
 	if (rc)
 		return op_app_fail(APP, "allocate", rc);
 	struct op_app_vec v = { .in = din, .out = dout, .n = N };
-	if ((rc = op_app_launch(op_app_accumulate, "my kernel<1>", BLOCKS, &v)) != 0 ||
-	    (rc = op_app_launch(op_app_accumulate, "my_kernel_1_", BLOCKS, &v)) != 0)
+	if ((rc = op_app_launch(op_app_accumulate, n1, BLOCKS, &v)) != 0 ||
+	    (rc = op_app_launch(op_app_accumulate, n2, BLOCKS, &v)) != 0)
 		return op_app_fail(APP, "launch", rc);
-	return finish("names", dout, want);
+	return finish(tag, dout, want);
+}
+
+static int m_names(void)
+{
+	return two_names("names", "my kernel<1>", "my_kernel_1_");
 }
 
 static int m_dotnames(void)
 {
-	static float want[N];
-	float *din = NULL, *dout = NULL;
-	int rc = setup(&din, &dout, want, 2);
-	if (rc)
-		return op_app_fail(APP, "allocate", rc);
-	struct op_app_vec v = { .in = din, .out = dout, .n = N };
-	if ((rc = op_app_launch(op_app_accumulate, ".hidden", BLOCKS, &v)) != 0 ||
-	    (rc = op_app_launch(op_app_accumulate, "../up", BLOCKS, &v)) != 0)
-		return op_app_fail(APP, "launch", rc);
-	return finish("dotnames", dout, want);
+	return two_names("dotnames", ".hidden", "../up");
 }
 
 int main(int argc, char **argv)
