@@ -193,7 +193,7 @@ TP_RT_API int tp_rt_memcpy(void *dst, const void *src, size_t size,
  * of a block fails, every block still runs to its end and the launch
  * returns that op's error (the failing block with the lowest index); the
  * message names the kernel (tp_rt_launch_attr's name, its symbol, or
- * "kernel_<address>"), the block, the core and the op's own message.
+ * "<object>+0x<offset>" when it has none), the block, the core and the op's own message.
  *
  * Return: 0; -EINVAL for a NULL @kernel or @block_dim out of range;
  * -EPERM from a kernel; a tile op's negative errno (above); the errors of
@@ -229,8 +229,10 @@ enum tp_rt_cores {
 /**
  * struct tp_rt_launch_attr - optional attributes of a launch.
  * @name:  the kernel's name as tools report it (`taskprof op -k` matches
- *         it); NULL: the kernel function's symbol name (dladdr), or
- *         "kernel_<address>" when it has none. A string with static storage.
+ *         it); NULL: the kernel function's exported symbol name
+ *         (dladdr), or "<object>+0x<offset>" when it has none: the file
+ *         name of the executable or library that holds it and the
+ *         function's offset in it, the same in every run. A string with static storage.
  * @cores: where the blocks run (enum tp_rt_cores).
  */
 struct tp_rt_launch_attr {

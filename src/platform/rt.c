@@ -52,6 +52,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -873,18 +874,27 @@ int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind
 	return rc;
 }
 
-/* The name a message gives a kernel: @attr's, its symbol, or its address. */
-static void kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
-			char *buf, size_t n)
+void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
+				char *buf, size_t n)
 {
 	Dl_info di;
 	void *addr = (void *)(uintptr_t)kernel;
-	if (attr && attr->name)
+	if (attr && attr->name) {
 		snprintf(buf, n, "%s", attr->name);
-	else if (dladdr(addr, &di) && di.dli_sname && di.dli_saddr == addr)
+	} else if (!dladdr(addr, &di)) {
+		snprintf(buf, n, "kernel_%p", addr); /* no object maps it */
+	} else if (di.dli_sname && di.dli_saddr == addr) {
 		snprintf(buf, n, "%s", di.dli_sname);
-	else
-		snprintf(buf, n, "kernel_%p", addr);
+	} else {
+		/* No exported symbol (a static function, an executable built
+		 * without -rdynamic): name it by its object and its offset in
+		 * it, which address randomisation does not change, so the
+		 * runs of an application replay agree on it. */
+		const char *obj = di.dli_fname && di.dli_fname[0] ? di.dli_fname : "kernel";
+		const char *slash = strrchr(obj, '/');
+		snprintf(buf, n, "%s+0x%" PRIxPTR, slash ? slash + 1 : obj,
+			 (uintptr_t)addr - (uintptr_t)di.dli_fbase);
+	}
 }
 
 /* Check a hidden buffer from the host side: its range is one live
@@ -1007,7 +1017,7 @@ static int rt_launch(const char *fn, tp_rt_kernel_fn kernel, uint32_t block_dim,
 	rt_put();
 	if (fail) {
 		char name[256];
-		kernel_name(kernel, attr, name, sizeof(name));
+		tp_rt_internal_kernel_name(kernel, attr, name, sizeof(name));
 		return tp_set_error(fail, "%s: kernel %s: block %u of %u on core %d (%s) "
 				    "failed: %s", fn, name, fail_block, block_dim, fail_core,
 				    tp_core_type_name(tp_topo_core_type(bd, fail_core)), msg);

@@ -36,4 +36,22 @@ void tp_rt_internal_set_kernel_hooks(const struct tp_kernel_hooks *hooks);
  */
 struct tp_device *tp_rt_internal_device(int device_id);
 
+/**
+ * tp_rt_internal_kernel_name() - the name tools and messages give a kernel
+ * (spec/opprof.md §4.6: launches are selected and matched across the runs
+ * of an application replay by it).
+ * @kernel: the launched function.
+ * @attr:   the launch's attributes, or NULL.
+ * @buf:    receives the name, NUL-terminated, cut to @n - 1 bytes.
+ * @n:      size of @buf in bytes (>= 1).
+ *
+ * The name is @attr's name; else the kernel's exported symbol (dladdr);
+ * else "<object>+0x<offset>", the file name of the executable or library
+ * that holds it and its offset there in hex, which is the same in every
+ * run of the program whatever the load addresses; else, when no loaded
+ * object holds @kernel, "kernel_<address>".
+ */
+void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
+				char *buf, size_t n);
+
 #endif /* TASKPROF_PLATFORM_RT_INTERNAL_H */

@@ -8,6 +8,10 @@
 #   I7  application replay of an app whose launch sequence depends on
 #       TASKPROF_OP_PASS: strict fails with a message naming the
 #       difference; relaxed keeps the common launches
+#   I7b application replay of a kernel without an exported symbol (a
+#       static function of an executable built without -rdynamic): its
+#       name, "<object>+0x<offset>", is the same in every run whatever
+#       the load address, so the runs match and the launch is profiled
 #   I8  range_free under --replay-mode range --range-markers on: output
 #       identical, no sanitizer report, per-launch folders of the range;
 #       negative control with TASKPROF_DEBUG_NO_RESTORE=1
@@ -22,7 +26,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/no_launch"
+	"$APPS/no_launch" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -113,6 +117,19 @@ if [ $OPRC = 0 ] && [ "$got" = "$want6" ]; then
 else
 	bad "I7 relaxed: exit $OPRC, folders '$got', want 0 and '$want6'"
 	show "$WORK/i7r.err"
+fi
+
+# ---- I7b: application replay of a kernel without a symbol -------------------
+say "I7b: example_rt_vector_add (static kernel, no -rdynamic), --replay-mode application"
+op_run i7b --replay-mode application -- "$EX/example_rt_vector_add"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want7b="device0/example_rt_vector_add_0x[0-9a-f]*/0 block_dim=8"
+# shellcheck disable=SC2053 # $want7b is a pattern
+if [ $OPRC = 0 ] && [[ $got == $want7b ]] && grep -q '4 runs matched, 1 launch profiled' "$WORK/i7b.err"; then
+	ok "I7b: exit 0, folders $got"
+else
+	bad "I7b: exit $OPRC, folders '$got', want 0, '$want7b' and 4 runs matched"
+	show "$WORK/i7b.err"
 fi
 
 # ---- I8: range replay with a free inside the range -------------------------

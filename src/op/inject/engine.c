@@ -56,6 +56,7 @@
 #include "base/log.h"
 #include "op/inject/inject.h"
 #include "op/registry.h"
+#include "platform/rt_internal.h"
 #include "taskprof/kernel.h"
 
 /* Largest hidden instrumentation buffer, bytes; above it (huge block_dim x
@@ -158,14 +159,7 @@ void inj_launch_name(struct inj_launch *l)
 {
 	char *raw = l->real_name;
 	const size_t rawn = sizeof(l->real_name);
-	Dl_info di;
-	void *addr = (void *)(uintptr_t)l->kernel;
-	if (l->attr && l->attr->name)
-		snprintf(raw, rawn, "%s", l->attr->name);
-	else if (dladdr(addr, &di) && di.dli_sname && di.dli_saddr == addr)
-		snprintf(raw, rawn, "%s", di.dli_sname);
-	else
-		snprintf(raw, rawn, "kernel_%p", addr);
+	tp_rt_internal_kernel_name(l->kernel, l->attr, raw, rawn);
 	tp_op_name_sanitise(raw, l->name, sizeof(l->name));
 }
 

@@ -91,9 +91,9 @@ struct inj_launch {
 	char real_name[512];                  /* attr->name / symbol: -k matches it */
 };
 
-/** inj_launch_name() - attr->name, the symbol (dladdr), or
- *  "kernel_<address>" into @l->real_name (truncated to 511 bytes), and
- *  sanitised into @l->name. */
+/** inj_launch_name() - the kernel's name (tp_rt_internal_kernel_name():
+ *  attr->name, the symbol, or "<object>+0x<offset>") into @l->real_name
+ *  (truncated to 511 bytes), and sanitised into @l->name. */
 void inj_launch_name(struct inj_launch *l);
 
 /** inj_engine_init() - the launch filter from the config. Return: 0 or

@@ -849,6 +849,14 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 		fprintf(f, "  Fanin  (release producers): total edges=%llu, max_degree=%llu, "
 			   "avg_degree=%.1f\n",
 			(unsigned long long)fi_edges, (unsigned long long)fi_max, fi_avg);
+		/* Spec §6 Part 5 charges a task's successors and predecessors
+		 * only to tasks with records, so an edge from or to a task that
+		 * ran on no core counts on one side only: say so, or the two
+		 * totals of one DAG look like lost edges. */
+		if (fo_edges != fi_edges)
+			fprintf(f, "  (the totals differ: each counts the edges of the tasks that ran on "
+				   "a core, so an edge from or to an alloc or dummy task, or a task "
+				   "without records, counts on one side only)\n");
 	} else {
 		fprintf(f, "  Fanout / Fanin skipped: %s\n", NO_DAG);
 	}
