@@ -181,6 +181,26 @@ else
 	bad "I8: TASKPROF_DEBUG_NO_RESTORE=1 did not change the output (exit $OPRC)"
 fi
 
+# A range of 21 launches (more than the capture list's first 16 entries):
+# the list grows while the captured launches are already profiled, which
+# must not move what their launch contexts point into.
+say "I8: 'range_free 20' (2 ranges of 21 launches), every launch profiled"
+OP_OUT_FILE=$WORK/i8l.ref app_run i8l.plain "$APPS/range_free" 20
+OP_OUT_FILE=$WORK/i8l.bin op_run i8l --replay-mode range --range-markers on -k '*' -c 5000 \
+	--aic-metrics BasicInfo -- "$APPS/range_free" 20
+nl=$(ls "${OPDIR:-/nonexistent}"/device0/*/*/launch.txt 2>/dev/null | wc -l)
+nok=$(cat "${OPDIR:-/nonexistent}"/device0/*/*/launch.txt 2>/dev/null | grep -c '^status=ok$')
+nb=$(cat "${OPDIR:-/nonexistent}"/device0/*/*/launch.txt 2>/dev/null | grep -c '^block_dim=4$')
+k3=$(ls -d "${OPDIR:-/nonexistent}"/device0/range_k3/*/ 2>/dev/null | wc -l)
+if [ $OPRC = 0 ] && cmp -s "$WORK/i8l.ref" "$WORK/i8l.bin" && [ "$nl" = 42 ] && [ "$nok" = 42 ] &&
+	[ "$nb" = 42 ] && [ "$k3" = 20 ]; then
+	ok "I8 long range: exit 0, output identical, 42 launch.txt (status=ok, block_dim=4), 20 range_k3"
+else
+	bad "I8 long range: exit $OPRC, $nl launch.txt ($nok ok, $nb block_dim=4), $k3 range_k3, want 0, 42, 42, 42, 20" \
+		"$(cmp -s "$WORK/i8l.ref" "$WORK/i8l.bin" || echo "(output differs)")"
+	show "$WORK/i8l.err"
+fi
+
 # ---- I5: launch selection --------------------------------------------------
 # multi_kernel launches (index: name blocks): 0 add_one 1, 1 scale_two 2,
 # 2 add_one 3, 3 add_three 4, 4 scale_two 5, 5 add_one 6, 6 add_three 7,

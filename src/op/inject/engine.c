@@ -848,7 +848,10 @@ struct rop {
 static _Thread_local struct {
 	bool open;
 	const char *name;
-	struct rop *v;
+	/* The captured operations, each allocated alone: a launch's lctx
+	 * and inj_launch point into its rop, so the rops must never move
+	 * when the list grows. */
+	struct rop **v;
 	size_t n, cap;
 	/* Captured launches of the open range. Atomic: the exit path of
 	 * another thread may read it (relaxed: a lone count for a note). */
@@ -889,7 +892,7 @@ static void range_thread_exit(void *arg)
 		      atomic_load_explicit(&tl_r.nlaunch, memory_order_relaxed));
 	inj_log(TP_LOG_WARN, "%s", note);
 	for (size_t i = 0; i < tl_r.n; i++) {
-		struct rop *r = &tl_r.v[i];
+		struct rop *r = tl_r.v[i];
 		if (!r->profiled)
 			continue;
 		pthread_mutex_lock(&e_mu);
@@ -938,19 +941,29 @@ extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
 extern void *__dso_handle;
 static _Thread_local bool tl_exit_hooked;
 
+/* Append a zeroed operation to the open range's list; NULL when out of
+ * memory. */
 static struct rop *rop_new(void)
 {
 	if (tl_r.n == tl_r.cap) {
 		size_t cap = tl_r.cap ? 2 * tl_r.cap : 16;
-		struct rop *v = realloc(tl_r.v, cap * sizeof(*v));
+		struct rop **v = realloc(tl_r.v, cap * sizeof(*v));
 		if (!v)
 			return NULL;
 		tl_r.v = v;
 		tl_r.cap = cap;
 	}
-	struct rop *r = &tl_r.v[tl_r.n++];
-	memset(r, 0, sizeof(*r));
+	struct rop *r = calloc(1, sizeof(*r));
+	if (r)
+		tl_r.v[tl_r.n++] = r;
 	return r;
+}
+
+/* Take back the operation rop_new() just appended (its capture failed
+ * before it owned anything). */
+static void rop_drop_last(void)
+{
+	free(tl_r.v[--tl_r.n]);
 }
 
 int inj_range_push(const char *name)
@@ -1002,7 +1015,7 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 	/* The host source may change after the call returns: copy it. */
 	r->host = malloc(n ? n : 1);
 	if (!r->host) {
-		tl_r.n--;
+		rop_drop_last();
 		return tp_set_error(-ENOMEM, "range capture: out of memory (%zu bytes)", n);
 	}
 	memcpy(r->host, src, n);
@@ -1025,7 +1038,7 @@ int inj_range_launch(struct inj_launch *l)
 	if (l->args) {
 		r->args = calloc(1, TP_OP_ARGS_WINDOW);
 		if (!r->args) {
-			tl_r.n--;
+			rop_drop_last();
 			return tp_set_error(-ENOMEM, "range capture: out of memory");
 		}
 		(void)tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
@@ -1060,7 +1073,7 @@ static int body_list(void *arg)
 {
 	(void)arg;
 	for (size_t i = 0; i < tl_r.n; i++) {
-		struct rop *r = &tl_r.v[i];
+		struct rop *r = tl_r.v[i];
 		int rc;
 		if (r->kind == ROP_LAUNCH)
 			rc = tp_rt_tool_launch(r->l.kernel, r->l.block_dim, r->l.args, r->l.attr,
@@ -1084,14 +1097,14 @@ static void split_records(const struct inj_pass_buf *all)
 	size_t n = all->len / sizeof(*rec), nl = 0;
 	size_t nlaunch = 0;
 	for (size_t i = 0; i < tl_r.n; i++)
-		nlaunch += tl_r.v[i].kind == ROP_LAUNCH;
+		nlaunch += tl_r.v[i]->kind == ROP_LAUNCH;
 	uint64_t *seq = calloc(nlaunch ? nlaunch : 1, sizeof(*seq));
 	struct rop **who = calloc(nlaunch ? nlaunch : 1, sizeof(*who));
 	if (!seq || !who)
 		goto out;
 	for (size_t i = 0, j = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].kind == ROP_LAUNCH)
-			who[j++] = &tl_r.v[i];
+		if (tl_r.v[i]->kind == ROP_LAUNCH)
+			who[j++] = tl_r.v[i];
 	for (size_t i = 0; i < n && nl < nlaunch; i++)
 		if (rec[i].kind == TP_OP_REC_LAUNCH)
 			seq[nl++] = rec[i].seq;
@@ -1131,13 +1144,14 @@ out:
 static void range_release(void)
 {
 	for (size_t i = 0; i < tl_r.n; i++) {
-		struct rop *r = &tl_r.v[i];
+		struct rop *r = tl_r.v[i];
 		free(r->args);
 		free(r->host);
 		free(r->buf.data);
 		if (r->c)
 			free(r->c->replay);
 		free(r->c);
+		free(r);
 	}
 	free(tl_r.v);
 	tl_r.v = NULL;
@@ -1154,9 +1168,9 @@ static void range_status(const char *status, const char *fmt, ...)
 	vsnprintf(note, sizeof(note), fmt, ap);
 	va_end(ap);
 	for (size_t i = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].profiled) {
-			tl_r.v[i].c->status = status;
-			snprintf(tl_r.v[i].c->note, sizeof(tl_r.v[i].c->note), "%s", note);
+		if (tl_r.v[i]->profiled) {
+			tl_r.v[i]->c->status = status;
+			snprintf(tl_r.v[i]->c->note, sizeof(tl_r.v[i]->c->note), "%s", note);
 		}
 }
 
@@ -1169,14 +1183,14 @@ int inj_range_pop(void)
 	/* Popped: the exit path must no longer write these. */
 	pthread_mutex_lock(&e_mu);
 	for (size_t i = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].profiled)
-			(void)pending_take(tl_r.v[i].c);
+		if (tl_r.v[i]->profiled)
+			(void)pending_take(tl_r.v[i]->c);
 	pthread_mutex_unlock(&e_mu);
 	const struct tp_op_config *cfg = &g_inj.cfg;
 	int dev = inj_device();
 	struct rop *first = NULL;
 	for (size_t i = 0; i < tl_r.n; i++) {
-		struct rop *r = &tl_r.v[i];
+		struct rop *r = tl_r.v[i];
 		r->l.device = dev;
 		if (r->profiled && !first)
 			first = r;
@@ -1199,8 +1213,8 @@ int inj_range_pop(void)
 		goto done;
 	}
 	for (size_t i = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].profiled)
-			tl_r.v[i].c->st = c0->st;
+		if (tl_r.v[i]->profiled)
+			tl_r.v[i]->c->st = c0->st;
 	uint64_t limit = budget(&c0->st), foot = tp_op_reg_footprint(dev);
 	struct tp_op_snap *snap = NULL;
 	if (foot > limit || tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap)) {
@@ -1217,7 +1231,7 @@ int inj_range_pop(void)
 		if (!run_pass(c0, 0, &all, body_list, NULL, &lrc)) {
 			split_records(&all);
 			for (size_t i = 0; i < tl_r.n; i++) {
-				struct rop *r = &tl_r.v[i];
+				struct rop *r = tl_r.v[i];
 				if (!r->profiled)
 					continue;
 				write_pass(r->c, 0, &r->buf);
@@ -1234,9 +1248,9 @@ int inj_range_pop(void)
 		goto done;
 	}
 	for (size_t i = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].profiled) {
-			tl_r.v[i].c->scope = "all";
-			tl_r.v[i].c->snap_bytes = tp_op_snap_bytes(snap);
+		if (tl_r.v[i]->profiled) {
+			tl_r.v[i]->c->scope = "all";
+			tl_r.v[i]->c->snap_bytes = tp_op_snap_bytes(snap);
 		}
 	bool restore = !g_inj.no_restore;
 	for (uint32_t w = 0; w < cfg->warm_up && !lrc; w++) {
@@ -1274,7 +1288,7 @@ int inj_range_pop(void)
 		split_records(&all);
 		free(all.data);
 		for (size_t i = 0; i < tl_r.n; i++) {
-			struct rop *r = &tl_r.v[i];
+			struct rop *r = tl_r.v[i];
 			if (!r->profiled)
 				continue;
 			write_pass(r->c, p, &r->buf);
@@ -1289,8 +1303,8 @@ int inj_range_pop(void)
 	tp_op_snap_release(snap);
 done:
 	for (size_t i = 0; i < tl_r.n; i++)
-		if (tl_r.v[i].profiled)
-			lctx_finish(tl_r.v[i].c);
+		if (tl_r.v[i]->profiled)
+			lctx_finish(tl_r.v[i]->c);
 	e_cur = NULL;
 	inj_set_replaying(false);
 	tp_op_window_end();
