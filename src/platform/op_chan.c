@@ -6,6 +6,7 @@
 #include "platform/op_chan.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,8 @@ static uint32_t g_pollers;    /* threads waiting in poll */
 static uint32_t g_cap_override, g_backstop_override;
 static uint64_t g_full_waits;
 
+static bool g_inited; /* init_once() ran (its once, or the fork child) */
+
 /* Condition variables on CLOCK_MONOTONIC: a wall-clock step must not
  * stretch or cut a timeout. */
 static void init_once(void)
@@ -50,6 +53,40 @@ static void init_once(void)
 		for (int c = 0; c < N_CHAN; c++)
 			pthread_cond_init(&g_chan[d][c].not_full, &a);
 	pthread_condattr_destroy(&a);
+	g_inited = true;
+}
+
+/*
+ * fork() child: it has one thread; the parent's readers and producers
+ * stayed behind. The mutex one of them held at the fork, or a condition
+ * variable one of them waited on (a reader polling, as the operator
+ * profiler's always is), would block the child's first use forever: make
+ * them new. The channels belonged to the parent's devices, which the
+ * child's rt forgets (rt.c rt_atfork_child): idle them, so the devices
+ * the child opens start theirs afresh. Runs single-threaded, after
+ * glibc made malloc usable again, so free() is safe here.
+ */
+static void op_chan_atfork_child(void)
+{
+	g_mu = (pthread_mutex_t)PTHREAD_MUTEX_INITIALIZER;
+	if (g_inited)
+		init_once();
+	g_pollers = 0;
+	for (int d = 0; d < TP_RT_MAX_DEVICES; d++)
+		for (int c = 0; c < N_CHAN; c++) {
+			struct chan *ch = &g_chan[d][c];
+			free(ch->ring);
+			ch->ring = NULL;
+			ch->head = ch->tail = 0;
+			ch->delivered = ch->dropped = 0;
+			ch->backstop_hit = false;
+			ch->state = CH_IDLE;
+		}
+}
+
+__attribute__((constructor)) static void op_chan_init(void)
+{
+	(void)pthread_atfork(NULL, NULL, op_chan_atfork_child);
 }
 
 static struct chan *lock_chan(int device, uint32_t channel)

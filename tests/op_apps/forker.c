@@ -10,8 +10,14 @@
  * then the parent launches "parent_acc" the same way. The parent exits
  * with the first non-zero status of the two.
  *
+ * With the argument "after" the parent launches "parent_acc" on device 0
+ * first and keeps the device open (the profiler's reader thread is then
+ * polling its channels) while it forks; the child launches "child_acc" on
+ * device 1, which the parent never opened, and must be profiled there.
+ *
  * OP_OUT_FILE gets the parent's out bytes. Exit 0 / 1 / 2, see op_app.h.
  */
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +27,9 @@
 #define N 10000u
 #define BLOCKS 4u
 
-/* Accumulate once under @name; check; dump when @dump. */
-static int work(const char *name, float seed, int dump)
+/* Accumulate once under @name on device @dev; check; dump when @dump;
+ * close the device when @reset. */
+static int work(const char *name, float seed, int dump, int dev, int reset)
 {
 	static float in[N], out[N], want[N];
 	for (uint32_t i = 0; i < N; i++) {
@@ -32,6 +39,8 @@ static int work(const char *name, float seed, int dump)
 	}
 	float *din = NULL, *dout = NULL;
 	int rc;
+	if ((rc = tp_rt_set_device(dev)) != 0)
+		return op_app_fail(APP, "tp_rt_set_device", rc);
 	if ((rc = op_app_upload(&din, in, N)) != 0 || (rc = op_app_upload(&dout, out, N)) != 0)
 		return op_app_fail(APP, "allocate and upload", rc);
 	struct op_app_vec v = { .in = din, .out = dout, .n = N };
@@ -42,7 +51,7 @@ static int work(const char *name, float seed, int dump)
 	    (rc = tp_rt_free(din)) != 0 || (rc = tp_rt_free(dout)) != 0)
 		return op_app_fail(APP, "download", rc);
 	/* Stop the device's threads: the child leaves with _exit(). */
-	if ((rc = tp_rt_reset_device(0)) != 0)
+	if (reset && (rc = tp_rt_reset_device(dev)) != 0)
 		return op_app_fail(APP, "tp_rt_reset_device", rc);
 	uint32_t bad = op_app_check(APP, out, want, N);
 	if (dump && (rc = op_app_dump(APP, out, sizeof(out))) != 0)
@@ -53,8 +62,16 @@ static int work(const char *name, float seed, int dump)
 	return bad ? 1 : 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int after = argc > 1 && !strcmp(argv[1], "after");
+	if (argc > 1 && !after) {
+		fprintf(stderr, "%s: usage: %s [after] (got '%s')\n", APP, APP, argv[1]);
+		return 2;
+	}
+	int parent = 0;
+	if (after && (parent = work("parent_acc", 0, 1, 0, 0)) != 0)
+		return parent;
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid < 0) {
@@ -62,14 +79,17 @@ int main(void)
 		return 2;
 	}
 	if (pid == 0)
-		_exit(work("child_acc", 10, 0));
+		_exit(work("child_acc", 10, 0, after, 1));
 	int st;
 	if (waitpid(pid, &st, 0) != pid) {
 		perror("forker: waitpid");
 		return 2;
 	}
 	int child = WIFEXITED(st) ? WEXITSTATUS(st) : 2;
-	int parent = work("parent_acc", 0, 1);
+	if (!after)
+		parent = work("parent_acc", 0, 1, 0, 1);
+	else if (tp_rt_reset_device(0) != 0)
+		parent = op_app_fail(APP, "tp_rt_reset_device", -1);
 	if (child)
 		fprintf(stderr, "%s: the child exited %d\n", APP, child);
 	return child ? child : parent;
