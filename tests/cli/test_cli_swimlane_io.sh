@@ -396,6 +396,21 @@ has_line "quirks sched-overhead kind" "$root/err" \
 	"taskprof sched-overhead: warning: 1 scheduler phase record(s) without a kind: left out of Part 5"
 has_line "quirks sched-overhead metadata" "$root/err" \
 	"taskprof sched-overhead: warning: metadata.core_to_thread has 3 entries for the 4 cores of core_types: the cores without one get no scheduler thread (no complete -> ready arrows, left out of sched-overhead's counts)"
+# core_types (and core_to_thread) cut to cores 0 and 1: the rows of cores
+# 2 and 3 are typed AIV without a word from the reference; taskprof says so
+# (hostile finding of 2 Dec)
+mkdir -p "$q/cut"
+sed -e 's/"core_types": \["aic", "aic", "aiv", "aiv"\]/"core_types": ["aic", "aic"]/' \
+	-e 's/"num_cores": 4/"num_cores": 2/' -e 's/"core_to_thread": \[0, 1, 0, 1\]/"core_to_thread": [0, 1]/' \
+	"$rec" >"$q/cut/l2_swimlane_records.json"
+cutw="4 task rows are on cores metadata.core_types (2 entries) does not list (the first on core 2): they count as AIV cores (an AIC task's func_id then comes from the wrong deps.json kernel_ids entry)"
+timeout $T "$bin" swimlane "$q/cut/l2_swimlane_records.json" --deps-json "$a/deps.json" \
+	-o "$q/cut/t.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "cut core_types: swimlane exit not 0: $(cat "$root/err")"
+has_line "cut core_types" "$root/err" "Warning: $q/cut/l2_swimlane_records.json: $cutw"
+timeout $T "$bin" sched-overhead "$q/cut/l2_swimlane_records.json" --deps-json "$a/deps.json" \
+	>/dev/null 2>"$root/err"
+has_line "cut core_types sched-overhead" "$root/err" "taskprof sched-overhead: warning: $cutw"
 # the plain fixture says none of it
 timeout $T "$bin" swimlane "$rec" -o "$q/plain.json" >/dev/null 2>"$root/err"
 grep -qE 'listed twice|without a kind|metadata\.' "$root/err" && bad "plain fixture warns: $(cat "$root/err")"

@@ -594,7 +594,7 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			sl_perf_why_no_tasks(&pd));
 	}
 	{
-		char mw[320];
+		char mw[1024];
 		if (sl_perf_metadata_warning(&pd, mw, sizeof(mw))) {
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s: %s\n", input, mw);

@@ -1219,13 +1219,41 @@ const char *sl_printable(const char *s, char *buf, size_t len)
 
 const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, size_t len)
 {
-	if (!pd->n_core_types || !len)
+	if (!len)
 		return NULL;
 	buf[0] = '\0';
 	size_t o = 0;
+	/* Task rows on cores core_types does not list: the reference types
+	 * them AIV (spec §1.9), which resolves an AIC task's func_id from the
+	 * wrong kernel_ids entry and counts it as AIV in sched-overhead. */
+	uint64_t beyond = 0;
+	int64_t first = -1;
+	for (size_t i = 0; i < pd->n_tasks; i++) {
+		int64_t c = pd->tasks[i].core_id;
+		if (c < 0 || (uint64_t)c >= pd->n_core_types) {
+			if (!beyond++)
+				first = c;
+		}
+	}
+	if (beyond && !pd->n_core_types)
+		o += (size_t)snprintf(buf, len, "metadata.core_types is missing or empty: all %llu "
+				      "task rows count as AIV cores (an AIC task's func_id then "
+				      "comes from the wrong deps.json kernel_ids entry)",
+				      (unsigned long long)beyond);
+	else if (beyond)
+		o += (size_t)snprintf(buf, len, "%llu task rows are on cores metadata.core_types (%zu "
+				      "entries) does not list (the first on core %lld): they "
+				      "count as AIV cores (an AIC task's func_id then comes from "
+				      "the wrong deps.json kernel_ids entry)",
+				      (unsigned long long)beyond, pd->n_core_types, (long long)first);
+	if (o >= len)
+		return buf;
+	if (!pd->n_core_types)
+		return buf[0] ? buf : NULL;
 	if (pd->num_cores != (int64_t)pd->n_core_types)
-		o += (size_t)snprintf(buf, len, "metadata.num_cores is %lld but core_types lists "
-				      "%zu cores", (long long)pd->num_cores, pd->n_core_types);
+		o += (size_t)snprintf(buf + o, len - o, "%smetadata.num_cores is %lld but core_types "
+				      "lists %zu cores", o ? "; " : "", (long long)pd->num_cores,
+				      pd->n_core_types);
 	if (pd->n_core_to_thread && pd->n_core_to_thread != pd->n_core_types && o < len)
 		snprintf(buf + o, len - o, "%smetadata.core_to_thread has %zu entries for the %zu "
 			 "cores of core_types: %s", o ? "; " : "", pd->n_core_to_thread,

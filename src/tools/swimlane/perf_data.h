@@ -367,10 +367,12 @@ const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
 
 /**
  * sl_perf_metadata_warning() - what in @pd's metadata does not add up,
- * for a warning (the reference reads it as is, spec §1.9): num_cores not
- * the number of core_types, or a core_to_thread not one entry per core
- * (cores without an entry get no scheduler thread: their complete →
- * ready arrows and sched-overhead counts are left out).
+ * for a warning (the reference reads it as is, spec §1.9): task rows on
+ * cores core_types does not list (typed AIV, so an AIC task's func_id
+ * resolves from the wrong kernel_ids entry), num_cores not the number of
+ * core_types, or a core_to_thread not one entry per core (cores without an
+ * entry get no scheduler thread: their complete → ready arrows and
+ * sched-overhead counts are left out).
  * @buf, @len: where the text is composed.
  * Return: @buf, or NULL when everything adds up (or there is nothing to
  * compare).

@@ -1144,7 +1144,7 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 	memcpy(tails_copy, tails, pd->n_tasks * sizeof(double));
 
 	{
-		char mw[320];
+		char mw[1024];
 		if (sl_perf_metadata_warning(pd, mw, sizeof(mw))) {
 			fflush(f);
 			fprintf(stderr, "taskprof sched-overhead: warning: %s\n", mw);
