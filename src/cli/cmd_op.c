@@ -952,9 +952,13 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 /* Report every launch directory; print the summary table. @inj_failed: the
  * injector reported files it could not write (a launch.txt missing is then
  * its doing, not the application's). Return: the number of launch
- * directories; *@failed set when one failed (reported). */
-static int report_all(const struct op_opts *o, const char *out, bool inj_failed, bool *failed)
+ * directories; *@complete set to how many of them hold a whole profile
+ * (launch.txt; the others were skipped with a message); *@failed set when
+ * one failed (reported). */
+static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,
+		      bool *failed)
 {
+	*complete = 0;
 	struct op_dir *dirs;
 	size_t n;
 	if (list_launch_dirs(out, &dirs, &n)) {
@@ -1006,6 +1010,7 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 	}
 	free(sum);
 	free(dirs);
+	*complete = (int)done;
 	return (int)n;
 }
 
@@ -1324,7 +1329,8 @@ int cmd_op(int argc, char **argv)
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
 	bool failed = inj_failed;
-	int n = report_all(o, dir, inj_failed, &failed);
+	int complete = 0;
+	int n = report_all(o, dir, inj_failed, &complete, &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
 	if (n > 0) {
@@ -1336,14 +1342,20 @@ int cmd_op(int argc, char **argv)
 		launches_file(dir, app_replay, list, sizeof(list));
 		const char *killed = o->cfg.kill && (unsigned)n >= o->cfg.launch_count
 					     ? " (--kill on: the application is ended once they are)" : "";
+		/* Launches whose profile is incomplete were skipped above: not
+		 * counted as profiled, but said, so the count matches the table. */
+		char inc[96] = "";
+		if (complete < n)
+			snprintf(inc, sizeof(inc), "; %d incomplete, skipped (see above)",
+				 n - complete);
 		if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "
-					"decide which; %s lists them all)%s; output %s\n",
-				n, m, o->cfg.launch_count, list, killed, dir);
+					"decide which; %s lists them all)%s%s; output %s\n",
+				complete, m, o->cfg.launch_count, list, killed, inc, dir);
 		else
-			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s; output %s\n", n,
-				n == 1 ? "" : "es", killed, dir);
+			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s%s; output %s\n",
+				complete, complete == 1 ? "" : "es", killed, inc, dir);
 	} else {
 		fprintf(stderr, "taskprof op: output %s\n", dir);
 	}

@@ -17,6 +17,10 @@
 #      exit): every launch folder has launch.txt, status=failed, the note
 #   R7 -k matches the real kernel name; two names that sanitise alike get
 #      their own folders and their real name in launch.txt / Op Name
+#   R8 names starting with '.': a visible folder inside device0
+#   R9 the application ends inside a replay pass: the launch folder without
+#      launch.txt is skipped with a warning and the closing line counts it
+#      as incomplete, not profiled
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -203,6 +207,19 @@ if [ $OPRC = 0 ] && [ "$sets" = "$want" ] &&
 else
 	bad "R8: exit $OPRC, folders '$sets', want '$want'"
 	show "$WORK/r8.err"
+fi
+
+say "R9: the application ends inside a replay pass: the launch is skipped and not counted as profiled"
+op_run r9 -- "$R" exitpass
+d=${OPDIR:-none}/device0/exitpass_k/0
+if [ $OPRC = 3 ] && [ -d "$d" ] && [ ! -f "$d/launch.txt" ] &&
+	grep -q "^taskprof op: warning: $d: incomplete profile, no launch.txt" "$WORK/r9.err" &&
+	grep -q "^taskprof op: profiled 0 kernel launches; 1 incomplete, skipped (see above); output" \
+		"$WORK/r9.err"; then
+	ok "R9: exit 3 (the application's), 'profiled 0 kernel launches; 1 incomplete, skipped'"
+else
+	bad "R9: exit $OPRC (want 3), or no 'incomplete profile' warning and 'profiled 0 ...; 1 incomplete' line"
+	show "$WORK/r9.err"
 fi
 
 finish

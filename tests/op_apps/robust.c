@@ -19,11 +19,15 @@
  *             or climb out of the device folder.
  *   names     "my kernel<1>" and "my_kernel_1_": two real names that
  *             sanitise to the same directory name.
+ *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
+ *             with _exit(3) when the kernel runs a second time (a replay
+ *             pass): its launch folder is left without launch.txt.
  *
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -262,6 +266,30 @@ static int m_dotnames(void)
 	return two_names("dotnames", ".hidden", "../up");
 }
 
+static _Atomic uint32_t exitpass_runs;
+
+static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	/* relaxed: a lone counter; only block 0 counts. */
+	if (block_idx == 0 && atomic_fetch_add_explicit(&exitpass_runs, 1,
+							memory_order_relaxed) == 1)
+		_exit(3);
+	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+static int m_exitpass(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = op_app_launch(exitpass_k, "exitpass_k", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch exitpass_k", rc);
+	return finish("exitpass", dout, want);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -281,7 +309,9 @@ int main(int argc, char **argv)
 		return m_names();
 	if (!strcmp(m, "dotnames"))
 		return m_dotnames();
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames\n",
-		APP);
+	if (!strcmp(m, "exitpass"))
+		return m_exitpass();
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
+			"exitpass\n", APP);
 	return 2;
 }
