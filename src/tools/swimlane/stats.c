@@ -52,9 +52,12 @@ static int cmp_rk(const void *a, const void *b)
 static void put_left(FILE *out, const char *s, int width)
 {
 	int cps = 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		cps += (*p & 0xC0) != 0x80;
-	fputs(s, out);
+		/* A name map's control characters (a newline, an escape
+		 * sequence) would break the row or drive the terminal. */
+		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+	}
 	for (; cps < width; cps++)
 		fputc(' ', out);
 }
