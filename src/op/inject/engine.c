@@ -1225,7 +1225,7 @@ int inj_range_pop(void)
 		else
 			range_status("degraded", "no snapshot (%.400s); use --replay-mode "
 				     "application", tp_last_error());
-		inj_log(TP_LOG_WARN, "range %s: %s: only pass 0 measured", tl_r.name, c0->note);
+		inj_log(TP_LOG_WARN, "range %.200s: %s: only pass 0 measured", tl_r.name, c0->note);
 		struct inj_pass_buf all = { 0 };
 		uint64_t t0 = tp_now_ns();
 		if (!run_pass(c0, 0, &all, body_list, NULL, &lrc)) {
@@ -1266,7 +1266,7 @@ int inj_range_pop(void)
 			range_status("interrupted", "SIGINT after %u of %u passes", p, P);
 			break;
 		}
-		inj_progress("range %s pass %u/%u", tl_r.name, p + 1, P);
+		inj_progress("range %.200s pass %u/%u", tl_r.name, p + 1, P);
 		uint64_t restored = 0, hash = 0;
 		uint64_t t0 = tp_now_ns();
 		if (restore && tp_op_snap_restore(snap, &restored))
@@ -1277,14 +1277,14 @@ int inj_range_pop(void)
 		if (rc || lrc) {
 			range_status("failed", "%s in pass %u: %.480s", rc ? "channels" : "launch "
 				     "failed", p, tp_last_error());
-			inj_log(TP_LOG_ERROR, "range %s: %s", tl_r.name, c0->note);
+			inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
 			free(all.data);
 			if (rc && !lrc)
 				lrc = body_list(NULL); /* the application's execution */
 			break;
 		}
 		if (tp_op_snap_hash(snap, &hash))
-			inj_log(TP_LOG_WARN, "range %s: %s", tl_r.name, tp_last_error());
+			inj_log(TP_LOG_WARN, "range %.200s: %s", tl_r.name, tp_last_error());
 		split_records(&all);
 		free(all.data);
 		for (size_t i = 0; i < tl_r.n; i++) {
@@ -1312,7 +1312,7 @@ done:
 	if (g_inj.real.free) {
 		int frc = tp_op_deferred_flush(g_inj.real.free);
 		if (frc)
-			inj_log(TP_LOG_WARN, "range %s: a deferred tp_rt_free failed: %s", tl_r.name,
+			inj_log(TP_LOG_WARN, "range %.200s: a deferred tp_rt_free failed: %s", tl_r.name,
 				tp_last_error());
 	}
 	range_release();
