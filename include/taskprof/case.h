@@ -124,12 +124,18 @@ struct tp_case_args {
  * @name:     "CaseSmall1".
  * @manual:   the reference runs it only when asked for (informative).
  * @params:   the callable's own parameter row, for the callbacks.
- * @rtol, @atol: tolerances of the golden comparison.
+ * @rtol, @atol: tolerances of the golden comparison, finite and >= 0: an
+ *            element passes when |got - expected| <= atol + rtol * |expected|.
  * @generate: fill @args with host tensors (data owned by the case) and
  *            scalars. Return 0 or a negative errno (tp_last_error() set).
+ *            Required.
  * @golden:   write the expected values into the OUT tensors of @expected,
  *            whose inputs are the generated ones. Return 0 or -errno.
- * @release:  free what @generate allocated.
+ *            Required.
+ * @release:  free what @generate allocated; NULL when there is nothing.
+ *
+ * A run of a case without @generate or @golden, or with a negative or NaN
+ * tolerance, fails before anything runs (-EINVAL, naming the case).
  */
 struct tp_case {
 	const char *name;
@@ -145,7 +151,7 @@ struct tp_case {
  * struct tp_case_kernel - one incore kernel of a callable.
  * @func_id:   the id the orchestration submits it with (0 .. n_kernels-1).
  * @name:      "QK" (name maps, messages).
- * @core_type: TP_CASE_AIC or TP_CASE_AIV.
+ * @core_type: TP_CASE_AIC or TP_CASE_AIV (anything else fails the run).
  * @fn:        the kernel; NULL is an empty kernel.
  */
 struct tp_case_kernel {

@@ -581,6 +581,14 @@ static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry 
 			return tp_set_error(-EINVAL, "callable %s: func_id %d declared twice",
 					    cal->name, k->func_id);
 		}
+		if (k->core_type != TP_CASE_AIC && k->core_type != TP_CASE_AIV) {
+			free(kt);
+			free(seen);
+			return tp_set_error(-EINVAL, "callable %s: kernel '%s' (func_id %d) has "
+					    "core_type %d (expected TP_CASE_AIC (0) or TP_CASE_AIV (1))",
+					    cal->name, k->name ? k->name : "", k->func_id,
+					    (int)k->core_type);
+		}
 		seen[k->func_id] = true;
 		kt[k->func_id] = (struct tp_kernel_entry){
 			.fn = k->fn,
@@ -687,6 +695,21 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		free(kt);
 		return tp_set_error(-ENOENT, "%s has no case '%s'", cal->name,
 				    case_name ? case_name : "(default)");
+	}
+	/* The golden comparison passes an element when |got - expected| <=
+	 * atol + rtol * |expected|: a NaN or negative tolerance would pass
+	 * every element or none, whatever the kernels computed. */
+	if (!cs->generate || !cs->golden || !isfinite(cs->rtol) || !isfinite(cs->atol) ||
+	    cs->rtol < 0 || cs->atol < 0) {
+		free(kt);
+		char what[128];
+		if (!cs->generate || !cs->golden)
+			snprintf(what, sizeof(what), "no %s()", !cs->generate ? "generate" : "golden");
+		else
+			snprintf(what, sizeof(what), "rtol %g, atol %g (expected finite values >= 0)",
+				 cs->rtol, cs->atol);
+		return tp_set_error(-EINVAL, "callable %s: case %s: %s (taskprof/case.h)", cal->name,
+				    cs->name, what);
 	}
 	snprintf(res->callable, sizeof(res->callable), "%s", cal->name);
 	snprintf(res->case_name, sizeof(res->case_name), "%s", cs->name);

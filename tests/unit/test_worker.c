@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,58 @@ static void test_bad_config(void **s)
 	assert_null(tp_callable_case(tp_callable_find("paged_attention"), "nope"));
 }
 
+/* A callable like bad_callable with case @cs and kernel core type @ct:
+ * tp_worker_run() must refuse it before anything runs, naming @needle. */
+static void expect_run_refused(struct tp_worker *w, struct tp_case cs, int ct,
+			       const char *needle)
+{
+	const struct tp_case_kernel k[] = { { 0, "NOP", (enum tp_case_core)ct, NULL } };
+	const struct tp_callable c = {
+		.name = "refused", .orch = bad_orch, .kernels = k, .n_kernels = 1, .cases = &cs,
+		.n_cases = 1, .default_case = cs.name,
+	};
+	struct tp_run_result r;
+	assert_int_equal(tp_worker_run(w, &c, NULL, &r), -EINVAL);
+	printf("refused: %s\n", tp_last_error());
+	assert_non_null(strstr(tp_last_error(), needle));
+	assert_int_equal(r.tasks, 0);
+	assert_string_equal(r.output_dir, "");
+}
+
+/* Tolerances that would pass any output (NaN, negative), a case without
+ * generate() or golden(), a kernel neither AIC nor AIV: refused. */
+static void test_bad_case_fields(void **s)
+{
+	(void)s;
+	struct tp_worker_config cfg = { .output_root = g_root, .aicpu_threads = 2 };
+	struct tp_worker *w = tp_worker_open(&cfg);
+	assert_non_null(w);
+	const struct tp_case ok = bad_cases[0];
+	struct tp_case c = ok;
+	c.rtol = -1;
+	expect_run_refused(w, c, TP_CASE_AIV, "case One: rtol -1, atol 0.001 (expected finite");
+	c = ok;
+	c.atol = NAN;
+	expect_run_refused(w, c, TP_CASE_AIV, "atol nan (expected finite values >= 0)");
+	c = ok;
+	c.rtol = INFINITY;
+	expect_run_refused(w, c, TP_CASE_AIV, "rtol inf");
+	c = ok;
+	c.golden = NULL;
+	expect_run_refused(w, c, TP_CASE_AIV, "case One: no golden()");
+	c = ok;
+	c.generate = NULL;
+	expect_run_refused(w, c, TP_CASE_AIV, "case One: no generate()");
+	expect_run_refused(w, ok, 7, "kernel 'NOP' (func_id 0) has core_type 7");
+	/* the same callable with sane fields runs (and fails its golden) */
+	struct tp_run_result r;
+	alarm(60);
+	assert_int_equal(tp_worker_run(w, &bad_callable, NULL, &r), 0);
+	alarm(0);
+	assert_false(r.pass);
+	tp_worker_close(w);
+}
+
 int main(void)
 {
 	assert_non_null(mkdtemp(g_root));
@@ -202,6 +255,7 @@ int main(void)
 		cmocka_unit_test(test_small1_a5sim),
 		cmocka_unit_test(test_golden_mismatch),
 		cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_bad_case_fields),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];
