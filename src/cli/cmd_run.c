@@ -9,7 +9,9 @@
  */
 #include <dlfcn.h>
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <locale.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/error.h"
 #include "base/file.h"
 #include "base/progress.h"
 #include "cli/commands.h"
@@ -340,7 +343,14 @@ static const struct tp_callable *load_case_so(const char *path)
 		snprintf(buf, sizeof(buf), "./%s", path);
 		open_path = buf;
 	}
+	/* The case's constructors and its entry point are the case's code
+	 * like its kernels: a crash or an exit() there gets the same one
+	 * line naming what ran (cli_crash_install(), before this call). */
+	cli_exit_guard(true);
+	tp_thread_activity_set("the case's constructors (dlopen)");
 	void *h = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
+	tp_thread_activity_set(NULL);
+	cli_exit_guard(false);
 	if (!h) {
 		fprintf(stderr, "taskprof run: cannot load case shared object '%s': expected an "
 				"ELF shared object built against libtaskprof.so: %s\n",
@@ -356,9 +366,29 @@ static const struct tp_callable *load_case_so(const char *path)
 		dlclose(h);
 		return NULL;
 	}
+	/* A data symbol of that name (int tp_case_callable = 5;) would be
+	 * called as code: refuse it by its ELF symbol type. */
+	Dl_info di;
+	const ElfW(Sym) *es = NULL;
+	/* ELF64_ST_TYPE and ELF32_ST_TYPE are the same: the low 4 bits. */
+	if (dladdr1(sym, &di, (void **)&es, RTLD_DL_SYMENT) && es &&
+	    ELF64_ST_TYPE(es->st_info) != STT_FUNC && ELF64_ST_TYPE(es->st_info) != STT_GNU_IFUNC) {
+		fprintf(stderr, "taskprof run: case shared object '%s': %s is not a function "
+				"(expected 'const struct tp_callable *%s(void)', see "
+				"taskprof/case.h)\n",
+			path, TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
+		dlclose(h);
+		return NULL;
+	}
 	tp_case_entry_fn entry;
 	memcpy(&entry, &sym, sizeof(entry)); /* object → function pointer */
+	cli_exit_guard(true);
+	tp_thread_activity_set("the case's " TP_CASE_ENTRY_SYMBOL "()");
 	const struct tp_callable *c = entry();
+	cli_exit_guard(false);
+	/* A pointer into nowhere faults in the checks below: say whose. */
+	tp_thread_activity_set("reading the struct tp_callable the case's " TP_CASE_ENTRY_SYMBOL
+			       "() returned");
 	const char *bad = NULL;
 	char badbuf[160];
 	if (!c)
@@ -375,6 +405,7 @@ static const struct tp_callable *load_case_so(const char *path)
 		bad = "returned a callable whose default_case is not one of its cases";
 	else
 		bad = bad_names(c, badbuf, sizeof(badbuf)); /* after the table checks */
+	tp_thread_activity_set(NULL);
 	if (bad) {
 		fprintf(stderr, "taskprof run: %s() in case shared object '%s' %s (expected a "
 				"struct tp_callable, see taskprof/case.h)\n",
@@ -535,6 +566,9 @@ int cmd_run(int argc, char **argv)
 		size_t n = strlen(name);
 		if (strchr(name, '/') || (n > 3 && !strcmp(name + n - 3, ".so")) ||
 		    strstr(name, ".so.")) {
+			/* Crash and exit() reports cover the case's own code
+			 * from its constructors on. */
+			cli_crash_install("taskprof run");
 			cal = load_case_so(name);
 			/* Its constructors and entry point may have set a locale
 			 * (setlocale(LC_ALL, "")): taskprof's numbers keep '.'

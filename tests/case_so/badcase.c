@@ -19,6 +19,11 @@
  *   ret5            generate() returns 5 (not 0 or a negative errno)
  *   bad_func_id     the callable's one kernel has func_id 99
  *   newline_name    the callable's name has a newline
+ *   neg_tol         the case's rtol is -1 (would pass any output)
+ *   core_type7      the kernel's core_type is 7 (neither AIC nor AIV)
+ *   abort_ctor      a constructor of the shared object calls abort()
+ *   exit_entry      tp_case_callable() calls exit(3)
+ *   wild_entry      tp_case_callable() returns a pointer to nothing
  *   unset or other  a correct case
  */
 #include <errno.h>
@@ -150,10 +155,20 @@ static const struct tp_case_kernel bad_kernels[] = {
 	{ 99, "AXPB", TP_CASE_AIV, k_axpb },
 };
 
-static const struct tp_case bad_cases[] = {
+static const struct tp_case_kernel type7_kernels[] = {
+	{ 0, "AXPB", (enum tp_case_core)7, k_axpb },
+};
+
+static struct tp_case bad_cases[] = {
 	{ .name = "Default", .rtol = 1e-6, .atol = 1e-6, .generate = bad_generate,
 	  .golden = bad_golden, .release = bad_release },
 };
+
+__attribute__((constructor)) static void bad_ctor(void)
+{
+	if (mode("abort_ctor"))
+		abort();
+}
 
 static struct tp_callable bad_callable = {
 	.name = "badcase",
@@ -172,5 +187,13 @@ const struct tp_callable *tp_case_callable(void)
 		bad_callable.kernels = bad_kernels;
 	if (mode("newline_name"))
 		bad_callable.name = "bad\ncase";
+	if (mode("neg_tol"))
+		bad_cases[0].rtol = -1;
+	if (mode("core_type7"))
+		bad_callable.kernels = type7_kernels;
+	if (mode("exit_entry"))
+		exit(3);
+	if (mode("wild_entry"))
+		return (const struct tp_callable *)(uintptr_t)0x1234;
 	return &bad_callable;
 }

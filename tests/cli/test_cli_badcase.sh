@@ -54,6 +54,13 @@ expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outsi
 # profilers leaves no folder either
 expect fail_orch 1 "taskprof run: badcase Default on a2a3sim failed: runtime: orchestration failed (-22): Invalid argument" \
 	--enable-l2-swimlane --enable-dep-gen
+expect neg_tol 2 "taskprof run: callable badcase: case Default: rtol -1, atol 1e-06 (expected finite values >= 0) (taskprof/case.h)"
+expect core_type7 2 "taskprof run: callable badcase: kernel 'AXPB' (func_id 0) has core_type 7 (expected TP_CASE_AIC (0) or TP_CASE_AIV (1))"
+ds=$(dirname "$bin")/tests/case_so/libdatasym.so
+timeout $T "$bin" run "$ds" -o "$root/datasym" >/dev/null 2>"$root/datasym.err"
+code=$?
+[[ $code == 2 && $(cat "$root/datasym.err") == "taskprof run: case shared object '$ds': tp_case_callable is not a function (expected 'const struct tp_callable *tp_case_callable(void)', see taskprof/case.h)" ]] ||
+	bad "datasym: exit $code, stderr '$(cat "$root/datasym.err")'"
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
 # A run that fails after its tasks ran keeps what it wrote, says where,
@@ -119,6 +126,14 @@ else
 		"^taskprof run: the run was ended by exit\(3\) $aicore, not by taskprof: the run did not finish; $gone $root/exit_kernel/badcase_Default_[0-9_]+$"
 	crashed exit0_kernel 1 \
 		"^taskprof run: the run was ended by exit\(0\) $aicore, not by taskprof: the run did not finish; $gone $root/exit0_kernel/badcase_Default_[0-9_]+$"
+	# the case's own code before any run: its constructors, its entry
+	# point, and a callable pointer that points nowhere
+	crashed abort_ctor 134 \
+		"^taskprof run: crashed: SIGABRT \(abort\) in thread taskprof \(the main thread: the case's constructors \(dlopen\)\); removed 0 temporary files; no output was written$"
+	crashed exit_entry 1 \
+		"^taskprof run: the run was ended by exit\(3\) in thread taskprof \(the main thread: the case's tp_case_callable\(\)\), not by taskprof: the run did not finish; removed 0 temporary files; no output was written$"
+	crashed wild_entry 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: reading the struct tp_callable the case's tp_case_callable\(\) returned\); removed 0 temporary files; no output was written$"
 	# a stack overflow: the line comes from the thread's alternate stack
 	crashed stack_kernel 139 \
 		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+$"
