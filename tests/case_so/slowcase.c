@@ -12,6 +12,9 @@
  *                   the process is stopped (so a stop delays the end)
  *   SLOWCASE_MARK   if set, the kernel creates MARK.start when it begins
  *                   and MARK.end when it is done
+ *   SLOWCASE_BEFORE N (default 0): first submit N tasks of an empty AIV
+ *                   kernel "FAST" that read x (they finish; the slow one
+ *                   may still be running when a stall ends the run)
  */
 #include <errno.h>
 #include <stdint.h>
@@ -80,6 +83,14 @@ static int slow_orch(struct tp_orch *o, const struct tp_case_args *args)
 	if ((rc = tp_tensor_make_contiguous(&x, (uintptr_t)args->tensors[0].data, TP_FP32, 2, sh)) ||
 	    (rc = tp_tensor_make_contiguous(&y, (uintptr_t)args->tensors[1].data, TP_FP32, 2, sh)))
 		return rc;
+	const char *nb = getenv("SLOWCASE_BEFORE");
+	long before = nb ? strtol(nb, NULL, 10) : 0;
+	for (long i = 0; i < before && i < 1000; i++) {
+		tp_args_init(&a);
+		tp_args_add_input(&a, &x);
+		if ((rc = tp_submit_aiv(o, 1, &a, NULL)))
+			return rc;
+	}
 	tp_args_init(&a);
 	tp_args_add_input(&a, &x);
 	tp_args_add_output_existing(&a, &y);
@@ -125,6 +136,7 @@ static void slow_release(const struct tp_case *c, struct tp_case_args *args)
 
 static const struct tp_case_kernel slow_kernels[] = {
 	{ 0, "SLOW", TP_CASE_AIV, k_slow },
+	{ 1, "FAST", TP_CASE_AIV, NULL },
 };
 
 static const struct tp_case slow_cases[] = {
@@ -137,7 +149,7 @@ static const struct tp_callable slow_callable = {
 	.orch_name = "slow_orch",
 	.orch = slow_orch,
 	.kernels = slow_kernels,
-	.n_kernels = 1,
+	.n_kernels = 2,
 	.cases = slow_cases,
 	.n_cases = 1,
 	.default_case = "Default",

@@ -435,10 +435,12 @@ static void write_sched_rec(FILE *f, const struct swl_sched_rec *r, bool first)
 		r->shared_at_end[0], r->shared_at_end[1], r->shared_at_end[2]);
 }
 
-/* The text layout of spec §1.8, byte for byte. 0, or -ENOMEM (the file is
- * then incomplete). */
-static int write_records(const struct swl_collector *c, FILE *f)
+/* The text layout of spec §1.8, byte for byte. *@unwritten: AICore slots
+ * left out because their AICore never wrote them. 0, or -ENOMEM (the file
+ * is then incomplete). */
+static int write_records(const struct swl_collector *c, FILE *f, uint64_t *unwritten)
 {
+	*unwritten = 0;
 	const struct swl_dev *d = &c->dev;
 	const struct swl_config *cfg = &c->cfg;
 	fprintf(f, "{\n  \"l2_swimlane_level\": %d,\n  \"metadata\": {\n", cfg->level);
@@ -459,8 +461,13 @@ static int write_records(const struct swl_collector *c, FILE *f)
 	for (int i = 0; i < d->num_cores; i++) {
 		const struct swl_vec *v = vec_of(c, swl_inst_aicore(d, i));
 		FOR_EACH_REC(c, v, struct swl_aicore_rec, r) {
-			if (!r->start)
-				continue; /* never written (spec §1.4) */
+			if (!r->start) {
+				/* Never written (spec §1.4): a2a3 reserves the
+				 * slot at dispatch, so a task that never ran to
+				 * its end (a failed run) leaves it empty. */
+				(*unwritten)++;
+				continue;
+			}
 			fprintf(f, "%s\n    [%d, %" PRIu64 ", %" PRIu32 ", %" PRIu64 ", %" PRIu64
 				   ", %" PRIu32 "]",
 				any ? "," : "", i, r->task_token, r->reg_task_id, r->start,
@@ -537,10 +544,20 @@ int swl_export(struct swl_collector *c, const char *dir)
 	struct tp_file_tx tx;
 	if ((rc = tp_file_tx_begin(&tx, path, NULL)))
 		return rc;
-	if ((rc = write_records(c, tx.fp))) {
+	uint64_t unwritten = 0;
+	if ((rc = write_records(c, tx.fp, &unwritten))) {
 		tp_file_tx_abort(&tx, false);
 		return rc;
 	}
+	/* The reconcile line counted those slots as collected (the transport
+	 * delivered them): say why the file has fewer aicore_tasks rows. */
+	if (unwritten)
+		TP_WARN("L2Swimlane: %" PRIu64 " aicore_task record%s reserved at dispatch %s never "
+			"written by %s AICore (the task did not finish: the run failed); "
+			"left out of %s, so it has %" PRIu64 " fewer aicore_tasks rows than "
+			"collected",
+			unwritten, unwritten == 1 ? "" : "s", unwritten == 1 ? "was" : "were",
+			unwritten == 1 ? "its" : "their", SWL_RECORDS_FILE, unwritten);
 	return tp_file_tx_commit(&tx);
 }
 
