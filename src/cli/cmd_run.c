@@ -274,6 +274,23 @@ static int convert_swimlane(const char *records, const char *dir, char *trace, s
 	return rc;
 }
 
+/* Append @line (and a newline) to @dir/result.txt, which the Worker wrote:
+ * a failure after the run (the trace conversion) is recorded where the
+ * run's outcome is. Best effort: the caller has reported the failure. */
+static void append_result_line(const char *dir, const char *line)
+{
+	char path[4200];
+	if (snprintf(path, sizeof(path), "%s/result.txt", dir) >= (int)sizeof(path))
+		return;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", line);
+	if (fclose(f))
+		fprintf(stderr, "taskprof run: warning: cannot note the failed trace in %s: %s\n",
+			path, strerror(errno));
+}
+
 /* A one-line dlerror() (it never holds a newline today; be sure). */
 static const char *dl_msg(void)
 {
@@ -675,6 +692,11 @@ int cmd_run(int argc, char **argv)
 		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",
 				r->swimlane_records);
+			/* The run passed, the trace did not come: result.txt says
+			 * both (the records stay good for a later conversion). */
+			append_result_line(r->output_dir,
+					   "trace FAILED (merged_swimlane.json was not written; "
+					   "taskprof swimlane on this folder makes it)");
 			code = 1;
 		} else {
 			printf("swimlane trace: %s (open it in https://ui.perfetto.dev/)\n", trace);

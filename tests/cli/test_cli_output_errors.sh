@@ -150,6 +150,22 @@ run_limited "run, ulimit -f 100, records" 100 \
 	"$pre <dir>/l2_swimlane_records.json: write failed: $big" --enable-l2-swimlane --enable-dep-gen
 run_limited "run, ulimit -f 100, deps.json" 100 "$pre <dir>/deps.json: write failed: $big" \
 	--enable-dep-gen
+# the trace (5.5 MB) past 2 MB, the records (1.1 MB) and deps.json under
+# it: the run passed, the conversion failed; exit 1, and result.txt keeps
+# the pass and adds "trace FAILED" (the records convert later)
+rm -rf "$root/u"
+limited 2000 "$root/err" "$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$root/u"
+code=$?
+d=$(ls -d "$root"/u/synthetic_Default_* 2>/dev/null | tail -1)
+[[ $code -eq 1 ]] || bad "run, ulimit -f 2000, trace: exit $code, expected 1"
+grep -qx "Error: $d/merged_swimlane.json: write failed: $big" "$root/err" ||
+	bad "run, ulimit -f 2000, trace: $(errors "$root/err")"
+if [[ -z $d ]] || ! grep -qx "golden PASS" "$d/result.txt" ||
+   ! grep -qx "trace FAILED (merged_swimlane.json was not written; taskprof swimlane on this folder makes it)" "$d/result.txt" ||
+   [[ -e $d/merged_swimlane.json ]]; then
+	bad "run, ulimit -f 2000, trace: result.txt '$(cat "$d/result.txt" 2>&1)', folder: $(ls "$d" 2>&1)"
+fi
+no_temps "$root/u"
 # result.txt: a run that writes nothing else leaves no folder either.
 # (Not under ThreadSanitizer: its runtime writes a file before main(), and
 # with ulimit -f 0 that first write, not ours, gets SIGXFSZ.)
