@@ -131,10 +131,12 @@ struct tp_case_args {
  *            Required.
  * @golden:   write the expected values into the OUT tensors of @expected,
  *            whose inputs are the generated ones. Return 0 or -errno.
- *            Required.
+ *            NULL: the expected outputs are the OUT tensors as generate()
+ *            left them (a case without OUT tensors, or whose kernels must
+ *            leave them unchanged).
  * @release:  free what @generate allocated; NULL when there is nothing.
  *
- * A run of a case without @generate or @golden, or with a negative or NaN
+ * A run of a case without @generate, or with a negative, infinite or NaN
  * tolerance, fails before anything runs (-EINVAL, naming the case).
  */
 struct tp_case {
