@@ -59,6 +59,8 @@
 #include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "bench_help.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -346,13 +348,7 @@ int main(int argc, char **argv)
 	uint64_t sizes[16];
 	int n = 0;
 	for (int i = 1; i < argc && n < 16; i++) {
-		char *end;
-		unsigned long long v = strtoull(argv[i], &end, 10);
-		if (*end || v == 0) {
-			fprintf(stderr, "usage: bench_convert [TASKS ...]\n");
-			return 2;
-		}
-		sizes[n++] = v;
+		sizes[n++] = bench_count("bench_convert", "TASKS", argv[i], 1, 100000000);
 	}
 	if (n == 0) {
 		const char *skip = getenv("TASKPROF_BENCH_SKIP_1M");

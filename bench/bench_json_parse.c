@@ -28,6 +28,8 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "bench_help.h"
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -132,10 +134,7 @@ int main(int argc, char **argv)
 	if (!tmp || !*tmp)
 		tmp = "/tmp";
 	const char *ntasks = argc > 1 ? argv[1] : "100000";
-	if (strtoull(ntasks, NULL, 10) == 0) {
-		fprintf(stderr, "usage: bench_json_parse [TASKS]\n");
-		return 2;
-	}
+	(void)bench_count("bench_json_parse", "TASKS", ntasks, 1, 100000000);
 
 	char dir[512], rec[600], deps[600], names[600];
 	snprintf(dir, sizeof(dir), "%s/tp_bench_json_XXXXXX", tmp);

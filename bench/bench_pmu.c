@@ -100,9 +100,8 @@ out:
 int main(int argc, char **argv)
 {
 	bench_help(argc, argv, USAGE);
-	uint32_t tasks = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 100000u;
-	if (!tasks)
-		tasks = 100000u;
+	uint32_t tasks = argc > 1 ? (uint32_t)bench_count("bench_pmu", "TASKS", argv[1], 1, 10000000)
+				  : 100000u;
 	char dir[] = "/tmp/bench_pmu_XXXXXX";
 	if (!mkdtemp(dir)) {
 		perror("bench_pmu: mkdtemp");

@@ -136,11 +136,7 @@ static int bench(enum tp_runtime_mode mode, const char *shape, tp_orch_fn fn, ui
 int main(int argc, char **argv)
 {
 	bench_help(argc, argv, USAGE);
-	long n = argc > 1 ? strtol(argv[1], NULL, 10) : 100000;
-	if (n < 2 || n > 10000000) {
-		fprintf(stderr, "bench_runtime: TASKS must be 2..10000000\n");
-		return 2;
-	}
+	long n = argc > 1 ? (long)bench_count("bench_runtime", "TASKS", argv[1], 2, 10000000) : 100000;
 	static const enum tp_runtime_mode modes[] = {
 		TP_RUNTIME_TENSORMAP_RINGBUFFER, TP_RUNTIME_HOST_BUILD_GRAPH,
 	};

@@ -21,6 +21,8 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+
+#include "bench_help.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,11 +77,8 @@ int main(int argc, char **argv)
 	}
 	tp_log_set_threshold(TP_LOG_ERROR);
 	const char *env = getenv("BENCH_RECORDS");
-	uint64_t n = env ? strtoull(env, NULL, 10) : 20000000;
-	if (n == 0) {
-		fprintf(stderr, "bench_transport: BENCH_RECORDS must be a positive integer\n");
-		return 2;
-	}
+	uint64_t n = env ? bench_count("bench_transport", "BENCH_RECORDS", env, 1, 1000000000000ull)
+			 : 20000000;
 	int rc = 0;
 	static const uint32_t geometries[] = {512, 4096};
 	for (int g = 0; g < 2; g++) {
