@@ -126,8 +126,18 @@ static int step_gen(void *arg, int fd)
 	return 0;
 }
 
+static const char USAGE[] =
+	"usage: bench_json_parse [TASKS]   (default 100000)\n"
+	"\n"
+	"Loads a generated level-4 capture's l2_swimlane_records.json and deps.json\n"
+	"with yajl (null, stream, tree) and jansson; prints BENCH json lines.\n"
+	"\n"
+	"Environment: TASKPROF_BENCH_TMPDIR=DIR for the inputs (default $TMPDIR, else\n"
+	"/tmp); they are removed afterwards.\n";
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	const char *tmp = getenv("TASKPROF_BENCH_TMPDIR");
 	if (!tmp || !*tmp)
 		tmp = getenv("TMPDIR");

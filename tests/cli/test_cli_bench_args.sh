@@ -40,4 +40,10 @@ refused "bench_json_parse: TASKS expects an integer from 1 to 100000000, got '0'
 	"$b/bench_json_parse" 0
 refused "bench_runtime: TASKS expects an integer from 2 to 10000000, got '1'" \
 	"$b/bench_runtime" 1
+# every benchmark prints its usage with -h (README "Benchmarks")
+for x in "$b"/bench_*; do
+	out=$(timeout $T "$x" -h 2>&1)
+	code=$?
+	[[ $code -eq 0 && $out == *usage:* ]] || { echo "FAIL: $x -h: exit $code: $out"; fail=1; }
+done
 exit $fail
