@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -532,8 +533,27 @@ static int g_shared;       /* calls inside the gate */
 static int g_excl_waiting; /* windows waiting to open */
 static bool g_excl;        /* a window is open */
 static _Thread_local bool tl_window; /* this thread owns the open window */
-static void **g_deferred;
+/* Queued range frees, each with the thread whose range queued it: a pop
+ * frees its own thread's only, never those of a range another thread still
+ * has open (its replay at that pop would use the freed memory). */
+struct deferred {
+	void *p;
+	uint64_t owner; /* defer_owner() of the queuing thread */
+};
+static struct deferred *g_deferred;
 static size_t g_ndeferred, g_capdeferred;
+static _Atomic uint64_t g_defer_ids;
+static _Thread_local uint64_t tl_defer_id;
+
+/* The calling thread's queue owner id, unique in the process (a pthread_t
+ * may be reused by a later thread; this never is). */
+static uint64_t defer_owner(void)
+{
+	/* relaxed: a unique number is all that is needed. */
+	if (!tl_defer_id)
+		tl_defer_id = atomic_fetch_add_explicit(&g_defer_ids, 1, memory_order_relaxed) + 1;
+	return tl_defer_id;
+}
 
 int tp_op_gate_enter(void)
 {
@@ -588,7 +608,7 @@ int tp_op_defer_free(void *p)
 	pthread_mutex_lock(&g_gate_mu);
 	if (g_ndeferred == g_capdeferred) {
 		size_t cap = g_capdeferred ? 2 * g_capdeferred : 16;
-		void **nv = realloc(g_deferred, cap * sizeof(*nv));
+		struct deferred *nv = realloc(g_deferred, cap * sizeof(*nv));
 		if (!nv) {
 			pthread_mutex_unlock(&g_gate_mu);
 			return tp_set_error(-ENOMEM, "deferred free queue: out of memory");
@@ -596,7 +616,7 @@ int tp_op_defer_free(void *p)
 		g_deferred = nv;
 		g_capdeferred = cap;
 	}
-	g_deferred[g_ndeferred++] = p;
+	g_deferred[g_ndeferred++] = (struct deferred){ p, defer_owner() };
 	pthread_mutex_unlock(&g_gate_mu);
 	return 0;
 }
@@ -604,7 +624,10 @@ int tp_op_defer_free(void *p)
 size_t tp_op_deferred_count(void)
 {
 	pthread_mutex_lock(&g_gate_mu);
-	size_t n = g_ndeferred;
+	size_t n = 0;
+	const uint64_t me = defer_owner();
+	for (size_t i = 0; i < g_ndeferred; i++)
+		n += g_deferred[i].owner == me;
 	pthread_mutex_unlock(&g_gate_mu);
 	return n;
 }
@@ -612,10 +635,21 @@ size_t tp_op_deferred_count(void)
 int tp_op_deferred_flush(int (*free_fn)(void *p))
 {
 	pthread_mutex_lock(&g_gate_mu);
-	void **v = g_deferred;
-	size_t n = g_ndeferred;
-	g_deferred = NULL;
-	g_ndeferred = g_capdeferred = 0;
+	void **v = malloc((g_ndeferred ? g_ndeferred : 1) * sizeof(*v));
+	if (!v) {
+		pthread_mutex_unlock(&g_gate_mu);
+		return tp_set_error(-ENOMEM, "deferred frees: out of memory");
+	}
+	/* Take this thread's, in queue order; keep the others'. */
+	size_t n = 0, keep = 0;
+	const uint64_t me = defer_owner();
+	for (size_t i = 0; i < g_ndeferred; i++) {
+		if (g_deferred[i].owner == me)
+			v[n++] = g_deferred[i].p;
+		else
+			g_deferred[keep++] = g_deferred[i];
+	}
+	g_ndeferred = keep;
 	pthread_mutex_unlock(&g_gate_mu);
 	int first = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -26,7 +26,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/no_launch" "$EX/example_rt_vector_add"
+	"$APPS/no_launch" "$APPS/range_threads" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -199,6 +199,22 @@ else
 	bad "I8 long range: exit $OPRC, $nl launch.txt ($nok ok, $nb block_dim=4), $k3 range_k3, want 0, 42, 42, 42, 20" \
 		"$(cmp -s "$WORK/i8l.ref" "$WORK/i8l.bin" || echo "(output differs)")"
 	show "$WORK/i8l.err"
+fi
+
+# Ranges on 4 threads at once, each freeing a buffer inside its range: a
+# pop frees its own thread's deferred frees only (one thread's pop used to
+# free what another thread's open range still used: -EFAULT, wrong sums).
+say "I8: range_threads (4 threads x 10 ranges, a free inside each), every launch profiled"
+op_run i8t --replay-mode range --range-markers on -c 100 --aic-metrics BasicInfo \
+	-- "$APPS/range_threads"
+nl=$(ls "${OPDIR:-/nonexistent}"/device0/racc/*/launch.txt 2>/dev/null | wc -l)
+if [ $OPRC = 0 ] && grep -q 'range_threads: 4 threads x 10 ranges with a temporary buffer: ok' \
+	"$WORK/i8t.out" && [ "$nl" = 40 ]; then
+	ok "I8 threads: exit 0, the application's sums right, 40 launch folders"
+else
+	bad "I8 threads: exit $OPRC, $nl launch folders (want 0, ok, 40)"
+	show "$WORK/i8t.out"
+	show "$WORK/i8t.err"
 fi
 
 # ---- I5: launch selection --------------------------------------------------

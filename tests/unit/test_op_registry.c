@@ -282,6 +282,50 @@ static void test_deferred_frees(void **state)
 	assert_int_equal(tp_op_reg_count(), 0);
 }
 
+/* Another thread's queued free (its range still open) survives this
+ * thread's flush, and goes at that thread's own flush. */
+static int g_other_val = 7;
+
+/* Thread bodies report through *@arg (cmocka's asserts belong to the
+ * test's thread). */
+static void *other_thread_defers(void *arg)
+{
+	*(int *)arg = tp_op_reg_add(&g_other_val, sizeof(int), 0, NULL) ||
+		      tp_op_defer_free(&g_other_val);
+	return NULL;
+}
+
+static void *other_thread_counts(void *arg)
+{
+	*(size_t *)arg = tp_op_deferred_count();
+	return NULL;
+}
+
+static void test_deferred_frees_per_thread(void **state)
+{
+	(void)state;
+	static int mine = 4;
+	pthread_t t;
+	assert_int_equal(tp_op_reg_add(&mine, sizeof(int), 0, NULL), 0);
+	assert_int_equal(tp_op_defer_free(&mine), 0);
+	int drc = -1;
+	assert_int_equal(pthread_create(&t, NULL, other_thread_defers, &drc), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(drc, 0);
+	assert_int_equal(tp_op_deferred_count(), 1); /* this thread's only */
+	g_nfreed = 0;
+	assert_int_equal(tp_op_deferred_flush(fake_free), 0);
+	assert_int_equal(g_nfreed, 1);
+	assert_int_equal(g_freed[0], 4);
+	/* the other thread's free is still queued and registered */
+	assert_int_equal(tp_op_reg_count(), 1);
+	size_t n_other = 99;
+	assert_int_equal(pthread_create(&t, NULL, other_thread_counts, &n_other), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(n_other, 0); /* a new thread has queued none */
+	assert_int_equal(tp_op_reg_remove(&g_other_val), 0);
+}
+
 /* ---- replay lock ----------------------------------------------------------- */
 
 #define NTHREADS 8
@@ -447,6 +491,7 @@ int main(void)
 		cmocka_unit_test_setup(test_safe_read_stops_at_unmapped, setup),
 		cmocka_unit_test_setup(test_restore_failure_names_allocation, setup),
 		cmocka_unit_test_setup(test_deferred_frees, setup),
+		cmocka_unit_test_setup(test_deferred_frees_per_thread, setup),
 		cmocka_unit_test_setup(test_window_blocks_other_threads, setup),
 		cmocka_unit_test_setup(test_window_waits_for_inflight, setup),
 		cmocka_unit_test_setup(test_hash, setup),
