@@ -21,6 +21,9 @@
 #   R9 the application ends inside a replay pass: the launch folder without
 #      launch.txt is skipped with a warning and the closing line counts it
 #      as incomplete, not profiled
+#   R10 inside a range: an H2D copy past its buffer and a free of an address
+#      no allocation starts at return the runtime's -EFAULT / -EINVAL under
+#      range replay too (the copy used to read the host bytes first: SIGSEGV)
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -220,6 +223,20 @@ if [ $OPRC = 3 ] && [ -d "$d" ] && [ ! -f "$d/launch.txt" ] &&
 else
 	bad "R9: exit $OPRC (want 3), or no 'incomplete profile' warning and 'profiled 0 ...; 1 incomplete' line"
 	show "$WORK/r9.err"
+fi
+
+say "R10: inside a range, a copy past its buffer and a free of no allocation fail as unprofiled"
+app_run r10.plain "$R" rangebad
+op_run r10 --replay-mode range --range-markers on -- "$R" rangebad
+want10='robust rangebad: memcpy=-14 free=-22 pop=0'
+if [ "$APPRC" = 0 ] && grep -qxF "$want10" "$WORK/r10.plain.out" && [ $OPRC = 0 ] &&
+	grep -qxF "$want10" "$WORK/r10.out"; then
+	ok "R10: '$want10' with and without the profiler"
+else
+	bad "R10: unprofiled exit $APPRC, profiled exit $OPRC, want '$want10' from both"
+	show "$WORK/r10.plain.out"
+	show "$WORK/r10.out"
+	show "$WORK/r10.err"
 fi
 
 finish

@@ -19,6 +19,10 @@
  *             or climb out of the device folder.
  *   names     "my kernel<1>" and "my_kernel_1_": two real names that
  *             sanitise to the same directory name.
+ *   rangebad  inside a range: an H2D copy of 100 MB into a 4 KiB buffer and
+ *             a free of an address no allocation starts at; prints the
+ *             return codes, which must be the runtime's (-EFAULT, -EINVAL)
+ *             under range replay too (no crash reading the host bytes).
  *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
  *             with _exit(3) when the kernel runs a second time (a replay
  *             pass): its launch folder is left without launch.txt.
@@ -266,6 +270,22 @@ static int m_dotnames(void)
 	return two_names("dotnames", ".hidden", "../up");
 }
 
+static int m_rangebad(void)
+{
+	float *d = NULL;
+	static float host[1024];
+	int rc = tp_rt_malloc((void **)&d, sizeof(host));
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	if ((rc = tp_rt_range_push("bad")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	int mc = tp_rt_memcpy(d, host, 100u << 20, TP_RT_MEMCPY_HOST_TO_DEVICE);
+	int fr = tp_rt_free((void *)(uintptr_t)0x1234);
+	int pop = tp_rt_range_pop();
+	printf("%s rangebad: memcpy=%d free=%d pop=%d\n", APP, mc, fr, pop);
+	return tp_rt_free(d) ? 2 : 0;
+}
+
 static _Atomic uint32_t exitpass_runs;
 
 static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
@@ -311,7 +331,9 @@ int main(int argc, char **argv)
 		return m_dotnames();
 	if (!strcmp(m, "exitpass"))
 		return m_exitpass();
+	if (!strcmp(m, "rangebad"))
+		return m_rangebad();
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass\n", APP);
+			"exitpass|rangebad\n", APP);
 	return 2;
 }

@@ -987,8 +987,23 @@ int inj_range_free(void *p)
 {
 	if (!p)
 		return 0;
+	/* Not the start of a live allocation: the runtime's own error now,
+	 * as outside a range (it frees nothing). */
+	struct tp_op_alloc a;
+	if (tp_op_reg_lookup(p, &a) || a.base != (uintptr_t)p)
+		return g_inj.real.free(p);
 	/* Captured launches may still use it: freed after the last pass. */
 	return tp_op_defer_free(p);
+}
+
+/* Whether [@p, @p + @n) lies inside one live device allocation (what the
+ * runtime checks when it runs the copy; a range runs it at the pop). */
+static bool in_one_alloc(const void *p, size_t n)
+{
+	struct tp_op_alloc a;
+	if (tp_op_reg_lookup(p, &a))
+		return false;
+	return n <= a.size - ((uintptr_t)p - a.base);
 }
 
 int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kind kind)
@@ -1002,6 +1017,17 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 		return g_inj.real.memcpy(dst, src, n, kind); /* the runtime's -EINVAL */
 	if (!dst || !src)
 		return g_inj.real.memcpy(dst, src, n, kind);
+	/* Checked now, as the runtime would (the copy itself runs at the
+	 * pop): a bad range fails this call, and an H2D copy never reads @n
+	 * host bytes for a copy that cannot happen. */
+	if (n && (!in_one_alloc(dst, n) ||
+		  (kind == TP_RT_MEMCPY_DEVICE_TO_DEVICE && !in_one_alloc(src, n))))
+		return tp_set_error(-EFAULT, "tp_rt_memcpy(%s) inside range \"%.200s\": %s %p (+%zu "
+				    "bytes) is not inside one device allocation",
+				    kind == TP_RT_MEMCPY_HOST_TO_DEVICE ? "HOST_TO_DEVICE"
+									: "DEVICE_TO_DEVICE",
+				    tl_r.name, !in_one_alloc(dst, n) ? "dst" : "src",
+				    !in_one_alloc(dst, n) ? dst : src, n);
 	struct rop *r = rop_new();
 	if (!r)
 		return tp_set_error(-ENOMEM, "range capture: out of memory");
