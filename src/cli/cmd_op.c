@@ -1159,6 +1159,10 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			passes, i);
 		struct op_exec_result res;
 		x->pass = i;
+		/* Every run reads the same input: a stdin that is a file starts
+		 * again at its beginning (a pipe cannot; docs/op.md). */
+		if (i > 0)
+			(void)lseek(STDIN_FILENO, 0, SEEK_SET);
 		code = op_exec_app(x, &res);
 		if (code < 0) {
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());

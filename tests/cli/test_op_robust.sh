@@ -24,6 +24,9 @@
 #   R10 inside a range: an H2D copy past its buffer and a free of an address
 #      no allocation starts at return the runtime's -EFAULT / -EINVAL under
 #      range replay too (the copy used to read the host bytes first: SIGSEGV)
+#   R11 a range with a failing launch in the middle: every later operation
+#      still runs (the output is the unprofiled one), the pop returns the
+#      error, the launches say status=failed with the pass or warm-up
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -238,5 +241,24 @@ else
 	show "$WORK/r10.out"
 	show "$WORK/r10.err"
 fi
+
+say "R11: a range whose 6th launch fails: the later launches still run, the launches say failed"
+OP_OUT_FILE=$WORK/r11.ref app_run r11.plain "$R" rangefail
+for w in 1 0; do
+	OP_OUT_FILE=$WORK/r11_$w.bin op_run "r11_$w" --replay-mode range --range-markers on -c 50 \
+		--warm-up $w -- "$R" rangefail
+	d=${OPDIR:-/nonexistent}/device0/fail_acc/9
+	when=$([ $w = 1 ] && echo "warm-up 1" || echo "pass 0")
+	if [ $OPRC = 0 ] && cmp -s "$WORK/r11.ref" "$WORK/r11_$w.bin" &&
+		grep -q 'robust rangefail: failing launch returned 0, pop failed' "$WORK/r11_$w.out" &&
+		[ "$(kv "$d/launch.txt" status)" = failed ] &&
+		kv "$d/launch.txt" note | grep -q "^launch failed in $when: .*kernel fail_k"; then
+		ok "R11 --warm-up $w: output as unprofiled, the pop failed, status=failed ($when)"
+	else
+		bad "R11 --warm-up $w: exit $OPRC, output $(cmp -s "$WORK/r11.ref" "$WORK/r11_$w.bin" && echo same || echo differs), launch.txt:"
+		show "$d/launch.txt"
+		show "$WORK/r11_$w.out"
+	fi
+done
 
 finish

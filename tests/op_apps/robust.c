@@ -23,6 +23,10 @@
  *             a free of an address no allocation starts at; prints the
  *             return codes, which must be the runtime's (-EFAULT, -EINVAL)
  *             under range replay too (no crash reading the host bytes).
+ *   rangefail one range of 10 accumulating launches and, before the 6th, a
+ *             launch whose kernel fails a tile op: the launches after the
+ *             failing one still run (the result is 10 * in, as unprofiled);
+ *             prints the pop's return code.
  *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
  *             with _exit(3) when the kernel runs a second time (a replay
  *             pass): its launch folder is left without launch.txt.
@@ -286,6 +290,37 @@ static int m_rangebad(void)
 	return tp_rt_free(d) ? 2 : 0;
 }
 
+static void failing_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	(void)block_idx;
+	(void)block_dim;
+	(void)p;
+	tp_vdup(&(struct tp_tile){ 0 }, 1.0f); /* not a tile: the launch fails */
+}
+
+static int m_rangefail(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 10);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = tp_rt_range_push("fail")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	int bad = 0;
+	for (int i = 0; i < 10; i++) {
+		if (i == 5)
+			bad = op_app_launch(failing_k, "fail_k", 1, &v);
+		if ((rc = op_app_launch(op_app_accumulate, "fail_acc", BLOCKS, &v)) != 0)
+			return op_app_fail(APP, "launch fail_acc", rc);
+	}
+	int pop = tp_rt_range_pop();
+	printf("%s rangefail: failing launch %s, pop %s\n", APP, bad ? "failed" : "returned 0",
+	       pop ? "failed" : "returned 0");
+	return finish("rangefail", dout, want);
+}
+
 static _Atomic uint32_t exitpass_runs;
 
 static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
@@ -333,7 +368,9 @@ int main(int argc, char **argv)
 		return m_exitpass();
 	if (!strcmp(m, "rangebad"))
 		return m_rangebad();
+	if (!strcmp(m, "rangefail"))
+		return m_rangefail();
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass|rangebad\n", APP);
+			"exitpass|rangebad|rangefail\n", APP);
 	return 2;
 }

@@ -1094,10 +1094,15 @@ int inj_range_launch(struct inj_launch *l)
 	return 0;
 }
 
-/* Run the captured list once; stop at the first error. */
+/* Run the captured list once, every operation even after one fails (the
+ * application made each call and would have seen each run; its calls
+ * returned 0 at capture, and the pop returns the first error). Return: the
+ * first error, its message in tp_last_error(); or 0. */
 static int body_list(void *arg)
 {
 	(void)arg;
+	int first = 0;
+	char msg[TP_ERROR_MSG_MAX];
 	for (size_t i = 0; i < tl_r.n; i++) {
 		struct rop *r = tl_r.v[i];
 		int rc;
@@ -1108,10 +1113,14 @@ static int body_list(void *arg)
 			rc = g_inj.real.memcpy(r->dst, r->host, r->n, TP_RT_MEMCPY_HOST_TO_DEVICE);
 		else
 			rc = g_inj.real.memcpy(r->dst, r->src, r->n, TP_RT_MEMCPY_DEVICE_TO_DEVICE);
-		if (rc)
-			return rc;
+		if (rc && !first) {
+			first = rc;
+			snprintf(msg, sizeof(msg), "%s", tp_last_error());
+		}
 	}
-	return 0;
+	if (first)
+		tp_set_error(first, "%s", msg);
+	return first;
 }
 
 /* Hand each record of @all to the captured launch it belongs to: the i-th
@@ -1285,6 +1294,13 @@ int inj_range_pop(void)
 		watch_on(c0);
 		lrc = body_list(NULL);
 		watch_off();
+		if (lrc) {
+			/* The warm-up ran the whole list: it stands as the
+			 * application's execution; nothing was measured. */
+			range_status("failed", "launch failed in warm-up %u: %.480s", w + 1,
+				     tp_last_error());
+			inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
+		}
 	}
 	uint32_t P = cfg->plan.npasses;
 	for (uint32_t p = 0; p < P && !lrc; p++) {
