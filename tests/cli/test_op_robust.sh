@@ -27,6 +27,9 @@
 #   R11 a range with a failing launch in the middle: every later operation
 #      still runs (the output is the unprofiled one), the pop returns the
 #      error, the launches say status=failed with the pass or warm-up
+#   R12 an application that closes descriptors 2..255 and opens a file that
+#      gets number 2: the injector's lines go to taskprof.log (opened
+#      again), never into that file
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -260,5 +263,17 @@ for w in 1 0; do
 		show "$WORK/r11_$w.out"
 	fi
 done
+
+say "R12: the application closes its stderr and taskprof.log's descriptor and reuses the number"
+op_run r12 -- "$R" reusefd "$WORK/r12.data"
+n12=$(stat -c %s "$WORK/r12.data" 2>/dev/null)
+x12=$(tr -d x <"$WORK/r12.data" 2>/dev/null | wc -c)
+if [ $OPRC = 0 ] && [ "$n12" = 4096 ] && [ "$x12" = 0 ] &&
+	grep -q "INFO  profiling fd_acc" "${OPDIR:-/nonexistent}/taskprof.log"; then
+	ok "R12: the application's file holds its 4096 bytes only; taskprof.log got the lines"
+else
+	bad "R12: exit $OPRC, the file has $n12 bytes ($x12 not 'x'), want 0, 4096, 0 and the log line"
+	head -c 300 "$WORK/r12.data" 2>/dev/null | sed 's/^/   | /'
+fi
 
 finish

@@ -27,6 +27,9 @@
  *             launch whose kernel fails a tile op: the launches after the
  *             failing one still run (the result is 10 * in, as unprofiled);
  *             prints the pop's return code.
+ *   reusefd P closes descriptors 2..255 (its stderr, taskprof.log's),
+ *             opens file P (it gets descriptor 2), launches "fd_acc" once
+ *             and writes 4096 'x' into P: nothing else may land in P.
  *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
  *             with _exit(3) when the kernel runs a second time (a replay
  *             pass): its launch folder is left without launch.txt.
@@ -34,6 +37,7 @@
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -321,6 +325,28 @@ static int m_rangefail(void)
 	return finish("rangefail", dout, want);
 }
 
+static int m_reusefd(const char *path)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	for (int fd = 2; fd < 256; fd++)
+		close(fd);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd != 2)
+		return 2; /* nowhere to say it: the exit status does */
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if (op_app_launch(op_app_accumulate, "fd_acc", BLOCKS, &v) || tp_rt_synchronize())
+		return 2;
+	char buf[4096];
+	memset(buf, 'x', sizeof(buf));
+	if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf) || close(fd))
+		return 2;
+	return 0;
+}
+
 static _Atomic uint32_t exitpass_runs;
 
 static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
@@ -370,7 +396,9 @@ int main(int argc, char **argv)
 		return m_rangebad();
 	if (!strcmp(m, "rangefail"))
 		return m_rangefail();
+	if (!strcmp(m, "reusefd") && argc > 2)
+		return m_reusefd(argv[2]);
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass|rangebad|rangefail\n", APP);
+			"exitpass|rangebad|rangefail|reusefd FILE\n", APP);
 	return 2;
 }

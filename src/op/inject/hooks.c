@@ -44,6 +44,14 @@ struct inj_state g_inj;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local int tl_depth;
 static int g_log_fd = -1;
+/* Identity (device, inode) of taskprof.log behind g_log_fd and of the
+ * stderr the process started with: the application may close either and
+ * open a file of its own under the same number, which must never receive
+ * the injector's lines. */
+static dev_t g_log_dev, g_err_dev;
+static ino_t g_log_ino, g_err_ino;
+static bool g_err_known;
+static char g_log_path[4300];
 /* The launcher's status pipe (TP_OP_STATUS_FD_ENV): its write end and
  * inode; -1 when there is none (the injector run by hand). */
 static int g_status_fd = -1;
@@ -109,6 +117,35 @@ static void status_send(const char *msg)
 
 /* ---- log ------------------------------------------------------------------- */
 
+/* Whether descriptor @fd is still the file (@dev, @ino). */
+static bool fd_is(int fd, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	return fd >= 0 && !fstat(fd, &st) && st.st_dev == dev && st.st_ino == ino;
+}
+
+/* The stderr the process started with, if @fd 2 still is it. */
+static bool stderr_ours(void)
+{
+	return g_err_known && fd_is(STDERR_FILENO, g_err_dev, g_err_ino);
+}
+
+/* g_log_fd, checked: when the application closed it (and maybe reused the
+ * number), taskprof.log is opened again by name; -1 when it cannot be. */
+static int log_fd(void)
+{
+	if (g_log_fd < 0 || fd_is(g_log_fd, g_log_dev, g_log_ino))
+		return g_log_fd;
+	/* Not ours any more: never write (or close) it. */
+	g_log_fd = open(g_log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	struct stat st;
+	if (g_log_fd >= 0 && !fstat(g_log_fd, &st)) {
+		g_log_dev = st.st_dev;
+		g_log_ino = st.st_ino;
+	}
+	return g_log_fd;
+}
+
 static void vlog_line(int level, const char *fmt, va_list ap)
 {
 	char msg[1024], line[1200];
@@ -120,7 +157,8 @@ static void vlog_line(int level, const char *fmt, va_list ap)
 		return;
 	if ((size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
-	ssize_t w = g_log_fd >= 0 ? write(g_log_fd, line, (size_t)n) : n;
+	const int lfd = log_fd();
+	ssize_t w = lfd >= 0 ? write(lfd, line, (size_t)n) : n;
 	if (w != n && !atomic_exchange_explicit(&g_log_failed, true, memory_order_relaxed)) {
 		/* stderr still gets WARN and up; the launcher learns that the
 		 * log is incomplete (once: every later line would fail too). */
@@ -130,12 +168,13 @@ static void vlog_line(int level, const char *fmt, va_list ap)
 		status_send(what);
 		char err[TP_OP_STATUS_LINE_MAX + 32];
 		int m = snprintf(err, sizeof(err), "taskprof op: error: %s\n", what);
-		if (m > 0 && write(STDERR_FILENO, err, (size_t)m < sizeof(err) ? (size_t)m :
-				   sizeof(err) - 1) < 0) {
+		if (m > 0 && stderr_ours() &&
+		    write(STDERR_FILENO, err, (size_t)m < sizeof(err) ? (size_t)m :
+			  sizeof(err) - 1) < 0) {
 			/* Nowhere left to report it. */
 		}
 	}
-	if (level >= TP_LOG_WARN || g_log_fd < 0) {
+	if ((level >= TP_LOG_WARN || lfd < 0) && stderr_ours()) {
 		n = snprintf(line, sizeof(line), "taskprof op: %s%s\n",
 			     level >= TP_LOG_ERROR ? "error: " :
 			     level >= TP_LOG_WARN ? "warning: " : "", msg);
@@ -173,8 +212,8 @@ void inj_progress(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	int n = snprintf(line, sizeof(line), "taskprof op: %s\n", msg);
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n :
-			   sizeof(line) - 1) < 0) {
+	if (n > 0 && stderr_ours() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
 		/* Progress is cosmetic. */
 	}
 	inj_log(TP_LOG_INFO, "%s", msg);
@@ -274,7 +313,19 @@ static void inj_init(void)
 	status_open();
 	char path[4300];
 	snprintf(path, sizeof(path), "%s/taskprof.log", c->output);
+	snprintf(g_log_path, sizeof(g_log_path), "%s", path);
+	struct stat est;
+	if (!fstat(STDERR_FILENO, &est)) {
+		g_err_dev = est.st_dev;
+		g_err_ino = est.st_ino;
+		g_err_known = true;
+	}
 	g_log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	struct stat lst;
+	if (g_log_fd >= 0 && !fstat(g_log_fd, &lst)) {
+		g_log_dev = lst.st_dev;
+		g_log_ino = lst.st_ino;
+	}
 	if (g_log_fd < 0)
 		inj_fail("%s: cannot open for writing: %s", path, strerror(errno));
 	if (c->replay_mode == TP_OP_REPLAY_APPLICATION) {
@@ -346,10 +397,11 @@ __attribute__((destructor)) static void inj_dtor(void)
 	if (g_inj.active)
 		inj_engine_exit();
 	inj_reader_stop(-1);
-	if (g_log_fd >= 0) {
+	/* Closed only if it is still taskprof.log: never the application's
+	 * file that took its number. */
+	if (g_log_fd >= 0 && fd_is(g_log_fd, g_log_dev, g_log_ino))
 		close(g_log_fd);
-		g_log_fd = -1;
-	}
+	g_log_fd = -1;
 }
 
 /* ---- hooks ------------------------------------------------------------------- */
