@@ -88,10 +88,16 @@ static struct tp_op_alloc *find_containing(uintptr_t a)
 
 static size_t page_size(void)
 {
-	static size_t ps;
-	if (!ps)
-		ps = (size_t)sysconf(_SC_PAGESIZE);
-	return ps;
+	/* Cached by whichever thread asks first; every thread computes the
+	 * same value, so relaxed loads and stores suffice (atomic only so
+	 * that concurrent first calls are not a data race). */
+	static _Atomic size_t ps;
+	size_t v = atomic_load_explicit(&ps, memory_order_relaxed);
+	if (!v) {
+		v = (size_t)sysconf(_SC_PAGESIZE);
+		atomic_store_explicit(&ps, v, memory_order_relaxed);
+	}
+	return v;
 }
 
 /* Drop allocation @base from every live snapshot and give its host pages

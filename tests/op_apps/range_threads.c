@@ -48,13 +48,14 @@ static void *worker(void *arg)
 		    (rc = tp_rt_free(tmp)) != 0 || (rc = tp_rt_range_pop()) != 0)
 			return (void *)(intptr_t)op_app_fail(APP, "range", (int)rc);
 	}
-	static float got[THREADS][N], want[N];
+	/* one row per thread: no two threads write the same element */
+	static float got[THREADS][N], want[THREADS][N];
 	for (uint32_t i = 0; i < N; i++)
-		want[i] = (float)ITERS * g_in[i];
+		want[id][i] = (float)ITERS * g_in[i];
 	if ((rc = tp_rt_synchronize()) != 0 ||
 	    (rc = tp_rt_memcpy(got[id], dout, sizeof(got[id]), TP_RT_MEMCPY_DEVICE_TO_HOST)) != 0)
 		return (void *)(intptr_t)op_app_fail(APP, "download", (int)rc);
-	return (void *)(intptr_t)(op_app_check(APP, got[id], want, N) ? 1 : 0);
+	return (void *)(intptr_t)(op_app_check(APP, got[id], want[id], N) ? 1 : 0);
 }
 
 int main(void)
