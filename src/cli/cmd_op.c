@@ -1147,6 +1147,8 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 {
 	int passes = (int)o->cfg.plan.npasses;
 	int runs = 0, code = 0;
+	/* Where stdin stands now (-1: not a file): each run starts there. */
+	const off_t stdin_at = lseek(STDIN_FILENO, 0, SEEK_CUR);
 	for (int i = 0; i < passes; i++) {
 		char raw[4200];
 		op_pathf(raw, sizeof(raw), "%s/raw/run_%d", out, i);
@@ -1160,9 +1162,9 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		struct op_exec_result res;
 		x->pass = i;
 		/* Every run reads the same input: a stdin that is a file starts
-		 * again at its beginning (a pipe cannot; docs/op.md). */
-		if (i > 0)
-			(void)lseek(STDIN_FILENO, 0, SEEK_SET);
+		 * again where the first run started (a pipe cannot; docs/op.md). */
+		if (i > 0 && stdin_at >= 0)
+			(void)lseek(STDIN_FILENO, stdin_at, SEEK_SET);
 		code = op_exec_app(x, &res);
 		if (code < 0) {
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());

@@ -12,6 +12,8 @@
 #       static function of an executable built without -rdynamic): its
 #       name, "<object>+0x<offset>", is the same in every run whatever
 #       the load address, so the runs match and the launch is profiled
+#   I7c application replay with stdin a file (its first line read before):
+#       each run starts reading where the first did, so the runs match
 #   I8  range_free under --replay-mode range --range-markers on: output
 #       identical, no sanitizer report, per-launch folders of the range;
 #       negative control with TASKPROF_DEBUG_NO_RESTORE=1
@@ -26,7 +28,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/no_launch" "$APPS/range_threads" "$EX/example_rt_vector_add"
+	"$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -130,6 +132,23 @@ if [ $OPRC = 0 ] && [[ $got == $want7b ]] && grep -q '4 runs matched, 1 launch p
 else
 	bad "I7b: exit $OPRC, folders '$got', want 0, '$want7b' and 4 runs matched"
 	show "$WORK/i7b.err"
+fi
+
+# ---- I7c: application replay with a stdin file ------------------------------
+say "I7c: stdin_count < file (its first line already read), --replay-mode application -c 3"
+printf '9\n3\n' >"$WORK/i7c.in"
+(read -r _ && op_run i7c --replay-mode application -c 3 --aic-metrics PipeUtilization,Memory \
+	-- "$APPS/stdin_count"; echo "$OPRC $OPDIR" >"$WORK/i7c.rc") <"$WORK/i7c.in"
+read -r OPRC OPDIR <"$WORK/i7c.rc"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want7c="device0/stdin_acc/0 block_dim=2 device0/stdin_acc/1 block_dim=2 device0/stdin_acc/2 block_dim=2"
+if [ "$OPRC" = 0 ] && [ "$got" = "$want7c" ] && grep -q 'runs matched, 3 launches profiled' "$WORK/i7c.err" &&
+	grep -q 'stdin_count: 3 launches: ok' "$WORK/i7c.out" &&
+	! grep 'stdin_count: ' "$WORK/i7c.out" | grep -qv ': 3 launches: ok'; then
+	ok "I7c: every run read the same count (3): folders $got"
+else
+	bad "I7c: exit $OPRC, folders '$got', want 0 and '$want7c'"
+	show "$WORK/i7c.err"
 fi
 
 # ---- I8: range replay with a free inside the range -------------------------
