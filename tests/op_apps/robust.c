@@ -144,7 +144,9 @@ static int m_noalloc(void)
 	return 0;
 }
 
-static int m_kmalloc(void)
+/* One launch of accumulating kernel @fn named @name (mode @tag): out +=
+ * in, checked against the host. */
+static int one_launch(const char *tag, tp_rt_kernel_fn fn, const char *name)
 {
 	static float want[N];
 	float *din = NULL, *dout = NULL;
@@ -152,9 +154,14 @@ static int m_kmalloc(void)
 	if (rc)
 		return op_app_fail(APP, "allocate", rc);
 	struct op_app_vec v = { .in = din, .out = dout, .n = N };
-	if ((rc = op_app_launch(kmalloc_k, "kmalloc_k", BLOCKS, &v)) != 0)
-		return op_app_fail(APP, "launch kmalloc_k", rc);
-	return finish("kmalloc", dout, want);
+	if ((rc = op_app_launch(fn, name, BLOCKS, &v)) != 0)
+		return op_app_fail(APP, name, rc);
+	return finish(tag, dout, want);
+}
+
+static int m_kmalloc(void)
+{
+	return one_launch("kmalloc", kmalloc_k, "kmalloc_k");
 }
 
 static struct op_app_vec g_kv;
@@ -360,15 +367,7 @@ static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
 
 static int m_exitpass(void)
 {
-	static float want[N];
-	float *din = NULL, *dout = NULL;
-	int rc = setup(&din, &dout, want, 1);
-	if (rc)
-		return op_app_fail(APP, "allocate", rc);
-	struct op_app_vec v = { .in = din, .out = dout, .n = N };
-	if ((rc = op_app_launch(exitpass_k, "exitpass_k", BLOCKS, &v)) != 0)
-		return op_app_fail(APP, "launch exitpass_k", rc);
-	return finish("exitpass", dout, want);
+	return one_launch("exitpass", exitpass_k, "exitpass_k");
 }
 
 int main(int argc, char **argv)
