@@ -585,7 +585,7 @@ int cmd_run(int argc, char **argv)
 		    strstr(name, ".so.")) {
 			/* Crash and exit() reports cover the case's own code
 			 * from its constructors on. */
-			cli_crash_install("taskprof run");
+			cli_crash_install("taskprof run", true);
 			cal = load_case_so(name);
 			/* Its constructors and entry point may have set a locale
 			 * (setlocale(LC_ALL, "")): taskprof's numbers keep '.'
@@ -612,7 +612,7 @@ int cmd_run(int argc, char **argv)
 	/* SIGINT / SIGTERM / SIGHUP from here on: temporary files removed, one line. */
 	cli_interrupt_install("taskprof run");
 	/* A crash or an exit() of the case's code: one line, temporary files removed. */
-	cli_crash_install("taskprof run");
+	cli_crash_install("taskprof run", true);
 	struct tp_worker *w = tp_worker_open(&cfg);
 	if (!w) {
 		fprintf(stderr, "taskprof run: %s\n", tp_last_error());

@@ -5,18 +5,24 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 
 #include "base/error.h"
 #include "base/sanitizer.h"
 #include "base/tmp_registry.h"
 
 static const char *g_cmd = "taskprof";
+/* Whether the command runs a case's code in this process (`taskprof
+ * run`): the crash report then says which part of it a thread ran. */
+static bool g_runs_cases;
 /* The thread (tid) reporting an interrupt, a crash or an exit() of the
  * case, 0 while none is: one report per process. Another thread that
  * gets there too waits for the reporter to end the process; the reporter
@@ -133,9 +139,11 @@ static void put_thread(void)
 		put(main_thread ? " (the main thread: " : " (an AICPU thread: ");
 		put(act);
 		put(")");
-	} else if (main_thread) {
+	} else if (main_thread && g_runs_cases) {
 		put(" (the main thread: taskprof itself, or the case's code outside its "
 		    "generate, golden, release and orchestration)");
+	} else if (main_thread) {
+		put(" (the main thread)");
 	} else if (!strncmp(dash, "-aicpu", 6))
 		put(" (an AICPU thread: the runtime)");
 	else if (!strncmp(dash, "-aic", 4) || !strncmp(dash, "-aiv", 4))
@@ -144,11 +152,39 @@ static void put_thread(void)
 		put(" (a profiling host thread)");
 }
 
+/* The signals cli_interrupt_install() handles. SIGINT, SIGTERM, SIGHUP:
+ * the user, a job control or a terminal ending the command. The others
+ * end a process by default without a word: SIGXCPU (the soft CPU-time
+ * limit, ulimit -t, as batch schedulers set it), SIGALRM / SIGVTALRM (a
+ * timer nobody set up in taskprof: a wrapper's), SIGUSR1 / SIGUSR2; they
+ * are taken only while their action is the default, so a handler a
+ * preloaded tool installed stays its own. SIGQUIT is left alone: its
+ * default action dumps core, which is what a user sending it asks for;
+ * SIGPROF belongs to sampling profilers. */
+static const int g_int_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGXCPU,
+				  SIGALRM, SIGVTALRM, SIGUSR1, SIGUSR2 };
+#define N_INT_SIGS (sizeof(g_int_sigs) / sizeof(g_int_sigs[0]))
+/* The first three are also taken over a handler (not over SIG_IGN). */
+#define N_INT_SIGS_ALWAYS 3
+
+/* "SIGXCPU" and what it means where that is not obvious. */
+static void put_signal(int sig)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	put(abbrev ? "SIG" : "signal ");
+	if (abbrev)
+		put(abbrev);
+	else
+		put_uint((unsigned)sig);
+	if (sig == SIGXCPU)
+		put(" (the CPU time limit, ulimit -t, was reached)");
+}
+
 static void on_interrupt(int sig)
 {
-	set_default(SIGINT);
-	set_default(SIGTERM);
-	set_default(SIGHUP);
+	/* A second signal of any of these kills at once, during the clean-up. */
+	for (size_t i = 0; i < N_INT_SIGS; i++)
+		set_default(g_int_sigs[i]);
 	int who = elect();
 	if (who == REENTERED) {
 		raise(sig);
@@ -158,7 +194,7 @@ static void on_interrupt(int sig)
 		wait_for_reporter(); /* its report ends the process */
 	put(g_cmd);
 	put(": interrupted by ");
-	put(sig == SIGINT ? "SIGINT" : sig == SIGHUP ? "SIGHUP" : "SIGTERM");
+	put_signal(sig);
 	put(": ");
 	put_cleanup();
 	raise(sig); /* SIG_DFL now, and not blocked (SA_NODEFER): we die here */
@@ -167,14 +203,16 @@ static void on_interrupt(int sig)
 
 void cli_interrupt_install(const char *cmd)
 {
-	/* SIGHUP: the terminal closed. SIGQUIT is left alone: its default
-	 * action dumps core, which is what a user sending it asks for. */
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	g_cmd = cmd;
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+	for (size_t i = 0; i < N_INT_SIGS; i++) {
 		struct sigaction old;
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		if (sigaction(g_int_sigs[i], NULL, &old) != 0)
+			continue;
+		if (old.sa_handler == SIG_IGN)
 			continue; /* ignored at entry stays ignored (shell convention) */
+		if (i >= N_INT_SIGS_ALWAYS &&
+		    ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL))
+			continue; /* someone else's handler */
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_interrupt;
@@ -183,7 +221,7 @@ void cli_interrupt_install(const char *cmd)
 		 * cut short only ends sooner, the handler never returns. */
 		sigemptyset(&sa.sa_mask);
 		sa.sa_flags = SA_NODEFER;
-		sigaction(sigs[i], &sa, NULL);
+		sigaction(g_int_sigs[i], &sa, NULL);
 	}
 }
 
@@ -202,9 +240,35 @@ static const char *crash_name(int sig)
 	}
 }
 
+/* The main thread's stack limit (RLIMIT_STACK) in KiB, read at
+ * cli_crash_install(); 0: unlimited or unknown. */
+static unsigned long g_stack_kib;
+static long g_main_tid;
+
+/* Whether the fault of @si in the context @ucv hit the guard below the
+ * thread's stack: its address lies within 256 KiB of the stack pointer
+ * (a push, a call or a big frame's first store), where nothing but the
+ * stack or its guard is mapped. Async-signal-safe. */
+static bool stack_overflow(int sig, const siginfo_t *si, const void *ucv)
+{
+	if (sig != SIGSEGV || !si || !ucv)
+		return false;
+	const ucontext_t *uc = ucv;
+	uintptr_t sp;
+#if defined(__x86_64__)
+	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	sp = (uintptr_t)uc->uc_mcontext.sp;
+#else
+	(void)uc;
+	return false;
+#endif
+	const uintptr_t a = (uintptr_t)si->si_addr, near = 256u << 10;
+	return a >= (sp > near ? sp - near : 0) && a <= sp + near;
+}
+
 static void on_crash(int sig, siginfo_t *si, void *uc)
 {
-	(void)uc;
 	int who = elect();
 	if (who == REENTERED) {
 		/* A fault inside the report itself: die by it now. */
@@ -231,6 +295,14 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	}
 	put(": crashed: ");
 	put(crash_name(sig));
+	const bool overflow = stack_overflow(sig, si, uc);
+	if (overflow && (long)syscall(SYS_gettid) == g_main_tid && g_stack_kib) {
+		put(" from a stack overflow (the main thread's stack is limited to ");
+		put_uint((unsigned)g_stack_kib);
+		put(" KiB: ulimit -s)");
+	} else if (overflow) {
+		put(" from a stack overflow");
+	}
 	put_thread();
 	put("; ");
 	put_cleanup();
@@ -285,10 +357,34 @@ static void on_exit_blocker(int status, void *arg)
  * threads at most, plus the host's). */
 #define EXIT_BLOCKERS 160
 
-void cli_crash_install(const char *cmd)
+/* An alternate signal stack for the calling (main) thread, so that the
+ * report of a stack overflow there runs (the device threads set their
+ * own, platform/device.c). Static: the main thread lives as long as the
+ * process. Sanitizer builds: their runtime sets one. */
+static void main_altstack(void)
+{
+	static char stack[64u << 10] __attribute__((aligned(16)));
+	static bool done;
+	if (done || TP_SANITIZED)
+		return;
+	stack_t old;
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
+		return; /* one set already (by whoever): keep it */
+	stack_t ss = { .ss_sp = stack, .ss_size = sizeof(stack), .ss_flags = 0 };
+	done = sigaltstack(&ss, NULL) == 0;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		g_stack_kib = (unsigned long)(rl.rlim_cur >> 10);
+	g_main_tid = (long)syscall(SYS_gettid);
+}
+
+void cli_crash_install(const char *cmd, bool runs_cases)
 {
 	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 	g_cmd = cmd;
+	g_runs_cases = runs_cases;
+	if (TP_CRASH_HANDLERS)
+		main_altstack();
 	for (size_t i = 0; TP_CRASH_HANDLERS && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));

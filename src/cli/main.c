@@ -9,6 +9,7 @@
 
 #include "base/file.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 
 static const struct tp_command commands[] = {
 	{"run", "run a case on the simulated device and check its golden", cmd_run},
@@ -93,9 +94,18 @@ int main(int argc, char **argv)
 		printf("taskprof %s\n", TASKPROF_VERSION);
 		return finish(NULL, 0);
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* A crash (a bug of taskprof, or a stack limit too small for
+		 * it: ulimit -s) is one line naming it, with the command's
+		 * temporary files removed, not a bare "Segmentation fault".
+		 * `taskprof run` installs it again for the case's code. */
+		static char who[64];
+		snprintf(who, sizeof(who), "taskprof %s", commands[i].name);
+		cli_crash_install(who, false);
+		return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
+	}
 	fprintf(stderr, "taskprof: unknown command '%s'\n\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -10,6 +10,8 @@
  *   exit0_kernel    the kernel calls exit(0)
  *   stack_kernel    the kernel recurses until its stack overflows
  *   abort_generate  generate() calls abort()
+ *   stack_generate  generate() recurses until the main thread's stack
+ *                   overflows (run it under a finite ulimit -s)
  *   segv_orch       the orchestration writes through a NULL pointer
  *   fail_orch       the orchestration returns -EINVAL before any submit
  *   fail_late_orch  the orchestration returns -EIO after its 8 submits
@@ -106,6 +108,8 @@ static int bad_generate(const struct tp_case *c, struct tp_case_args *args)
 	(void)c;
 	if (mode("abort_generate"))
 		abort();
+	if (mode("stack_generate"))
+		return deep(0);
 	if (mode("ret5"))
 		return 5;
 	float *buf = calloc(2u * ROWS * COLS, sizeof(float));

@@ -136,7 +136,13 @@ else
 		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: reading the struct tp_callable the case's tp_case_callable\(\) returned\); removed 0 temporary files; no output was written$"
 	# a stack overflow: the line comes from the thread's alternate stack
 	crashed stack_kernel 139 \
-		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+$"
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) from a stack overflow $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+$"
+	# on the main thread, whose report runs on the alternate stack
+	# cli_crash_install() gives it, with the limit that was hit (a finite
+	# one: an unlimited stack would grow into the heap first)
+	ulimit -s 8192
+	crashed stack_generate 139 \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) from a stack overflow \(the main thread's stack is limited to 8192 KiB: ulimit -s\) in thread taskprof \(the main thread: the case's generate\(\)\); removed 0 temporary files; no output was written$"
 fi
 
 if [[ $fail -eq 0 ]]; then

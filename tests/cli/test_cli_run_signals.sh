@@ -25,6 +25,14 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
 
 sigenv=--default-signal=INT,HUP
 ignored=
+# signame SIG: how the line names it
+signame() {
+	if [[ $1 == XCPU ]]; then
+		echo "SIGXCPU (the CPU time limit, ulimit -t, was reached)"
+	else
+		echo "SIG$1"
+	fi
+}
 interrupt() {
 	local sig=$1 want=$2 glob=$3 what=$4 out=$root/$4
 	shift 4
@@ -68,7 +76,7 @@ interrupt() {
 	dir=${dir%/}
 	if [[ $code -ne $want ]]; then
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
-	elif [[ $msg != "taskprof run: interrupted by SIG$sig: removed "*" temporary file"*"; what was written before is in $dir" ]]; then
+	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
 	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
 		echo "FAIL: $what: expected one line, got: $msg"; fail=1
@@ -84,9 +92,12 @@ interrupt() {
 # Inside a kernel that runs for 20 s (tests/case_so/slowcase.c), every
 # collector on: the signal must come long before the end. SIGINT and
 # SIGHUP ignored at entry (a background job, nohup) stay ignored. SIGHUP
-# (the terminal closed) cleans up as SIGTERM does.
+# (the terminal closed) cleans up as SIGTERM does, and so do the other
+# signals whose default action ends a process: SIGXCPU (a soft CPU-time
+# limit, ulimit -t) and SIGUSR1 here.
 so=$(dirname "$bin")/tests/case_so/libslowcase.so
-for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup --default-signal=INT,HUP"; do
+for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup --default-signal=INT,HUP" \
+	"XCPU 152 slow_xcpu --default-signal=INT,HUP" "USR1 138 slow_usr1 --default-signal=INT,HUP"; do
 	read -r sig code what env_arg ign <<<"$v"
 	rm -f "$root/mark.start"
 	t0=$SECONDS
