@@ -81,7 +81,7 @@ extern "C" {
  *                 WARN); < 0 → off (its value is still resolved, so the
  *                 WARN is logged). TASKPROF_PMU_EVENT_TYPE (alias
  *                 SIMPLER_PMU_EVENT_TYPE) picks the group when PMU is on.
- *                 rounds > 1 turns it off (one INFO line). On: the
+ *                 rounds > 1 turns it off (one WARN line). On: the
  *                 runtime issues one task per core at a time and the run
  *                 folder gets pmu.csv.
  * @collect_across_runs: retained PMU runs (seed 000 §3.4; docs/pmu.md
@@ -188,6 +188,9 @@ struct tp_worker_pmu_note {
  *                  stays, holding what was written (records, pmu.csv,
  *                  deps.json of what ran) and a result.txt with
  *                  "status FAILED" and the error.
+ * @failed_marked:  with @failed_dir_kept: that result.txt was written
+ *                  (false: it could not be, e.g. the disk is full, and
+ *                  the folder's files may look like a finished run's).
  */
 struct tp_run_result {
 	char callable[64];
@@ -233,6 +236,7 @@ struct tp_run_result {
 	uint32_t pmu_note_counts[6], pmu_note_close_counts[6];
 	bool pmu_retained; /* appended */
 	bool failed_dir_kept; /* appended */
+	bool failed_marked;   /* appended */
 };
 
 struct tp_worker;

@@ -645,7 +645,11 @@ int cmd_run(int argc, char **argv)
 		if (!no_case && r->failed_dir_kept) {
 			char qb[2 * 4096 + 8], pb[2 * 4096 + 8];
 			fprintf(stderr, "taskprof run: what was written before the failure is in "
-					"%s (its result.txt says the run failed)\n", r->output_dir);
+					"%s (%s)\n", r->output_dir,
+				r->failed_marked ? "its result.txt says the run failed"
+						 : "it has no result.txt saying the run failed: that "
+						   "could not be written either, so its files may "
+						   "look like a finished run's");
 			if (r->swimlane_records[0])
 				fprintf(stderr, "taskprof run: no trace is made for a failed run; "
 						"`%s swimlane %s` draws what ran\n",

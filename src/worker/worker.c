@@ -531,9 +531,10 @@ static int write_result(const char *dir, const struct tp_worker *w,
 
 /* result.txt of a run that failed after it wrote outputs: what ran, and
  * "status FAILED" with the error, so that the folder says what it is
- * (tp_run_dir_failed() reads it back for the tools). Best effort: the
- * run's own error is what the caller reports. */
-static void write_failed_result(const char *dir, const struct tp_worker *w,
+ * (tp_run_failed() reads it back for the tools). Best effort: the
+ * run's own error is what the caller reports. Return: whether it was
+ * written (a WARN says why not). */
+static bool write_failed_result(const char *dir, const struct tp_worker *w,
 				const struct tp_run_result *r, const char *err)
 {
 	char path[4200], buf[TP_ERROR_MSG_MAX + 1024], one[TP_ERROR_MSG_MAX];
@@ -548,8 +549,11 @@ static void write_failed_result(const char *dir, const struct tp_worker *w,
 			 "aicpu_threads %d\nstatus FAILED\nerror %s\n",
 			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
 			 w->aicpu_threads, one);
-	if (tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1))
+	if (tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1)) {
 		TP_WARN("worker: cannot mark the failed run's folder: %s", tp_last_error());
+		return false;
+	}
+	return true;
 }
 
 static int check_callable(const struct tp_callable *cal, struct tp_kernel_entry **kt_out,
@@ -1002,7 +1006,7 @@ out:
 		/* A failed run that wrote outputs: the folder says so. */
 		char err2[TP_ERROR_MSG_MAX];
 		snprintf(err2, sizeof(err2), "%s", tp_last_error());
-		write_failed_result(res->output_dir, w, res, err2);
+		res->failed_marked = write_failed_result(res->output_dir, w, res, err2);
 		tp_set_error(rc, "%s", err2);
 		res->failed_dir_kept = true;
 	}

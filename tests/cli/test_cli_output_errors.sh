@@ -269,6 +269,60 @@ SHIM
 	only_error "$root/err" "$pre dep_gen: cannot open the collector: dep_gen: cannot start the collector threads: $again"
 fi
 
+# ---- result.txt cannot be created (no space, no inode): the run fails,
+# the failure marker cannot be written either, and the line says so
+# rather than claiming its result.txt says the run failed.
+if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
+	echo "skip: result.txt creation failure (a preloaded library under the sanitizers)"
+elif ! command -v "$cc" >/dev/null; then
+	echo "skip: result.txt creation failure (no C compiler for the preloaded library)"
+else
+	cat >"$root/nospace.c" <<'SHIM'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+/* open(2) of a new file whose path has NOSPACE_MATCH fails with ENOSPC. */
+int open(const char *p, int flags, ...)
+{
+	int (*real)(const char *, int, ...);
+	*(void **)&real = dlsym(RTLD_NEXT, "open");
+	mode_t m = 0;
+	if (flags & O_CREAT) {
+		va_list ap;
+		va_start(ap, flags);
+		m = (mode_t)va_arg(ap, int);
+		va_end(ap);
+		const char *s = getenv("NOSPACE_MATCH");
+		if (s && strstr(p, s)) {
+			errno = ENOSPC;
+			return -1;
+		}
+	}
+	return real(p, flags, m);
+}
+SHIM
+	if "$cc" -shared -fPIC -o "$root/libnospace.so" "$root/nospace.c" -ldl; then
+		rm -rf "$root/r"
+		LD_PRELOAD=$root/libnospace.so NOSPACE_MATCH=/result.txt timeout $T \
+			"$bin" run synthetic --enable-dep-gen -o "$root/r" >/dev/null 2>"$root/err"
+		code=$?
+		dir=$(ls -d "$root"/r/synthetic_* 2>/dev/null | head -1)
+		[[ $code -eq 1 ]] || bad "run, result.txt not creatable: exit $code, expected 1"
+		[[ -n $dir && -f $dir/deps.json && ! -e $dir/result.txt ]] ||
+			bad "run, result.txt not creatable: folder '$dir': $(ls -A "$dir" 2>&1)"
+		grep -qxF "taskprof run: what was written before the failure is in $dir (it has no result.txt saying the run failed: that could not be written either, so its files may look like a finished run's)" "$root/err" ||
+			bad "run, result.txt not creatable: $(errors "$root/err")"
+		no_temps "$root/r"
+	else
+		bad "cannot build the open() shim"
+	fi
+fi
+
 if [[ $fail -eq 0 ]]; then
 	echo "output errors: all checks passed"
 fi
