@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "base/error.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <sys/resource.h>
 
 #include "base/log.h"
 
@@ -115,4 +118,23 @@ void tp_thread_activity_set(const char *what)
 const char *tp_thread_activity(void)
 {
 	return tl_activity;
+}
+
+const char *tp_mem_limit_note(void)
+{
+	static _Thread_local char note[96];
+	struct rlimit rl;
+	note[0] = '\0';
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(note, sizeof(note),
+			 " (this process's address space is limited to %llu MiB: ulimit -v)",
+			 (unsigned long long)(rl.rlim_cur >> 20));
+	return note;
+}
+
+const char *tp_thread_limit_note(int err)
+{
+	return err == EAGAIN ? " (the process's thread limit, ulimit -u, or the address space "
+			       "for thread stacks, ulimit -v)"
+			     : "";
 }

@@ -88,4 +88,25 @@ void tp_thread_activity_set(const char *what);
  */
 const char *tp_thread_activity(void);
 
+/**
+ * tp_mem_limit_note() - what to add to an out-of-memory error when the
+ * process's address space is limited (RLIMIT_AS, `ulimit -v`): the usual
+ * cause on a machine with memory to spare.
+ *
+ * Return: " (this process's address space is limited to N MiB: ulimit
+ * -v)" with N the soft limit in MiB, or "" when it is unlimited (or
+ * unknown). A thread-local string, valid until the thread's next call.
+ */
+const char *tp_mem_limit_note(void);
+
+/**
+ * tp_thread_limit_note() - what to add to the error of a pthread_create()
+ * that failed with @err (a positive errno).
+ *
+ * Return: " (the process's thread limit, ulimit -u, or the address space
+ * for thread stacks, ulimit -v)" for EAGAIN, the usual cause; "" for any
+ * other @err. A static string.
+ */
+const char *tp_thread_limit_note(int err);
+
 #endif /* TASKPROF_BASE_ERROR_H */

@@ -640,8 +640,9 @@ int cmd_run(int argc, char **argv)
 		if (no_case)
 			fprintf(stderr, "taskprof run: %s\n", tp_last_error());
 		else
-			fprintf(stderr, "taskprof run: %s %s on %s failed: %s\n", r->callable,
-				r->case_name, r->platform, tp_last_error());
+			fprintf(stderr, "taskprof run: %s %s on %s failed: %s%s\n", r->callable,
+				r->case_name, r->platform, tp_last_error(),
+				rc == -ENOMEM ? tp_mem_limit_note() : "");
 		if (!no_case && r->failed_dir_kept) {
 			char qb[2 * 4096 + 8], pb[2 * 4096 + 8];
 			fprintf(stderr, "taskprof run: what was written before the failure is in "

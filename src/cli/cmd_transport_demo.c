@@ -258,7 +258,8 @@ int cmd_transport_demo(int argc, char **argv)
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r%60s\r", "");
 	if (rc) {
-		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
+		fprintf(stderr, "taskprof transport-demo: %s%s\n", tp_last_error(),
+			rc == -ENOMEM ? tp_mem_limit_note() : "");
 		free(r.per_instance);
 		remove_empty_dir(dir);
 		return 1;

@@ -885,8 +885,7 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 			 "before running", cores + cpus);
 	return tp_set_error(-err, "device %d: cannot create %s: %s%s; %s not created, "
 			    "launch aborted (%s)", dev->id, what, strerror(err),
-			    err == EAGAIN ? " (the process's thread limit, ulimit -u, or the "
-					    "address space for thread stacks, ulimit -v)" : "",
+			    tp_thread_limit_note(err),
 			    missing, started);
 }
 

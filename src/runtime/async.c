@@ -257,8 +257,8 @@ int tp_dma_start(struct tp_engine *e)
 	d->stop = false;
 	int rc = pthread_create(&d->th, NULL, dma_main, e);
 	if (rc)
-		return tp_set_error(-rc, "runtime: cannot start the DMA engine thread: %s",
-				    strerror(rc));
+		return tp_set_error(-rc, "runtime: cannot start the DMA engine thread: %s%s",
+				    strerror(rc), tp_thread_limit_note(rc));
 	d->started = true;
 	return 0;
 }

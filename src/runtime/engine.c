@@ -374,13 +374,16 @@ static int engine_setup(struct tp_engine *e)
 		wins[r] = r < nrings ? win : 2;
 		if (r >= nrings)
 			continue;
+		/* The ring's own message says what (the window, the heap size
+		 * or the memory it could not get); ENOMEM: tp_engine_run()
+		 * adds "out of memory". */
 		if ((rc = tp_ring_init(&e->rings[r], (uint32_t)r, win, NULL, heap)))
-			return tp_set_error(rc, "runtime: bad ring window %u or heap %llu",
-					    win, (unsigned long long)heap);
+			return rc;
 		e->payloads[r] = tp_bigmem_zalloc(win, sizeof(struct tp_task_payload),
 						  &e->payloads_mapped[r]);
 		if (!e->payloads[r])
-			return -ENOMEM;
+			return tp_set_error(-ENOMEM, "ring %d: no memory for %u task payloads",
+					    r, win);
 	}
 	if ((rc = tp_tensormap_init(&e->tm, TP_TENSORMAP_DEFAULT_BUCKETS, pool, wins)))
 		return rc;
@@ -522,10 +525,19 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		e->hooks_on = true;
 	}
 
+	tp_clear_error();
 	int rc = engine_setup(e);
 	if (rc) {
-		if (rc == -ENOMEM)
+		/* What could not be had, where a step said so ("ring 3: no
+		 * memory for a 67108864-byte heap"). */
+		char what[TP_ERROR_MSG_MAX];
+		tp_error_fit(what, sizeof(what), tp_last_error());
+		if (rc == -ENOMEM && what[0])
+			tp_set_error(rc, "runtime: out of memory (%s)", what);
+		else if (rc == -ENOMEM)
 			tp_set_error(rc, "runtime: out of memory");
+		else if (what[0] && strncmp(what, "runtime: ", 9))
+			tp_set_error(rc, "runtime: %s", what);
 		engine_free(e);
 		return rc;
 	}

@@ -196,7 +196,7 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	if ((rc = prof_start(s.p)) != 0)
 		goto out_close;
 	int started = 0;
-	char start_err[160] = "";
+	char start_err[256] = "";
 	for (; started < cfg.producers; started++) {
 		prs[started] = (struct lg_producer){.s = &s, .index = started};
 		int err = pthread_create(&th[started], NULL, lg_producer_main, &prs[started]);
@@ -205,8 +205,9 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 			 * joined below; the error stays the one reported. */
 			rc = -err;
 			snprintf(start_err, sizeof(start_err),
-				 "LoadGen: cannot start producer thread %d of %d: %s",
-				 started + 1, cfg.producers, strerror(err));
+				 "LoadGen: cannot start producer thread %d of %d: %s%s",
+				 started + 1, cfg.producers, strerror(err),
+				 tp_thread_limit_note(err));
 			break;
 		}
 	}

@@ -1302,8 +1302,8 @@ int prof_start(struct tp_profiler *p)
 			bp_wake_ready(&p->bp, i);
 			pthread_join(p->coll_th[i], NULL);
 		}
-		return tp_set_error(-rc, "%s: cannot start profiler threads: %s", p->m->name,
-				    strerror(rc));
+		return tp_set_error(-rc, "%s: cannot start profiler threads: %s%s", p->m->name,
+				    strerror(rc), tp_thread_limit_note(rc));
 	}
 	p->started = true;
 	return 0;

@@ -244,7 +244,7 @@ int pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *), v
 SHIM
 	"$cc" -shared -fPIC -o "$root/libfailpt.so" "$root/failpt.c" -ldl ||
 		bad "cannot build the pthread_create shim"
-	again="Resource temporarily unavailable"
+	again="Resource temporarily unavailable (the process's thread limit, ulimit -u, or the address space for thread stacks, ulimit -v)"
 	producer=0
 	for n in $(seq 0 40); do
 		rm -rf "$root/t"
@@ -267,6 +267,25 @@ SHIM
 	code=$?
 	[[ $code -eq 1 ]] || bad "run --enable-dep-gen, no thread starts: exit $code, expected 1"
 	only_error "$root/err" "$pre dep_gen: cannot open the collector: dep_gen: cannot start the collector threads: $again"
+fi
+
+# ---- an address space too small (ulimit -v): the allocation that failed
+# and the limit are named (not a bare "out of memory"). Not under the
+# sanitizers, whose shadow memory needs terabytes of address space.
+if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
+	echo "skip: ulimit -v (sanitizer build)"
+else
+	oom() {
+		local kib=$1 re=$2
+		rm -rf "$root/v"
+		(ulimit -v "$kib"; timeout $T "$bin" run paged_attention -o "$root/v" >/dev/null 2>"$root/err")
+		local code=$?
+		[[ $code -eq 1 ]] || bad "run, ulimit -v $kib: exit $code, expected 1"
+		[[ $(errors "$root/err") =~ $re ]] || bad "run, ulimit -v $kib: '$(errors "$root/err")'"
+	}
+	pa="taskprof run: paged_attention CaseSmall1 on a2a3sim failed:"
+	oom 800000 "^$pa device 0 memory: cannot reserve 1073741824 bytes: Cannot allocate memory \(this process's address space is limited to 781 MiB: ulimit -v\)$"
+	oom 1500000 "^$pa runtime: out of memory \(ring [0-3]: no memory for a 67108864-byte heap\) \(this process's address space is limited to 1464 MiB: ulimit -v\)$"
 fi
 
 # ---- result.txt cannot be created (no space, no inode): the run fails,

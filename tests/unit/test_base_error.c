@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/resource.h>
+
 #include "base/error.h"
 #include "taskprof/taskprof.h"
 
@@ -144,6 +146,36 @@ static void test_thread_local(void **state)
 	assert_string_equal(tp_last_error(), "main message");
 }
 
+/* The notes added to out-of-memory and thread-start errors. */
+static void test_limit_notes(void **state)
+{
+	(void)state;
+	assert_string_equal(tp_thread_limit_note(EAGAIN),
+			    " (the process's thread limit, ulimit -u, or the address space for "
+			    "thread stacks, ulimit -v)");
+	assert_string_equal(tp_thread_limit_note(EINVAL), "");
+	assert_string_equal(tp_thread_limit_note(0), "");
+
+	struct rlimit old;
+	assert_int_equal(getrlimit(RLIMIT_AS, &old), 0);
+	if (old.rlim_cur != RLIM_INFINITY || old.rlim_max != RLIM_INFINITY) {
+		/* A limit set from outside, or a sanitizer's: only its form. */
+		assert_non_null(strstr(tp_mem_limit_note(), " MiB: ulimit -v)"));
+		return;
+	}
+	assert_string_equal(tp_mem_limit_note(), "");
+	/* A soft limit far above what the process maps: nothing is refused
+	 * while it is set, and it goes back after. */
+	struct rlimit lim = { .rlim_cur = (rlim_t)3 << 40, .rlim_max = RLIM_INFINITY };
+	assert_int_equal(setrlimit(RLIMIT_AS, &lim), 0);
+	char note[128];
+	snprintf(note, sizeof(note), "%s", tp_mem_limit_note());
+	assert_int_equal(setrlimit(RLIMIT_AS, &old), 0);
+	assert_string_equal(note,
+			    " (this process's address space is limited to 3145728 MiB: ulimit -v)");
+	assert_string_equal(tp_mem_limit_note(), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_fit_keeps_end_and_utf8),
 		cmocka_unit_test(test_wraps_previous_message),
 		cmocka_unit_test(test_thread_local),
+		cmocka_unit_test(test_limit_notes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,7 +160,8 @@ struct dg_collector *dg_open(const struct dg_config *cfg)
 	if (rc) {
 		prof_close(dg->p);
 		free(dg);
-		tp_set_error(rc, "dep_gen: cannot start the collector threads: %s", strerror(-rc));
+		tp_set_error(rc, "dep_gen: cannot start the collector threads: %s%s", strerror(-rc),
+			     tp_thread_limit_note(-rc));
 		return NULL;
 	}
 	return dg;
