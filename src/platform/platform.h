@@ -15,10 +15,12 @@
  *   AICPU threads         max 4, launch 6        max 7, launch 14
  *   block_dim (clusters)  max 24, default 8      max 36, default 8
  *   RUNTIME_MAX_WORKER    72                     108
+ *   HBG dummy-task path   yes                    no
  */
 #ifndef TASKPROF_PLATFORM_PLATFORM_H
 #define TASKPROF_PLATFORM_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Most PMU counter slots of any platform (a5: 10). */
@@ -84,6 +86,11 @@ struct tp_platform {
 	int max_block_dim;            /* PLATFORM_MAX_BLOCKDIM: 24 / 36 clusters */
 	int default_block_dim;        /* SIM_AUTO_BLOCKDIM: 8 clusters */
 	int max_workers;              /* RUNTIME_MAX_WORKER: 72 / 108 cores */
+	/* host_build_graph has the dummy-task phase path: its schedulers
+	 * emit the dummy bar and the dummy_task / predicated_skip markers
+	 * as tensormap_and_ringbuffer does (seed 002 §2, §8): a2a3 yes,
+	 * a5 no. */
+	bool hbg_dummy_path;
 	struct tp_pmu_regmap pmu;     /* PMU MMIO offsets */
 };
 

@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/clock.h"
 #include "base/watchdog.h"
+#include "platform/platform.h"
 #include "platform/pmu_model.h"
 #include "platform/regs.h"
 #include "runtime/bigmem.h"
@@ -514,6 +515,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	e->num_cores = tp_device_num_cores(cfg->dev);
 	e->hbg = hbg;
 	e->hbg_cap = cap;
+	e->dummy_path = !hbg || tp_device_platform(cfg->dev)->hbg_dummy_path;
 	e->early = cfg->early_dispatch && !cfg->single_issue;
 	e->num_sched = tp_device_aicpu_threads(cfg->dev) - (hbg ? 0 : 1);
 	e->orch_fn = orch;

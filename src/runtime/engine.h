@@ -61,9 +61,19 @@
  *     completion are shared with TRB. Dependencies use TRB's fanout lists
  *     (the reference's fanin_local_ids + wake lists are not modelled).
  *     Hooks under HBG: on_graph_built (host) stamps the build; no
- *     on_orch_submit, no DUMMY / RESOLVE / RELEASE phases and no on_dummy
- *     / on_predicated_skip markers (spec §3 table, Appendix A item 8);
- *     on_phase COMPLETE / DISPATCH, on_dispatch, on_fin,
+ *     on_orch_submit; no RESOLVE / RELEASE phases (spec §3 table: the
+ *     reference's HBG reclaims nothing and readies consumers through
+ *     wake lists, not the resolve walk). The DUMMY phase and the
+ *     on_marker / on_dummy / on_predicated_skip markers only where the
+ *     platform has the HBG dummy-task path (tp_platform.hbg_dummy_path:
+ *     a2a3sim yes, a5sim no), as seed 002 §2 and §8 say ("dummy_task is
+ *     emitted by both a2a3 runtimes ... a5 host_build_graph has no
+ *     dummy-task phase path"); predicated_skip goes with it, since this
+ *     HBG implements predicated dispatch. Decision for taskprof: the seed
+ *     wins over spec Appendix A item 8, which follows the reference code
+ *     (no dummy records under HBG). On a5sim HBG dummies and skipped
+ *     tasks complete with no record and no bar. on_phase COMPLETE /
+ *     DISPATCH, on_dispatch, on_fin,
  *     on_pending_dispatch and on_sched_window as under TRB (collectors must
  *     not turn on_sched_window into a SchedWindow record under HBG; the
  *     Worker uses it for the scheduler time).

@@ -200,6 +200,12 @@ struct tp_engine {
 	 * schedules. hbg_cap: tasks ring 0 may hold. */
 	bool hbg;
 	uint32_t hbg_cap;
+	/* The dummy drain emits its phase bar and its dummy_task /
+	 * predicated_skip markers: under TRB, and under HBG where the
+	 * platform has the dummy-task path (tp_platform.hbg_dummy_path:
+	 * a2a3). The seed (002 §2) wins over spec Appendix A item 8, which
+	 * follows the reference code (no dummy records under HBG). */
+	bool dummy_path;
 	uint64_t graph_build_ns;
 	struct tp_tensormap tm;
 	struct tp_orch orch;

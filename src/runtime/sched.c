@@ -621,8 +621,10 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 {
 	uint32_t n = 0;
 	struct tp_slot *s;
-	/* HBG: dummies complete but emit no records (Appendix A item 8). */
-	const bool hooks = e->hooks_on && !e->hbg;
+	/* Markers and the dummy bar where the runtime has the dummy-task
+	 * path (e->dummy_path: not on a5 HBG, seed 002 §2); elsewhere the
+	 * dummies complete without a record. */
+	const bool hooks = e->hooks_on && e->dummy_path;
 	while (n < DUMMY_BATCH && (s = tp_rq_pop(&e->dummy))) {
 		if (n == 0 && hooks) {
 			*start = tp_sys_cnt();
@@ -818,7 +820,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint64_t d0 = 0;
 			int16_t dd0[3] = { 0, 0, 0 };
 			uint32_t n = drain_dummies(e, t, &d0, dd0);
-			if (n && hooks && !e->hbg) {
+			if (n && hooks && e->dummy_path) {
 				t_phase = tp_sys_cnt();
 				phase_mark(e, t, TP_PHASE_DUMMY, d0, t_phase, n, dd0);
 			}

@@ -35,6 +35,7 @@ static void test_a2a3sim_numbers(void **state)
 	assert_int_equal(p->max_block_dim, 24);
 	assert_int_equal(p->default_block_dim, 8);
 	assert_int_equal(p->max_workers, 72);
+	assert_true(p->hbg_dummy_path); /* seed 002 §2 */
 	printf("a2a3sim: 8 PMU slots, 50 MHz, AICPU max 4 / launch 6, block_dim max 24\n");
 }
 
@@ -55,6 +56,7 @@ static void test_a5sim_numbers(void **state)
 	assert_int_equal(p->max_block_dim, 36);
 	assert_int_equal(p->default_block_dim, 8);
 	assert_int_equal(p->max_workers, 108);
+	assert_false(p->hbg_dummy_path); /* seed 002 §2 */
 	printf("a5sim: 10 PMU slots, 1 GHz, AICPU max 7 / launch 14, block_dim max 36\n");
 }
 

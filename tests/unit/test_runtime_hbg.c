@@ -5,7 +5,9 @@
  * the device launches, into one ring with no reclaim, then every AICPU
  * thread schedules. With 1 and 3 scheduler threads: a 3000-task chain in
  * one scope (more than a TRB window of 2048 could hold), a 1 → 512 → 1
- * wide graph, a dummy + alloc_tensors graph (no dummy records), paged
+ * wide graph, a dummy + alloc_tensors + predicated-skip graph (its
+ * dummy_task / predicated_skip markers and dummy bar on a2a3sim, with the
+ * right task ids; none on a5sim, seed 002 §2), paged
  * attention CaseSmall1 against its golden; proof that the build finished
  * before any dispatch (a flag set at the end of the orchestration and
  * checked by every kernel and every dispatch hook, the on_graph_built
@@ -115,8 +117,9 @@ static const struct tp_kernel_entry kernels[K_COUNT] = {
 /* ---- harness ---------------------------------------------------------- */
 
 struct hook_counts {
-	_Atomic uint64_t dispatch, fin, phases[TP_PHASE_COUNT], windows, submits, dummies,
-		skips, built, ring_nonzero;
+	_Atomic uint64_t dispatch, fin, phases[TP_PHASE_COUNT], phase_tasks[TP_PHASE_COUNT],
+		windows, submits, dummies, skips, built, ring_nonzero;
+	_Atomic uint64_t dummy_id, skip_id; /* the last marker's task */
 	_Atomic uint64_t built_tasks, built_end, min_dispatch_ts;
 };
 
@@ -128,6 +131,7 @@ static void h_phase(void *ud, int thread, enum tp_sched_phase ph, uint64_t s, ui
 	assert_true(e >= s);
 	assert_true(n > 0);
 	atomic_fetch_add(&h->phases[ph], 1);
+	atomic_fetch_add(&h->phase_tasks[ph], n);
 }
 static void h_dispatch(void *ud, int th, int core, tp_task_id t, int f, uint32_t tok,
 		       uint64_t ts)
@@ -152,12 +156,14 @@ static void h_fin(void *ud, int th, int core, tp_task_id t, int f, uint32_t tok,
 }
 static void h_dummy(void *ud, int th, tp_task_id t, uint64_t ts)
 {
-	(void)th, (void)t, (void)ts;
+	(void)th, (void)ts;
+	atomic_store(&((struct hook_counts *)ud)->dummy_id, t);
 	atomic_fetch_add(&((struct hook_counts *)ud)->dummies, 1);
 }
 static void h_skip(void *ud, int th, tp_task_id t, uint64_t ts)
 {
-	(void)th, (void)t, (void)ts;
+	(void)th, (void)ts;
+	atomic_store(&((struct hook_counts *)ud)->skip_id, t);
 	atomic_fetch_add(&((struct hook_counts *)ud)->skips, 1);
 }
 static void h_window(void *ud, int th, uint64_t s, uint64_t e)
@@ -187,11 +193,13 @@ static void h_built(void *ud, uint64_t tasks, uint64_t s, uint64_t e)
 static uint32_t g_cap;              /* max_graph_tasks; 0 = default */
 static uint64_t g_heap = 4u << 20;  /* ring_heap */
 static enum tp_runtime_mode g_mode = TP_RUNTIME_HOST_BUILD_GRAPH;
+static const char *g_platform;      /* NULL: a2a3sim */
 
 static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_orch_fn fn,
 	       void *arg, struct tp_engine_result *res, struct hook_counts *hc)
 {
 	struct tp_device_config dcfg = {
+		.platform = g_platform,
 		.block_dim = 8,
 		.aicpu_threads = aicpu_threads,
 		.mem_bytes = 16u << 20,
@@ -235,12 +243,14 @@ static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_or
 	g_cap = 0;
 	g_heap = 4u << 20;
 	g_mode = TP_RUNTIME_HOST_BUILD_GRAPH;
+	g_platform = NULL;
 	return rc;
 }
 
-/* What every successful HBG run with hooks must show. */
-static void check_hbg_hooks(const struct tp_engine_result *res, const struct hook_counts *hc,
-			    int scheds)
+/* What every successful HBG run with hooks must show; @a5: the run was
+ * on a5sim (no dummy-task path). */
+static void check_hbg_hooks_on(const struct tp_engine_result *res, const struct hook_counts *hc,
+			       int scheds, bool a5)
 {
 	assert_int_equal(atomic_load(&g_early_kernels), 0);
 	assert_int_equal(atomic_load(&g_early_dispatches), 0);
@@ -249,17 +259,29 @@ static void check_hbg_hooks(const struct tp_engine_result *res, const struct hoo
 	if (hc->dispatch)
 		assert_true(hc->built_end < hc->min_dispatch_ts);
 	assert_int_equal(hc->ring_nonzero, 0);
-	/* Spec §3: no orch records; no resolve / dummy / release bars. */
+	/* Spec §3: no orch records; no resolve / release bars. */
 	assert_int_equal(hc->submits, 0);
-	assert_int_equal(hc->dummies, 0);
-	assert_int_equal(hc->skips, 0);
 	assert_int_equal(hc->phases[TP_PHASE_RESOLVE], 0);
-	assert_int_equal(hc->phases[TP_PHASE_DUMMY], 0);
 	assert_int_equal(hc->phases[TP_PHASE_RELEASE], 0);
+	/* Seed 002 §2: a2a3 HBG has the dummy-task path (one marker per
+	 * dummy and per predicated skip, dummy bars covering both), a5 HBG
+	 * none. */
+	uint64_t want_d = a5 ? 0 : res->dummy_tasks, want_s = a5 ? 0 : res->predicated_skips;
+	assert_int_equal(hc->dummies, want_d);
+	assert_int_equal(hc->skips, want_s);
+	assert_int_equal(hc->phase_tasks[TP_PHASE_DUMMY], want_d + want_s);
+	if (!want_d && !want_s)
+		assert_int_equal(hc->phases[TP_PHASE_DUMMY], 0);
 	assert_int_equal(hc->windows, scheds); /* every AICPU thread schedules */
 	assert_int_equal(res->reclaimed_tasks, 0);
 	assert_true(res->graph_build_ns > 0);
 	assert_int_equal(res->completed_tasks, res->total_tasks);
+}
+
+static void check_hbg_hooks(const struct tp_engine_result *res, const struct hook_counts *hc,
+			    int scheds)
+{
+	check_hbg_hooks_on(res, hc, scheds, false);
 }
 
 static void u32_tensor(struct tp_tensor *t, uint32_t *mem, uint32_t n)
@@ -412,11 +434,12 @@ static void check_wide(int threads)
 static void test_wide_1sched(void **s) { (void)s; check_wide(1); }
 static void test_wide_3sched(void **s) { (void)s; check_wide(3); }
 
-/* ---- dummy, predicated skip and alloc_tensors: no records -------------- */
+/* ---- dummy, predicated skip and alloc_tensors ------------------------- */
 
 struct dummy_case {
 	uint32_t out, skipped;
 	uint32_t zero;
+	tp_task_id dummy_id, skip_id;
 };
 
 /* alloc t → SET t = 5 → DUMMY (INOUT t) → ADD out = t + 3; a task whose
@@ -441,7 +464,7 @@ static int orch_dummy(struct tp_orch *o, void *arg)
 		return rc;
 	tp_args_init(&a);
 	tp_args_add_inout(&a, &t);
-	if ((rc = tp_submit_dummy(o, &a, NULL)))
+	if ((rc = tp_submit_dummy(o, &a, &d->dummy_id)))
 		return rc;
 	tp_args_init(&a);
 	tp_args_add_input(&a, &t);
@@ -453,7 +476,7 @@ static int orch_dummy(struct tp_orch *o, void *arg)
 	tp_args_add_inout(&a, &sk);
 	tp_args_add_scalar(&a, 99);
 	tp_args_set_predicate_addr(&a, &d->zero, 4, TP_PRED_NE, 0);
-	if ((rc = tp_submit_aic(o, K_SET_AIC, &a, NULL)))
+	if ((rc = tp_submit_aic(o, K_SET_AIC, &a, &d->skip_id)))
 		return rc;
 	if ((rc = tp_scope_end(o)))
 		return rc;
@@ -461,11 +484,13 @@ static int orch_dummy(struct tp_orch *o, void *arg)
 	return 0;
 }
 
-static void check_dummy(int threads)
+static void check_dummy(int threads, const char *platform)
 {
 	struct dummy_case d = { 0 };
 	struct tp_engine_result res;
 	struct hook_counts hc;
+	const bool a5 = platform && !strcmp(platform, "a5sim");
+	g_platform = platform;
 	int rc = run(threads, kernels, K_COUNT, orch_dummy, &d, &res, &hc);
 	if (rc)
 		printf("run: %s\n", res.msg);
@@ -477,11 +502,23 @@ static void check_dummy(int threads)
 	assert_int_equal(res.predicated_skips, 1);
 	assert_int_equal(res.inline_tasks, 1);
 	assert_int_equal(res.dispatched_subtasks, 2);
-	check_hbg_hooks(&res, &hc, threads); /* dummies, skips: no records */
+	check_hbg_hooks_on(&res, &hc, threads, a5);
+	/* alloc t0, SET t1, DUMMY t2, ADD t3, predicated SET t4 */
+	assert_int_equal(d.dummy_id, 2);
+	assert_int_equal(d.skip_id, 4);
+	if (a5) {
+		assert_int_equal(hc.phases[TP_PHASE_DUMMY], 0);
+	} else {
+		assert_int_equal(hc.dummy_id, d.dummy_id);
+		assert_int_equal(hc.skip_id, d.skip_id);
+		assert_true(hc.phases[TP_PHASE_DUMMY] >= 1 && hc.phases[TP_PHASE_DUMMY] <= 2);
+	}
 }
 
-static void test_dummy_1sched(void **s) { (void)s; check_dummy(1); }
-static void test_dummy_3sched(void **s) { (void)s; check_dummy(3); }
+static void test_dummy_1sched(void **s) { (void)s; check_dummy(1, NULL); }
+static void test_dummy_3sched(void **s) { (void)s; check_dummy(3, NULL); }
+static void test_dummy_a5_1sched(void **s) { (void)s; check_dummy(1, "a5sim"); }
+static void test_dummy_a5_3sched(void **s) { (void)s; check_dummy(3, "a5sim"); }
 
 /* ---- paged attention CaseSmall1 ---------------------------------------- */
 
@@ -726,6 +763,8 @@ int main(void)
 		cmocka_unit_test(test_wide_3sched),
 		cmocka_unit_test(test_dummy_1sched),
 		cmocka_unit_test(test_dummy_3sched),
+		cmocka_unit_test(test_dummy_a5_1sched),
+		cmocka_unit_test(test_dummy_a5_3sched),
 		cmocka_unit_test(test_pa_small1_1sched),
 		cmocka_unit_test(test_pa_small1_3sched),
 		cmocka_unit_test(test_pa_small1_trb),
