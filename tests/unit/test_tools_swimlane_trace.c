@@ -509,6 +509,137 @@ static void test_fixture_a_end_to_end(void **state)
 	uh_rm_rf(tmp);
 }
 
+/* Worker View dependency arrows (their "s" events, hb_violation
+ * included) in @path. */
+static size_t count_dep_arrows(const char *path)
+{
+	char *j = slurp(path);
+	assert_non_null(j);
+	size_t n = 0;
+	static const char *const pat[2] = {"\"name\":\"dependency\",\"ph\":\"s\",\"pid\":4,",
+					   "\"name\":\"hb_violation\",\"ph\":\"s\",\"pid\":4,"};
+	for (int k = 0; k < 2; k++)
+		for (const char *p = strstr(j, pat[k]); p; p = strstr(p + 1, pat[k]))
+			n++;
+	free(j);
+	return n;
+}
+
+/* sl_trace_generate() into @out with its warnings in a string (caller
+ * frees); @n_flows receives the dependency arrows drawn. */
+static char *convert_err(struct sl_perf_data *pd, const struct sl_deps *dp, const char *out,
+			 uint64_t *n_flows)
+{
+	char *ebuf = NULL;
+	size_t elen = 0;
+	FILE *err = open_memstream(&ebuf, &elen);
+	FILE *nul = fopen("/dev/null", "w");
+	assert_non_null(err);
+	assert_non_null(nul);
+	struct sl_trace_opts o = {.output_path = out, .out = nul, .err = err};
+	struct sl_trace_result res;
+	assert_int_equal(sl_trace_generate(pd, dp, NULL, &o, &res), 0);
+	fclose(nul);
+	fclose(err);
+	(void)res;
+	*n_flows = count_dep_arrows(out);
+	return ebuf;
+}
+
+/* deps.json pairs whose task has nothing to anchor on (seed 002 §3.3):
+ * fixture A without its dummy_task (t5) and predicated_skip (t7)
+ * records, then also without its orchestrator records (alloc t0), then
+ * with a deps.json naming tasks the records do not have: one warning
+ * line each, counting the pairs left without an arrow and naming the
+ * tasks by kind. */
+static void test_unanchored_warning(void **state)
+{
+	(void)state;
+	char dir[1100], rec[1200], deps[1200], out[1200];
+	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
+		 tree);
+	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
+	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	snprintf(out, sizeof(out), "%s/merged.json", tmp);
+	struct sl_perf_data pd;
+	struct sl_deps dp;
+	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
+	assert_int_equal(sl_read_deps(deps, &dp), 0);
+	uint64_t flows;
+
+	/* Complete records: no warning (every pair has its arrow). */
+	char *e = convert_err(&pd, &dp, out, &flows);
+	assert_string_equal(e, "");
+	assert_int_equal(flows, 10);
+	free(e);
+
+	/* Without the two markers. */
+	size_t removed = 0;
+	for (size_t ti = 0; ti < pd.n_sched; ti++) {
+		struct sl_phase_list *l = &pd.sched[ti];
+		size_t k = 0;
+		for (size_t i = 0; i < l->n; i++) {
+			if (l->v[i].kind == SL_PH_DUMMY_TASK || l->v[i].kind == SL_PH_PREDICATED_SKIP)
+				removed++;
+			else
+				l->v[k++] = l->v[i];
+		}
+		l->n = k;
+	}
+	assert_int_equal(removed, 2);
+	e = convert_err(&pd, &dp, out, &flows);
+	assert_string_equal(e,
+		"Warning: dummy(t5) has no dummy_task scheduler record; its Worker View bar "
+		"cannot be rendered.\n"
+		"Warning: 3 of 8 producer-consumer pairs of deps.json have no dependency arrow, "
+		"for 2 tasks with no record to anchor on: 1 dummy task without a dummy_task "
+		"record (t5); 1 task without task rows or a predicated_skip record (t7); the "
+		"records hold no dummy_task / predicated_skip marker at all (a5sim "
+		"host_build_graph writes none)\n");
+	/* (4,5) had two arrows: MIX t4 anchors on its AIC and its AIV row */
+	assert_int_equal(flows, 10 - 2 - 1 - 1);
+	free(e);
+
+	/* ... and without orchestrator records: no alloc bar for t0 either. */
+	size_t n_orch = pd.n_orch;
+	pd.n_orch = 0;
+	e = convert_err(&pd, &dp, out, &flows);
+	assert_string_equal(e,
+		"Warning: 4 of 8 producer-consumer pairs of deps.json have no dependency arrow, "
+		"for 3 tasks with no record to anchor on: 1 dummy task without a dummy_task "
+		"record (t5); 1 task without task rows or a predicated_skip record (t7); "
+		"1 alloc_tensors task (not in deps.json tasks[]) without an orch_submit record "
+		"(t0); the records hold no dummy_task / predicated_skip marker at all (a5sim "
+		"host_build_graph writes none); alloc bars need level-4 orchestrator records, "
+		"which host_build_graph does not write\n");
+	assert_int_equal(flows, 10 - 2 - 1 - 1 - 1);
+	pd.n_orch = n_orch;
+	free(e);
+	sl_deps_free(&dp);
+
+	/* Five successors the records never ran: three named, then "...". */
+	static const char five[] =
+		"{\"tasks\":[{\"task_id\":1,\"kernel_ids\":[0,-1,-1]},"
+		"{\"task_id\":100,\"kernel_ids\":[0,-1,-1]},{\"task_id\":101,\"kernel_ids\":[0,-1,-1]},"
+		"{\"task_id\":102,\"kernel_ids\":[0,-1,-1]},{\"task_id\":103,\"kernel_ids\":[0,-1,-1]},"
+		"{\"task_id\":104,\"kernel_ids\":[0,-1,-1]}],"
+		"\"edges\":[{\"pred\":1,\"succ\":104},{\"pred\":1,\"succ\":100},{\"pred\":1,\"succ\":103},"
+		"{\"pred\":1,\"succ\":101},{\"pred\":1,\"succ\":102},{\"pred\":1,\"succ\":102}]}";
+	assert_int_equal(sl_read_deps_mem("five.json", (const uint8_t *)five, strlen(five), &dp), 0);
+	e = convert_err(&pd, &dp, out, &flows);
+	assert_string_equal(e,
+		"Warning: 5 of 5 producer-consumer pairs of deps.json have no dependency arrow, "
+		"for 5 tasks with no record to anchor on: 5 tasks without task rows or a "
+		"predicated_skip record (t100, t101, t102, ...); the records hold no dummy_task / "
+		"predicated_skip marker at all (a5sim host_build_graph writes none)\n");
+	free(e);
+	sl_deps_free(&dp);
+	sl_perf_data_free(&pd);
+	uh_rm_rf(tmp);
+}
+
 /* An output path in a missing directory: an error naming it, no crash. */
 /* A mapped name longer than the label buffer used to be (4096 bytes): the
  * label keeps the whole name and its task id. */
@@ -587,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer_direct),
 		cmocka_unit_test(test_fixture_a_end_to_end),
 		cmocka_unit_test(test_long_name_label),
+		cmocka_unit_test(test_unanchored_warning),
 		cmocka_unit_test(test_output_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

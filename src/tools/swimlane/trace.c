@@ -2220,6 +2220,134 @@ static int flows_wv(struct gen *g)
 	return rc;
 }
 
+/* Whether @task_id has a Worker View anchor (wv_anchors() finds some). */
+static bool wv_has_anchor(const struct gen *g, uint64_t task_id)
+{
+	long gi = find_group(g, task_id);
+	if (gi >= 0)
+		return g->wva_off[gi + 1] > g->wva_off[gi];
+	size_t k;
+	find_anchors(g, task_id, &k);
+	return k > 0;
+}
+
+/* The kinds of a deps.json task that has nothing to anchor on. */
+enum { UA_DUMMY, UA_OTHER, UA_ALLOC, UA_KINDS };
+
+/* Ids shown per kind in the warning; more are counted, not named. */
+#define UA_SHOW 3
+
+/*
+ * Decision for taskprof (seed 002 §3.3: "If a dummy's scheduler record is
+ * missing, it warns"; the reference warns only for a dummy's orch_submit
+ * record at level 4 and drops every other arrow without an endpoint in
+ * silence, on stdout under -v): one stderr line when producer-consumer
+ * pairs of deps.json get no Worker View arrow because one of their tasks
+ * has nothing to anchor on (no task row, no dummy_task / predicated_skip
+ * marker, no alloc bar): the pairs, the tasks by kind with the first ids,
+ * and what the records' level cannot hold.
+ */
+static int warn_unanchored(struct gen *g)
+{
+	struct u64set miss = {0};
+	uint64_t pairs = 0, dropped = 0;
+	int rc = 0;
+	for (size_t pi = 0; pi < g->np; pi++) {
+		uint64_t pred = g->p_key[pi];
+		bool pa = wv_has_anchor(g, pred);
+		if (!pa && u64set_add(&miss, pred))
+			goto nomem;
+		for (size_t k = g->p_off[pi]; k < g->p_off[pi + 1]; k++) {
+			uint64_t succ = g->p_succ[k];
+			bool sa = wv_has_anchor(g, succ);
+			if (!sa && u64set_add(&miss, succ))
+				goto nomem;
+			pairs++;
+			dropped += !pa || !sa;
+		}
+	}
+	if (!dropped)
+		goto out;
+	qsort(miss.v, miss.n, sizeof(uint64_t), cmp_u64);
+	size_t n_tasks = 0, n_kind[UA_KINDS] = {0};
+	uint64_t shown[UA_KINDS][UA_SHOW];
+	for (size_t i = 0; i < miss.n; i++) {
+		if (i && miss.v[i] == miss.v[i - 1])
+			continue;
+		int kind = UA_OTHER;
+		if (g->has_kmap) {
+			long k = sl_deps_find_task(g->dp, miss.v[i]);
+			if (k < 0)
+				kind = UA_ALLOC;
+			else if (g->dp->kernel_ids[k][0] < 0 && g->dp->kernel_ids[k][1] < 0 &&
+				 g->dp->kernel_ids[k][2] < 0)
+				kind = UA_DUMMY;
+		}
+		if (n_kind[kind] < UA_SHOW)
+			shown[kind][n_kind[kind]] = miss.v[i];
+		n_kind[kind]++;
+		n_tasks++;
+	}
+	struct sbuf *b = &g->sb2;
+	char td[32];
+	b->len = 0;
+	if (sb_printf(b, "Warning: %llu of %llu producer-consumer pairs of deps.json have no "
+			 "dependency arrow, for %zu task%s with no record to anchor on: ",
+		      (unsigned long long)dropped, (unsigned long long)pairs, n_tasks,
+		      n_tasks == 1 ? "" : "s"))
+		goto nomem;
+	const char *sep = "";
+	for (int kind = 0; kind < UA_KINDS; kind++) {
+		size_t n = n_kind[kind];
+		if (!n)
+			continue;
+		const char *pl = n == 1 ? "" : "s";
+		int w = kind == UA_DUMMY
+				? sb_printf(b, "%s%zu dummy task%s without a dummy_task record", sep,
+					    n, pl)
+			: kind == UA_OTHER
+				? sb_printf(b, "%s%zu task%s without task rows or a predicated_skip "
+					       "record", sep, n, pl)
+				: sb_printf(b, "%s%zu alloc_tensors task%s (not in deps.json "
+					       "tasks[]) without an orch_submit record", sep, n, pl);
+		if (w)
+			goto nomem;
+		size_t show = n < UA_SHOW ? n : UA_SHOW;
+		for (size_t i = 0; i < show; i++)
+			if (sb_printf(b, "%s%s", i ? ", " : " (",
+				      tdisp(shown[kind][i], td, sizeof(td))))
+				goto nomem;
+		if (sb_printf(b, n > show ? ", ...)" : ")"))
+			goto nomem;
+		sep = "; ";
+	}
+	const struct sl_perf_data *pd = g->pd;
+	if (pd->level < 3 && (n_kind[UA_DUMMY] || n_kind[UA_OTHER]) &&
+	    sb_printf(b, "; the records are level %d: dummy_task / predicated_skip markers "
+			 "need level 3", pd->level))
+		goto nomem;
+	bool markers = false;
+	for (size_t ti = 0; ti < pd->n_sched && !markers; ti++)
+		for (size_t i = 0; i < pd->sched[ti].n && !markers; i++)
+			markers = pd->sched[ti].v[i].kind == SL_PH_DUMMY_TASK ||
+				  pd->sched[ti].v[i].kind == SL_PH_PREDICATED_SKIP;
+	if (pd->level >= 3 && (n_kind[UA_DUMMY] || n_kind[UA_OTHER]) && !markers &&
+	    sb_printf(b, "; the records hold no dummy_task / predicated_skip marker at all "
+			 "(a5sim host_build_graph writes none)"))
+		goto nomem;
+	if (n_kind[UA_ALLOC] && !(pd->has_orch && pd->n_orch) &&
+	    sb_printf(b, "; alloc bars need level-4 orchestrator records, which "
+			 "host_build_graph does not write"))
+		goto nomem;
+	fprintf(g->o->err, "%s\n", b->s);
+out:
+	free(miss.v);
+	return rc;
+nomem:
+	rc = -ENOMEM;
+	goto out;
+}
+
 static void flows_sv(struct gen *g)
 {
 	for (size_t pi = 0; pi < g->np; pi++) {
@@ -2774,6 +2902,8 @@ static int generate(struct gen *g)
 		qsort(g->anc, g->n_anc, sizeof(*g->anc), cmp_anchor);
 	if (!rc)
 		rc = flows_wv(g);
+	if (!rc && g->has_edges)
+		rc = warn_unanchored(g);
 	if (!rc && g->has_aicpu)
 		flows_sv(g);
 	if (!rc)
