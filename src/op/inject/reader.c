@@ -42,6 +42,9 @@
 #define READ_RECS 256
 /* Longest poll wait, ms: bounds how late the watchdog looks. */
 #define POLL_MS 200
+/* A turn of the reader's loop this much longer than POLL_MS means the
+ * process did not run meanwhile (see reader_main). */
+#define STOP_GAP_NS 1000000000ull
 
 static pthread_mutex_t r_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t r_cv = PTHREAD_COND_INITIALIZER;
@@ -108,13 +111,23 @@ static void *reader_main(void *arg)
 		return NULL;
 	}
 	struct tp_drv_prof_poll_info info[8];
+	uint64_t last = tp_now_ns();
 	/* relaxed: r_quit orders nothing; the join publishes the rest. */
 	while (!atomic_load_explicit(&r_quit, memory_order_relaxed)) {
 		int n = tp_drv_prof_channel_poll(info, 8, POLL_MS);
 		for (int i = 0; i < n; i++)
 			drain_channel(info[i].device_id, info[i].channel_id, tmp);
+		uint64_t now = tp_now_ns(), gap = now - last;
+		last = now;
 		pthread_mutex_lock(&r_mu);
-		bool hung = r_deadline && tp_now_ns() > r_deadline;
+		/* A turn far longer than the poll: the process was stopped
+		 * (SIGSTOP, Ctrl-Z, a debugger, a cgroup freezer), or this
+		 * thread got no CPU for that long. That time is not the
+		 * execution's: the deadline moves by it, so a stop is never
+		 * taken for a hung kernel (a hang is found later at worst). */
+		if (r_deadline && gap > POLL_MS * 1000000ull + STOP_GAP_NS)
+			r_deadline += gap - POLL_MS * 1000000ull;
+		bool hung = r_deadline && now > r_deadline;
 		pthread_mutex_unlock(&r_mu);
 		if (hung) {
 			inj_log(TP_LOG_ERROR, "replay of %s: an execution did not finish within "
