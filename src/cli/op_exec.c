@@ -73,9 +73,8 @@ int op_inject_path(char *buf, size_t len)
 
 /* The process that runs now, for the signal handler (0 when none). */
 static volatile sig_atomic_t g_child;
-static volatile sig_atomic_t g_sigint;
-/* SIGTERM or SIGHUP arrived. */
-static volatile sig_atomic_t g_sigterm;
+/* SIGINT, SIGTERM and SIGHUP received while the application runs. */
+static volatile sig_atomic_t g_interrupts;
 /* The signal to pass on that arrived before the child was started (0 when
  * none): sent to it as soon as it exists (op_exec_app()). */
 static volatile sig_atomic_t g_early;
@@ -84,10 +83,16 @@ static volatile sig_atomic_t g_early;
  * SIGINT typed at the terminal reaches the whole foreground process group,
  * the application included (si_code SI_KERNEL); one sent to taskprof alone
  * (kill(2): SI_USER, SI_QUEUE) is passed on. The first one lets the
- * injector finish the pass in progress; at the second the application is
- * killed, whatever it does with SIGINT. SIGTERM and SIGHUP (the terminal
+ * injector finish the pass in progress. SIGTERM and SIGHUP (the terminal
  * closed; the kernel sends that one to the foreground group itself,
- * SI_KERNEL) are passed on the same way.
+ * SI_KERNEL) are passed on the same way. At the second of any of the three
+ * the application is killed, whatever it does with them.
+ *
+ * A stopped application (SIGSTOP, a debugger, a cgroup freezer) would keep
+ * the signal pending for good, and taskprof would wait for it for good:
+ * it is sent SIGCONT after the signal, as a shell's `kill %job` does.
+ * The three signals are blocked while this runs (sa_mask), so the count
+ * is never updated by two handlers at once.
  */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -95,22 +100,23 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	pid_t child = (pid_t)g_child;
 	int saved = errno;
 	bool from_tty = si && si->si_code == SI_KERNEL;
+	g_interrupts = g_interrupts + 1;
 	int pass = 0;
-	if (sig == SIGINT) {
-		g_sigint = g_sigint + 1;
-		if (g_sigint >= 2)
-			pass = SIGKILL;
-		else if (!from_tty)
-			pass = SIGINT;
-	} else {
-		g_sigterm = 1;
-		if (!from_tty)
-			pass = sig;
-	}
-	if (pass && child > 0)
-		kill(child, pass);
-	else if (pass && g_early != SIGKILL)
+	if (g_interrupts >= 2)
+		pass = SIGKILL;
+	else if (!from_tty)
+		pass = sig;
+	if (child > 0) {
+		if (pass)
+			kill(child, pass);
+		/* Also after a signal from the terminal: it reached a stopped
+		 * application too, and stays pending there. SIGKILL needs
+		 * none. */
+		if (pass != SIGKILL)
+			kill(child, SIGCONT);
+	} else if (pass && g_early != SIGKILL) {
 		g_early = pass;
+	}
 	errno = saved;
 }
 
@@ -312,6 +318,50 @@ static void read_status(int fd, struct op_exec_result *res)
 	}
 }
 
+/* Whether process @pid is stopped now (state T, or t: a tracer stopped
+ * it), from /proc/<pid>/stat. */
+static bool is_stopped(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* "pid (comm) S ...": comm may hold ')' itself, the last one ends it */
+	const char *r = strrchr(buf, ')');
+	return r && r[1] == ' ' && (r[2] == 'T' || r[2] == 't');
+}
+
+/*
+ * The application stopped (waitpid WUNTRACED): say so once per stop, so a
+ * taskprof that waits for it is not taken for a hang. The injector's
+ * --pass-timeout runs inside the application, stopped too; nothing here
+ * ends a stopped application (a debugger may hold it for as long as it
+ * likes). A stop that is already over (Ctrl-Z stopped taskprof with it,
+ * and `fg` continued both) is not reported.
+ */
+static void say_stopped(pid_t pid, int sig)
+{
+	if (!is_stopped(pid))
+		return;
+	const char *abbrev = sigabbrev_np(sig);
+	char name[32];
+	if (abbrev)
+		snprintf(name, sizeof(name), "SIG%s", abbrev);
+	else
+		snprintf(name, sizeof(name), "signal %d", sig);
+	fprintf(stderr, "taskprof op: the application (pid %d) is stopped by %s; waiting "
+			"until it continues (SIGCONT): a stop does not count in --pass-timeout; "
+			"SIGINT, SIGTERM or SIGHUP to taskprof op is passed on with a SIGCONT\n",
+		(int)pid, name);
+	fflush(stderr);
+}
+
 int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 {
 	struct op_exec_result dummy;
@@ -352,8 +402,10 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waitpid returns EINTR */
 	sigemptyset(&sa.sa_mask);
-	g_sigint = 0;
-	g_sigterm = 0;
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGHUP);
+	g_interrupts = 0;
 	g_early = 0;
 	/* A signal ignored at entry stays ignored (nohup ignores SIGHUP; a
 	 * background job of a non-interactive shell, or `trap '' INT`, SIGINT):
@@ -440,8 +492,16 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 	close(pfd[0]);
 	int st = 0;
 	pid_t w;
-	while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		w = waitpid(pid, &st, WUNTRACED);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w > 0 && WIFSTOPPED(st)) {
+			say_stopped(pid, WSTOPSIG(st));
+			continue;
+		}
+		break;
+	}
 	g_child = 0;
 	if (w < 0) {
 		rc = tp_set_error(-errno, "waitpid %d: %s", (int)pid, strerror(errno));
@@ -462,7 +522,7 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		rc = 1;
 	}
 restore:
-	res->interrupted = g_sigint > 0 || g_sigterm;
+	res->interrupted = g_interrupts > 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);

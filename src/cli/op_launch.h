@@ -88,9 +88,11 @@ struct op_exec_result {
  * when taskprof started: an ignored signal stays ignored across exec),
  * then execvp(). While it runs, a SIGINT sent to taskprof with kill(2) is
  * forwarded (one typed at the terminal already reached the whole process
- * group); the second SIGINT kills the application (SIGKILL). SIGTERM and
- * SIGHUP are forwarded the same way (SIGHUP ignored at entry, nohup,
- * stays ignored).
+ * group). SIGTERM and SIGHUP are forwarded the same way (SIGHUP ignored at
+ * entry, nohup, stays ignored). Each is followed by a SIGCONT, so that a
+ * stopped application acts on it; the second of the three kills the
+ * application (SIGKILL). A stop of the application (waitpid WUNTRACED) is
+ * said on stderr; taskprof keeps waiting.
  *
  * Return: the application's exit code (0..255; killed by signal S: 128 +
  * S), or a negative errno when it could not be run: -ENOENT / -EACCES /

@@ -2,6 +2,14 @@
 # `taskprof op` when the application is stopped (SIGSTOP from outside, a
 # debugger, a cgroup freezer; docs/op.md "Exit status", "Limits"):
 #
+#   T1 stopped application, SIGTERM / SIGHUP / SIGINT to taskprof op: the
+#      signal is passed on with a SIGCONT, so the application ends by it
+#      (exit 143 / 129 / 130) instead of both waiting for good; taskprof
+#      op said the application was stopped
+#   T2 stopped application that ignores SIGTERM and SIGHUP: the first
+#      signal continues it (state T -> not T), the second of SIGTERM or
+#      SIGHUP kills it (exit 137), as a second SIGINT does; the same for
+#      an application that runs
 #   T3 slow (200 ms per execution), --pass-timeout 2: stopped for longer
 #      than the timeout in the middle of its warm-up, then continued: the
 #      stop is not taken for a hung kernel (exit 0, status=ok), where it
@@ -37,6 +45,8 @@ wait_for() {
 }
 
 is_stopped() { [[ $(state_of "$1") == [Tt] ]]; }
+not_stopped() { [[ $(state_of "$1") != [Tt] ]]; }
+has_line() { grep -qF -- "$2" "$1"; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # cleanup: after a failed step, end taskprof ($pid) and its application
@@ -65,6 +75,106 @@ reap() {
 		show "$WORK/$1.err"
 	fi
 }
+
+# start LABEL SCRIPT [OP OPTIONS...]: taskprof op (SIGINT, SIGTERM, SIGHUP
+# at their default: a background job of a script starts with SIGINT
+# ignored) on `sh -c SCRIPT READY-FILE`; once the application made its
+# ready file, it is stopped with SIGSTOP and taskprof op says so. Sets
+# pid (taskprof) and app.
+start() {
+	local label=$1 script=$2
+	shift 2
+	rm -f "$WORK/$label.ready"
+	app=
+	env --default-signal=INT,TERM,HUP "$TP" op -o "$WORK/$label" "$@" -- \
+		sh -c "$script" "$WORK/$label.ready" >"$WORK/$label.out" 2>"$WORK/$label.err" &
+	pid=$!
+	wait_for "$label: the application's ready file" test -e "$WORK/$label.ready" || return 1
+	app=$(child_of "$pid")
+	[ -n "$app" ] || { bad "$label: no application process under taskprof op $pid"; return 1; }
+	kill -STOP "$app"
+	wait_for "$label: the application in state T" is_stopped "$app" || return 1
+	wait_for "$label: taskprof op saying the application is stopped" has_line \
+		"$WORK/$label.err" "taskprof op: the application (pid $app) is stopped by SIGSTOP;" &&
+		ok "$label: application $app stopped, and taskprof op said so"
+	return 0
+}
+
+# ---- T1 ---------------------------------------------------------------------
+say "T1: a stopped application and one SIGTERM, SIGHUP or SIGINT to taskprof op"
+for v in "TERM 143" "HUP 129" "INT 130"; do
+	read -r sig want <<<"$v"
+	label=t1_$sig
+	if start "$label" ': >"$0"; exec sleep 120'; then
+		kill -"$sig" "$pid"
+		if reap "$label" "$want"; then
+			grep -qF "taskprof op: interrupted; reporting what was collected" \
+				"$WORK/$label.err" && ok "$label: reported as interrupted" ||
+				{ bad "$label: no 'interrupted' line"; show "$WORK/$label.err"; }
+			gone "$app" && ok "$label: the application is gone" ||
+				bad "$label: the application $app is still there"
+		fi
+	else
+		cleanup
+	fi
+done
+
+# ---- T2 ---------------------------------------------------------------------
+say "T2: a stopped application that ignores SIGTERM and SIGHUP: the second signal kills it"
+for v in "TERM TERM" "HUP HUP" "TERM HUP"; do
+	read -r first second <<<"$v"
+	label=t2_${first}_$second
+	if start "$label" 'trap "" TERM HUP; : >"$0"; exec sleep 120'; then
+		kill -"$first" "$pid"
+		# The first signal continued it (and it ignores the signal):
+		# taskprof handled it, so the second one is not merged with it.
+		if wait_for "$label: the application continued after SIG$first" not_stopped "$app"; then
+			ok "$label: SIG$first continued the application"
+			kill -"$second" "$pid"
+			reap "$label" 137 && { gone "$app" && ok "$label: the application is gone" ||
+				bad "$label: the application $app is still there"; }
+		else
+			cleanup
+		fi
+	else
+		cleanup
+	fi
+done
+
+# The same with an application that runs (not stopped): once taskprof
+# took the first signal (no longer pending in /proc/PID/status), the
+# second kills the application.
+# delivered PID SIGNUM: SIGNUM is pending neither for PID's threads nor
+# for the process.
+delivered() {
+	local bit=$((1 << ($2 - 1))) m
+	for m in $(sed -n 's/^\(SigPnd\|ShdPnd\):[[:space:]]*//p' "/proc/$1/status" 2>/dev/null); do
+		(((16#$m & bit) == 0)) || return 1
+	done
+	return 0
+}
+for v in "TERM 15 TERM" "HUP 1 TERM"; do
+	read -r first num second <<<"$v"
+	label=t2r_${first}_$second
+	rm -f "$WORK/$label.ready"
+	env --default-signal=INT,TERM,HUP "$TP" op -o "$WORK/$label" -- \
+		sh -c 'trap "" TERM HUP; : >"$0"; exec sleep 120' "$WORK/$label.ready" \
+		>"$WORK/$label.out" 2>"$WORK/$label.err" &
+	pid=$!
+	app=
+	if wait_for "$label: the application's ready file" test -e "$WORK/$label.ready"; then
+		app=$(child_of "$pid")
+		kill -"$first" "$pid"
+		if wait_for "$label: taskprof op to take SIG$first" delivered "$pid" "$num"; then
+			kill -"$second" "$pid"
+			reap "$label" 137 && ok "$label: running application, SIG$first then SIG$second kill it"
+		else
+			cleanup
+		fi
+	else
+		cleanup
+	fi
+done
 
 # ---- T3 ---------------------------------------------------------------------
 # slow_acc: 200 ms per execution; 20 warm-ups (4 s), then one pass. The
