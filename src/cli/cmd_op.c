@@ -1131,6 +1131,26 @@ static bool report_run(const struct op_exec_result *r, int run, const char *dir)
 	return true;
 }
 
+/*
+ * TASKPROF_DEBUG_NO_RESTORE=1 (docs/op-internals.md) is a switch for
+ * taskprof's own tests: kernel and range replay then restore nothing, so a
+ * kernel that changes its inputs leaves the application wrong results and
+ * its passes differ. Left set by mistake it would only show in
+ * taskprof.log (the injector reads it, not the launcher): said here,
+ * before the run. Application replay restores nothing anyway.
+ */
+static void warn_debug_env(const struct op_opts *o)
+{
+	const char *v = getenv("TASKPROF_DEBUG_NO_RESTORE");
+	if (!v || strcmp(v, "1") || o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION)
+		return;
+	fprintf(stderr, "taskprof op: warning: TASKPROF_DEBUG_NO_RESTORE=1 is set: the replay "
+			"restores no device memory before an execution (a switch for "
+			"taskprof's own tests), so a kernel that changes its inputs gives the "
+			"application wrong results and differs between passes; unset it to "
+			"profile\n");
+}
+
 /* The application is gone: from here on SIGINT / SIGTERM / SIGHUP stop
  * the report as they stop `taskprof run` (cli/interrupt.h): the report's
  * temporary files are removed, one line names @dir, exit 128 + S. */
@@ -1302,6 +1322,7 @@ int cmd_op(int argc, char **argv)
 	fprintf(stderr, "taskprof op: %s replay on %s, groups %s: %u pass%s (plan.txt)\n",
 		tp_op_replay_mode_name(o->cfg.replay_mode), o->platform, o->cfg.groups,
 		o->cfg.plan.npasses, o->cfg.plan.npasses == 1 ? "" : "es");
+	warn_debug_env(o);
 
 	struct op_exec x = { .inject_lib = inject, .config_path = config, .pass = -1,
 			     .argv = argv + app };

@@ -6,8 +6,10 @@
 #       need >= 3 passes: out byte-identical to an unprofiled run, the
 #       simulator executed exactly W + P + 1 kernels; with
 #       TASKPROF_DEBUG_NO_RESTORE=1 out must DIFFER (negative control: the
-#       comparison can see a missing restore); I1b: 3 launches, only the
-#       first replayed; on a5sim (Default groups) with op_matmul on AIC too
+#       comparison can see a missing restore) and the console warns about
+#       the variable (not when it is 0, nor in application replay); I1b:
+#       3 launches, only the first replayed; on a5sim (Default groups)
+#       with op_matmul on AIC too
 #   I2  inplace (x = 2x + 1): the same, negative control included
 #   I10 xthread (buffers allocated on thread B, launched on thread A):
 #       identical, W + P + 2 executions, negative control
@@ -82,9 +84,34 @@ replay_case() {
 		ok "$label: negative control: with TASKPROF_DEBUG_NO_RESTORE=1 the output differs" \
 			"(app exit $OPRC)"
 	fi
+	# A leftover TASKPROF_DEBUG_NO_RESTORE=1 is said on the console, once,
+	# naming the variable and its effect; never without it.
+	local nw pw
+	nw=$(grep -cxF "$NR_WARN" "$WORK/$label-norestore.err")
+	pw=$(grep -c 'TASKPROF_DEBUG_NO_RESTORE' "$WORK/$label.err")
+	if [ "$nw" = 1 ] && [ "$pw" = 0 ]; then
+		ok "$label: the console warns about TASKPROF_DEBUG_NO_RESTORE=1 (and only when set)"
+	else
+		bad "$label: $nw warning line(s) with TASKPROF_DEBUG_NO_RESTORE=1 (want 1), $pw without (want 0)"
+		show "$WORK/$label-norestore.err"
+	fi
 }
+NR_WARN="taskprof op: warning: TASKPROF_DEBUG_NO_RESTORE=1 is set: the replay restores no device memory before an execution (a switch for taskprof's own tests), so a kernel that changes its inputs gives the application wrong results and differs between passes; unset it to profile"
 
 replay_case I1 accumulate/0 1 "$EX/op_accumulate"
+# Only the value 1 skips restores, and application replay restores nothing:
+# no warning then.
+TASKPROF_DEBUG_NO_RESTORE=0 op_run nr0 --aic-metrics BasicInfo -- "$EX/op_accumulate"
+TASKPROF_DEBUG_NO_RESTORE=1 op_run nr_app --replay-mode application --aic-metrics BasicInfo \
+	-- "$EX/op_accumulate"
+if [ "$(cat "$WORK/nr0.err" "$WORK/nr_app.err" | grep -c TASKPROF_DEBUG_NO_RESTORE)" = 0 ] &&
+	grep -q ': ok$' "$WORK/nr0.out" && grep -q ': ok$' "$WORK/nr_app.out"; then
+	ok "I1: no warning with TASKPROF_DEBUG_NO_RESTORE=0, nor in application replay (results ok)"
+else
+	bad "I1: a TASKPROF_DEBUG_NO_RESTORE warning where it has no effect, or a wrong result"
+	show "$WORK/nr0.err"
+	show "$WORK/nr_app.err"
+fi
 replay_case I2 inplace/0 1 "$APPS/inplace"
 replay_case I10 xthread_acc/0 2 "$APPS/xthread"
 
