@@ -950,16 +950,32 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 }
 
 
+/* Whether launch.txt @path says the launch was interrupted before its
+ * first measured pass (a SIGINT in the warm-up): status=interrupted,
+ * passes_done=0. Such a launch has nothing to report. */
+static bool interrupted_before_pass(const char *path)
+{
+	char *data = NULL;
+	if (tp_read_file(path, &data, NULL))
+		return false;
+	/* name= is the first line: both keys follow a newline */
+	bool r = strstr(data, "\nstatus=interrupted\n") && strstr(data, "\npasses_done=0\n");
+	free(data);
+	return r;
+}
+
 /* Report every launch directory; print the summary table. @inj_failed: the
  * injector reported files it could not write (a launch.txt missing is then
  * its doing, not the application's). Return: the number of launch
  * directories; *@complete set to how many of them hold a whole profile
- * (launch.txt; the others were skipped with a message); *@failed set when
- * one failed (reported). */
+ * (launch.txt and a measured pass; the others were skipped with a
+ * message), *@unmeasured to how many were skipped because a SIGINT came
+ * before their first pass; *@failed set when one failed (reported). */
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,
-		      bool *failed)
+		      int *unmeasured, bool *failed)
 {
 	*complete = 0;
+	*unmeasured = 0;
 	struct op_dir *dirs;
 	size_t n;
 	if (list_launch_dirs(out, &dirs, &n)) {
@@ -993,6 +1009,14 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 						"launch.txt (the application ended while this "
 						"launch was being profiled); skipped\n",
 					dirs[i].path);
+			continue;
+		}
+		/* Written, but with no pass: the SIGINT came during the
+		 * warm-up. Not a profiled launch (no table row, not counted). */
+		if (interrupted_before_pass(lt)) {
+			fprintf(stderr, "taskprof op: %s: interrupted before its first pass (no "
+					"pass measured); skipped\n", dirs[i].path);
+			(*unmeasured)++;
 			continue;
 		}
 		if (tp_op_report_launch(dirs[i].path, &o->cfg, &sum[done])) {
@@ -1357,8 +1381,8 @@ int cmd_op(int argc, char **argv)
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
 	bool failed = inj_failed;
-	int complete = 0;
-	int n = report_all(o, dir, inj_failed, &complete, &failed);
+	int complete = 0, unmeasured = 0;
+	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
 	if (n > 0) {
@@ -1370,12 +1394,21 @@ int cmd_op(int argc, char **argv)
 		launches_file(dir, app_replay, list, sizeof(list));
 		const char *killed = o->cfg.kill && (unsigned)n >= o->cfg.launch_count
 					     ? " (--kill on: the application is ended once they are)" : "";
-		/* Launches whose profile is incomplete were skipped above: not
+		/* Launches whose profile is incomplete, or that were
+		 * interrupted before their first pass, were skipped above: not
 		 * counted as profiled, but said, so the count matches the table. */
-		char inc[96] = "";
-		if (complete < n)
+		char inc[160] = "";
+		int incomplete = n - complete - unmeasured;
+		const char *its = unmeasured == 1 ? "its" : "their";
+		if (incomplete && unmeasured)
+			snprintf(inc, sizeof(inc), "; %d incomplete and %d interrupted before "
+				 "%s first pass, skipped (see above)", incomplete, unmeasured, its);
+		else if (incomplete)
 			snprintf(inc, sizeof(inc), "; %d incomplete, skipped (see above)",
-				 n - complete);
+				 incomplete);
+		else if (unmeasured)
+			snprintf(inc, sizeof(inc), "; %d interrupted before %s first pass, "
+				 "skipped (see above)", unmeasured, its);
 		if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "

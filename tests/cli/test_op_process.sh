@@ -14,6 +14,11 @@
 #   I17 slow: SIGINT to taskprof op during pass 2 of 4: the pass finishes,
 #       the launch is written as interrupted and its report parses, the
 #       application ends as SIGINT ends it (exit 130)
+#   I17b slow: SIGINT during the warm-up (100 executions): the warm-up
+#       stops, the launch is written as interrupted with no pass, and it
+#       is not counted as profiled ("profiled 0 kernel launches; 1
+#       interrupted before its first pass, skipped"), no table row, no
+#       report (exit 130)
 #
 # usage: test_op_process.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -196,6 +201,50 @@ PY
 	ok "I17: the partial report parses (JSON valid, RawEvents.csv holds passes 0..$((pd - 1)), N/A for the rest)"
 else
 	bad "I17: the partial report does not parse or is inconsistent"
+fi
+
+# ---- I17b -------------------------------------------------------------------
+# SIGINT while the launch is in its warm-up: 100 executions of 200 ms, so
+# the launch folder (claimed before the warm-up) gives a 20 s window.
+say "I17b: SIGINT during the warm-up (slow: 100 warm-up executions of 200 ms)"
+mkdir -p "$WORK/i17b"
+OP_OUT_FILE=$WORK/i17b.bin python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17b" --warm-up 100 -- "$APPS/slow" \
+	>"$WORK/i17b.out" 2>"$WORK/i17b.err" &
+pid=$!
+for _ in $(seq 1 1200); do
+	compgen -G "$WORK/i17b/OPPROF_*/device0/slow_acc/0/dump" >/dev/null && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.05
+done
+grep -q 'slow_acc launch [0-9]*: pass' "$WORK/i17b.err" &&
+	bad "I17b: a pass began before the SIGINT (the warm-up was not interrupted)"
+kill -INT $pid
+wait $pid
+rc=$?
+OPDIR=$(ls -d "$WORK/i17b"/OPPROF_* 2>/dev/null | head -1)
+d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+note=$(kv "$d/launch.txt" note)
+done_w=$(sed -n 's/^SIGINT in the warm-up, after \([0-9]*\) of 100 executions: no pass measured$/\1/p' <<<"$note")
+if [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] &&
+	[ "$(kv "$d/launch.txt" passes_done)" = 0 ] && [ -n "$done_w" ] && [ "$done_w" -lt 100 ]; then
+	ok "I17b: exit 130, status=interrupted, 0 passes, the warm-up cut short: $note"
+else
+	bad "I17b: exit $rc, want 130 with status=interrupted, passes_done=0 and a note 'SIGINT in the warm-up, after N of 100 executions' (N < 100)"
+	show "$d/launch.txt"
+fi
+want="taskprof op: profiled 0 kernel launches; 1 interrupted before its first pass, skipped (see above); output $OPDIR"
+grep -qxF -- "$want" "$WORK/i17b.err" && ok "I17b: the closing line counts it apart" ||
+	{ bad "I17b: no closing line '$want'"; show "$WORK/i17b.err"; }
+grep -qxF -- "taskprof op: $d: interrupted before its first pass (no pass measured); skipped" \
+	"$WORK/i17b.err" && ok "I17b: the skipped launch is named" ||
+	{ bad "I17b: no line naming $d as skipped"; show "$WORK/i17b.err"; }
+if grep -q 'slow_acc' "$WORK/i17b.out" || [ -e "$d/OpBasicInfo.csv" ] || grep -qE 'pass [0-9]+ missing' "$WORK/i17b.err"; then
+	bad "I17b: the launch was reported (a table row, OpBasicInfo.csv or 'pass N missing' warnings)"
+	show "$WORK/i17b.out"
+else
+	ok "I17b: no table row, no report files, no 'pass missing' warnings"
 fi
 
 finish

@@ -629,7 +629,10 @@ static int kernel_replay(struct lctx *c)
 	uint64_t restored = 0;
 	int lrc = 0;
 	struct one_launch plain = { l, NULL };
-	for (uint32_t w = 0; w < cfg->warm_up && !lrc; w++) {
+	/* A SIGINT ends the warm-up too: what is left of it measures
+	 * nothing, and the launch is written as interrupted below. */
+	uint32_t warmed = 0;
+	for (; warmed < cfg->warm_up && !lrc && !inj_interrupted(); warmed++) {
 		if (restore && tp_op_snap_restore(snap, NULL))
 			fatal_restore(c);
 		watch_on(c);
@@ -648,7 +651,12 @@ static int kernel_replay(struct lctx *c)
 	for (uint32_t p = 0; p < P && !lrc; p++) {
 		if (inj_interrupted()) {
 			c->status = "interrupted";
-			snprintf(c->note, sizeof(c->note), "SIGINT after %u of %u passes", p, P);
+			if (p == 0 && cfg->warm_up)
+				snprintf(c->note, sizeof(c->note), "SIGINT in the warm-up, after %u "
+					 "of %u executions: no pass measured", warmed, cfg->warm_up);
+			else
+				snprintf(c->note, sizeof(c->note), "SIGINT after %u of %u passes", p,
+					 P);
 			break;
 		}
 		inj_progress("%s launch %d: pass %u/%u", l->name, c->k, p + 1, P);
@@ -1288,7 +1296,10 @@ int inj_range_pop(void)
 			tl_r.v[i]->c->snap_bytes = tp_op_snap_bytes(snap);
 		}
 	bool restore = !g_inj.no_restore;
-	for (uint32_t w = 0; w < cfg->warm_up && !lrc; w++) {
+	/* A SIGINT ends the warm-up too (the application ends by it once the
+	 * range is written, so its memory no longer matters). */
+	uint32_t warmed = 0;
+	for (uint32_t w = 0; w < cfg->warm_up && !lrc && !inj_interrupted(); w++, warmed++) {
 		if (restore && tp_op_snap_restore(snap, NULL))
 			fatal_restore(c0);
 		watch_on(c0);
@@ -1305,7 +1316,11 @@ int inj_range_pop(void)
 	uint32_t P = cfg->plan.npasses;
 	for (uint32_t p = 0; p < P && !lrc; p++) {
 		if (inj_interrupted()) {
-			range_status("interrupted", "SIGINT after %u of %u passes", p, P);
+			if (p == 0 && cfg->warm_up)
+				range_status("interrupted", "SIGINT in the warm-up, after %u of %u "
+					     "executions: no pass measured", warmed, cfg->warm_up);
+			else
+				range_status("interrupted", "SIGINT after %u of %u passes", p, P);
 			break;
 		}
 		inj_progress("range %.200s pass %u/%u", tl_r.name, p + 1, P);
