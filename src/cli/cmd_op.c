@@ -175,10 +175,37 @@ static void help(FILE *f)
 		OP_MAX_RAW_EVENTS);
 }
 
+/* @s with its control characters written as C escapes (\n, \r, \t,
+ * \xHH), so that a message quoting a value stays one line. */
+static void put_escaped(FILE *f, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\r')
+			fputs("\\r", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < ' ' || *p == 0x7f)
+			fprintf(f, "\\x%02x", *p);
+		else
+			fputc(*p, f);
+	}
+}
+
 static int bad(const char *opt, const char *val, const char *expected)
 {
-	fprintf(stderr, "taskprof op: %s expects %s, got '%s'\n", opt, expected, val);
+	fprintf(stderr, "taskprof op: %s expects %s, got '", opt, expected);
+	put_escaped(stderr, val);
+	fputs("'\n", stderr);
 	return -EINVAL;
+}
+
+/* Whether @s holds a line break: config.txt, which carries --output and
+ * --kernel-name to the injector, is one key=value per line. */
+static bool has_line_break(const char *s)
+{
+	return strpbrk(s, "\n\r") != NULL;
 }
 
 static int parse_u32(const char *opt, const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -357,6 +384,11 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		case 'o':
 			if (!*optarg)
 				return bad("--output", optarg, "a folder");
+			/* Refused before anything is created: config.txt could
+			 * not carry the folder's path. */
+			if (has_line_break(optarg))
+				return bad("--output", optarg, "a folder whose path has no line "
+					   "break (config.txt holds one value per line)");
 			o->output_parent = optarg;
 			break;
 		case 'k':
@@ -544,9 +576,11 @@ static void print_plan_header(FILE *f, const struct op_opts *o)
 /* The absolute length @parent will have once created: its longest existing
  * prefix resolved, plus the components still to create (which, not
  * existing, hold no links). 0 when not even "." resolves: the check after
- * the creation decides then. */
-static size_t output_abs_len(const char *parent)
+ * the creation decides then. @line_break: set when the resolved prefix
+ * holds a line break (the current folder's path, a link's target). */
+static size_t output_abs_len(const char *parent, bool *line_break)
 {
+	*line_break = false;
 	size_t n = strlen(parent);
 	if (n >= PATH_MAX)
 		return n;
@@ -560,6 +594,7 @@ static size_t output_abs_len(const char *parent)
 		const char *base = cut ? buf : parent[0] == '/' ? "/" : ".";
 		if (realpath(base, abs)) {
 			size_t a = strlen(abs), rest = n - cut;
+			*line_break = has_line_break(abs);
 			/* "/" + "/x", or "." + "x" (joined by one '/') */
 			return (a == 1 ? 0 : a) + rest + (cut == 0 && parent[0] != '/');
 		}
@@ -642,17 +677,40 @@ static void remove_unused_dir(const char *dir)
 		fprintf(stderr, "taskprof op: removed the unused output %s\n", dir);
 }
 
+/* The folder @parent resolves to has a line break in its absolute path
+ * (the current folder's, or a link's target: --output itself was checked
+ * when parsed), which config.txt cannot carry. */
+static int line_break_error(const char *parent)
+{
+	char abs[PATH_MAX], shown[4 * PATH_MAX];
+	const char *which = parent[0] != '/' && realpath(".", abs) && has_line_break(abs)
+				    ? "the current folder" : "its absolute path";
+	FILE *f = fmemopen(shown, sizeof(shown), "w");
+	if (f) {
+		put_escaped(f, parent);
+		fclose(f);
+	} else {
+		snprintf(shown, sizeof(shown), "%s", parent);
+	}
+	return tp_set_error(-EINVAL, "--output %s: %s has a line break, which config.txt (one "
+			    "value per line) cannot carry; choose an --output folder whose "
+			    "absolute path has none", shown, which);
+}
+
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
  * that exists is drawn again). */
 static int make_output_dir(const char *parent, char *out, size_t len)
 {
 	/* Refuse a folder too long before creating any of it, so a refusal
 	 * leaves no empty directories; checked again once it exists. */
-	size_t est = output_abs_len(parent);
+	bool line_break;
+	size_t est = output_abs_len(parent, &line_break);
 	if (est > OP_OUTPUT_MAX)
 		return tp_set_error(-ENAMETOOLONG, "--output: the folder's absolute path is %zu "
 				    "bytes long; at most %d are supported (the report's files "
 				    "and messages must fit below it)", est, OP_OUTPUT_MAX);
+	if (line_break)
+		return line_break_error(parent);
 	int rc = tp_mkdir_p(parent, 0755);
 	char why[2 * PATH_MAX + 128];
 	if (rc && (rc == -ENOTDIR || !tp_path_bad_link(parent, why, sizeof(why))))
@@ -662,6 +720,8 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 	char abs[PATH_MAX];
 	if (!realpath(parent, abs))
 		return tp_set_error(-errno, "--output %s: %s", parent, strerror(errno));
+	if (has_line_break(abs)) /* a link changed since the check above */
+		return line_break_error(parent);
 	/* Below the OPPROF folder come device<D>/<kernel>/<k>/dump/pass_<p>.bin
 	 * and the injector's messages naming them: keep room for both. */
 	if (strlen(abs) > OP_OUTPUT_MAX)

@@ -7,7 +7,8 @@
 # missing / nonexistent APP; exit-code propagation; the note of a run
 # that profiles nothing; application-replay matching (strict / balanced /
 # relaxed) with a scripted application; a smoke run of the accumulate
-# example when it is built.
+# example when it is built; a line break in --output, -k or the output
+# folder's path (usage error or refusal, nothing created).
 # usage: test_op_cli.sh TASKPROF_BINARY
 set -u
 bin=$1
@@ -309,6 +310,32 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	reap 137 "second SIGINT kills"
 	if [[ $fail -ne 0 && -n $diag ]]; then echo "  $diag"; fi
 	fail=$((fail | was))
+
+	# config.txt carries the output folder's path one line: a line break
+	# in --output (or -k) is bad usage, refused before anything is created
+	# and quoted on one line; one in the folder's absolute path (the
+	# current folder, a link's target) is refused before creating too.
+	expect 2 "taskprof op: --output expects a folder whose path has no line break (config.txt holds one value per line), got '$root/nl\nx'" \
+		-o "$root/nl"$'\n'"x" -- true
+	expect 2 "taskprof op: --output expects a folder whose path has no line break (config.txt holds one value per line), got '$root/nl\rx'" \
+		-o "$root/nl"$'\r'"x" -- true
+	expect 2 "taskprof op: --kernel-name expects PAT[|PAT...], each a non-empty prefix or glob without blanks, at most 1024 characters in all, got 'acc\nx'" \
+		-o "$root/nl" -k $'acc\nx' -- true
+	left=$(compgen -G "$root/nl*")
+	[[ -z $left ]] || { echo "FAIL: a refused --output with a line break created: $left"; fail=1; }
+	nl_dir="$root/cw"$'\n'"d"
+	mkdir -p "$nl_dir"
+	ln -s "$nl_dir" "$root/to_nl"
+	abs_bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
+	cd "$nl_dir" || exit 1
+	bin=$abs_bin expect 1 "taskprof op: --output .: the current folder has a line break, which config.txt (one value per line) cannot carry; choose an --output folder whose absolute path has none" \
+		-- true
+	bin=$abs_bin expect 1 "taskprof op: --output sub: the current folder has a line break" -o sub -- true
+	cd - >/dev/null || exit 1
+	expect 1 "taskprof op: --output $root/to_nl/sub: its absolute path has a line break" \
+		-o "$root/to_nl/sub" -- true
+	left=$(ls -A "$nl_dir")
+	[[ -z $left ]] || { echo "FAIL: a refused output folder with a line break left: $left"; fail=1; }
 
 	# An --output that cannot be a folder: the profiler cannot start (1).
 	: >"$root/afile"
