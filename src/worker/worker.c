@@ -472,7 +472,11 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		if (host->tensors[i].is_out)
 			rc = tp_dev_mem_copy_from_device(mem, got[i], dargs.tensors[i].data,
 							 host->tensors[i].bytes);
-	for (uint32_t i = 0; i < host->n_tensors; i++)
+	/* AICores a stall left running (tp_device_running(): their exit was
+	 * never answered) may still read and write these: they stay
+	 * allocated, with the device that tp_device_close() keeps. */
+	const bool cores_left = tp_device_running(dev);
+	for (uint32_t i = 0; i < host->n_tensors && !cores_left; i++)
 		if (dargs.tensors[i].data)
 			tp_dev_mem_free(mem, dargs.tensors[i].data);
 	uint64_t h1 = tp_now_ns();
@@ -534,6 +538,22 @@ static int write_result(const char *dir, const struct tp_worker *w,
  * (tp_run_failed() reads it back for the tools). Best effort: the
  * run's own error is what the caller reports. Return: whether it was
  * written (a WARN says why not). */
+/* Collectors left with a device whose AICores a stall left running (see
+ * tp_worker_run()): kept reachable from here, so that a leak check (the
+ * sanitizer builds) does not report what is kept on purpose. One process
+ * stalls a handful of times at most; beyond the array they are just kept. */
+static void *g_left_with_device[16];
+static atomic_uint g_n_left_with_device;
+
+static void leave_with_device(void *collector)
+{
+	/* relaxed: a slot index; the pointer is read by no one but the leak
+	 * check at exit. */
+	unsigned i = atomic_fetch_add_explicit(&g_n_left_with_device, 1, memory_order_relaxed);
+	if (i < sizeof(g_left_with_device) / sizeof(g_left_with_device[0]))
+		g_left_with_device[i] = collector;
+}
+
 static bool write_failed_result(const char *dir, const struct tp_worker *w,
 				const struct tp_run_result *r, const char *err)
 {
@@ -858,6 +878,19 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		round_ran |= !round_failed;
 		if (rc)
 			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
+		/* AICores that never answered their exit (a stall: the engine
+		 * left its state to them, runtime/engine.c) may still run a
+		 * kernel whose hooks write into the collectors' device-side
+		 * memory and PMU model: those are then left with the device
+		 * (tp_device_close() keeps it), never freed under them. */
+		const bool cores_left = tp_device_running(dev);
+		if (w->pmu && w->pmu_across && cores_left) {
+			TP_WARN("PMU: run_epoch %" PRIu64 " is not retained: AICore threads of the "
+				"stalled run still run, so its records stay unpublished",
+				w->run_epoch);
+			leave_with_device(w->pmu);
+			w->pmu = NULL;
+		}
 		if (w->pmu && w->pmu_across) {
 			/* Retained: the device-side reads now; the background
 			 * writer publishes pmu.csv while the next run executes, and
@@ -868,7 +901,10 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		}
 		if (w->pmu) {
 			int prc = wk_pmu_finish(w->pmu, res);
-			wk_pmu_close(w->pmu);
+			if (cores_left)
+				leave_with_device(w->pmu);
+			else
+				wk_pmu_close(w->pmu);
 			w->pmu = NULL;
 			/* A failed pmu.csv write fails the run; a reconcile
 			 * mismatch is logged and reported (res->pmu_reconcile_ok). */
@@ -884,7 +920,10 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 				res->swimlane_collected += sr.pool[k].collected;
 				res->swimlane_dropped += sr.pool[k].dropped;
 			}
-			wk_swimlane_close(w->swl);
+			if (cores_left)
+				leave_with_device(w->swl);
+			else
+				wk_swimlane_close(w->swl);
 			w->swl = NULL;
 			/* No data is a warning, not a failed run (spec §1.1). */
 			if (src != -ENODATA)
@@ -893,10 +932,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		if (w->dg) {
 			struct dg_summary ds;
 			/* Written also when the round failed, if the records or
-			 * pmu.csv of what ran were: the graph of what was submitted
-			 * goes beside them (a run that failed before writing
-			 * anything still leaves no folder). */
-			const bool beside = !rc || res->swimlane_records[0] || res->pmu_csv[0];
+			 * pmu.csv of what ran were, or tasks completed (a stall
+			 * after them): the graph of what was submitted goes beside
+			 * them (a run that failed before any task ran and wrote
+			 * nothing still leaves no folder). */
+			const bool beside = !rc || res->swimlane_records[0] || res->pmu_csv[0] ||
+					    res->tasks > 0;
 			int drc = wk_depgen_close(w->dg, beside ? res->output_dir : NULL, &ds);
 			w->dg = NULL;
 			keep_first_error(&rc, run_err, sizeof(run_err), drc, round_failed);
