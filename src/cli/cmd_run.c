@@ -199,11 +199,27 @@ static bool looks_like_value(const char *n)
  * "=LEVEL" value, or the next argument when it is an integer (then it is
  * consumed); a bare flag means 4. An integer outside 0..4 is an error.
  */
+/* The word that followed a bare --enable-l2-swimlane / --enable-pmu and
+ * was not taken as its value (not number-like), and that option: when it
+ * turns out to be one positional argument too many, the error says it was
+ * meant as the value ("--enable-pmu abc gemm"). */
+static const char *g_after_bare, *g_bare_opt;
+
+static void note_bare(const char *opt, int argc, char **argv)
+{
+	if (optind < argc && argv[optind][0] != '-') {
+		g_after_bare = argv[optind];
+		g_bare_opt = opt;
+	}
+}
+
 static int parse_swimlane_level(const char *val, int argc, char **argv, int *level)
 {
 	const char *s = val;
 	if (!s && optind < argc && looks_like_value(argv[optind]))
 		s = argv[optind++];
+	else if (!s)
+		note_bare("--enable-l2-swimlane", argc, argv);
 	if (!s) {
 		*level = 4;
 		return 0;
@@ -446,6 +462,8 @@ static int parse_pmu_event_type(const char *val, int argc, char **argv, int *typ
 	const char *s = val;
 	if (!s && optind < argc && looks_like_value(argv[optind]))
 		s = argv[optind++];
+	else if (!s)
+		note_bare("--enable-pmu", argc, argv);
 	if (!s) {
 		*type = TP_PMU_EVENT_TYPE_DEFAULT;
 		return 0;
@@ -566,7 +584,15 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	if (optind + 1 < argc) {
-		fprintf(stderr, "taskprof run: unexpected argument '%s'\n", argv[optind + 1]);
+		if (g_after_bare &&
+		    (argv[optind] == g_after_bare || argv[optind + 1] == g_after_bare))
+			fprintf(stderr, "taskprof run: two CASE arguments, '%s' and '%s': '%s' "
+					"after %s is not its value (a number: %s 2 or %s=2)\n",
+				argv[optind], argv[optind + 1], g_after_bare, g_bare_opt,
+				g_bare_opt, g_bare_opt);
+		else
+			fprintf(stderr, "taskprof run: unexpected argument '%s'\n",
+				argv[optind + 1]);
 		return 2;
 	}
 	if (cfg.pmu_event_type < 0)

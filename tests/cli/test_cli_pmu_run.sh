@@ -85,6 +85,15 @@ run nonum --enable-pmu=abc
 has "$out" "--enable-pmu: expected an integer event type (1, 2, 4, 5, 6, 7 or 8), got 'abc'"
 out=$("$bin" run --enable-pmu x2 paged_attention -o "$root/nonum2" 2>&1)
 [ "$?" = 2 ] || bad "--enable-pmu x2 did not exit 2: $out"
+[ "$out" = "taskprof run: two CASE arguments, 'x2' and 'paged_attention': 'x2' after --enable-pmu is not its value (a number: --enable-pmu 2 or --enable-pmu=2)" ] ||
+	bad "--enable-pmu x2: '$out'"
+out=$("$bin" run paged_attention --enable-l2-swimlane top -o "$root/nonum3" 2>&1)
+[ "$?" = 2 ] || bad "--enable-l2-swimlane top did not exit 2: $out"
+[ "$out" = "taskprof run: two CASE arguments, 'paged_attention' and 'top': 'top' after --enable-l2-swimlane is not its value (a number: --enable-l2-swimlane 2 or --enable-l2-swimlane=2)" ] ||
+	bad "--enable-l2-swimlane top: '$out'"
+out=$("$bin" run paged_attention extra -o "$root/nonum4" 2>&1)
+[ "$?" = 2 ] && [ "$out" = "taskprof run: unexpected argument 'extra'" ] ||
+	bad "an extra argument: '$out'"
 
 # The environment override, and invalid values that keep the flag's type.
 out=$(TASKPROF_PMU_EVENT_TYPE=7 "$bin" run paged_attention --case CaseSmall1 \
