@@ -376,7 +376,10 @@ void tp_op_plan_print(FILE *f, const struct tp_op_plan *p)
 				uint16_t id = p->pass[i].ev[c][k];
 				const char *name = tp_op_event_name(p->arch, id);
 				uint32_t gm = tp_op_groups_of_event(p->arch, c, id);
-				fprintf(f, "  pass %u %s 0x%02x %-34s ", i, cname[c], id,
+				/* ids of 2 and 3 hex digits (0x49, 0x500): one column */
+				char hex[8];
+				snprintf(hex, sizeof(hex), "0x%02x", id);
+				fprintf(f, "  pass %u %s %-5s %-34s ", i, cname[c], hex,
 					name ? name : "(raw event)");
 				if (!gm)
 					fputs("-", f);

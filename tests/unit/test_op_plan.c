@@ -335,9 +335,26 @@ static void test_plan_print(void **state)
 				    "3 AIC + 1 AIV events\n"));
 	assert_non_null(strstr(buf, "pass 0  AIC: 0x49 0x4a | 0x0a - - - - -    AIV: 0x08 - - - - - "
 				    "- -\n"));
-	assert_non_null(strstr(buf, "pass 0 AIC 0x0a cube_busy_cycles"));
+	assert_non_null(strstr(buf, "pass 0 AIC 0x0a  cube_busy_cycles"));
 	assert_non_null(strstr(buf, "PipeUtilization,ArithmeticUtilization\n"));
-	assert_non_null(strstr(buf, "pass 0 AIV 0x08 vec_busy_cycles"));
+	assert_non_null(strstr(buf, "pass 0 AIV 0x08  vec_busy_cycles"));
+	free(buf);
+
+	/* A 3-digit id (L2Cache 0x500) keeps the name column of the others. */
+	uint16_t l2[1] = { 0x500 };
+	struct tp_op_coset sets2[2] = { AIC_SET(l2), AIC_SET(b) };
+	assert_int_equal(tp_op_plan_build(sets2, 2, 8, &p, NULL, 0), 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	tp_op_plan_print(f, &p);
+	fclose(f);
+	const char *l500 = strstr(buf, "  pass 0 AIC 0x500 write_cache_hit ");
+	const char *l0a = strstr(buf, "  pass 0 AIC 0x0a  cube_busy_cycles ");
+	assert_non_null(l500);
+	assert_non_null(l0a);
+	/* the group column too: both names padded to the same width */
+	assert_int_equal(strchr(l500, '\n') - l500, strchr(l0a, '\n') - l0a +
+			 (long)(strlen("L2Cache") - strlen("PipeUtilization,ArithmeticUtilization")));
 	free(buf);
 }
 
