@@ -131,7 +131,7 @@ expect 0 "raw events" --aic-metrics BasicInfo --events "aic:0x0a,9;aiv:0x08" $L
 # an id given twice, in one option or two, is one event and one warning
 out=$("$bin" op --aic-metrics BasicInfo --events "aic:1,1,0x1" --events "aic:1" $L 2>"$root/err")
 n_warn=$(grep -c "0x1 is not an event of any" "$root/err")
-n_raw=$(grep -c "AIC 0x01 (raw event)" <<<"$out")
+n_raw=$(grep -c "AIC 0x01  (raw event)" <<<"$out")
 if [[ $n_warn -ne 1 || $n_raw -ne 1 ]]; then
 	echo "FAIL: --events repeated id: $n_warn warnings, $n_raw plan entries (want 1, 1)"; fail=1
 else
