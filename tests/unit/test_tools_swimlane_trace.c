@@ -546,6 +546,24 @@ static char *convert_err(struct sl_perf_data *pd, const struct sl_deps *dp, cons
 	return ebuf;
 }
 
+/* Fixture A's records and deps.json read into @pd / @dp, and @out (@cap
+ * bytes) set to merged.json in a new temporary folder, which is returned
+ * (remove it with uh_rm_rf()). */
+static char *read_fixture_a(struct sl_perf_data *pd, struct sl_deps *dp, char *out, size_t cap)
+{
+	char dir[1100], rec[1200], deps[1200];
+	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
+		 tree);
+	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
+	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	snprintf(out, cap, "%s/merged.json", tmp);
+	assert_int_equal(sl_read_perf_data(rec, pd), 0);
+	assert_int_equal(sl_read_deps(deps, dp), 0);
+	return tmp;
+}
+
 /* deps.json pairs whose task has nothing to anchor on (seed 002 §3.3):
  * fixture A without its dummy_task (t5) and predicated_skip (t7)
  * records, then also without its orchestrator records (alloc t0), then
@@ -555,18 +573,10 @@ static char *convert_err(struct sl_perf_data *pd, const struct sl_deps *dp, cons
 static void test_unanchored_warning(void **state)
 {
 	(void)state;
-	char dir[1100], rec[1200], deps[1200], out[1200];
-	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
-		 tree);
-	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
-	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
-	char *tmp = uh_mkdtemp();
-	assert_non_null(tmp);
-	snprintf(out, sizeof(out), "%s/merged.json", tmp);
+	char out[1200];
 	struct sl_perf_data pd;
 	struct sl_deps dp;
-	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
-	assert_int_equal(sl_read_deps(deps, &dp), 0);
+	char *tmp = read_fixture_a(&pd, &dp, out, sizeof(out));
 	uint64_t flows;
 
 	/* Complete records: no warning (every pair has its arrow). */
@@ -640,24 +650,15 @@ static void test_unanchored_warning(void **state)
 	uh_rm_rf(tmp);
 }
 
-/* An output path in a missing directory: an error naming it, no crash. */
 /* A mapped name longer than the label buffer used to be (4096 bytes): the
  * label keeps the whole name and its task id. */
 static void test_long_name_label(void **state)
 {
 	(void)state;
-	char dir[1100], rec[1200], deps[1200], out[1200];
-	snprintf(dir, sizeof(dir), "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full",
-		 tree);
-	snprintf(rec, sizeof(rec), "%s/l2_swimlane_records.json", dir);
-	snprintf(deps, sizeof(deps), "%s/deps.json", dir);
-	char *tmp = uh_mkdtemp();
-	assert_non_null(tmp);
-	snprintf(out, sizeof(out), "%s/merged.json", tmp);
+	char out[1200];
 	struct sl_perf_data pd;
 	struct sl_deps dp;
-	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
-	assert_int_equal(sl_read_deps(deps, &dp), 0);
+	char *tmp = read_fixture_a(&pd, &dp, out, sizeof(out));
 	static char big[6001];
 	memset(big, 'Q', 6000);
 	int64_t ids[5] = {0, 1, 2, 3, 4};
@@ -680,6 +681,7 @@ static void test_long_name_label(void **state)
 	uh_rm_rf(tmp);
 }
 
+/* An output path in a missing directory: an error naming it, no crash. */
 static void test_output_error(void **state)
 {
 	(void)state;
