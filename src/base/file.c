@@ -494,6 +494,45 @@ static int mkdir_prefix(const char *prefix, void *arg)
 	return mkdir_one(prefix, a->full, a->mode);
 }
 
+size_t tp_mkdir_missing_len(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+	if (!n || n >= PATH_MAX)
+		return 0;
+	char buf[PATH_MAX];
+	memcpy(buf, path, n + 1);
+	struct stat st;
+	for (size_t i = 1; i <= n; i++) {
+		/* A component ends at the first '/' of a run, or at the end. */
+		if (i < n && (path[i] != '/' || path[i - 1] == '/'))
+			continue;
+		buf[i] = '\0';
+		bool there = stat(buf, &st) == 0;
+		buf[i] = path[i];
+		if (!there)
+			return i;
+	}
+	return 0;
+}
+
+bool tp_rmdir_made(char *path, size_t top_len)
+{
+	size_t n = strlen(path);
+	if (!top_len || top_len > n)
+		return false;
+	for (;;) {
+		if (rmdir(path) != 0)
+			return false;
+		if (n <= top_len)
+			return true;
+		while (n > top_len && path[n - 1] != '/')
+			n--;
+		while (n > top_len && path[n - 1] == '/')
+			n--;
+		path[n] = '\0';
+	}
+}
+
 int tp_mkdir_p(const char *path, mode_t mode)
 {
 	if (!path || !*path)

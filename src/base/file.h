@@ -221,6 +221,33 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len);
 int tp_mkdir_p(const char *path, mode_t mode);
 
 /**
+ * tp_mkdir_missing_len() - how much of a directory path does not exist yet.
+ * @path: directory path, as for tp_mkdir_p().
+ *
+ * Return: the length in bytes of the shallowest prefix of @path, ending at
+ * a component, that does not exist ("out" for "out/a/b" when there is no
+ * "out"), or 0 when @path exists (or is empty): what tp_mkdir_p() will
+ * make, for tp_rmdir_made().
+ */
+size_t tp_mkdir_missing_len(const char *path);
+
+/**
+ * tp_rmdir_made() - remove the directories a tp_mkdir_p() made, deepest
+ * first, while they are empty.
+ * @path: the directory given to tp_mkdir_p(); written to (cut at each
+ *        component removed, it ends as the last one tried).
+ * @top_len: tp_mkdir_missing_len() of @path before the tp_mkdir_p();
+ *           0 removes nothing.
+ *
+ * Async-signal-safe: rmdir(2) and byte operations only (the interrupt
+ * handler uses it, base/tmp_registry.h).
+ * Return: true when every one was removed (@path then holds the shallowest),
+ * false when one was not empty or could not be removed (those above it
+ * stay), or @top_len was 0 or longer than @path.
+ */
+bool tp_rmdir_made(char *path, size_t top_len);
+
+/**
  * tp_path_bad_link() - find the symbolic link that makes @path unreachable.
  * @path: the path a call (stat, open, mkdir) failed on.
  * @why:  receives, when a link is found, one phrase naming it and the

@@ -2,12 +2,14 @@
 #include "base/tmp_registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "base/log.h"
 
 enum slot_state {
@@ -24,6 +26,13 @@ struct slot {
 
 static struct slot files[TP_TMPREG_SLOTS];
 static struct slot run_dir;
+/* The deepest folder made for an output; made_top_len: the length of the
+ * shallowest one, a prefix of it (written before the slot's publish, read
+ * after its claim). */
+static struct slot made_dirs;
+static size_t made_top_len;
+/* "<file>\0<line>": the line to append to file on an interrupt. */
+static struct slot note;
 
 /*
  * Take a FREE slot for writing. Relaxed: FREE publishes nothing (no one
@@ -121,10 +130,59 @@ const char *tp_tmpreg_claim_dir(void)
 	return slot_claim(&run_dir) ? run_dir.path : NULL;
 }
 
+void tp_tmpreg_set_made_dirs(const char *deepest, size_t top_len)
+{
+	slot_free(&made_dirs);
+	if (!deepest)
+		return;
+	size_t n = strlen(deepest);
+	if (!top_len || top_len > n || n >= PATH_MAX || !slot_take(&made_dirs))
+		return;
+	memcpy(made_dirs.path, deepest, n + 1);
+	made_top_len = top_len;
+	slot_publish(&made_dirs);
+}
+
+const char *tp_tmpreg_remove_made_dirs(void)
+{
+	if (!slot_claim(&made_dirs))
+		return NULL;
+	return tp_rmdir_made(made_dirs.path, made_top_len) ? made_dirs.path : NULL;
+}
+
+void tp_tmpreg_set_note(const char *file, const char *line)
+{
+	slot_free(&note);
+	if (!file || !line)
+		return;
+	size_t nf = strlen(file), nl = strlen(line);
+	if (nf + 1 + nl >= PATH_MAX || !slot_take(&note))
+		return;
+	memcpy(note.path, file, nf + 1);
+	memcpy(note.path + nf + 1, line, nl + 1);
+	slot_publish(&note);
+}
+
+bool tp_tmpreg_append_note(void)
+{
+	if (!slot_claim(&note))
+		return false;
+	const char *line = note.path + strlen(note.path) + 1;
+	int fd = open(note.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	size_t n = strlen(line);
+	bool ok = write(fd, line, n) == (ssize_t)n;
+	close(fd);
+	return ok;
+}
+
 void tp_tmpreg_reset(void)
 {
 	/* Relaxed: the caller guarantees no concurrent user. */
 	for (int i = 0; i < TP_TMPREG_SLOTS; i++)
 		atomic_store_explicit(&files[i].state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&run_dir.state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&made_dirs.state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&note.state, SLOT_FREE, memory_order_relaxed);
 }

@@ -18,6 +18,7 @@
 #ifndef TASKPROF_BASE_TMP_REGISTRY_H
 #define TASKPROF_BASE_TMP_REGISTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Temporary files registered at once: a run has a handful (name map,
@@ -77,6 +78,48 @@ int tp_tmpreg_unlink_all(void);
  * published.
  */
 const char *tp_tmpreg_claim_dir(void);
+
+/**
+ * tp_tmpreg_set_made_dirs() - publish the folders this process made for an
+ * output file, to remove on an interrupt if they are still empty.
+ * @deepest: the deepest folder made (the output's parent), or NULL to
+ *           withdraw (the output is in place, or the folders were removed).
+ * @top_len: the length in bytes of the shallowest folder made: a prefix of
+ *           @deepest ending at a component ("out" of "out/a/b"); 1 ..
+ *           strlen(@deepest).
+ * The last call wins. A path of PATH_MAX bytes or more, or a @top_len out
+ * of range, publishes nothing.
+ */
+void tp_tmpreg_set_made_dirs(const char *deepest, size_t top_len);
+
+/**
+ * tp_tmpreg_remove_made_dirs() - rmdir(2) the published folders, deepest
+ * first, up to the shallowest (interrupt path, after
+ * tp_tmpreg_unlink_all()). Async-signal-safe. Claims them for good.
+ * Stops at the first folder that is not empty.
+ * Return: the shallowest folder when all were removed (valid until
+ * tp_tmpreg_reset()), else NULL (none published, or some stayed).
+ */
+const char *tp_tmpreg_remove_made_dirs(void);
+
+/**
+ * tp_tmpreg_set_note() - a line to append to an existing file if the
+ * process is interrupted (result.txt: "trace INTERRUPTED ...").
+ * @file: the file (not created if missing), or NULL to withdraw.
+ * @line: the bytes to append, newline included.
+ * The last call wins; the two together must be shorter than PATH_MAX
+ * bytes, else nothing is published.
+ */
+void tp_tmpreg_set_note(const char *file, const char *line);
+
+/**
+ * tp_tmpreg_append_note() - append the published line to its file
+ * (interrupt path). Async-signal-safe: open(2) with O_APPEND, one write(2).
+ * Claims the note for good.
+ * Return: whether the whole line was written (false: none published, the
+ * file could not be opened, or a short write).
+ */
+bool tp_tmpreg_append_note(void);
 
 /**
  * tp_tmpreg_reset() - free every slot, claimed ones included (tests only:

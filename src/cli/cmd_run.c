@@ -23,6 +23,7 @@
 #include "base/error.h"
 #include "base/file.h"
 #include "base/progress.h"
+#include "base/tmp_registry.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "platform/platform.h"
@@ -717,8 +718,17 @@ int cmd_run(int argc, char **argv)
 					"which and why): the trace is incomplete\n",
 				r->swimlane_dropped, r->swimlane_total);
 		tp_progress_phase("converting the swimlane records into a Perfetto trace");
+		/* Interrupted (or crashed) while converting: result.txt says the
+		 * trace was not made, as it does when the converter fails. */
+		char result_txt[4200];
+		if (snprintf(result_txt, sizeof(result_txt), "%s/result.txt", r->output_dir) <
+		    (int)sizeof(result_txt))
+			tp_tmpreg_set_note(result_txt,
+					   "trace INTERRUPTED (merged_swimlane.json was not "
+					   "written; taskprof swimlane on this folder makes it)\n");
 		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace),
 					   &out_err);
+		tp_tmpreg_set_note(NULL, NULL);
 		tp_progress_phase(NULL);
 		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",

@@ -100,17 +100,28 @@ static void set_default(int sig)
 static void put_cleanup(void)
 {
 	int removed = tp_tmpreg_unlink_all();
+	/* After the files: a folder made for an output holds only its
+	 * temporary file until the output is in place. */
+	const char *made = tp_tmpreg_remove_made_dirs();
+	const bool noted = tp_tmpreg_append_note();
 	const char *dir = tp_tmpreg_claim_dir();
 	bool dir_gone = dir && rmdir(dir) == 0;
 	put("removed ");
 	put_uint((unsigned)removed);
 	put(removed == 1 ? " temporary file" : " temporary files");
+	if (made) {
+		put(" and the folder ");
+		put(made);
+		put(" made for the output");
+	}
 	if (dir_gone) {
 		put(" and the empty run folder ");
 		put(dir);
 	} else if (dir) {
 		put("; what was written before is in ");
 		put(dir);
+		if (noted)
+			put(" (its result.txt says what was not finished)");
 	} else {
 		put("; no output was written");
 	}

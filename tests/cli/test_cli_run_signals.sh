@@ -76,7 +76,7 @@ interrupt() {
 	dir=${dir%/}
 	if [[ $code -ne $want ]]; then
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
-	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir" ]]; then
+	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir${want_note:-}" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
 	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
 		echo "FAIL: $what: expected one line, got: $msg"; fail=1
@@ -167,10 +167,49 @@ fi
 interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 # During the conversion run does at the end: merged_swimlane.json.*.tmp.
-interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
+# The run had passed: its result.txt gets a line saying the trace was not
+# made, and the message points to it.
+want_note=" (its result.txt says what was not finished)" \
+	interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen
 if [[ -e $root/convert_int ]] && compgen -G "$root/convert_int/*/merged_swimlane.json" >/dev/null; then
 	echo "FAIL: convert_int: a merged_swimlane.json was published"; fail=1
+fi
+res=$(ls "$root"/convert_int/*/result.txt 2>/dev/null | head -1)
+last=$([[ -n $res ]] && tail -n 1 "$res")
+if [[ $last != "trace INTERRUPTED (merged_swimlane.json was not written; taskprof swimlane on this folder makes it)" ]]; then
+	echo "FAIL: convert_int: result.txt's last line: '$last'"; fail=1
+else
+	echo "ok: convert_int: result.txt says the trace was interrupted"
+fi
+
+# `taskprof swimlane -o` into folders it makes, interrupted while it
+# writes the trace of Case1's records: the folders go with the temporary
+# file.
+rec=$(ls "$root"/convert_int/*/l2_swimlane_records.json 2>/dev/null | head -1)
+if [[ -z $rec ]]; then
+	echo "FAIL: swimlane_made: no records from convert_int"; fail=1
+else
+	env --default-signal=INT,HUP "$bin" swimlane "$rec" -o "$root/made/a/b/trace.json" \
+		>/dev/null 2>"$root/err" &
+	pid=$!
+	for _ in $(seq 1200); do
+		compgen -G "$root/made/a/b/trace.json.*.tmp" >/dev/null && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -TERM $pid
+	wait $pid
+	code=$?
+	pid=
+	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+	want="taskprof swimlane: interrupted by SIGTERM: removed 1 temporary file and the folder $root/made made for the output; no output was written"
+	if [[ $code -ne 143 || $msg != "$want" || -e $root/made ]]; then
+		echo "FAIL: swimlane_made: exit $code, want 143 and '$want': $msg; left: $(find "$root/made" 2>&1)"
+		fail=1
+	else
+		echo "ok: swimlane_made -> $code: $msg"
+	fi
 fi
 
 exit $fail

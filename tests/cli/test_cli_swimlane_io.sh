@@ -434,6 +434,20 @@ run "empty --func-names" 2 "Error: empty path for --func-names" \
 run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
 
+# -o into folders that do not exist yet: made; when the trace cannot be
+# written (a 4 KiB file size limit: EFBIG), the folders it made go again,
+# and a folder that was there stays.
+mkdir -p "$q/had"
+(ulimit -f 4; timeout $T "$bin" swimlane "$rec" -o "$q/had/new/deeper/t.json" \
+	>/dev/null 2>"$root/err")
+code=$?
+if [[ $code -ne 1 ]] || ! grep -q "Error: $q/had/new/deeper/t.json: write failed: File too large" "$root/err" ||
+   [[ -e $q/had/new || ! -d $q/had ]]; then
+	bad "made folders after EFBIG: exit $code: $(cat "$root/err"); left: $(find "$q/had" 2>&1)"
+fi
+timeout $T "$bin" swimlane "$rec" -o "$q/had/new/deeper/t.json" >/dev/null 2>"$root/err" &&
+	[[ -s $q/had/new/deeper/t.json ]] || bad "made folders: $(cat "$root/err")"
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

@@ -469,6 +469,57 @@ static void test_write_file_atomic(void **state)
 	free(path);
 }
 
+/* What tp_mkdir_p() is about to make, and removing it again: deepest
+ * first, stopping at a folder that is not empty or was there before. */
+static void test_mkdir_made(void **state)
+{
+	(void)state;
+	char *had = join("had");
+	assert_int_equal(tp_mkdir_p(had, 0755), 0);
+	assert_int_equal(tp_mkdir_missing_len(had), 0);
+	assert_int_equal(tp_mkdir_missing_len(""), 0);
+	assert_int_equal(tp_mkdir_missing_len(NULL), 0);
+
+	char *deep = join("had/x//y/z");
+	const size_t top = tp_mkdir_missing_len(deep);
+	assert_int_equal(top, strlen(had) + 2); /* ".../had/x" */
+	char *trail = join("had/x/");
+	assert_int_equal(tp_mkdir_missing_len(trail), top);
+	assert_int_equal(tp_mkdir_p(deep, 0755), 0);
+	assert_int_equal(tp_mkdir_missing_len(deep), 0);
+
+	/* Not empty: nothing above the full folder goes. */
+	char *full = join("had/x/y/f");
+	write_plain(full, "f");
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", deep);
+	assert_false(tp_rmdir_made(buf, top));
+	char *y = join("had/x//y");
+	assert_string_equal(buf, y); /* the last one tried, cut at its '/' */
+	char *z = join("had/x/y/z");
+	assert_false(is_dir(z));
+	assert_true(is_dir(y));
+
+	/* Emptied: the rest goes, the folder that was there stays. */
+	assert_int_equal(unlink(full), 0);
+	snprintf(buf, sizeof(buf), "%s", y);
+	assert_true(tp_rmdir_made(buf, top));
+	char *x = join("had/x");
+	assert_string_equal(buf, x);
+	assert_false(is_dir(x));
+	assert_true(is_dir(had));
+	assert_false(tp_rmdir_made(buf, 0));
+	assert_false(tp_rmdir_made(buf, strlen(buf) + 1));
+
+	free(x);
+	free(z);
+	free(y);
+	free(full);
+	free(trail);
+	free(deep);
+	free(had);
+}
+
 static void test_mkdir_p(void **state)
 {
 	(void)state;
@@ -786,6 +837,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_write_file_atomic, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_file, setup,
 						teardown),

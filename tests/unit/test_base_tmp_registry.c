@@ -115,6 +115,63 @@ static void test_run_dir(void **state)
 	assert_null(tp_tmpreg_claim_dir());
 }
 
+/* The folders made for an output, removed on an interrupt while empty;
+ * the note appended to an existing file. */
+static void test_made_dirs_and_note(void **state)
+{
+	(void)state;
+	assert_null(tp_tmpreg_remove_made_dirs()); /* none published */
+	char deep[PATH_MAX], top[PATH_MAX];
+	snprintf(top, sizeof(top), "%s/out", dir);
+	snprintf(deep, sizeof(deep), "%s/out/a/b", dir);
+	assert_int_equal(tp_mkdir_p(deep, 0755), 0);
+	tp_tmpreg_set_made_dirs(deep, 0);           /* out of range: nothing */
+	tp_tmpreg_set_made_dirs(deep, strlen(deep) + 1);
+	assert_null(tp_tmpreg_remove_made_dirs());
+	assert_true(exists(deep));
+	tp_tmpreg_set_made_dirs(deep, strlen(top));
+	const char *gone = tp_tmpreg_remove_made_dirs();
+	assert_non_null(gone);
+	assert_string_equal(gone, top);
+	assert_false(exists(top));
+	assert_true(exists(dir));
+	assert_null(tp_tmpreg_remove_made_dirs()); /* claimed once */
+
+	tp_tmpreg_reset();
+	assert_int_equal(tp_mkdir_p(deep, 0755), 0);
+	tp_tmpreg_set_made_dirs(deep, strlen(top));
+	tp_tmpreg_set_made_dirs(NULL, 0); /* withdrawn: the output is in place */
+	assert_null(tp_tmpreg_remove_made_dirs());
+	assert_true(exists(deep));
+
+	char res[PATH_MAX];
+	snprintf(res, sizeof(res), "%s/result.txt", dir);
+	assert_false(tp_tmpreg_append_note()); /* none published */
+	tp_tmpreg_set_note(res, "trace INTERRUPTED\n");
+	assert_false(tp_tmpreg_append_note()); /* the file is not created */
+	assert_false(exists(res));
+	tp_tmpreg_reset();
+	FILE *f = fopen(res, "w");
+	assert_non_null(f);
+	fputs("PASS\n", f);
+	fclose(f);
+	tp_tmpreg_set_note(res, "first\n");
+	tp_tmpreg_set_note(res, "trace INTERRUPTED\n"); /* the last one wins */
+	assert_true(tp_tmpreg_append_note());
+	assert_false(tp_tmpreg_append_note()); /* claimed once */
+	char got[64] = "";
+	f = fopen(res, "r");
+	assert_non_null(f);
+	size_t n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, "PASS\ntrace INTERRUPTED\n");
+	tp_tmpreg_reset();
+	tp_tmpreg_set_note(res, "x\n");
+	tp_tmpreg_set_note(NULL, NULL);
+	assert_false(tp_tmpreg_append_note());
+}
+
 /* tp_file_tx: registered from before its temporary file exists until it
  * is renamed or removed, so an interrupt in between removes it. */
 static void test_file_tx_registers(void **state)
@@ -198,6 +255,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unlink_registered_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slots_and_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_run_dir, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_made_dirs_and_note, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_tx_registers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 	};

@@ -18,6 +18,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/tmp_registry.h"
 #include "tools/swimlane/trace.h"
 
 #define PROG "taskprof swimlane"
@@ -356,6 +357,8 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	struct deps_job job = {0};
 	char *input = NULL, *output = NULL, *deps_path = NULL, *names_path = NULL;
 	int exit_code = 1;
+	char *made_dir = NULL; /* -o's folder, made here; made_top: see tp_rmdir_made() */
+	size_t made_top = 0;
 	memset(&pd, 0, sizeof(pd));
 	memset(&deps, 0, sizeof(deps));
 	memset(&nm, 0, sizeof(nm));
@@ -640,9 +643,16 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			char *parent = strndup(output, (size_t)(slash - output));
 			if (!parent)
 				goto oom;
-			struct stat pst;
-			int mrc = stat(parent, &pst) == 0 ? 0 : tp_mkdir_p(parent, 0755);
-			free(parent);
+			/* What it makes goes again if no trace comes (an error
+			 * below, or an interrupt: base/tmp_registry.h). */
+			made_top = tp_mkdir_missing_len(parent);
+			int mrc = made_top ? tp_mkdir_p(parent, 0755) : 0;
+			if (!mrc && made_top) {
+				made_dir = parent;
+				tp_tmpreg_set_made_dirs(made_dir, made_top);
+			} else {
+				free(parent);
+			}
 			if (mrc) {
 				fprintf(stderr, "Error: %s: cannot create its folder: %s\n", output,
 					tp_last_error());
@@ -692,6 +702,12 @@ out:
 		sl_deps_free(&deps);
 	if (have_nm)
 		sl_name_map_free(&nm);
+	if (made_dir) {
+		tp_tmpreg_set_made_dirs(NULL, 0);
+		if (exit_code && !tp_rmdir_made(made_dir, made_top))
+			fprintf(stderr, "Warning: %s: left in place (not empty)\n", made_dir);
+		free(made_dir);
+	}
 	free(input);
 	free(output);
 	free(deps_path);
