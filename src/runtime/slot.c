@@ -94,10 +94,14 @@ int tp_slot_add_producer(struct tp_slot *s, struct tp_slot *producer, tp_task_id
 	fanout_lock(producer);
 	/* The slot may have been reclaimed and even reused (only by this
 	 * orchestrator thread, so task_id is stable here); a CONSUMED producer
-	 * must not be claimed: its slot may be reclaimed at any moment. */
+	 * must not be claimed: its slot may be reclaimed at any moment. Nor one
+	 * a releasing thread has decided to make CONSUMED (it stores the state
+	 * after our lock is free: add_ref_check_consumed()). */
 	bool live = producer->task_id == producer_id &&
 		    atomic_load_explicit(&producer->task_state, memory_order_relaxed) !=
-			    TP_TASK_CONSUMED;
+			    TP_TASK_CONSUMED &&
+		    !(atomic_load_explicit(&producer->lifecycle_flags, memory_order_relaxed) &
+		      TP_SLOT_CONSUMED_DECIDED);
 	if (live)
 		atomic_store_explicit(&producer->fanout_count,
 				      atomic_load_explicit(&producer->fanout_count,
@@ -201,8 +205,14 @@ uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
 }
 
 /* Add @add to fanout_refcount (and @flags to lifecycle_flags) and decide
- * CONSUMED, all under the lock so that count, refcount and state are read
- * as one. Returns true for the call that made the slot CONSUMED. */
+ * CONSUMED, under the lock so that count, refcount and state are read as
+ * one. Returns true for the call that made the slot CONSUMED.
+ *
+ * The decision is taken under the lock (TP_SLOT_CONSUMED_DECIDED: one
+ * caller only), the CONSUMED store comes after the unlock: a CONSUMED slot
+ * may be reclaimed and reinitialised by the orchestrator at once, so no
+ * store of ours (the unlock) may follow it, or it would release the lock
+ * of the slot's next task while another thread holds it. */
 static bool add_ref_check_consumed(struct tp_slot *s, uint32_t add, uint32_t flags)
 {
 	fanout_lock(s);
@@ -211,16 +221,21 @@ static bool add_ref_check_consumed(struct tp_slot *s, uint32_t add, uint32_t fla
 	uint32_t f = atomic_fetch_or_explicit(&s->lifecycle_flags, flags,
 					      memory_order_relaxed) | flags;
 	bool consumed =
+		!(f & TP_SLOT_CONSUMED_DECIDED) &&
 		atomic_load_explicit(&s->task_state, memory_order_relaxed) ==
 			TP_TASK_COMPLETED &&
 		(f & TP_SLOT_FANIN_RELEASED) &&
 		ref == atomic_load_explicit(&s->fanout_count, memory_order_relaxed);
 	if (consumed)
+		/* relaxed: under the lock, read by the next holder only. */
+		atomic_fetch_or_explicit(&s->lifecycle_flags, TP_SLOT_CONSUMED_DECIDED,
+					 memory_order_relaxed);
+	fanout_unlock(s);
+	if (consumed)
 		/* release: the ring's reclaim walk (acquire) and the
 		 * orchestrator that reuses the slot see every write done
-		 * while the task was alive. */
+		 * while the task was alive, the unlock above included. */
 		atomic_store_explicit(&s->task_state, TP_TASK_CONSUMED, memory_order_release);
-	fanout_unlock(s);
 	return consumed;
 }
 

@@ -60,6 +60,7 @@ enum tp_slot_flag {
 	TP_SLOT_DISPATCH_PROPAGATED = 1u << 3, /* early dispatch: every subtask
 						* published to a core */
 	TP_SLOT_FANIN_RELEASED = 1u << 4,      /* tp_slot_release ran */
+	TP_SLOT_CONSUMED_DECIDED = 1u << 5,    /* one caller is making it CONSUMED */
 };
 
 struct tp_slot;
