@@ -188,9 +188,10 @@ void tp_engine_early_consider(struct tp_engine *e, struct tp_slot *s)
 		struct tp_slot *pr = tp_slot_fanin_edge(s, i)->producer;
 		/* seq_cst: pairs with the flag set in propagate, so of two
 		 * producers flagged at once at least one sees the other. */
-		if (atomic_load(&pr->task_state) >= TP_TASK_COMPLETED)
+		if (atomic_load_explicit(&pr->task_state, memory_order_seq_cst) >= TP_TASK_COMPLETED)
 			continue;
-		if (!(atomic_load(&pr->lifecycle_flags) & TP_SLOT_DISPATCH_PROPAGATED))
+		if (!(atomic_load_explicit(&pr->lifecycle_flags, memory_order_seq_cst) &
+		      TP_SLOT_DISPATCH_PROPAGATED))
 			return;
 		live++;
 	}
@@ -211,7 +212,10 @@ static void consider_cb(struct tp_slot *s, void *ud)
 
 void tp_engine_early_propagate(struct tp_engine *e, struct tp_slot *s)
 {
-	atomic_fetch_or(&s->lifecycle_flags, TP_SLOT_DISPATCH_PROPAGATED);
+	/* seq_cst: pairs with the seq_cst loads of tp_engine_early_consider()
+	 * (see there). */
+	atomic_fetch_or_explicit(&s->lifecycle_flags, TP_SLOT_DISPATCH_PROPAGATED,
+				 memory_order_seq_cst);
 	tp_slot_for_each_consumer(s, consider_cb, e);
 }
 
@@ -419,9 +423,10 @@ static int engine_setup(struct tp_engine *e)
 		if (e->cfg.pmu_model && (rc = tp_pmu_attach(e->cfg.pmu_model, c, &e->ctxs[c])))
 			return rc;
 	}
-	atomic_store(&e->idle_cores[TP_CORE_AIC], 0);
-	atomic_store(&e->idle_cores[TP_CORE_AIV], 0);
-	atomic_store(&e->idle_clusters, 0);
+	/* relaxed: before the device threads start (their start orders it). */
+	atomic_store_explicit(&e->idle_cores[TP_CORE_AIC], 0, memory_order_relaxed);
+	atomic_store_explicit(&e->idle_cores[TP_CORE_AIV], 0, memory_order_relaxed);
+	atomic_store_explicit(&e->idle_clusters, 0, memory_order_relaxed);
 	for (int i = 0; i < e->num_sched; i++) {
 		struct tp_sched_thread *t = &e->sched[i];
 		t->idx = i;
@@ -444,26 +449,32 @@ static void fill_result(struct tp_engine *e, int rc, struct tp_engine_result *re
 	if (!res)
 		return;
 	res->rc = rc;
-	res->total_tasks = atomic_load(&e->total_tasks);
-	res->completed_tasks = atomic_load(&e->completed_tasks);
-	res->dispatched_subtasks = atomic_load(&e->dispatched);
-	res->dummy_tasks = atomic_load(&e->dummy_done);
-	res->inline_tasks = atomic_load(&e->inline_done);
-	res->max_running_per_core = atomic_load(&e->max_running);
-	res->pending_dispatches = atomic_load(&e->pending_dispatched);
-	res->max_outstanding_per_core = atomic_load(&e->max_outstanding);
-	res->predicated_skips = atomic_load(&e->pred_skips);
-	res->spmd_repushes = atomic_load(&e->spmd_repushes);
+	/* relaxed: counters read after the device threads were joined, or
+	 * (a stall, -ETIMEDOUT) a snapshot of counters still moving. */
+	res->total_tasks = atomic_load_explicit(&e->total_tasks, memory_order_relaxed);
+	res->completed_tasks = atomic_load_explicit(&e->completed_tasks, memory_order_relaxed);
+	res->dispatched_subtasks = atomic_load_explicit(&e->dispatched, memory_order_relaxed);
+	res->dummy_tasks = atomic_load_explicit(&e->dummy_done, memory_order_relaxed);
+	res->inline_tasks = atomic_load_explicit(&e->inline_done, memory_order_relaxed);
+	res->max_running_per_core = atomic_load_explicit(&e->max_running, memory_order_relaxed);
+	res->pending_dispatches = atomic_load_explicit(&e->pending_dispatched, memory_order_relaxed);
+	res->max_outstanding_per_core = atomic_load_explicit(&e->max_outstanding, memory_order_relaxed);
+	res->predicated_skips = atomic_load_explicit(&e->pred_skips, memory_order_relaxed);
+	res->spmd_repushes = atomic_load_explicit(&e->spmd_repushes, memory_order_relaxed);
 	res->graph_build_ns = e->graph_build_ns;
-	res->reclaimed_tasks = atomic_load(&e->reclaimed);
-	res->async_waits = atomic_load(&e->async_waits);
-	res->async_completions = atomic_load(&e->async_done);
-	res->dma_requests = atomic_load(&e->dma.done);
-	res->early_staged = atomic_load(&e->early_staged);
-	res->early_doorbells = atomic_load(&e->early_rung);
+	res->reclaimed_tasks = atomic_load_explicit(&e->reclaimed, memory_order_relaxed);
+	res->async_waits = atomic_load_explicit(&e->async_waits, memory_order_relaxed);
+	res->async_completions = atomic_load_explicit(&e->async_done, memory_order_relaxed);
+	res->dma_requests = atomic_load_explicit(&e->dma.done, memory_order_relaxed);
+	res->early_staged = atomic_load_explicit(&e->early_staged, memory_order_relaxed);
+	res->early_doorbells = atomic_load_explicit(&e->early_rung, memory_order_relaxed);
+	/* Under fail_mu: after a stall device threads may still be in
+	 * tp_engine_fail(). */
+	pthread_mutex_lock(&e->fail_mu);
 	res->failed_task = e->fail_task;
 	res->failed_func = e->fail_func;
 	snprintf(res->msg, sizeof(res->msg), "%s", e->fail_msg);
+	pthread_mutex_unlock(&e->fail_mu);
 }
 
 int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg,
@@ -558,7 +569,10 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 			return brc;
 		}
 		if (e->hooks_on && e->hooks.on_graph_built)
-			e->hooks.on_graph_built(e->hooks.ud, atomic_load(&e->total_tasks), b0, b1);
+			e->hooks.on_graph_built(e->hooks.ud,
+						atomic_load_explicit(&e->total_tasks,
+								     memory_order_relaxed),
+						b0, b1);
 	}
 
 	struct tp_launch_config lc = {
@@ -584,7 +598,9 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	tp_dma_stop(e);
 
 	rc = 0;
-	if (atomic_load(&e->failed))
+	/* acquire: pairs with tp_engine_fail()'s release store of failed, so
+	 * fail_rc is the failure's (a stalled run's threads may still run). */
+	if (atomic_load_explicit(&e->failed, memory_order_acquire))
 		rc = e->fail_rc;
 	else if (wrc)
 		rc = tp_set_error(wrc, "runtime: device teardown failed");

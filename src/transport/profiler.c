@@ -461,11 +461,14 @@ static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic
 	    !atomic_load_explicit(&p->hdr->bp.fq_freeze_active, memory_order_relaxed))
 		p->freeze_t0_ns = tp_now_ns();
 	note_pressure(p);
-	/* release: the freeze is set before the contention flag is cleared,
-	 * so there is no instant where the device could see both at 0. */
+	/* release: the freeze is visible with everything before it. */
 	atomic_store_explicit(freeze, 1, memory_order_release);
 	bp_write_range(&p->bp, freeze, sizeof(*freeze));
-	atomic_store_explicit(contended, 0, memory_order_relaxed);
+	/* release: orders the freeze store above before this clear, so a
+	 * device that acquires contended == 0 (dev_engine.c, the free-queue
+	 * wait) also sees the freeze: there is no instant where it could see
+	 * both at 0. */
+	atomic_store_explicit(contended, 0, memory_order_release);
 	bp_write_range(&p->bp, contended, sizeof(*contended));
 	log_freeze(p, true, what);
 }
