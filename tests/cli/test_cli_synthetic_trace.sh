@@ -4,7 +4,10 @@
 # writes a merged_swimlane.json with >= 1 dummy(...) marker, exactly one
 # predicated_skip marker (args.predicated_pass false), >= 1 `_spmd(` label,
 # >= 1 alloc(...) bar on an AICPU lane, >= 1 dependency arrow and no
-# hb_violation arrow (early dispatch is on: synthetic asks for it).
+# hb_violation arrow (early dispatch is on: synthetic asks for it); no two
+# Scheduler View bars (pid 3) overlap on one lane (spec §4.3 sub-lanes: the
+# rows of an SPMD task on one core each keep their own), and every pid-3
+# arrow end lies inside the bar its bind_id names, on that bar's lane.
 # usage: test_cli_synthetic_trace.sh TASKPROF_BINARY
 set -u
 bin=$1
@@ -48,6 +51,27 @@ got = "%d dummy, %d predicated_skip, %d _spmd, %d alloc, %d dependency, %d hb_vi
 ok = dummy and len(skip) == 1 and spmd and alloc and dep and not hb
 # The alloc bar sits on an AICPU lane (tid 19000 + ...), spec §4.6.8.
 ok = ok and all(e.get("tid", 0) >= 19000 for e in alloc)
+# Scheduler View lanes: bars sorted by start never overlap (1 ns slack for
+# the µs floats).
+sv = [e for e in ev if e.get("ph") == "X" and e.get("pid") == 3]
+lanes = {}
+for e in sv:
+    lanes.setdefault(e["tid"], []).append((e["ts"], e["ts"] + e["dur"]))
+overlaps = 0
+for bars in lanes.values():
+    bars.sort()
+    overlaps += sum(1 for a, b in zip(bars, bars[1:]) if b[0] < a[1] - 1e-3)
+by_id = {e["id"]: e for e in sv}
+stray = 0
+for f in ev:
+    if f.get("cat") == "flow" and f.get("pid") == 3 and "bind_id" in f:
+        b = by_id.get(f["bind_id"])
+        if (b is None or b["tid"] != f["tid"] or
+                not b["ts"] - 0.02 <= f["ts"] <= b["ts"] + b["dur"] + 1e-3):
+            stray += 1
+got += ", %d Scheduler View bars on %d lanes, %d overlapping, %d arrows off their bar" % (
+    len(sv), len(lanes), overlaps, stray)
+ok = ok and sv and overlaps == 0 and stray == 0
 print(got)
 sys.exit(0 if ok else 1)
 EOF

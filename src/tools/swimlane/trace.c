@@ -1014,10 +1014,9 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 	struct dkey *k = malloc((n + 1) * sizeof(*k));
 	size_t *cnt = calloc(g->nc + 1, sizeof(size_t));
 	int64_t *assigned = malloc((n + 1) * sizeof(int64_t));
-	size_t *pos = malloc((n + 1) * sizeof(size_t));
 	int64_t *tids = malloc((n + 1) * sizeof(int64_t));
 	size_t *first = malloc((g->nc + 1) * sizeof(size_t));
-	if (!k || !cnt || !assigned || !pos || !tids || !first)
+	if (!k || !cnt || !assigned || !tids || !first)
 		goto nomem;
 	for (size_t c = 0; c < g->nc; c++)
 		first[c] = SIZE_MAX;
@@ -1074,22 +1073,26 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 				lane = lanes++;
 			seg_set(tree, size, lane, g->t[row].finish_us);
 			assigned[row] = base + (int64_t)lane;
-			pos[row] = j;
 			tids[n_tids++] = base + (int64_t)lane;
 		}
 		free(tree);
 	}
 	free(coff);
 	(void)m;
-	/* (task, core) winners: the pid-3 tid is the one assigned to the key's
-	 * row that comes last in the per-core dispatch order; the bind ids are
-	 * the key's last row in task order (the reference keeps both in
-	 * last-write-wins dicts). WV bar ids are the row indices (they are the
-	 * first X events); SV bar ids follow in row order. */
+	/* Bind ids of the Worker View: the (task, core) key's last row in
+	 * task order (spec §4.6.9: "looked up by (task_id, core_id), last one
+	 * wins"). The Scheduler View is per row: its bar, and the arrows that
+	 * start or end on it, use the row's own sub-lane (§4.3, §4.6.3) and
+	 * its own event id (§4.6.9, §4.6.12), so the several rows an SPMD
+	 * task can have on one core keep their own lanes and never overlap.
+	 * WV bar ids are the row indices (they are the first X events); SV
+	 * bar ids follow in row order. */
 	int64_t next = (int64_t)n;
 	for (size_t i = 0; i < n; i++) {
 		g->wv_id[i] = (int64_t)i;
 		g->sv_id[i] = assigned[i] >= 0 ? next++ : -1;
+		g->sv_bind[i] = g->sv_id[i];
+		g->sv_tid[i] = assigned[i] >= 0 ? assigned[i] : core_tid(g->t[i].core_id);
 	}
 	size_t maxc = 1;
 	for (size_t gi = 0; gi < g->ng; gi++)
@@ -1108,25 +1111,11 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 			qsort(ck, c, sizeof(ck[0]), cmp_ckey);
 		for (size_t a = 0; a < c;) {
 			size_t b = a;
-			int64_t best_tid = -1, sv_bind = -1, wv_bind = -1;
-			size_t best_pos = 0;
-			while (b < c && ck[b].core == ck[a].core) {
-				size_t row = ck[b].i;
-				if (assigned[row] >= 0 && (best_tid < 0 || pos[row] >= best_pos)) {
-					best_tid = assigned[row];
-					best_pos = pos[row];
-				}
-				if (g->sv_id[row] >= 0)
-					sv_bind = g->sv_id[row];
-				wv_bind = g->wv_id[row];
-				b++;
-			}
-			for (size_t q = a; q < b; q++) {
-				size_t row = ck[q].i;
-				g->sv_tid[row] = best_tid >= 0 ? best_tid : core_tid(ck[a].core);
-				g->sv_bind[row] = sv_bind;
-				g->wv_bind[row] = wv_bind;
-			}
+			int64_t wv_bind = -1;
+			while (b < c && ck[b].core == ck[a].core)
+				wv_bind = g->wv_id[ck[b++].i];
+			for (size_t q = a; q < b; q++)
+				g->wv_bind[ck[q].i] = wv_bind;
 			a = b;
 		}
 	}
@@ -1134,7 +1123,6 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 	free(k);
 	free(cnt);
 	free(assigned);
-	free(pos);
 	qsort(tids, n_tids, sizeof(int64_t), cmp_i64);
 	*lane_tids_out = tids;
 	*n_lane_tids = n_tids;
@@ -1144,7 +1132,6 @@ nomem:
 	free(k);
 	free(cnt);
 	free(assigned);
-	free(pos);
 	free(tids);
 	free(first);
 	return -ENOMEM;
