@@ -176,4 +176,32 @@ static inline uint64_t tp_sys_cnt(void)
 			  TP_SYS_CNT_SHIFT_);
 }
 
+/**
+ * tp_sys_cnt_after_loads() - read the system counter once every earlier
+ * load of the calling thread has completed.
+ *
+ * For a stamp that records when a thread observed something another
+ * thread stored: a scheduler's FIN (finish time, seed 002 §4: end →
+ * finish is the FIN-observation latency) or an AICore's token (receive
+ * time, after the AICPU's dispatch stamp). A plain tp_sys_cnt() may run
+ * ahead of the load it follows while that load waits for the cache line
+ * the other CPU wrote, and so come out earlier than the other thread's
+ * stamp taken before its store (finish < end: 21 of 19,884 rows of 12
+ * synthetic runs). An `lfence` before the `rdtsc` holds it back; the fallback
+ * clock_gettime() is ordered already. Costs a few ns more than
+ * tp_sys_cnt() (the wait for the load the caller needs anyway).
+ *
+ * Return: as tp_sys_cnt().
+ */
+static inline uint64_t tp_sys_cnt_after_loads(void)
+{
+#if TP_SYS_CNT_HAVE_TSC
+	/* lfence: every earlier load has completed before the rdtsc of
+	 * tp_sys_cnt() executes (Intel SDM: lfence does not execute until
+	 * all prior instructions have completed locally). */
+	_mm_lfence();
+#endif
+	return tp_sys_cnt();
+}
+
 #endif /* TASKPROF_BASE_CLOCK_H */

@@ -50,7 +50,9 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 			break;
 		uint64_t t_recv = 0, t_start = 0, t_end = 0;
 		if (swl) {
-			t_recv = tp_sys_cnt();
+			/* After the token's load (the dispatch was stamped
+			 * before the token's store). */
+			t_recv = tp_sys_cnt_after_loads();
 			if (e->hooks.on_aicore_receive)
 				e->hooks.on_aicore_receive(e->hooks.ud, id, token);
 		}
@@ -68,7 +70,7 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 			 * read: the wait is not the task's (docs/swimlane.md
 			 * "Early dispatch"). */
 			if (swl)
-				t_recv = tp_sys_cnt();
+				t_recv = tp_sys_cnt_after_loads();
 		}
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);

@@ -230,7 +230,7 @@ static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
 	if (ce->pending && tok == ce->pending_token) {
 		/* Pending token, ACK or FIN: the core is serial, so the
 		 * running task is done; the pending one too if FIN. */
-		uint64_t fin_ts = e->hooks_on ? tp_sys_cnt() : 0;
+		uint64_t fin_ts = e->hooks_on ? tp_sys_cnt_after_loads() : 0;
 		finish_running(e, t, ce, fin_ts);
 		promote_pending(e, t, ce, true);
 		if (!fin)
@@ -250,7 +250,7 @@ static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
 	if (ce->pending)
 		return 0; /* running FIN, normal pending: wait for its ACK */
 	/* Running token, FIN, no pending: done, core → idle. */
-	uint64_t fin_ts = e->hooks_on ? tp_sys_cnt() : 0;
+	uint64_t fin_ts = e->hooks_on ? tp_sys_cnt_after_loads() : 0;
 	finish_running(e, t, ce, fin_ts);
 	promote_pending(e, t, ce, true);
 	return 1;
