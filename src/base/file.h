@@ -83,7 +83,8 @@ struct tp_file_tx {
  * Return: 0 with @tx->fp open; or -EINVAL (@tx or @path NULL, @path or
  * @tmp_suffix empty, @path a socket or block device), -EISDIR (@path is a
  * directory and @tmp_suffix NULL), -ENXIO (a FIFO without reader), -ENOENT (dangling symbolic
- * link or missing parent), -ENOMEM, or the -errno of open(2). On failure
+ * link or missing parent), -EEXIST (100 candidate unique names all taken),
+ * -ENOMEM, or the -errno of open(2). tp_last_error() names the file. On failure
  * all @tx fields are NULL and nothing is left on disk.
  */
 int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
@@ -192,7 +193,8 @@ bool tp_run_failed(const char *file, char *why, size_t len);
  * Not thread-safe with respect to @dir's contents changing.
  *
  * Return: 0, or the negative errno of the first file or folder that could
- * not be read or removed (the others are still tried).
+ * not be read or removed (the others are still tried). Sets no
+ * tp_last_error() message.
  */
 int tp_file_tx_sweep(const char *dir, unsigned *removed);
 

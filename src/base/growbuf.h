@@ -55,6 +55,14 @@
  * copy of the bytes). */
 #define TP_GROWBUF_RESERVE ((size_t)256 << 20)
 
+/**
+ * struct tp_growbuf - one growable store; start it as TP_GROWBUF_INIT.
+ * @data:   the bytes; NULL until the first reserve; may move on a reserve.
+ * @len:    bytes in use; the caller advances it after writing.
+ * @cap:    bytes writable at @data (>= @len).
+ * @mapped: 0 when @data is from malloc; else bytes of address space
+ *          reserved at @data (a multiple of 2 MiB).
+ */
 struct tp_growbuf {
 	uint8_t *data; /* NULL until the first reserve */
 	size_t len;    /* bytes in use: the caller advances it */
@@ -64,28 +72,45 @@ struct tp_growbuf {
 
 #define TP_GROWBUF_INIT { NULL, 0, 0, 0 }
 
-/*
- * tp_growbuf_reserve — make at least `need` bytes writable at b->data.
- * Existing bytes [0, b->len) are kept; b->data may move. Returns 0, or
- * -ENOMEM when `need` cannot be made writable (b still valid with its
- * bytes; b->data may have moved, b->cap is unchanged). Implements the host half's record
- * store of spec/framework.md §5 (collectors copy records out).
+/**
+ * tp_growbuf_reserve() - make at least @need bytes writable at @b->data.
+ * @b:    the store.
+ * @need: bytes that must be writable, counted from @b->data (not from
+ *        @b->len).
+ *
+ * Existing bytes [0, @b->len) are kept; @b->data may move. Below
+ * TP_GROWBUF_MAP_MIN bytes a heap store doubles (from 4 KiB); above it the
+ * store moves into a 2 MiB-aligned reservation whose writable extent
+ * doubles in 2 MiB steps. This is the host store a collector's
+ * on_buffer_collected copies records into (spec/framework.md §8.1).
+ *
+ * Return: 0, or -ENOMEM when @need bytes cannot be made writable (@b is
+ * still valid with its bytes; @b->data may have moved, @b->cap is
+ * unchanged). Sets no tp_last_error() message.
  */
 int tp_growbuf_reserve(struct tp_growbuf *b, size_t need);
 
-/*
- * tp_growbuf_prefault — make at least `bytes` bytes writable at b->data
- * (as tp_growbuf_reserve) and fault them in now, so that filling them
- * later takes no page fault: for a collector's store, before the device
- * starts rather than while it runs. Already written bytes [0, b->len) are
- * kept and not touched again. Uses MADV_POPULATE_WRITE (Linux 5.14), else
- * one write per page. Returns 0, or -ENOMEM when the bytes cannot be made
- * writable or populated (the store is then as tp_growbuf_reserve leaves
- * it: usable, faulting as it is filled).
+/**
+ * tp_growbuf_prefault() - reserve @bytes and fault them in now.
+ * @b:     the store.
+ * @bytes: bytes from @b->data to make writable (as tp_growbuf_reserve())
+ *         and present.
+ *
+ * Filling them later then takes no page fault: for a collector's store,
+ * before the device starts rather than while it runs. Already written
+ * bytes [0, @b->len) are kept and not touched again. Uses
+ * MADV_POPULATE_WRITE (Linux 5.14), else one write per page.
+ *
+ * Return: 0, or -ENOMEM when the bytes cannot be made writable or
+ * populated (the store is then as tp_growbuf_reserve() leaves it: usable,
+ * faulting as it is filled). Sets no tp_last_error() message.
  */
 int tp_growbuf_prefault(struct tp_growbuf *b, size_t bytes);
 
-/* tp_growbuf_free — release the memory; b is TP_GROWBUF_INIT afterwards. */
+/**
+ * tp_growbuf_free() - release @b's memory (heap block or reservation).
+ * @b: the store; it is TP_GROWBUF_INIT afterwards, ready for reuse.
+ */
 void tp_growbuf_free(struct tp_growbuf *b);
 
 #endif

@@ -16,12 +16,16 @@
 
 #include <stddef.h>
 
-/*
- * tp_alloc_prefaulted — allocate @size bytes (> 0), zero-filled, every
- * page of them present and writable (MADV_POPULATE_WRITE; where the kernel
- * lacks it, one write per page). Page-aligned; release with free().
- * Returns NULL when out of memory, including when the kernel cannot
- * populate the pages (or @size is 0).
+/**
+ * tp_alloc_prefaulted() - zero-filled memory with every page present.
+ * @size: bytes to allocate, > 0; rounded up to whole pages.
+ *
+ * The pages are populated writable by the calling thread
+ * (MADV_POPULATE_WRITE; where the kernel lacks it, one write per page).
+ *
+ * Return: a page-aligned block, released with free(); NULL when @size is
+ * 0 or out of memory, including when the kernel cannot populate the pages.
+ * Sets no tp_last_error() message.
  */
 void *tp_alloc_prefaulted(size_t size);
 

@@ -83,8 +83,10 @@ struct tp_watchdog {
 int tp_watchdog_install(void);
 
 /**
- * tp_watchdog_sigconts() - SIGCONTs counted since tp_watchdog_install()
- * (wraps around; compare for inequality only).
+ * tp_watchdog_sigconts() - SIGCONTs counted since tp_watchdog_install().
+ *
+ * Return: the count (wraps around; compare for inequality only); 0 before
+ * the handler is installed.
  */
 uint32_t tp_watchdog_sigconts(void);
 
@@ -105,13 +107,14 @@ void tp_watchdog_unhold(void);
  * @w:         the watchdog.
  * @budget_ns: ns without progress before tp_watchdog_expired() is true;
  *             TP_WATCHDOG_NEVER: never.
- * @now_ns:    tp_now_ns().
+ * @now_ns:    tp_now_ns() (ns of CLOCK_MONOTONIC_RAW).
  */
 void tp_watchdog_start(struct tp_watchdog *w, uint64_t budget_ns, uint64_t now_ns);
 
 /**
- * tp_watchdog_kick() - progress: the budget starts again at @now_ns
- * (tp_now_ns()).
+ * tp_watchdog_kick() - progress: the budget starts again.
+ * @w:      the watchdog.
+ * @now_ns: tp_now_ns() (ns of CLOCK_MONOTONIC_RAW).
  */
 void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns);
 
@@ -130,18 +133,25 @@ void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns);
 bool tp_watchdog_expired(struct tp_watchdog *w, uint64_t now_ns);
 
 /**
- * tp_watchdog_idle_ns() - ns without progress at @now_ns (tp_now_ns()):
- * since the last kick or restart of the budget. What a stall message
- * reports: it exceeds the budget by up to TP_WATCHDOG_PERIOD_NS +
+ * tp_watchdog_idle_ns() - time without progress.
+ * @w:      the watchdog.
+ * @now_ns: tp_now_ns().
+ *
+ * Return: ns since the last kick or restart of the budget. What a stall
+ * message reports: it exceeds the budget by up to TP_WATCHDOG_PERIOD_NS +
  * TP_WATCHDOG_CONFIRM_NS, the check's resolution.
  */
 uint64_t tp_watchdog_idle_ns(const struct tp_watchdog *w, uint64_t now_ns);
 
 /**
  * tp_watchdog_sleep_ns() - how long a caller may sleep before its next
- * check of @w at @now_ns: the time left of the budget, at most
- * TP_WATCHDOG_PERIOD_NS, at least 1 ms once it ran out (the confirming
- * check comes later).
+ * check of @w.
+ * @w:      the watchdog.
+ * @now_ns: tp_now_ns().
+ *
+ * Return: ns: the time left of the budget, or once it ran out the time
+ * left until the confirming check; at most TP_WATCHDOG_PERIOD_NS, never
+ * less than 1 ms.
  */
 uint64_t tp_watchdog_sleep_ns(const struct tp_watchdog *w, uint64_t now_ns);
 
