@@ -15,9 +15,14 @@
 #include <stddef.h>
 
 /**
- * op_pathf() - format a path into @buf (snprintf).
- * Return: 0; -ENAMETOOLONG when it did not fit (@buf then holds the
- * truncated text, for messages only).
+ * op_pathf() - format a path into @buf (vsnprintf).
+ * @buf: receives the path, NUL-terminated.
+ * @len: bytes of @buf.
+ * @fmt: printf format of the path.
+ *
+ * Return: 0; -ENAMETOOLONG when it did not fit, or the format failed
+ * (@buf then holds the truncated text, for messages only). Sets no
+ * tp_last_error() message.
  */
 int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -51,7 +56,8 @@ struct op_exec {
  *
  * Return: 0 when the library is there and readable; -ENOENT (or the errno
  * of access(2)) otherwise, with a message naming the path and the build
- * target that makes it; -ENAMETOOLONG.
+ * target that makes it; -ENAMETOOLONG; the -errno of readlink(2) of
+ * /proc/self/exe. tp_last_error() says why.
  */
 int op_inject_path(char *buf, size_t len);
 
@@ -146,7 +152,9 @@ int op_app_replay_merge(const char *out, int runs, int passes, enum op_match mat
  * @n_profiled:  receives the lines with profiled=1.
  *
  * Return: 0; -ENOENT when the file does not exist (the counts are then
- * 0); -EINVAL for a malformed line (file and line in the message).
+ * 0; no message); -EINVAL for a malformed line (file and line in
+ * tp_last_error()), -ENOMEM, or the -errno of reading it (message names
+ * the file). The counts are 0 on any failure.
  */
 int op_count_launches(const char *path, int *n_launches, int *n_profiled);
 
