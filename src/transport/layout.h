@@ -40,7 +40,11 @@
 #define TP_SHM_MAGIC 0x54505348u /* "TPSH" */
 #define TP_SHM_VERSION 1u
 
-/* Why the device dropped records.  Counted per instance, in records. */
+/**
+ * enum tp_drop_cause - why the device dropped records; counted per
+ * instance, in records, in tp_buffer_state.dropped_by_cause[]
+ * (spec/framework.md §4.7).
+ */
 enum tp_drop_cause {
 	/* A record arrived while no buffer could be obtained: the free queue
 	 * stayed empty past the backstop (host presumed dead). */
@@ -56,7 +60,16 @@ enum tp_drop_cause {
 	TP_DROP_NCAUSES
 };
 
-/* spec/framework.md §5.1: the four backpressure flags, all 0/1. */
+/**
+ * struct tp_backpressure - the four backpressure flags, all 0/1, 16 bytes
+ * (spec/framework.md §5.1 DfxBackpressureHeader).
+ * @rq_freeze_active: host -> device: push gates park.
+ * @rq_contended:     device -> host: a push gate found its ready queue full
+ *                    (sticky; the host clears it).
+ * @fq_freeze_active: host -> device: pop gates park.
+ * @fq_contended:     device -> host: a pop gate found its free queue empty
+ *                    (sticky; the host clears it).
+ */
 struct tp_backpressure {
 	_Atomic uint32_t rq_freeze_active; /* host -> device */
 	_Atomic uint32_t rq_contended;     /* device -> host (sticky, host clears) */
@@ -64,8 +77,17 @@ struct tp_backpressure {
 	_Atomic uint32_t fq_contended;     /* device -> host (sticky, host clears) */
 };
 
-/* One ready-queue entry, 32 bytes: a full buffer handed to the host.
- * Written by the device before it advances the queue tail; never cleared. */
+/**
+ * struct tp_ready_entry - one ready-queue entry, 32 bytes: a full buffer
+ * handed to the host (spec/framework.md §2). Written by the device before
+ * it advances the queue tail; never cleared by the host.
+ * @instance:   buffer state index of the producer.
+ * @kind:       buffer kind, 0 .. num_kinds - 1.
+ * @buffer_ptr: device address of the full buffer; 0 never published.
+ * @buffer_seq: the producer's buffer sequence number.
+ * @thread:     ready queue (AICPU thread) index.
+ * @reserved:   0.
+ */
 struct tp_ready_entry {
 	_Atomic uint32_t instance;   /* buffer state index of the producer */
 	_Atomic uint32_t kind;       /* buffer kind, 0..kinds-1 */
@@ -75,10 +97,18 @@ struct tp_ready_entry {
 	uint64_t reserved;
 };
 
-/* Per-instance free queue (spec/framework.md §3): host produces, device
- * consumes.  head and tail are free-running uint32 counters; slot =
- * counter % slot_count; occupancy = tail - head.  head lives on its own
- * cache line because the device writes it while the host writes tail. */
+/**
+ * struct tp_free_queue - one instance's free queue (spec/framework.md §3):
+ * host produces, device consumes.
+ * @buffer_ptrs: device addresses of free buffers; slot = counter %
+ *               slot_count (host-owned).
+ * @tail:        free-running uint32 count of buffers pushed (host-owned).
+ * @head:        free-running uint32 count of slots consumed (device-owned).
+ *
+ * Occupancy = tail - head (unsigned); full at slot_count. @head lives on
+ * its own cache line because the device writes it while the host writes
+ * @tail.
+ */
 struct tp_free_queue {
 	_Atomic uint64_t buffer_ptrs[TP_FQ_MAX_SLOTS]; /* host-owned */
 	alignas(TP_CACHE_LINE) _Atomic uint32_t tail;  /* host-owned */
@@ -86,9 +116,15 @@ struct tp_free_queue {
 	uint32_t pad_[15];
 };
 
-/* Per-instance buffer state.  Everything after the free queue is written
- * by the device only, except kind / instance / aux_ptr which the host sets
- * once at init before the device starts. */
+/**
+ * struct tp_buffer_state - one instance's (core's, thread's) producer
+ * state in the pool region (spec/framework.md §4; pmu.md §3.4).
+ *
+ * Everything after @free_queue is written by the device only, except
+ * @kind / @instance / @aux_ptr, which the host sets once at init before
+ * the device starts. Counters are in records; @current_buf_ptr is a
+ * device address (0: none).
+ */
 struct tp_buffer_state {
 	struct tp_free_queue free_queue;
 	alignas(TP_CACHE_LINE) _Atomic uint64_t current_buf_ptr; /* device */
@@ -106,7 +142,15 @@ struct tp_buffer_state {
 	uint32_t instance;
 };
 
-/* Geometry of one buffer kind (host-written at init). */
+/**
+ * struct tp_kind_geom - geometry of one buffer kind (host-written at
+ * init).
+ * @record_size:        bytes per record.
+ * @records_per_buffer: capacity of one buffer, in records.
+ * @buffer_size:        bytes of one buffer: the 64-byte tp_buf_hdr plus
+ *                      the records, rounded up to 64 (tp_buffer_bytes()).
+ * @reserved:           0.
+ */
 struct tp_kind_geom {
 	uint32_t record_size;        /* bytes per record */
 	uint32_t records_per_buffer; /* capacity of one buffer, records */
@@ -114,8 +158,14 @@ struct tp_kind_geom {
 	uint32_t reserved;
 };
 
-/* The pool header.  Geometry fields are host-written at init and constant
- * while the device runs; the queue indices and flags carry the protocol. */
+/**
+ * struct tp_shm_header - the pool header at the start of the region
+ * (spec/framework.md §2, §5.1). Geometry fields are host-written at init
+ * and constant while the device runs; the queue indices and flags carry
+ * the protocol. Offsets and sizes are in bytes from the header; cycle
+ * fields are ticks of the system counter (tp_sys_cnt(), at
+ * @clock_freq_hz).
+ */
 struct tp_shm_header {
 	uint32_t magic;
 	uint32_t version;
@@ -152,35 +202,72 @@ struct tp_shm_header {
 	alignas(TP_CACHE_LINE) _Atomic uint32_t rq_trip[TP_MAX_AICPU_THREADS]; /* device */
 };
 
+/**
+ * tp_shm_queue() - ready queue @q of the pool at @h.
+ * @h: pool header, host or device view (same layout).
+ * @q: ready queue (AICPU thread) index, < @h->num_threads; not checked.
+ *
+ * Return: its first of @h->ready_queue_size entries.
+ */
 static inline struct tp_ready_entry *tp_shm_queue(struct tp_shm_header *h, uint32_t q)
 {
 	return (struct tp_ready_entry *)((char *)h + h->queues_off) +
 	       (size_t)q * h->ready_queue_size;
 }
 
+/**
+ * tp_shm_state() - buffer state of instance @i of the pool at @h.
+ * @h: pool header.
+ * @i: instance index, < @h->num_instances; not checked.
+ */
 static inline struct tp_buffer_state *tp_shm_state(struct tp_shm_header *h, uint32_t i)
 {
 	return (struct tp_buffer_state *)((char *)h + h->states_off) + i;
 }
 
+/**
+ * tp_shm_priv() - the module's private area (@h->priv_size bytes) of the
+ * pool at @h.
+ * @h: pool header.
+ */
 static inline void *tp_shm_priv(struct tp_shm_header *h)
 {
 	return (char *)h + h->priv_off;
 }
 
-/* Device buffer header: 64 bytes at the start of every record buffer. */
+/**
+ * struct tp_buf_hdr - 64 bytes at the start of every record buffer;
+ * records follow it.
+ * @count: records written so far; the AICPU is its only writer.
+ * @seq:   the producer's buffer sequence number when it claimed the buffer.
+ */
 struct tp_buf_hdr {
 	_Atomic uint32_t count; /* records written; the AICPU is its only writer */
 	uint32_t seq;           /* buffer sequence number at claim (device) */
 	uint32_t pad_[14];
 };
 
+/**
+ * tp_buf_record() - where record @i of buffer @b starts.
+ * @b:     the buffer.
+ * @rsize: bytes per record.
+ * @i:     record index (not checked against the capacity).
+ *
+ * Return: @b + TP_BUF_HDR_SIZE + @i × @rsize bytes.
+ */
 static inline void *tp_buf_record(struct tp_buf_hdr *b, uint32_t rsize, uint32_t i)
 {
 	return (char *)b + TP_BUF_HDR_SIZE + (size_t)i * rsize;
 }
 
-/* Bytes of one buffer of `records` records of `rsize` bytes, 64-aligned. */
+/**
+ * tp_buffer_bytes() - size of one buffer.
+ * @rsize:   bytes per record.
+ * @records: records per buffer.
+ *
+ * Return: bytes: TP_BUF_HDR_SIZE + @rsize × @records rounded up to 64; 0
+ * when that exceeds UINT32_MAX.
+ */
 static inline uint32_t tp_buffer_bytes(uint32_t rsize, uint32_t records)
 {
 	uint64_t n = TP_BUF_HDR_SIZE + (uint64_t)rsize * records;

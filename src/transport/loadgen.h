@@ -16,7 +16,9 @@
 
 #include "transport/profiler.h"
 
-/* The 64-byte record the load generator writes. */
+/**
+ * struct tp_loadgen_record - the 64-byte record the load generator writes.
+ */
 struct tp_loadgen_record {
 	uint64_t seq;       /* per-instance sequence number, from 0 */
 	uint32_t instance;
@@ -25,13 +27,17 @@ struct tp_loadgen_record {
 	uint64_t payload[5];
 };
 
+/**
+ * struct tp_loadgen_config - one load (`taskprof transport-demo`
+ * options); a 0 field takes the default given beside it.
+ */
 struct tp_loadgen_config {
 	int producers;                 /* AICPU threads, 1..TP_MAX_AICPU_THREADS */
 	uint64_t records_per_producer;
-	uint32_t instances_per_producer; /* 0 -> 1 */
+	uint32_t instances_per_producer; /* 0 -> 1; at most 4 */
 	bool shadow;                   /* a5 host-shadow transport instead of shared mapping */
 	uint32_t records_per_buffer;   /* 0 -> 512 */
-	uint64_t backstop_cycles;      /* 0 -> 30 s */
+	uint64_t backstop_cycles;      /* gate backstop, system counter ticks; 0 -> 30 s */
 	uint64_t collector_delay_ns;   /* busy delay per delivered buffer (slow collector) */
 	/* Called about every 100 ms from the calling thread while producers
 	 * run; may be NULL. */
@@ -39,6 +45,10 @@ struct tp_loadgen_config {
 	void *progress_ud;
 };
 
+/**
+ * struct tp_loadgen_result - what one load measured; records unless
+ * named otherwise.
+ */
 struct tp_loadgen_result {
 	uint64_t total, collected, dropped; /* records, from reconcile */
 	uint64_t out_of_order;   /* records that arrived with an unexpected seq */
@@ -57,9 +67,21 @@ struct tp_loadgen_result {
 	uint64_t *per_instance;  /* records delivered per instance (malloc'd; caller frees) */
 };
 
-/* Run one load.  0 on success (the run completed; check reconcile_ok and
- * dropped), or -errno with tp_last_error() set when the pool or a thread
- * could not be created. */
+/**
+ * tp_loadgen_run() - run one load through the whole transport (seed 004
+ * §4 data flow) and reconcile it.
+ * @cfg: the load.
+ * @out: receives the figures (zeroed first); the caller frees
+ *       @out->per_instance (NULL when out of memory).
+ *
+ * Return: 0 when the run completed (check @out->reconcile_ok, dropped and
+ * out_of_order); -EINVAL for producers out of [1, TP_MAX_AICPU_THREADS]
+ * or more than 4 instances per producer; -ENOMEM when the pool could not
+ * be opened (whatever prof_open() failed with; tp_last_error() says why);
+ * the -errno of a failed prof_start(), producer thread start or producer
+ * attach (the run then goes on with the producers that started, @out is
+ * filled). tp_last_error() says why on every failure.
+ */
 int tp_loadgen_run(const struct tp_loadgen_config *cfg, struct tp_loadgen_result *out);
 
 #endif

@@ -17,7 +17,11 @@
 
 #include "transport/layout.h"
 
-/* One full buffer handed to a collector (the seed's ReadyBufferInfo). */
+/**
+ * struct tp_ready_info - one full buffer handed to a collector's
+ * on_buffer_collected (seed 004 §3.4, the ReadyBufferInfo). The host
+ * views are valid only during the callback.
+ */
 struct tp_ready_info {
 	uint32_t kind;        /* buffer kind */
 	uint32_t instance;    /* producer instance (core, thread, ...) */
@@ -30,6 +34,13 @@ struct tp_ready_info {
 	const void *records;  /* host view of record 0 */
 };
 
+/**
+ * struct tp_module - a collector's description of its pool (seed 004
+ * §3.3, spec/framework.md §7 Module contract): sizes, limits, a few
+ * callbacks; no state. Sizes are in bytes, depths and capacities in
+ * entries / records; a 0 (or NULL) field takes the default given beside
+ * it (spec/framework.md §6.2).
+ */
 struct tp_module {
 	const char *name;          /* kSubsystemName: tag of every log line */
 	const char *kind_names[TP_MAX_KINDS]; /* pool names for reconcile lines; NULL -> "kind<k>" */
@@ -53,9 +64,11 @@ struct tp_module {
 			     const struct tp_ready_entry *e);
 };
 
-/*
- * Device memory callbacks.  Device addresses are plain process addresses in
- * the simulated platforms, carried as uint64_t in shared memory.
+/**
+ * struct tp_memops - device memory callbacks (seed 004 §3.1 MemoryOps, §8;
+ * spec/framework.md §6.1). Device addresses are plain process addresses
+ * in the simulated platforms, carried as uint64_t in shared memory. Every
+ * callback gets @ud first.
  *
  * alloc:   device allocation of `size` bytes, zeroed, 64-aligned; NULL on failure.
  * reg:     give the host view of [dev, dev+size) in *host_out; 0 or -errno.
@@ -74,22 +87,62 @@ struct tp_memops {
 	void *ud;
 };
 
-/* Heap-backed device memory for the simulated platforms and tests.
- * tp_memops_sim_svm(): shared mapping (a2a3sim): host reads device memory.
- * tp_memops_sim_shadow(): host shadow (a5sim): copies word by word with
- * atomic loads/stores for small (field-sized) copies, memcpy for bulk
- * copies of memory the device does not write concurrently (published
- * buffers, or the whole region before launch / after the device stops). */
+/**
+ * tp_memops_sim_svm() - heap-backed device memory with a shared mapping
+ * (a2a3sim): the host reads device memory directly.
+ *
+ * alloc gives zeroed, 64-byte-aligned blocks whose pages are already
+ * present (tp_alloc_prefaulted(); a size of 0 allocates 1 byte) or NULL;
+ * reg and the copy ops are NULL.
+ *
+ * Return: the callbacks (ud NULL).
+ */
 struct tp_memops tp_memops_sim_svm(void);
+
+/**
+ * tp_memops_sim_shadow() - heap-backed device memory with a host shadow
+ * (a5sim, spec/framework.md §9): alloc / free_ as tp_memops_sim_svm(),
+ * reg NULL (the framework's malloc shadow), copy ops tp_sim_dma_to_device()
+ * / tp_sim_dma_from_device(), which always return 0.
+ *
+ * Return: the callbacks (ud NULL).
+ */
 struct tp_memops tp_memops_sim_shadow(void);
-/* The simulated DMA of the host-shadow transport: field-sized copies
- * (<= 256 bytes, 4-byte aligned) go word by word, release stores towards
- * the device and acquire loads from it, because the device writes
- * neighbouring fields concurrently; larger copies are memcpy and must only
- * cover memory the device does not write concurrently. */
+
+/**
+ * tp_sim_dma_to_device() - the simulated DMA of the host-shadow
+ * transport, host to device.
+ * @dev_dst:  device address.
+ * @host_src: host shadow address.
+ * @size:     bytes.
+ *
+ * Field-sized copies (<= 256 bytes, both addresses and @size multiples of
+ * 4) go word by word with release stores, because the device reads
+ * neighbouring fields concurrently; larger or unaligned copies are memcpy
+ * and must only cover memory the device does not use concurrently.
+ */
 void tp_sim_dma_to_device(void *dev_dst, const void *host_src, size_t size);
+
+/**
+ * tp_sim_dma_from_device() - the simulated DMA, device to host shadow.
+ * @host_dst: host shadow address.
+ * @dev_src:  device address.
+ * @size:     bytes.
+ *
+ * As tp_sim_dma_to_device(), with acquire loads for field-sized copies
+ * (pairing with the device's release store of a queue tail); larger
+ * copies must only cover memory the device does not write concurrently
+ * (a published buffer, or the region before launch / after the device
+ * stopped).
+ */
 void tp_sim_dma_from_device(void *host_dst, const void *dev_src, size_t size);
-/* Device bytes currently allocated through the sim memops (for tests). */
+
+/**
+ * tp_memops_sim_live_bytes() - device memory currently allocated through
+ * the sim memops, process-wide (for leak tests).
+ *
+ * Return: bytes (each block rounded up to 64).
+ */
 int64_t tp_memops_sim_live_bytes(void);
 
 #endif

@@ -37,7 +37,10 @@
 #include "transport/buffer_pool.h"
 #include "transport/module.h"
 
-/* Why the host lost a buffer's records.  Counted in records (and buffers). */
+/**
+ * enum tp_host_loss - why the host lost a buffer's records; counted in
+ * records (tp_profiler.host_lost) and buffers (host_lost_buffers).
+ */
 enum tp_host_loss {
 	TP_HOST_LOST_BAD_ENTRY = 0, /* entry names an unknown instance / kind, or bad count */
 	TP_HOST_LOST_UNMAPPED,      /* buffer pointer has no host mapping */
@@ -48,14 +51,32 @@ enum tp_host_loss {
 	TP_HOST_LOST_NCAUSES
 };
 
-/* Called on collector shard `shard`'s thread for every delivered buffer.
- * Copy the records out; do not keep `info->records` after returning.
- * Return true when the records were kept (or deliberately ignored), false
- * when the collector could not keep them (out of memory, a failed write):
- * reconcile then counts them as lost (TP_HOST_LOST_COLLECTOR), not as
- * collected. */
+/**
+ * typedef tp_on_buffer_collected_fn - a collector's on_buffer_collected
+ * (spec/framework.md §8.1; seed 004 §3.4).
+ * @ud:    tp_profiler_config.ud.
+ * @info:  the buffer; its host views are valid only during the call.
+ * @shard: the collector shard whose thread calls it, 0 .. shards - 1.
+ *
+ * Called for every delivered buffer. Copy the records out; do not keep
+ * @info->records after returning, and do not return the buffer (the
+ * framework does).
+ *
+ * Return: true when the records were kept (or deliberately ignored),
+ * false when the collector could not keep them (out of memory, a failed
+ * write): reconcile then counts them as lost (TP_HOST_LOST_COLLECTOR), not
+ * as collected.
+ */
 typedef bool (*tp_on_buffer_collected_fn)(void *ud, const struct tp_ready_info *info, int shard);
 
+/**
+ * struct tp_profiler_config - what prof_open() builds. Sizes are bytes,
+ * times as named (ticks of the system counter, ns, µs, ms); a 0 field
+ * takes the default given beside it.
+ * @module: the collector's module; kept by pointer.
+ * @ops:    device memory of the run, copied.
+ * @on_buffer_collected, @ud: the collector's callback and its pointer.
+ */
 struct tp_profiler_config {
 	const struct tp_module *module;
 	struct tp_memops ops;
@@ -105,7 +126,12 @@ struct tp_profiler_config {
 	void *ud;
 };
 
-/* Per-pool (per-kind) reconcile figures, in records. */
+/**
+ * struct tp_reconcile_pool - reconcile figures of one pool (kind), in
+ * records (spec/framework.md §4.7). @host_lost_by_cause is filled in pool
+ * 0 only, for every kind (a loss's instance may be unknown); @dropped
+ * includes each kind's host losses of known instances.
+ */
 struct tp_reconcile_pool {
 	uint64_t total;     /* counted by the device */
 	uint64_t collected; /* delivered to on_buffer_collected */
@@ -117,12 +143,24 @@ struct tp_reconcile_pool {
 	bool ok; /* collected + dropped + mismatch == total */
 };
 
+/**
+ * struct tp_reconcile - what prof_reconcile() found.
+ * @pool:  per kind, 0 .. @kinds - 1.
+ * @kinds: the module's kinds.
+ * @ok:    every pool balances.
+ */
 struct tp_reconcile {
 	struct tp_reconcile_pool pool[TP_MAX_KINDS];
 	int kinds;
 	bool ok;
 };
 
+/**
+ * struct tp_profiler - one collector's pool: the region in device memory,
+ * the host data layer and the host threads. Made by prof_open(); fields
+ * are the framework's (tests read the statistics); counters are records
+ * unless named otherwise, times ns of tp_now_ns().
+ */
 struct tp_profiler {
 	struct tp_profiler_config cfg;
 	const struct tp_module *m;
@@ -169,50 +207,155 @@ struct tp_profiler {
 					     * prof_start had seeded it */
 };
 
-/*
- * prof_open — lay out and allocate the pool region in device memory, seed
- * `buffers_per_instance` buffers per instance (up to slot_count straight
- * into its free queue, the rest into recycled lanes), fill the recycled
- * lanes of kinds with an `init_surplus` to their warm target plus it and,
- * on the shadow transport, push the initialised region to the device
- * once. The default pool cap (8 times the instances' seeds, at least
- * 16 MiB) is raised by the surplus's bytes, not scaled with them.
- * Returns the profiler, or NULL with tp_last_error() set (-EINVAL bad
- * config, -ENOMEM).  spec/framework.md §7.6, pmu.md §7.2.
+/**
+ * prof_open() - lay out and allocate one collector's pool; start nothing.
+ * @cfg: the configuration, copied.
+ *
+ * Allocates the pool region in device memory, seeds buffers_per_instance
+ * buffers per instance (up to slot_count straight into its free queue,
+ * the rest into recycled lanes), fills the recycled lanes of kinds with an
+ * init_surplus to their warm target plus it and, on the shadow transport,
+ * pushes the initialised region to the device once. The default pool cap
+ * (8 times the instances' seeds, at least 16 MiB) is raised by the
+ * surplus's bytes, not scaled with them (spec/framework.md §3 init-time
+ * fill, §7.6; pmu.md §7.2).
+ *
+ * Return: the profiler, or NULL with tp_last_error() saying why: -EINVAL
+ * (bad configuration, or a region too large), -ENOMEM, -EIO (the region
+ * could not be pushed to the device).
  */
 struct tp_profiler *prof_open(const struct tp_profiler_config *cfg);
-/* Device address of the region header, to hand to the device writers. */
+/**
+ * prof_shm_dev() - device address of the region header, to hand to the
+ * device writers (dpe_attach()).
+ * @p: the profiler.
+ */
 static inline struct tp_shm_header *prof_shm_dev(const struct tp_profiler *p)
 {
 	return (struct tp_shm_header *)(uintptr_t)p->shm_dev;
 }
-/* Host view of the module-private area (push it with prof_push_priv on the
- * shadow transport before the device starts). */
+/**
+ * prof_priv_host() - host view of the module-private area (priv_size
+ * bytes); on the shadow transport push it with prof_push_priv() before
+ * the device starts.
+ * @p: the profiler.
+ */
 void *prof_priv_host(struct tp_profiler *p);
+
+/**
+ * prof_push_priv() - push the module-private area to the device.
+ * @p: the profiler, before the device starts.
+ *
+ * Return: 0 (also when there is no private area, or on a shared mapping);
+ * -EINVAL or the copy op's error otherwise (logged, no tp_last_error()).
+ */
 int prof_push_priv(struct tp_profiler *p);
-/* Proactive replenish, then spawn drains, replenish, collectors.  0 or -errno. */
+
+/**
+ * prof_start() - proactive replenish, then spawn the drains, the
+ * replenish thread and the collectors, in that order (spec/framework.md
+ * §8.3).
+ * @p: the profiler; a second call does nothing.
+ *
+ * Return: 0; -EINVAL for a NULL @p; the -errno of a failed thread start
+ * (the threads already started are joined again), with tp_last_error()
+ * saying why.
+ */
 int prof_start(struct tp_profiler *p);
-/* Join in the load-bearing order; idempotent.  Every buffer that reached a
- * host ready shard has been delivered on return. */
+
+/**
+ * prof_stop() - join the threads in the load-bearing order
+ * (spec/framework.md §8.5): drains (each with a final pass) and
+ * replenish, then collectors. Idempotent; NULL or a profiler not started
+ * does nothing. Every buffer that reached a host ready shard has been
+ * delivered on return (a shard whose collector gave up is delivered on
+ * this thread, with a WARN).
+ * @p: the profiler.
+ */
 void prof_stop(struct tp_profiler *p);
-/* After the device stopped and prof_stop: read the device counters, fill
- * `out` (may be NULL) and log one line per pool.  0 when every pool
- * balances, -EPROTO otherwise. */
+
+/**
+ * prof_reconcile() - check collected + dropped + mismatch == total per
+ * pool (spec/framework.md §4.7; pmu.md §5), after the device stopped and
+ * prof_stop().
+ * @p:   the profiler.
+ * @out: receives the figures; may be NULL.
+ *
+ * Reads the device counters (the whole region on the shadow transport)
+ * and logs one line per pool: TIMING when it balances without drops,
+ * WARN with drops, ERROR when it does not balance.
+ *
+ * Return: 0 when every pool balances; -EPROTO otherwise (no
+ * tp_last_error() message: the log lines say it); -EBUSY when @p is still
+ * started; -EIO when the device counters could not be read (both with
+ * tp_last_error() set).
+ */
 int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out);
-/* Stop, free every device allocation and host shadow, free p. */
+
+/**
+ * prof_close() - prof_stop(), then free every device allocation (region,
+ * seeds, batches; queued or still with the device) and host shadow, and
+ * @p itself. NULL does nothing.
+ * @p: the profiler.
+ */
 void prof_close(struct tp_profiler *p);
 
 /* ---- algorithms, one step each (used by the threads and by tests) ---- */
-/* spec §2 host pop: true with *out filled and the head advanced. */
+/**
+ * prof_try_pop_entry() - the host pop of ready queue @q
+ * (spec/framework.md §2, §7.1).
+ * @p:   the profiler.
+ * @q:   ready queue index.
+ * @out: receives the entry.
+ *
+ * Return: true with *@out filled and the head advanced. False: empty
+ * queue, @q out of range, out-of-range indices (ERROR, treated as empty),
+ * a failed shadow read or write-back (ERROR), or a null entry (skipped
+ * with an ERROR, head advanced, after a few polls).
+ */
 bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry *out);
-/* spec §7.2: resolve / copy / top up / hand to ready shard q % shards. */
+/**
+ * prof_process_entry() - the drain's handling of one popped entry
+ * (spec/framework.md §7.2): check it, resolve and (a5) copy the buffer,
+ * top up the producer's free queue from lane q % shards unless a freeze
+ * is open, and hand the buffer to ready shard q % shards.
+ * @p: the profiler.
+ * @q: the ready queue it came from.
+ * @e: the entry.
+ *
+ * A full ready shard is waited on up to ready_push_wait_ms; then the
+ * buffer is retired. Every lost buffer is counted by cause (enum
+ * tp_host_loss) and logged (ERROR).
+ */
 void prof_process_entry(struct tp_profiler *p, uint32_t q, const struct tp_ready_entry *e);
-/* spec §7.3: fill instance's free queue; shard >= 0 pops only that lane,
- * shard < 0 pops any lane and may allocate.  Returns buffers pushed. */
+/**
+ * prof_top_up_free_queue() - fill one instance's free queue to slot_count
+ * (spec/framework.md §7.3).
+ * @p:        the profiler.
+ * @instance: buffer state index; out of range does nothing.
+ * @shard:    >= 0: pop only recycled lane @shard (runtime); < 0: pop any
+ *            live lane and allocate a batch when all are empty (start-up,
+ *            freeze release).
+ *
+ * Return: buffers pushed.
+ */
 size_t prof_top_up_free_queue(struct tp_profiler *p, uint32_t instance, int shard);
-/* spec §7.4: top up every instance (startup path).  Returns buffers pushed. */
+/**
+ * prof_replenish_free_queues() - top up every instance's free queue on
+ * the start-up path (spec/framework.md §7.4): one buffer to each first,
+ * then to the brim.
+ * @p: the profiler.
+ *
+ * Return: buffers pushed.
+ */
 size_t prof_replenish_free_queues(struct tp_profiler *p);
-/* spec §5.3: one tick of the freeze state machine (replenish thread). */
+/**
+ * prof_update_backpressure() - one tick of the freeze state machine
+ * (spec/framework.md §5.3), on the replenish thread: open a freeze on a
+ * contended flag; release both once every live ready queue is drained and
+ * nothing more could be pushed to the free queues.
+ * @p: the profiler.
+ */
 void prof_update_backpressure(struct tp_profiler *p);
 
 #endif

@@ -18,6 +18,14 @@
 #include <stdint.h>
 #include <string.h>
 
+/**
+ * struct tp_spsc - one ring; set up with tp_spsc_init().
+ * @head:      producer index, free-running (items ever pushed).
+ * @tail:      consumer index, free-running (items ever popped).
+ * @capacity:  slots, in items.
+ * @item_size: bytes per item.
+ * @items:     @capacity × @item_size bytes (calloc).
+ */
 struct tp_spsc {
 	alignas(64) _Atomic uint64_t head; /* producer-owned */
 	alignas(64) _Atomic uint64_t tail; /* consumer-owned */
@@ -26,12 +34,32 @@ struct tp_spsc {
 	unsigned char *items;
 };
 
-/* Allocate room for `capacity` items of `item_size` bytes.  0 or -ENOMEM /
- * -EINVAL (zero capacity or item size). */
+/**
+ * tp_spsc_init() - allocate an empty ring.
+ * @r:         the ring (its previous contents are ignored).
+ * @capacity:  slots, in items (> 0).
+ * @item_size: bytes per item (> 0).
+ *
+ * Return: 0; -EINVAL for a zero @capacity or @item_size; -ENOMEM. Sets no
+ * tp_last_error() message.
+ */
 int tp_spsc_init(struct tp_spsc *r, size_t capacity, size_t item_size);
+
+/**
+ * tp_spsc_fini() - free @r's slots (items still queued are discarded);
+ * @r->items is NULL and @r->capacity 0 afterwards, so a second call is
+ * harmless.
+ * @r: the ring; no thread may use it any more.
+ */
 void tp_spsc_fini(struct tp_spsc *r);
 
-/* Producer side: copy one item in.  False when full. */
+/**
+ * tp_spsc_push() - producer side: copy one item in.
+ * @r:    the ring; one producer thread at a time.
+ * @item: @r->item_size bytes to copy.
+ *
+ * Return: true when queued; false when the ring holds @r->capacity items.
+ */
 static inline bool tp_spsc_push(struct tp_spsc *r, const void *item)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -46,7 +74,13 @@ static inline bool tp_spsc_push(struct tp_spsc *r, const void *item)
 	return true;
 }
 
-/* Consumer side: copy one item out.  False when empty. */
+/**
+ * tp_spsc_pop() - consumer side: copy the oldest item out.
+ * @r:   the ring; one consumer thread at a time.
+ * @out: receives @r->item_size bytes.
+ *
+ * Return: true with *@out filled; false when the ring is empty.
+ */
 static inline bool tp_spsc_pop(struct tp_spsc *r, void *out)
 {
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
@@ -60,8 +94,13 @@ static inline bool tp_spsc_pop(struct tp_spsc *r, void *out)
 	return true;
 }
 
-/* Items currently queued, clamped to capacity (approximate while both
- * sides run). */
+/**
+ * tp_spsc_size() - items currently queued.
+ * @r: the ring; any thread.
+ *
+ * Return: items, clamped to @r->capacity (approximate while both sides
+ * run).
+ */
 static inline size_t tp_spsc_size(struct tp_spsc *r)
 {
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -70,6 +109,11 @@ static inline size_t tp_spsc_size(struct tp_spsc *r)
 	return n > r->capacity ? r->capacity : (size_t)n;
 }
 
+/**
+ * tp_spsc_empty() - whether tp_spsc_size() is 0 (approximate while both
+ * sides run).
+ * @r: the ring; any thread.
+ */
 static inline bool tp_spsc_empty(struct tp_spsc *r)
 {
 	return tp_spsc_size(r) == 0;
