@@ -65,10 +65,21 @@ enum dg_dtype {
 	DG_FP4E2M1, DG_UNKNOWN, DG_DTYPE_COUNT
 };
 
-/** dg_dtype_name() - the deps.json dtype string ("FLOAT32", ...; "UNKNOWN"). */
+/**
+ * dg_dtype_name() - the deps.json dtype string (spec/swimlane-format.md
+ * §3.1).
+ * @dtype: enum dg_dtype.
+ *
+ * Return: "FLOAT32", "FLOAT16", ... (a static string); "UNKNOWN" for
+ * DG_UNKNOWN or any value >= DG_DTYPE_COUNT.
+ */
 const char *dg_dtype_name(unsigned dtype);
 
-/* A tensor view as plain values. Offsets and strides count elements. */
+/**
+ * struct dg_tensor - a tensor view as plain values (deps.json args[] /
+ * edges[] slices, spec/swimlane-format.md §3.1). Offsets, shapes and
+ * strides count elements; @buffer_addr is the buffer's device address.
+ */
 struct dg_tensor {
 	uint64_t buffer_addr;
 	uint64_t buffer_numel;  /* buffer bytes / element size; 0 if size 0 */
@@ -87,6 +98,9 @@ enum dg_rec_type { DG_REC_TASK = 1, DG_REC_ARG = 2, DG_REC_EDGE = 3 };
 #define DG_TASK_MANUAL 0x1u  /* flags: submitted in a manual scope */
 #define DG_TASK_EARLY 0x2u   /* flags: early_dispatch */
 
+/**
+ * struct dg_rec_task - TASK record: one submit. @block_num is at least 1.
+ */
 struct dg_rec_task {
 	uint8_t type;           /* DG_REC_TASK */
 	uint8_t flags;          /* DG_TASK_* */
@@ -99,6 +113,10 @@ struct dg_rec_task {
 	uint64_t submit_idx;    /* 0, 1, ... in submit order */
 };
 
+/**
+ * struct dg_rec_arg - ARG record: argument @idx of task @task_id; the
+ * tensor fields are valid when @has_tensor (counts in elements).
+ */
 struct dg_rec_arg {
 	uint8_t type;           /* DG_REC_ARG */
 	uint8_t idx;
@@ -117,6 +135,10 @@ struct dg_rec_arg {
 	uint32_t strides[DG_MAX_DIMS];
 };
 
+/**
+ * struct dg_rec_edge - EDGE record: @pred -> @succ; the slice is the
+ * producer's view (TENSORMAP edges), in elements.
+ */
 struct dg_rec_edge {
 	uint8_t type;           /* DG_REC_EDGE */
 	uint8_t source;         /* enum dg_source */
@@ -132,7 +154,10 @@ struct dg_rec_edge {
 
 #define DG_RECORD_SIZE 96u
 
-/* One fixed-size record; `type` is the first byte of every member. */
+/**
+ * union dg_record - one fixed-size record (DG_RECORD_SIZE = 96 bytes);
+ * `type` (enum dg_rec_type) is the first byte of every member.
+ */
 union dg_record {
 	uint8_t type;
 	struct dg_rec_task task;
@@ -145,27 +170,75 @@ _Static_assert(sizeof(union dg_record) == DG_RECORD_SIZE, "dg_record is 96 bytes
 
 /* ---- device half ----------------------------------------------------- */
 
-/* The orchestrator's writer: one producer, one instance, ready queue 0. */
+/**
+ * struct dg_writer - the orchestrator's writer: one producer, one
+ * instance, ready queue 0; bound by dg_writer_attach().
+ * @dpe:      the engine's writer.
+ * @attached: dg_writer_attach() succeeded.
+ */
 struct dg_writer {
 	struct tp_dpe dpe;
 	bool attached;
 };
 
-/* dg_dev_task() - a submit: one TASK record. @kernel_ids [aic, aiv0,
- * aiv1] (-1 inactive); @n_args ARG records must follow (dg_dev_arg). */
+/*
+ * The device writers run on the orchestrator thread, one record each. A
+ * record the transport cannot take is counted dropped by the engine
+ * (enum tp_drop_cause) and the call returns normally; dg_finish() then
+ * refuses to write deps.json. None of them checks @w->attached (use
+ * dg_writer_attach() first).
+ */
+
+/**
+ * dg_dev_task() - a submit: one TASK record (spec/runtime-model.md §2.4
+ * step 2).
+ * @w:              the writer.
+ * @task_id:        the task's 64-bit id.
+ * @submit_idx:     0, 1, ... in submit order.
+ * @manual:         submitted in a manual scope.
+ * @early_dispatch: the task may be early-dispatched.
+ * @kernel_ids:     func_id per slot [aic, aiv0, aiv1]; negative: inactive
+ *                  (stored as -1).
+ * @block_num:      SPMD blocks; 0 is stored as 1.
+ * @n_args:         ARG records that must follow (dg_dev_arg()); more than
+ *                  255 is stored as 255.
+ */
 void dg_dev_task(struct dg_writer *w, uint64_t task_id, uint64_t submit_idx, bool manual,
 		 bool early_dispatch, const int32_t kernel_ids[3], uint32_t block_num,
 		 uint32_t n_args);
-/* dg_dev_arg() - argument @idx of task @task_id; @t NULL for an OUTPUT
- * (create-info) slot. */
+/**
+ * dg_dev_arg() - one ARG record: argument @idx of task @task_id.
+ * @w:       the writer.
+ * @task_id: the task of the preceding dg_dev_task().
+ * @idx:     argument index (stored as 8 bits).
+ * @type:    its tag.
+ * @t:       its tensor view; NULL for an OUTPUT (create-info) slot. More
+ *           than DG_MAX_DIMS dims are cut to DG_MAX_DIMS.
+ */
 void dg_dev_arg(struct dg_writer *w, uint64_t task_id, uint32_t idx, enum dg_arg_type type,
 		const struct dg_tensor *t);
-/* dg_dev_edge() - one edge; @producer is the producer's view (TENSORMAP)
- * or NULL. */
+/**
+ * dg_dev_edge() - one EDGE record: @pred must complete before @succ.
+ * @w:        the writer.
+ * @pred:     producer task id.
+ * @succ:     consumer task id.
+ * @arg:      the consumer's argument slot the edge comes through; stored
+ *            as -1 for DG_SRC_EXPLICIT.
+ * @source:   how the dependency was found.
+ * @overlap:  how the producer's view overlaps the consumer's (TENSORMAP).
+ * @producer: the producer's view (TENSORMAP), or NULL.
+ */
 void dg_dev_edge(struct dg_writer *w, uint64_t pred, uint64_t succ, int32_t arg,
 		 enum dg_source source, enum dg_overlap overlap, const struct dg_tensor *producer);
-/* dg_writer_flush() - end of orchestration: publish the partial buffer.
- * 0 or -EAGAIN (its records are then counted as dropped). */
+/**
+ * dg_writer_flush() - end of orchestration: publish the partial buffer
+ * (dpe_flush()).
+ * @w: the writer; one never attached does nothing.
+ *
+ * Return: 0, or -EAGAIN when the ready queue stayed full past the
+ * backstop (its records are then counted as dropped). Sets no
+ * tp_last_error() message.
+ */
 int dg_writer_flush(struct dg_writer *w);
 
 /* ---- host half ------------------------------------------------------- */
@@ -198,41 +271,65 @@ struct dg_summary {
 };
 
 /**
- * dg_open() - open the pool (prof_open) and start the host threads
- * (prof_start). Return: the collector, or NULL with tp_last_error() set.
+ * dg_open() - open the pool (prof_open(): one kind, one instance, one
+ * ready queue, DG_BUFFERS_PER_INSTANCE buffers) and start the host
+ * threads (prof_start()).
+ * @cfg: the collection; @cfg->label is copied.
+ *
+ * Return: the collector, or NULL with tp_last_error() set: -ENOMEM, or
+ * what prof_open() / prof_start() failed with.
  */
 struct dg_collector *dg_open(const struct dg_config *cfg);
 
 /**
- * dg_writer_attach() - bind @w to the collector's one instance.
- * Return: 0 or dpe_attach()'s -EINVAL.
+ * dg_writer_attach() - bind @w to the collector's one instance, ready
+ * queue 0.
+ * @dg: the collector.
+ * @w:  the writer; zeroed first.
+ *
+ * Return: 0, or dpe_attach()'s -EINVAL with tp_last_error() set.
  */
 int dg_writer_attach(struct dg_collector *dg, struct dg_writer *w);
 
 /**
  * dg_finish() - after the orchestrator flushed its writer and stopped:
  * prof_stop, prof_reconcile (one log line: collected + dropped == total)
- * and, when @dir is not NULL, write @dir/deps.json.
- * @sum: receives the figures (may be NULL).
+ * and, when @dir is not NULL, write @dir/deps.json in the format of
+ * spec/swimlane-format.md §3.1.
+ * @dg:  the collector.
+ * @dir: an existing run folder, or NULL (reconcile only).
+ * @sum: receives the figures (may be NULL); zeroed first.
  *
- * Return: 0; -EPROTO when a record was dropped or the pool does not
- * balance (no deps.json is written; the message names the counts);
- * -EBADMSG when the records do not form a graph (an ARG or EDGE without
- * its task, an edge naming an argument the task does not have); the
- * file errors of base/file.h.
+ * Return: 0; -EPROTO when a record was dropped, the pool does not balance
+ * or the reconcile itself failed (no deps.json is written; the message
+ * names the counts); -EBADMSG when the records do not form a graph (an
+ * ARG or EDGE without its task, an edge naming an argument the task does
+ * not have); -ENOMEM; -ENAMETOOLONG; the file errors of base/file.h.
+ * tp_last_error() says why on every failure.
  */
 int dg_finish(struct dg_collector *dg, const char *dir, struct dg_summary *sum);
 
-/** dg_close() - stop and free everything (NULL is a no-op). */
+/**
+ * dg_close() - stop and free everything (NULL is a no-op).
+ * @dg: the collector.
+ */
 void dg_close(struct dg_collector *dg);
 
 /**
- * dg_tensor_id() - FNV-1a 64 of the 8 bytes of @buffer_addr then the 4
- * bytes of @version, little-endian (spec/swimlane-format.md §3.1).
+ * dg_tensor_id() - deps.json tensor_id (spec/swimlane-format.md §3.1).
+ * @buffer_addr: the tensor's buffer address.
+ * @version:     its version.
+ *
+ * Return: FNV-1a 64 of the 8 bytes of @buffer_addr then the 4 bytes of
+ * @version, little-endian.
  */
 uint64_t dg_tensor_id(uint64_t buffer_addr, uint32_t version);
 
-/* Test point: the collector's profiler (e.g. to pause its drains). */
+/**
+ * dg_profiler() - test point: the collector's profiler (e.g. to pause its
+ * drains).
+ * @dg: the collector.
+ */
 struct tp_profiler *dg_profiler(struct dg_collector *dg);
 
 /* The module (for tests and the reconcile line). */

@@ -56,27 +56,47 @@
 struct pmu_dev;
 
 /**
- * pmu_dev_init() - AICPU run init of every core (spec §4.1, seed §5.1).
+ * pmu_dev_init() - AICPU run init of every core (spec/pmu.md §4.1, seed
+ * 000 §5.1): pmu_dev_init_core() for cores 0 .. num_cores - 1.
+ * @d: the device state (pmu_dev()); NULL does nothing.
  *
- * Return: 0, or the first -errno of tp_pmu_program (cores after a
- * failure are still programmed).
+ * Return: 0, or the first -errno of tp_pmu_program() (cores after a
+ * failure are still programmed). Sets no tp_last_error() message.
  */
 int pmu_dev_init(struct pmu_dev *d);
+
+/**
+ * pmu_dev_init_core() - program one core's event group, start its
+ * counters and store its producer_note (seed 000 §5.1).
+ * @d:    the device state.
+ * @core: logical core id, 0 .. num_cores - 1.
+ *
+ * A core whose programming failed stays uninitialised: its FINs then
+ * write and count nothing.
+ *
+ * Return: 0; -EINVAL for a NULL @d or a bad @core, or tp_pmu_program()'s
+ * -EINVAL.
+ */
 int pmu_dev_init_core(struct pmu_dev *d, int core);
 
 /**
- * pmu_dev_aicore_stage() - a5: stage @core's counters for @reg_task_id.
+ * pmu_dev_aicore_stage() - a5: stage @core's counters for @reg_task_id
+ * (spec/pmu.md §6.1; seed 000 §5.3).
+ * @d:           the device state.
  * @core:        logical core id (the AICore's own).
  * @reg_task_id: the 32-bit token the AICore read from DATA_MAIN_BASE.
  *
  * Reads (and so clears) the counters and the total, stores them in
  * dual_issue_slots[reg_task_id & 1], then publishes the token with a
- * release store. On a2a3, or for a bad core, does nothing.
+ * release store. On a2a3, for a bad core, or when the counters cannot be
+ * read, does nothing.
  */
 void pmu_dev_aicore_stage(struct pmu_dev *d, int core, uint32_t reg_task_id);
 
 /**
- * pmu_dev_on_fin() - write the PMU record of one finished task.
+ * pmu_dev_on_fin() - write the PMU record of one finished task
+ * (spec/pmu.md §4.2; a5 slot check §6.1).
+ * @d:           the device state.
  * @thread:      the AICPU scheduler thread (= ready queue) calling.
  * @core:        logical core the task ran on.
  * @task_id:     the logical 64-bit task id (CSV task_id).
@@ -85,8 +105,13 @@ void pmu_dev_aicore_stage(struct pmu_dev *d, int core, uint32_t reg_task_id);
  * @reg_task_id: the register token of the dispatch (a5 slot key; a2a3
  *               ignores it).
  *
- * Silent (nothing counted) when @core is out of range, was not
- * initialised this run, or (a2a3) has no PMU window.
+ * Counts the record in the core's total, then drops (by cause) or writes
+ * it; on a5 a slot that does not carry @reg_task_id counts one mismatch
+ * instead. Silent (nothing counted) when @core is out of range, was not
+ * initialised this run, or (a2a3) has no PMU window or cannot be read;
+ * also when the core's writer could not attach to @thread's ready queue
+ * (the record is then only counted in the "records not counted" WARN of
+ * pmu_reconcile()).
  */
 void pmu_dev_on_fin(struct pmu_dev *d, int thread, int core, uint64_t task_id,
 		    uint32_t func_id, int32_t core_type, uint32_t reg_task_id);
@@ -94,26 +119,42 @@ void pmu_dev_on_fin(struct pmu_dev *d, int thread, int core, uint64_t task_id,
 /**
  * pmu_dev_record() - write one record from counters already read: the
  * a2a3 record path after its register read, exposed for runtimes that
- * read the PMU themselves. Same guards and accounting as pmu_dev_on_fin.
- * @s: the counters and the total (s->n_slots values used).
+ * read the PMU themselves. Same guards and accounting as pmu_dev_on_fin;
+ * also silent for a NULL @s.
+ * @d, @thread, @core, @task_id, @func_id, @core_type: as pmu_dev_on_fin().
+ * @s: the counters and the total cycles (s->n_slots values used, clamped
+ *     to 0 .. TP_PMU_MAX_SLOTS; the rest written 0).
  */
 void pmu_dev_record(struct pmu_dev *d, int thread, int core, uint64_t task_id,
 		    uint32_t func_id, int32_t core_type, const struct tp_pmu_sample *s);
 
 /**
  * pmu_dev_flush_thread() - publish the partial current buffer of every
- * core @thread wrote (spec §4.3). A buffer that cannot be published past
+ * core @thread wrote (spec/pmu.md §4.3).
+ * @d:      the device state; NULL does nothing.
+ * @thread: the scheduler thread (ready queue) calling.
+ *
+ * A buffer that cannot be published past
  * the backstop has its records counted dropped, with ERROR
  * `Thread %d: Core %d failed to flush PMU buffer (ready_queue full), %u records lost!`.
  */
 void pmu_dev_flush_thread(struct pmu_dev *d, int thread);
 
 /**
- * pmu_dev_finalize() - AICPU finalize of every core (spec §4.4, seed
- * §5.1): producer_note_close, then the saved control word(s) restored.
- * Once per init; a core never initialised is skipped.
+ * pmu_dev_finalize() - AICPU finalize of every core (spec/pmu.md §4.4,
+ * seed 000 §5.1): pmu_dev_finalize_core() for each.
+ * @d: the device state; NULL does nothing.
  */
 void pmu_dev_finalize(struct pmu_dev *d);
+
+/**
+ * pmu_dev_finalize_core() - one core's finalize: producer_note_close
+ * (stored when tp_pmu_finalize() succeeds), then the saved control
+ * word(s) restored. Once per init: a core never initialised, already
+ * finalised, or out of range is skipped.
+ * @d:    the device state.
+ * @core: logical core id.
+ */
 void pmu_dev_finalize_core(struct pmu_dev *d, int core);
 
 #endif

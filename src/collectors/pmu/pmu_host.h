@@ -80,7 +80,11 @@ struct pmu_config {
 	bool retained;
 };
 
-/* Reconcile figures (records), spec §5 and seed §5.1. */
+/**
+ * struct pmu_reconcile - what pmu_reconcile() found, in records
+ * (spec/pmu.md §5; seed 000 §5.1). @note_init / @note_close count the
+ * run's cores per producer-note code (enum tp_pmu_note_code).
+ */
 struct pmu_reconcile {
 	uint64_t total;     /* Σ device total_record_count */
 	uint64_t collected; /* rows written to the shard files (0 on an I/O failure) */
@@ -99,52 +103,101 @@ struct pmu_collector;
 
 /**
  * pmu_open() - allocate the pool (region + 2 buffers per core + a5
- * staging rings) and the device state. Logs INFO `PMU collector
- * initialized: ...`. NULL with tp_last_error() set: -EINVAL (bad config:
- * the message names the field), -ENOMEM.
+ * staging rings) and the device state (spec/pmu.md §7.2).
+ * @cfg: the run's collection, copied (the strings too).
+ *
+ * Logs INFO `PMU collector initialized: ...`.
+ *
+ * Return: the collector, or NULL with tp_last_error() set: -EINVAL (bad
+ * config: the message names the field), -ENOMEM, or what prof_open()
+ * failed with.
  */
 struct pmu_collector *pmu_open(const struct pmu_config *cfg);
-/* The device state the runtime's hooks write through (pmu_dev.h). */
+
+/**
+ * pmu_dev() - the device state the runtime's hooks write through
+ * (pmu_dev.h).
+ * @c: the collector; NULL gives NULL.
+ */
 struct pmu_dev *pmu_dev(struct pmu_collector *c);
+
 /**
  * pmu_start() - create the output directory (WARN `Failed to create PMU
  * output directory %s: %s` on failure, continues), remove stale shard
- * files, start the drain / replenish / collector threads. 0 or -errno.
+ * files, start the drain / replenish / collector threads (spec/pmu.md
+ * §7.3).
+ * @c: the collector; a second call does nothing.
+ *
+ * Return: 0; -EINVAL for a NULL @c; prof_start()'s -errno (tp_last_error()
+ * says why).
  */
 int pmu_start(struct pmu_collector *c);
-/* After the device stopped (every flush done): drain and join; idempotent. */
+
+/**
+ * pmu_stop() - after the device stopped (every flush done): drain and
+ * join the host threads (prof_stop()); idempotent.
+ * @c: the collector; NULL or a released pool does nothing.
+ */
 void pmu_stop(struct pmu_collector *c);
 /**
  * pmu_reconcile() - after pmu_stop: close the shard files, read the
  * device counters and log spec §5's lines (un-flushed buffers, drops,
  * mismatches, the equality) plus one TIMING line of the producer notes.
- * @out: may be NULL.
- * Return: 0 when collected + dropped + mismatch == total and no shard
- * I/O failed; -EPROTO otherwise; -EBUSY before pmu_stop; -EIO when the
- * device counters cannot be read.
+ * @c:   the collector.
+ * @out: receives the figures; may be NULL.
+ *
+ * Return: 0 when collected + dropped + mismatch (a5) == total and no
+ * shard I/O failed; -EPROTO otherwise (the log lines say why; no
+ * tp_last_error() message); -EINVAL for a NULL @c or a released pool;
+ * -EBUSY before pmu_stop and -EIO when the device counters cannot be read
+ * (both with tp_last_error() set).
  */
 int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out);
 /**
  * pmu_export() - after pmu_stop: merge the shard files into
  * <prefix>/pmu.csv (order and files: see the top of this header).
  * Idempotent once it succeeded.
+ * Implements spec/pmu.md §2.4 (temp shard files and merge).
+ * @c:    the collector (its pool may have been released).
  * @rows: receives the rows published (0: no records, no file); may be NULL.
- * Return: 0 (also for a run without records), -EIO (ERROR
- * `PmuCollector: CSV shard output failed; preserving shard files for
- * diagnosis`), or the -errno of a failed open / read / write / rename
- * with the spec's ERROR line; shard files are then kept.
+ *
+ * Return: 0 (also for a run without records); -EINVAL for a NULL @c;
+ * -EBUSY before pmu_stop; -EIO (ERROR `PmuCollector: CSV shard output
+ * failed; preserving shard files for diagnosis`), or the -errno of a
+ * failed open / read / write / rename with the spec's ERROR line; shard
+ * files are then kept. tp_last_error() says why on every failure except
+ * -EINVAL.
  */
 int pmu_export(struct pmu_collector *c, uint64_t *rows);
-/* The run's producer notes of @core (after pmu_reconcile). 0 or -EINVAL. */
+/**
+ * pmu_notes() - the run's producer notes of @core (seed 000 §5.1), after
+ * pmu_reconcile().
+ * @c:     the collector.
+ * @core:  logical core id.
+ * @init:  receives producer_note (may be NULL).
+ * @close: receives producer_note_close (may be NULL).
+ *
+ * Return: 0; -EINVAL for a NULL @c, a bad @core or a released pool.
+ */
 int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
 	      struct tp_pmu_note *close);
-/* The frozen event type / epoch / CSV path of the run. */
+
+/**
+ * pmu_event_type() - the run's event type, frozen at pmu_open().
+ * pmu_run_epoch() and pmu_csv_path() give its run_epoch and
+ * "<output_prefix>/pmu.csv" (owned by @c) likewise.
+ * @c: the collector (non-NULL).
+ */
 uint32_t pmu_event_type(const struct pmu_collector *c);
 uint64_t pmu_run_epoch(const struct pmu_collector *c);
 const char *pmu_csv_path(const struct pmu_collector *c);
-/* Whether a failed pmu_export() kept the shard files as evidence (renamed
- * pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp, docs/pmu.md "A failed
- * write"). */
+
+/**
+ * pmu_shards_kept() - whether a failed pmu_export() kept the shard files
+ * as evidence (renamed pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp,
+ * docs/pmu.md "A failed write").
+ * @c: the collector (non-NULL).
+ */
 bool pmu_shards_kept(const struct pmu_collector *c);
 /**
  * pmu_release_pool() - after pmu_reconcile: free the pool, the device
@@ -155,18 +208,33 @@ bool pmu_shards_kept(const struct pmu_collector *c);
  */
 void pmu_release_pool(struct pmu_collector *c);
 /**
- * pmu_pool_bytes() - device bytes of the pool: @seeded at open, @cap the
- * growth ceiling (0: unbounded), @now allocated at present. Any pointer
- * may be NULL. 0, or -EINVAL after pmu_release_pool.
+ * pmu_pool_bytes() - device bytes of the pool.
+ * @c:      the collector.
+ * @seeded: receives the bytes seeded at open.
+ * @cap:    receives the growth ceiling (0: unbounded).
+ * @now:    receives the bytes allocated at present.
+ *
+ * Any pointer may be NULL.
+ *
+ * Return: 0; -EINVAL for a NULL @c or after pmu_release_pool.
  */
 int pmu_pool_bytes(const struct pmu_collector *c, uint64_t *seeded, uint64_t *cap,
 		   uint64_t *now);
-/* Test point: while @hold, collector shards wait before writing a buffer
- * (a slow disk), so full buffers stay out of circulation and the pool
- * grows. */
+/**
+ * pmu_test_hold_collect() - test point: while @hold, collector shards wait
+ * before writing a buffer (a slow disk), so full buffers stay out of
+ * circulation and the pool grows.
+ * @c:    the collector (non-NULL).
+ * @hold: true to hold, false to let the shards go on.
+ */
 void pmu_test_hold_collect(struct pmu_collector *c, bool hold);
-/* Stop if needed and free everything; shard files of a run never
- * exported successfully are kept. NULL is a no-op. */
+
+/**
+ * pmu_close() - stop if needed and free everything; shard files of a run
+ * never exported successfully are kept (for the next pmu_start()'s stale
+ * sweep, or as evidence). NULL is a no-op.
+ * @c: the collector.
+ */
 void pmu_close(struct pmu_collector *c);
 
 #endif

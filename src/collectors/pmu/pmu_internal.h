@@ -33,8 +33,16 @@
 #define PMU_AICORE_RING_SIZE 2     /* PLATFORM_PMU_AICORE_RING_SIZE */
 #define PMU_TIMEOUT_SECONDS 30     /* PLATFORM_PMU_TIMEOUT_SECONDS */
 
-/* PmuRecord (spec §3.1): a2a3 uses counters 0..7 (8, 9 stay 0, the
- * reference's 8-byte tail pad), a5 all 10. */
+/**
+ * struct pmu_record - PmuRecord, 64 bytes (spec/pmu.md §3.1).
+ * @task_id:          the logical 64-bit task id.
+ * @func_id:          kernel function id.
+ * @core_type:        0 AIC, 1 AIV.
+ * @pmu_total_cycles: the core's PMU_CNT_TOTAL over the task's counting
+ *                    window, in AICore cycles (TP_CORE_FREQ_HZ).
+ * @pmu_counters:     event counts; a2a3 uses 0..7 (8, 9 stay 0, the
+ *                    reference's 8-byte tail pad), a5 all 10.
+ */
 struct pmu_record {
 	uint64_t task_id;
 	uint32_t func_id;
@@ -49,8 +57,12 @@ _Static_assert(sizeof(struct pmu_record) == 64, "PmuRecord is 64 bytes");
  * match a slot nobody wrote. The low 32 bits are the register token. */
 #define PMU_SLOT_WRITTEN (1ull << 63)
 
-/* One a5 dual-issue staging slot (spec §6.1): written by the AICore of
- * the core, read by the owning AICPU thread on FIN. */
+/**
+ * struct pmu_stage_slot - one a5 dual-issue staging slot, 64 bytes
+ * (spec/pmu.md §6.1): written by the AICore of the core, read by the
+ * owning AICPU thread on FIN. Fields as struct pmu_record; @task_id holds
+ * PMU_SLOT_WRITTEN | reg_task_id, published last.
+ */
 struct pmu_stage_slot {
 	_Atomic uint64_t task_id; /* PMU_SLOT_WRITTEN | reg_task_id, published last */
 	uint32_t reserved[2];     /* func_id / core_type are AICPU-owned */
@@ -59,20 +71,32 @@ struct pmu_stage_slot {
 };
 _Static_assert(sizeof(struct pmu_stage_slot) == 64, "a staging slot is one record");
 
+/**
+ * struct pmu_aicore_ring - PmuAicoreRing: a core's PMU_AICORE_RING_SIZE
+ * staging slots, indexed by reg_task_id & 1 (spec/pmu.md §6.1).
+ */
 struct pmu_aicore_ring {
 	struct pmu_stage_slot dual_issue_slots[PMU_AICORE_RING_SIZE];
 };
 
-/* Seed §5.1 per-core control read-back: producer_note at init,
- * producer_note_close at the core's finalize (code 0: none published). */
+/**
+ * struct pmu_core_note - seed 000 §5.1 per-core control read-back.
+ * @init:  producer_note at init.
+ * @close: producer_note_close at the core's finalize (code 0: none
+ *         published).
+ */
 struct pmu_core_note {
 	struct tp_pmu_note init;
 	struct tp_pmu_note close;
 };
 
-/* AICPU-side state of one core, touched only by its owning thread (init
- * and finalize run while no record is written) — except attached and
- * thread, which every thread's flush reads to find its own cores. */
+/**
+ * struct pmu_core - AICPU-side state of one core, touched only by its
+ * owning thread (init and finalize run while no record is written) —
+ * except @attached and @thread, which every thread's flush reads to find
+ * its own cores. @lost counts records (FINs) not counted because the
+ * writer could not attach.
+ */
 struct pmu_core {
 	struct tp_dpe w;
 	_Atomic int attached; /* 0 not yet, 1 ok, -1 failed */
@@ -83,6 +107,10 @@ struct pmu_core {
 	uint64_t lost; /* records that could not be counted (attach failed) */
 };
 
+/**
+ * struct pmu_dev - the device half's state of one run (pmu_dev.h); set
+ * up by pmu_open(). Pointers are device addresses.
+ */
 struct pmu_dev {
 	enum tp_pmu_arch arch;
 	bool shadow;                /* a5: AICore stages, AICPU commits */

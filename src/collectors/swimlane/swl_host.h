@@ -72,31 +72,85 @@ struct swl_config {
 
 struct swl_collector;
 
-/* Allocate the pool and the device state. NULL with tp_last_error() set
- * (-EINVAL for a bad config, -ENOMEM). */
+/**
+ * swl_open() - allocate the pool (seed 002 §5.2) and the device state.
+ * @cfg: the collection, copied (@cfg->core_owner too).
+ *
+ * Return: the collector, or NULL with tp_last_error() set: -EINVAL for a
+ * bad configuration (level out of 1..4, cores out of 1..255, threads out
+ * of 1..TP_MAX_AICPU_THREADS or above @cfg->max_threads, orch_thread >=
+ * num_threads, no core_owner or clock_freq_hz), -ENOMEM, or what
+ * prof_open() failed with.
+ */
 struct swl_collector *swl_open(const struct swl_config *cfg);
-/* Device state the runtime hooks write through. */
+
+/**
+ * swl_dev() - the device state the runtime hooks write through
+ * (swl_dev.h).
+ * @c: the collector (non-NULL).
+ */
 struct swl_dev *swl_dev(struct swl_collector *c);
-/* Fault in the collector's log ahead (unless cfg->no_log_prefault), then
- * start the host threads. 0 or -errno. */
+
+/**
+ * swl_start() - fault in the collector's log ahead (unless
+ * cfg->no_log_prefault; a failure only means it faults as it fills), then
+ * start the host threads.
+ * @c: the collector.
+ *
+ * Return: 0, or prof_start()'s -errno (tp_last_error() says why).
+ */
 int swl_start(struct swl_collector *c);
-/* After the device stopped: drain and join; idempotent. */
+
+/**
+ * swl_stop() - after the device stopped: drain and join the host threads;
+ * idempotent. NULL does nothing.
+ * @c: the collector.
+ */
 void swl_stop(struct swl_collector *c);
-/* prof_reconcile: one log line per pool; 0 when every pool balances,
- * -EPROTO otherwise. @out may be NULL. */
+
+/**
+ * swl_reconcile() - prof_reconcile() of the pool: one log line per kind
+ * (spec/framework.md §4.7), plus a WARN for dispatches of cores that could
+ * not attach and an ERROR per instance whose records the host lost to
+ * out-of-memory.
+ * @c:   the collector, after swl_stop().
+ * @out: receives the figures; may be NULL.
+ *
+ * Return: 0 when every pool balances and no host memory ran out; else
+ * prof_reconcile()'s -EPROTO / -EBUSY / -EIO, or -ENOMEM (host out of
+ * memory; no tp_last_error() message) when it alone failed.
+ */
 int swl_reconcile(struct swl_collector *c, struct tp_reconcile *out);
-/* Records collected so far (after swl_stop): AICore rows with a non-zero
- * start, AICPU rows, sched records, orch records. */
+
+/**
+ * swl_counts() - records collected so far (after swl_stop()); any pointer
+ * may be NULL.
+ * @c:      the collector.
+ * @aicore: receives the AICore rows with a non-zero start (written ones).
+ * @aicpu:  receives the AICPU task rows.
+ * @sched:  receives the scheduler phase records.
+ * @orch:   receives the orchestrator phase records.
+ */
 void swl_counts(const struct swl_collector *c, uint64_t *aicore, uint64_t *aicpu,
 		uint64_t *sched, uint64_t *orch);
-/*
- * swl_export — write DIR/l2_swimlane_records.json (temp + rename; DIR is
- * created if missing) in the exact layout of spec §1.8. When both task
- * streams are empty nothing is written, a warning is logged and -ENODATA
- * is returned. 0 or -errno (tp_last_error() names the file).
+
+/**
+ * swl_export() - write @dir/l2_swimlane_records.json (temp + rename) in
+ * the exact layout of spec/swimlane-format.md §1.8.
+ * @c:   the collector, after swl_stop().
+ * @dir: the run folder; created if missing.
+ *
+ * Return: 0; -ENODATA (WARN "No performance data to export", nothing
+ * written) when both task streams are empty; -ENOMEM; or the -errno of
+ * tp_mkdir_p() / the file transaction (base/file.h). tp_last_error() says
+ * why on every failure (naming the file for file errors).
  */
 int swl_export(struct swl_collector *c, const char *dir);
-/* Stop if needed, free everything (NULL is a no-op). */
+
+/**
+ * swl_close() - stop if needed, free everything. NULL is a no-op.
+ * @c: the collector.
+ */
 void swl_close(struct swl_collector *c);
 
 #endif

@@ -14,15 +14,26 @@
 #include "collectors/swimlane/swl_records.h"
 #include "transport/dev_engine.h"
 
-/* Per-core active head (device memory, a2a3): the AICPU writes it before
- * the token release that makes the AICore look; the AICore reads it. */
+/**
+ * struct swl_active_head - a core's active AICore buffer (device memory,
+ * a2a3): the AICPU writes it before the token release that makes the
+ * AICore look; the AICore reads it at receive.
+ * @buf_ptr: device address of the active buffer, 0: none.
+ * @seq:     bumped on every change.
+ */
 struct swl_active_head {
 	_Atomic uint64_t buf_ptr; /* device address of the active buffer, 0: none */
 	_Atomic uint32_t seq;     /* bumped on every change */
 	uint32_t pad_[13];
 };
 
-/* AICore-private cache of its head (device memory, AICore thread only). */
+/**
+ * struct swl_aicore_local - the AICore's private cache of its head
+ * (device memory, AICore thread only, a2a3).
+ * @buf_ptr: the buffer it writes into; @seq: the head sequence it saw.
+ * @slot:    next record index in @buf_ptr.
+ * @rec:     the running task's record slot, NULL: none.
+ */
 struct swl_aicore_local {
 	uint64_t buf_ptr;
 	uint32_t seq;
@@ -31,15 +42,21 @@ struct swl_aicore_local {
 	uint32_t pad_[10];
 };
 
-/* Per-core staging ring (device memory, a5): AICore writes, AICPU reads on
- * FIN; the FIN's release/acquire pair publishes the slot. */
+/**
+ * struct swl_stage_ring - a core's staging ring (device memory, a5),
+ * indexed by reg_task_id & 1: the AICore writes, the AICPU reads on FIN;
+ * the FIN's release/acquire pair publishes the slot.
+ */
 struct swl_stage_ring {
 	struct swl_aicore_rec dual_issue_slots[2];
 };
 
-/* AICPU-side state of one core, touched only by its owning scheduler.
- * Cache-line aligned: neighbouring cores may belong to other scheduler
- * threads, which write their own entries on every dispatch and FIN. */
+/**
+ * struct swl_core - AICPU-side state of one core, touched only by its
+ * owning scheduler. Cache-line aligned: neighbouring cores may belong to
+ * other scheduler threads, which write their own entries on every
+ * dispatch and FIN. Counts are tasks / records.
+ */
 struct swl_core {
 	alignas(64) struct tp_dpe aicpu_w; /* kind 0 */
 	struct tp_dpe aicore_w; /* kind 3: a2a3 active buffer / a5 commit writer */
@@ -53,13 +70,21 @@ struct swl_core {
 	uint64_t lost;          /* records lost because the core could not attach */
 };
 
-/* One thread's writer: cache-line aligned, as each thread writes its own
- * on every record. */
+/**
+ * struct swl_thread_w - one thread's phase writer: cache-line aligned, as
+ * each thread writes its own on every record.
+ * @w:        the writer.
+ * @attached: 0 not yet, 1 ok, -1 failed.
+ */
 struct swl_thread_w {
 	alignas(64) struct tp_dpe w;
 	int attached;
 };
 
+/**
+ * struct swl_dev - the device half's state of one run (swl_dev.h); set up
+ * by swl_open(). Pointers are device addresses.
+ */
 struct swl_dev {
 	int level;
 	bool shadow;            /* a5: staging ring instead of rotation */
@@ -78,7 +103,12 @@ struct swl_dev {
 	struct swl_thread_w orch;
 };
 
-/* Instance layout of the pool. */
+/*
+ * Instance layout of the pool (buffer state indices): AICPU task
+ * instances 0 .. C-1 (one per core), scheduler phases C .. C+T-1 (one per
+ * AICPU thread), the orchestrator C+T, AICore task instances C+T+1 ..
+ * 2C+T; C cores, T threads. swl_num_instances() is their count.
+ */
 static inline uint32_t swl_inst_aicpu(const struct swl_dev *d, int core)
 {
 	(void)d;

@@ -61,7 +61,10 @@ enum swl_sched_kind {
 #define SWL_SLOT_COUNT 4u             /* PLATFORM_PROF_SLOT_COUNT */
 #define SWL_BUFFERS_PER_INSTANCE 4u   /* PLATFORM_AICORE_BUFFERS_PER_CORE */
 
-/* AICore task record (L2SwimlaneAicoreTaskRecord), 32 B. */
+/**
+ * struct swl_aicore_rec - L2SwimlaneAicoreTaskRecord, 32 bytes
+ * (spec/swimlane-format.md §1.4, §1.10). Times in ticks.
+ */
 struct swl_aicore_rec {
 	uint64_t start;          /* right before the kernel */
 	uint64_t end;            /* right after the kernel */
@@ -70,7 +73,10 @@ struct swl_aicore_rec {
 	uint32_t recv_to_start;  /* start - receive, ticks (saturated) */
 };
 
-/* AICPU task record (L2SwimlaneAicpuTaskRecord), 32 B. */
+/**
+ * struct swl_aicpu_rec - L2SwimlaneAicpuTaskRecord, 32 bytes
+ * (spec/swimlane-format.md §1.5, §1.10). Times in ticks.
+ */
 struct swl_aicpu_rec {
 	uint32_t reg_task_id;
 	uint32_t core_id;
@@ -79,7 +85,10 @@ struct swl_aicpu_rec {
 	uint64_t reserved;
 };
 
-/* Scheduler phase record (L2SwimlaneAicpuSchedPhaseRecord), 64 B. */
+/**
+ * struct swl_sched_rec - L2SwimlaneAicpuSchedPhaseRecord, 64 bytes
+ * (spec/swimlane-format.md §1.6, §1.10). @start / @end in ticks.
+ */
 struct swl_sched_rec {
 	uint64_t start;
 	uint64_t end;
@@ -99,7 +108,10 @@ struct swl_sched_rec {
 	uint8_t reserved[12];
 };
 
-/* Orchestrator phase record (L2SwimlaneAicpuOrchPhaseRecord), 32 B. */
+/**
+ * struct swl_orch_rec - L2SwimlaneAicpuOrchPhaseRecord, 32 bytes
+ * (spec/swimlane-format.md §1.7, §1.10). @start / @end in ticks.
+ */
 struct swl_orch_rec {
 	uint32_t submit_idx;
 	uint32_t reserved;
