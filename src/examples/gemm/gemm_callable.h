@@ -46,12 +46,20 @@ enum gemm_func {
 /* Kernel argument slots of GEMM_FUNC_TILE. */
 enum { GEMM_K_A = 0, GEMM_K_B, GEMM_K_C, GEMM_K_TK, GEMM_K_NARGS };
 
-/* The shape of one case (tp_case.params). */
+/**
+ * struct gemm_case - the shape of one case (tp_case.params): C[@M, @N] =
+ * A[@M, @K] · B[@K, @N], sizes in elements.
+ */
 struct gemm_case {
 	uint32_t M, N, K;
 };
 
-/* Output tiles (= tasks) of an M × N product. */
+/**
+ * gemm_tiles() - output tiles (= tasks) of an @M × @N product.
+ * @M: rows of C; @N: columns of C (elements).
+ *
+ * Return: ceil(@M / GEMM_TILE_M) × ceil(@N / GEMM_TILE_N).
+ */
 static inline uint64_t gemm_tiles(uint32_t M, uint32_t N)
 {
 	return (uint64_t)((M + GEMM_TILE_M - 1) / GEMM_TILE_M) *
@@ -62,12 +70,27 @@ static inline uint64_t gemm_tiles(uint32_t M, uint32_t N)
  * Medium (512×512×256) and Ragged (100×72×80: edge tiles, a K tail). */
 extern const struct tp_callable gemm_callable;
 
-/* The tile kernel (func GEMM_FUNC_TILE, AIC). */
+/**
+ * gemm_kernel_tile() - the tile kernel (func GEMM_FUNC_TILE, AIC), on an
+ * AICore thread with a bound AIC core context.
+ * @args: [GEMM_K_A] a bf16 [tm, K] GM tile, [GEMM_K_B] b bf16 [K, tn],
+ *        [GEMM_K_C] c fp32 [tm, tn] (struct tp_tile addresses), [GEMM_K_TK]
+ *        the K chunk tk, 1..K.
+ *
+ * Failures (a NULL tile, bad shapes or tk, a tile op's error) go to the
+ * core's sticky error (tp_core_ctx_fail()), not a return value.
+ */
 void gemm_kernel_tile(int64_t *args);
 
 /**
  * gemm_orchestration() - submit one GEMM_FUNC_TILE task per output tile.
- * Return: 0; -EINVAL for a wrong signature; a submit's error.
+ * @o:    the orchestrator.
+ * @args: the signature [a bf16 [M, K], b bf16 [K, N], c fp32 [M, N]] with
+ *        device addresses.
+ *
+ * Return: 0; -EINVAL for a wrong signature; tp_tensor_make_contiguous() /
+ * tp_tensor_view()'s error for shapes it refuses; a submit's error.
+ * tp_last_error() says why.
  */
 struct tp_orch;
 int gemm_orchestration(struct tp_orch *o, const struct tp_case_args *args);
@@ -75,6 +98,10 @@ int gemm_orchestration(struct tp_orch *o, const struct tp_case_args *args);
 /**
  * gemm_golden_ref() - c[M, N] = a[M, K] · b[K, N] (bf16 bit patterns),
  * accumulated in double, rounded once to fp32.
+ * @a: M × K bf16 bit patterns, row-major.
+ * @b: K × N bf16 bit patterns, row-major.
+ * @c: receives M × N floats, row-major.
+ * @M, @N, @K: sizes in elements.
  */
 void gemm_golden_ref(const uint16_t *a, const uint16_t *b, float *c, uint32_t M, uint32_t N,
 		     uint32_t K);

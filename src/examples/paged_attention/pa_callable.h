@@ -32,8 +32,12 @@ int pa_orchestration(struct tp_orch *o, const struct tp_case_args *args);
 
 /**
  * pa_case_args() - describe generated inputs as the signature @args
- * (host addresses; @args->priv = @in).
- * Return: 0 or -EINVAL.
+ * (spec/runtime-model.md §5.2: [IN x 5, OUT] then the scale scalar).
+ * @in:   inputs from pa_inputs_create(); kept in @args->priv.
+ * @args: receives the six tensors (host addresses) and the scale bits;
+ *        zeroed first.
+ *
+ * Return: 0, or pa_inputs_tensor()'s -EINVAL (tp_last_error() set).
  */
 struct pa_inputs;
 int pa_case_args(struct pa_inputs *in, struct tp_case_args *args);

@@ -60,7 +60,10 @@ struct pa_cmp {
 };
 
 /**
- * pa_compare() - compare @got against @expected, @n floats each.
+ * pa_compare() - compare @got against @expected, @n floats each, as
+ * torch.allclose does (spec/runtime-model.md §4.4).
+ * @rtol: relative tolerance; @atol: absolute tolerance.
+ * @r:    receives the details.
  *
  * Return: true when every element is within tolerance (r->pass).
  */
@@ -73,7 +76,13 @@ bool pa_compare(const float *expected, const float *got, size_t n,
  * 3 of 256 elements out of tolerance (rtol 0.001, atol 0.001); worst
  * out[0][4][7] (index 71): expected 0.125, got 0.5".
  *
- * Return: snprintf's result.
+ * @r:          the comparison.
+ * @d:          the case's sizes, for the [b][h][d] index.
+ * @rtol, @atol: the tolerances used.
+ * @buf, @len:  receive the line (@len bytes, NUL-terminated).
+ *
+ * Return: snprintf's result: the line's length, which may be >= @len when
+ * it was cut.
  */
 int pa_cmp_format(const struct pa_cmp *r, const struct pa_dims *d,
 		  double rtol, double atol, char *buf, size_t len);

@@ -100,6 +100,16 @@ enum {
 	PA_UP_NARGS
 };
 
+/**
+ * pa_kernel_qk() - QK: sij = qi · kjᵀ (spec/runtime-model.md §5.4); SF,
+ * PV and UP (pa_kernel_sf(), pa_kernel_pv(), pa_kernel_up()) as the table
+ * above says.
+ * @args: the tensors (pa_arg_tile()) then the scalars, in the order of
+ *        the table above (PA_QK_* / PA_SF_* / PA_PV_* / PA_UP_*).
+ *
+ * They return nothing: a failure sets the core's sticky error, reported
+ * at tp_core_ctx_task_end().
+ */
 void pa_kernel_qk(int64_t *args);
 void pa_kernel_sf(int64_t *args);
 void pa_kernel_pv(int64_t *args);
@@ -126,13 +136,21 @@ struct pa_kernel_info {
 /* Indexed by func_id. */
 extern const struct pa_kernel_info pa_kernels[PA_FUNC_COUNT];
 
-/** pa_arg_tile() - a tensor argument: the address of its GM tile. */
+/**
+ * pa_arg_tile() - a tensor argument: the address of its GM tile.
+ * @t: the tile; must outlive the kernel call.
+ */
 static inline int64_t pa_arg_tile(const struct tp_tile *t)
 {
 	return (int64_t)(intptr_t)t;
 }
 
-/** pa_arg_f32() - a float scalar argument: its binary32 bits. */
+/**
+ * pa_arg_f32() - a float scalar argument.
+ * @f: the value.
+ *
+ * Return: its binary32 bits in the low 32 bits (high 32 bits 0).
+ */
 static inline int64_t pa_arg_f32(float f)
 {
 	uint32_t u;

@@ -105,12 +105,22 @@ extern const struct tp_case_kernel syn_kernels[SYN_FUNC_COUNT];
  * syn_orchestration() - submit the graph above.
  * @o:    the orchestrator.
  * @args: the SYN_ARG_COUNT tensors with device addresses.
- * Return: 0; -EINVAL for a wrong signature; a submit's error.
+ *
+ * Exercises every task kind of spec/runtime-model.md §7.5.
+ *
+ * Return: 0; -EINVAL for a wrong signature (count, or a tensor not int32
+ * of syn_tensor_len() elements; tp_last_error() says which); a submit's
+ * error.
  */
 struct tp_orch;
 int syn_orchestration(struct tp_orch *o, const struct tp_case_args *args);
 
-/* Elements of signature tensor @i (0 for a bad index). */
+/**
+ * syn_tensor_len() - elements (int32) of signature tensor @i.
+ * @i: enum syn_arg.
+ *
+ * Return: elements; 0 for an index out of range.
+ */
 uint32_t syn_tensor_len(enum syn_arg i);
 
 #endif /* TASKPROF_EXAMPLES_SYNTHETIC_SYN_CALLABLE_H */
