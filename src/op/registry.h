@@ -164,8 +164,13 @@ int tp_op_snap_restore(struct tp_op_snap *s, uint64_t *restored);
  */
 int tp_op_snap_hash(const struct tp_op_snap *s, uint64_t *hash);
 
-/** tp_op_snap_bytes() / _entries() - bytes and entries still live in @s. */
+/**
+ * tp_op_snap_bytes() - bytes still live in @s (entries whose allocation
+ * was freed no longer count).
+ */
 uint64_t tp_op_snap_bytes(const struct tp_op_snap *s);
+
+/** tp_op_snap_entries() - entries (allocations) still live in @s. */
 size_t tp_op_snap_entries(const struct tp_op_snap *s);
 
 /** tp_op_snap_release() - unmap @s's host memory and free it (NULL: no-op). */
@@ -180,21 +185,29 @@ uint64_t tp_op_hash64(uint64_t h, const void *p, size_t n);
 /* ---- replay lock and deferred frees ------------------------------------- */
 
 /**
- * tp_op_gate_enter() / tp_op_gate_exit() - hold the gate shared around one
- * ordinary device call; waits while another thread's window is open or
- * waiting to open (windows are preferred: a stream of calls cannot starve
- * a replay). The window owner passes at once.
- * Return (enter): the token to give to exit.
+ * tp_op_gate_enter() - hold the gate shared around one ordinary device
+ * call (spec/opprof.md §4.8); waits while another thread's window is open
+ * or waiting to open (windows are preferred: a stream of calls cannot
+ * starve a replay). The window owner passes at once.
+ *
+ * Return: the token to give to tp_op_gate_exit().
  */
 int tp_op_gate_enter(void);
+
+/**
+ * tp_op_gate_exit() - leave the gate entered with tp_op_gate_enter().
+ * @token: what tp_op_gate_enter() returned.
+ */
 void tp_op_gate_exit(int token);
 
 /**
- * tp_op_window_begin() / tp_op_window_end() - open / close the replay
- * window (exclusive): begin waits until no other thread is inside the
- * gate. Not recursive; the caller must not hold a gate token.
+ * tp_op_window_begin() - open the replay window (the gate held
+ * exclusive): waits until no other thread is inside the gate. Not
+ * recursive; the caller must not hold a gate token.
  */
 void tp_op_window_begin(void);
+
+/** tp_op_window_end() - close the window the calling thread opened. */
 void tp_op_window_end(void);
 
 /** tp_op_window_owned() - whether the calling thread owns the open window. */

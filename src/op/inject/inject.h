@@ -30,7 +30,10 @@
  * OP_INJECT_FAILURE_STATUS). */
 #define INJ_EXIT_FATAL 70
 
-/* The real entry points, resolved once (NULL: missing in the runtime). */
+/**
+ * struct inj_real - the real tp_rt_* entry points, resolved once by
+ * dlsym(RTLD_NEXT) (NULL: missing in the runtime).
+ */
 struct inj_real {
 	int (*set_device)(int);
 	int (*reset_device)(int);
@@ -44,8 +47,10 @@ struct inj_real {
 	int (*range_pop)(void);
 };
 
-/* Process state, written by the once-init (and the fork child handler)
- * before any hook reads it. */
+/**
+ * struct inj_state - process state, written by the once-init (and the
+ * fork child handler) before any hook reads it.
+ */
 struct inj_state {
 	struct inj_real real;
 	bool active;               /* profiling this process */
@@ -79,7 +84,10 @@ int inj_device(void);
 
 /* ---- engine.c --------------------------------------------------------------- */
 
-/* One launch as the hooks saw it (every variant normalised). */
+/**
+ * struct inj_launch - one launch as the hooks saw it (every variant
+ * normalised): kernel, @block_dim blocks, args blob, optional attributes.
+ */
 struct inj_launch {
 	tp_rt_kernel_fn kernel;
 	uint32_t block_dim;
@@ -113,19 +121,83 @@ void inj_engine_exit(void);
  *  application's launch returns. */
 int inj_engine_launch(struct inj_launch *l);
 
-/** inj_range_*() - range replay hooks (range mode with range_markers=on). */
+/*
+ * Range replay hooks (spec/opprof.md §4.8; range mode with
+ * range_markers=on). A range is per thread: push opens it, the hooks
+ * below capture the thread's device calls instead of running them, and
+ * pop runs the captured list once per pass. Errors set tp_last_error().
+ */
+
+/** inj_range_open() - whether the calling thread has a range open. */
 bool inj_range_open(void);
+
 /** inj_range_name() - the open range's name on this thread ("" if none). */
 const char *inj_range_name(void);
+
+/**
+ * inj_range_push() - the tp_rt_range_push hook: call the real one, then
+ * open a range named @name on this thread.
+ * @name: kept by pointer until the pop.
+ *
+ * Return: 0; the real call's error (no range opened), -ENOSYS when the
+ * runtime lacks it.
+ */
 int inj_range_push(const char *name);
+
+/**
+ * inj_range_pop() - the tp_rt_range_pop hook: call the real one, then run
+ * the captured list under the replay window: once when nothing in it was
+ * selected or the footprint exceeds the memory budget (degraded, pass 0
+ * only), else warm-up runs and one run per pass with the memory restored
+ * before each; then the deferred frees.
+ *
+ * Return: 0; the real call's error or -ENOSYS (the list then stays
+ * captured); else the first error of a captured operation when it ran
+ * (what the application's calls would have returned).
+ */
 int inj_range_pop(void);
+
+/**
+ * inj_range_free() - the tp_rt_free hook inside a range: a live
+ * allocation's base is queued (tp_op_defer_free()) and freed after the
+ * last pass; any other pointer goes to the real free at once.
+ * @p: the device pointer; NULL returns 0.
+ *
+ * Return: 0; -ENOMEM (queue); the real free's error for a pointer that is
+ * not an allocation's base.
+ */
 int inj_range_free(void *p);
+
+/**
+ * inj_range_memcpy() - the tp_rt_memcpy hook inside a range: capture a
+ * host-to-device (the host bytes are copied now) or device-to-device copy,
+ * run at the pop.
+ * @dst, @src, @n, @kind: as tp_rt_memcpy(); @n in bytes.
+ *
+ * Return: 0 when captured; -ENOTSUP for DEVICE_TO_HOST (its result would
+ * not exist yet); -EFAULT when a device side is not inside one live
+ * allocation; -ENOMEM; the real memcpy's error for an invalid @kind or a
+ * NULL pointer.
+ */
 int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kind kind);
+
+/**
+ * inj_range_launch() - the launch hook inside a range: capture the launch
+ * (with TP_OP_ARGS_WINDOW bytes of its args blob) and decide now whether
+ * it is profiled.
+ * @l: the launch, copied.
+ *
+ * Return: 0 when captured; -ENOMEM; the real launch's -EINVAL for a NULL
+ * kernel or a block_dim out of 1..TP_RT_MAX_BLOCK_DIM.
+ */
 int inj_range_launch(struct inj_launch *l);
 
 /* ---- reader.c --------------------------------------------------------------- */
 
-/* What one pass collects. */
+/**
+ * struct inj_pass_buf - what one pass collects: whole struct tp_op_rec
+ * records in read order; @len bytes used of @cap.
+ */
 struct inj_pass_buf {
 	char *data;   /* whole struct tp_op_rec records, read order */
 	size_t len, cap;

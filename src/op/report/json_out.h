@@ -10,8 +10,14 @@
 #include <math.h>
 #include <stdio.h>
 
-/* Length of the valid UTF-8 sequence at @p (1..4), 0 when it is not one
- * (overlong forms, surrogates and values past U+10FFFF are invalid). */
+/**
+ * tp_json_utf8_len() - length of the UTF-8 sequence at @p.
+ * @p: the first byte; up to 3 more are read only while they are
+ *     continuation bytes (a NUL stops it).
+ *
+ * Return: bytes of the valid sequence, 1..4; 0 when it is not one
+ * (overlong forms, surrogates and values past U+10FFFF are invalid).
+ */
 static inline int tp_json_utf8_len(const unsigned char *p)
 {
 	if (p[0] < 0x80)
@@ -29,10 +35,16 @@ static inline int tp_json_utf8_len(const unsigned char *p)
 	return n;
 }
 
-/* Write @s as a JSON string: quotes, \" \\ \n \r \t \b \f, other control
- * characters as \u00XX; valid UTF-8 passes through, an invalid byte
- * becomes U+FFFD (a JSON text must be UTF-8: free-text fields such as
- * launch.txt's note are not checked by anyone else). */
+/**
+ * tp_json_str() - write @s as a JSON string (RFC 8259 §7).
+ * @f: the stream; write errors are left in its error flag.
+ * @s: NUL-terminated; NULL writes "".
+ *
+ * Quotes, \" \\ \n \r \t \b \f, other control characters as \u00XX;
+ * valid UTF-8 passes through, an invalid byte becomes U+FFFD (a JSON text
+ * must be UTF-8: free-text fields such as launch.txt's note are not
+ * checked by anyone else).
+ */
 static inline void tp_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -65,7 +77,13 @@ static inline void tp_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* A double with @prec decimals, or null when it is not finite. */
+/**
+ * tp_json_num() - write @v with @prec decimals ("%.*f"), or null when it
+ * is not finite (JSON has no NaN / inf).
+ * @f:    the stream.
+ * @v:    the value, in whatever unit the field has.
+ * @prec: decimals.
+ */
 static inline void tp_json_num(FILE *f, double v, int prec)
 {
 	if (!isfinite(v))

@@ -92,7 +92,11 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 
 /* ---- the merge (spec §4.11), exposed for tests ------------------------- */
 
-/* One event value of one block on one core type. */
+/**
+ * struct tp_op_mval - one merged event value of one block on one core
+ * type (spec/opprof.md §4.11); @value is the event's count over the
+ * block's window.
+ */
 struct tp_op_mval {
 	uint16_t core;   /* TP_OP_AIC / TP_OP_AIV */
 	uint16_t id;     /* event id */
@@ -101,7 +105,11 @@ struct tp_op_mval {
 	bool mismatch;   /* another pass read a different value (kept the first) */
 };
 
-/* Per pass, what one block's record said (present = a record was read). */
+/**
+ * struct tp_op_block_pass - per pass, what one block's record said
+ * (@present: a record was read). @total_cycles in AICore cycles
+ * (TP_CORE_FREQ_HZ); @t_start / @t_end in system counter ticks.
+ */
 struct tp_op_block_pass {
 	bool present;
 	uint32_t core_type;
@@ -115,8 +123,9 @@ struct tp_op_block_pass {
  * @core_type:    of the last pass that ran it (0 AIC, 1 AIV).
  * @core_id:      likewise.
  * @has_cycles:   [core]: the block ran on that core type in some pass.
- * @total_cycles: [core]: total cycles of the LAST pass that ran it there.
- * @t_start, @t_end: of the last pass (ticks).
+ * @total_cycles: [core]: PMU_CNT_TOTAL of the LAST pass that ran it there,
+ *                AICore cycles (TP_CORE_FREQ_HZ).
+ * @t_start, @t_end: of the last pass, system counter ticks.
  * @vals:         the merged event values (@nvals, sorted by core, id).
  * @per_pass:     [p] for each planned pass.
  */
@@ -134,7 +143,9 @@ struct tp_op_mblock {
 	struct tp_op_block_pass *per_pass;
 };
 
-/* One value as a record carried it (RawEvents.csv). */
+/**
+ * struct tp_op_raw - one value as a record carried it (RawEvents.csv).
+ */
 struct tp_op_raw {
 	uint32_t block_id, sub_block;
 	uint16_t core, id;
@@ -143,7 +154,11 @@ struct tp_op_raw {
 	uint64_t value;
 };
 
-/* The LAUNCH record of one pass. */
+/**
+ * struct tp_op_pass_launch - the LAUNCH record of one pass: first
+ * dispatch to last FIN in system counter ticks, the launch's block_dim
+ * and device launch sequence number.
+ */
 struct tp_op_pass_launch {
 	bool present;
 	uint64_t t_start, t_end;
@@ -183,7 +198,11 @@ struct tp_op_merge {
 
 /**
  * tp_op_merge_init() - an empty merge of @npasses passes.
- * Return: 0; -EINVAL, -ENOMEM.
+ * @m:       the merge to fill in.
+ * @npasses: planned passes, 1..TP_OP_MAX_PASSES.
+ *
+ * Return: 0; -EINVAL (NULL @m or @npasses out of range), -ENOMEM; with
+ * tp_last_error() set.
  */
 int tp_op_merge_init(struct tp_op_merge *m, uint32_t npasses);
 
@@ -203,8 +222,10 @@ int tp_op_merge_add_file(struct tp_op_merge *m, const char *path, uint32_t pass,
 			 const struct tp_op_plan *plan);
 
 /**
- * tp_op_merge_add_records() - the same for @n records in memory; @what
- * names them in messages.
+ * tp_op_merge_add_records() - tp_op_merge_add_file() for @n records in
+ * memory; @what names them in messages.
+ *
+ * Return: 0; -EINVAL (a bad record); -ENOMEM; with tp_last_error() set.
  */
 int tp_op_merge_add_records(struct tp_op_merge *m, const struct tp_op_rec *recs, size_t n,
 			    uint32_t pass, const struct tp_op_plan *plan, const char *what);
