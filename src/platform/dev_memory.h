@@ -47,7 +47,10 @@
 
 struct tp_dev_mem;
 
-/* Counters of one arena; a snapshot taken under the arena lock. */
+/**
+ * struct tp_dev_mem_stats - counters of one arena, a snapshot taken under
+ * the arena lock (tp_dev_mem_stats()); sizes in bytes, the rest counts.
+ */
 struct tp_dev_mem_stats {
 	size_t reserved_bytes;     /* size of the mapping */
 	size_t live_bytes;         /* bytes in live allocations, each rounded up to 64 */
@@ -179,10 +182,12 @@ void tp_dev_mem_stats(struct tp_dev_mem *mem, struct tp_dev_mem_stats *out);
 size_t tp_dev_mem_live_bytes(const struct tp_dev_mem *mem);
 
 /**
- * tp_dev_mem_copy_to_device() / tp_dev_mem_copy_from_device() - the
- * simulated DMA between host memory and device memory.
+ * tp_dev_mem_copy_to_device() - the simulated DMA from host memory to
+ * device memory; tp_dev_mem_copy_from_device() is the other direction
+ * (spec/framework.md §9).
  * @mem:  the arena (the device side of the copy must be owned by it).
- * @dst, @src: destination and source.
+ * @dst, @src: destination and source (the device one is @dst for
+ *        _to_device, @src for _from_device).
  * @size: bytes.
  *
  * The a5 host-shadow rule of transport/memops_sim.c: copies of at most 256

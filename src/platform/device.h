@@ -70,7 +70,10 @@ struct tp_regs;
  * sim's 10 s (spec §2.12 step 4). */
 #define TP_DEVICE_TEARDOWN_TIMEOUT_MS 10000u
 
-/* Configuration of tp_device_open(); zero fields take the defaults. */
+/**
+ * struct tp_device_config - configuration of tp_device_open(); zero
+ * fields take the defaults given beside them (ranges: tp_device_create()).
+ */
 struct tp_device_config {
 	const char *platform;          /* "a2a3sim" (NULL) or "a5sim" */
 	int device_id;                 /* >= 0; names threads and messages */
@@ -85,13 +88,24 @@ typedef void (*tp_aicpu_fn)(struct tp_aicpu *cpu, void *arg);
 /* Body of an AICore thread; @arg as given to the launch. */
 typedef void (*tp_aicore_fn)(struct tp_aicore *core, void *arg);
 
-/* Called on the AICore's thread around each kernel body. */
+/**
+ * struct tp_kernel_hooks - called on the AICore's own thread around each
+ * kernel body (tp_aicore_kernel_begin() / _end()); either may be NULL.
+ * @ud: passed to both.
+ */
 struct tp_kernel_hooks {
 	void (*on_kernel_begin)(struct tp_aicore *core, void *ud);
 	void (*on_kernel_end)(struct tp_aicore *core, void *ud);
 	void *ud;
 };
 
+/**
+ * struct tp_launch_config - what tp_device_launch_ex() starts.
+ * @aicpu_fn:  body of each AICPU thread; NULL: no AICPU thread is started.
+ * @aicore_fn: body of each AICore thread; NULL: tp_aicore_loop_empty().
+ * @arg:       passed to both bodies.
+ * @hooks:     kernel hooks of the launch (copied).
+ */
 struct tp_launch_config {
 	tp_aicpu_fn aicpu_fn;   /* NULL: no AICPU thread is started */
 	tp_aicore_fn aicore_fn; /* NULL: tp_aicore_loop_empty */
@@ -212,19 +226,37 @@ void tp_device_close(struct tp_device *dev);
  */
 void tp_device_set_kernel_hooks(struct tp_device *dev, const struct tp_kernel_hooks *hooks);
 
+/*
+ * Accessors of an open device (@dev non-NULL; not checked). The values are
+ * fixed at tp_device_open().
+ */
+
+/** tp_device_platform() - the device's platform descriptor (static). */
 const struct tp_platform *tp_device_platform(const struct tp_device *dev);
+/** tp_device_id() - the configured device id (>= 0). */
 int tp_device_id(const struct tp_device *dev);
-int tp_device_block_dim(const struct tp_device *dev);    /* clusters */
-int tp_device_num_cores(const struct tp_device *dev);    /* 3 · block_dim */
-/* AICPU threads that run the AICPU program (past the affinity gate). */
+/** tp_device_block_dim() - clusters (1 AIC + 2 AIV each). */
+int tp_device_block_dim(const struct tp_device *dev);
+/** tp_device_num_cores() - AICores: 3 · block_dim. */
+int tp_device_num_cores(const struct tp_device *dev);
+/** tp_device_aicpu_threads() - AICPU threads that run the AICPU program
+ *  (past the affinity gate). */
 int tp_device_aicpu_threads(const struct tp_device *dev);
-/* AICPU threads started per launch: the platform's aicpu_launch_threads. */
+/** tp_device_aicpu_launched() - AICPU threads started per launch: the
+ *  platform's aicpu_launch_threads. */
 int tp_device_aicpu_launched(const struct tp_device *dev);
-/* Between a successful launch and the wait that ends it; host thread. */
+/** tp_device_running() - between a successful launch and the wait that
+ *  ends it; read it on the host thread. */
 bool tp_device_running(const struct tp_device *dev);
+/** tp_device_mem() - the device memory arena (platform/dev_memory.h). */
 struct tp_dev_mem *tp_device_mem(struct tp_device *dev);
+/** tp_device_regs() - the register file (platform/regs.h). */
 struct tp_regs *tp_device_regs(struct tp_device *dev);
-/* Core @core_id, or NULL when out of range. */
+/**
+ * tp_device_core() - AICore @core_id (0 .. num_cores - 1).
+ *
+ * Return: the core, or NULL when @core_id is out of range.
+ */
 struct tp_aicore *tp_device_core(struct tp_device *dev, int core_id);
 
 /* ---- test point ------------------------------------------------------ */
@@ -246,19 +278,36 @@ void tp_device_test_fail_thread(int nth, int err);
 
 /* ---- AICore side ----------------------------------------------------- */
 
+/*
+ * Accessors of an AICore (@core non-NULL), fixed at tp_device_open(); the
+ * id layout is platform/topology.h's: AICs 0 .. block_dim - 1, then the
+ * AIVs in pairs.
+ */
+
+/** tp_aicore_id() - logical core id, 0 .. num_cores - 1. */
 int tp_aicore_id(const struct tp_aicore *core);
+/** tp_aicore_type() - TP_CORE_AIC or TP_CORE_AIV. */
 enum tp_core_type tp_aicore_type(const struct tp_aicore *core);
+/** tp_aicore_cluster() - its cluster, 0 .. block_dim - 1. */
 int tp_aicore_cluster(const struct tp_aicore *core);
+/** tp_aicore_slot() - its place in the cluster: AIC, AIV0 or AIV1. */
 enum tp_subslot tp_aicore_slot(const struct tp_aicore *core);
+/** tp_aicore_device() - the device it belongs to. */
 struct tp_device *tp_aicore_device(const struct tp_aicore *core);
 
 /**
- * tp_aicore_kernel_ctx() / tp_aicore_set_kernel_ctx() - the core's kernel
- * execution context pointer (owned by whoever sets it, e.g. the tile API).
+ * tp_aicore_kernel_ctx() - the core's kernel execution context pointer
+ * (owned by whoever set it, e.g. the tile API); NULL until set.
+ */
+void *tp_aicore_kernel_ctx(const struct tp_aicore *core);
+
+/**
+ * tp_aicore_set_kernel_ctx() - set the core's kernel context pointer.
+ * @core: the core.
+ * @ctx:  the context, or NULL; not owned by the device.
  *
  * Set it from the core's own thread, or while the core runs no kernel.
  */
-void *tp_aicore_kernel_ctx(const struct tp_aicore *core);
 void tp_aicore_set_kernel_ctx(struct tp_aicore *core, void *ctx);
 
 /**
@@ -269,11 +318,16 @@ void tp_aicore_set_kernel_ctx(struct tp_aicore *core, void *ctx);
 struct tp_aicore *tp_aicore_current(void);
 
 /**
- * tp_aicore_kernel_begin() / tp_aicore_kernel_end() - bracket a kernel
- * body on the core's thread; they call the hooks' on_kernel_begin /
- * on_kernel_end (if set) with @core.
+ * tp_aicore_kernel_begin() - open a kernel body on the core's thread:
+ * calls the launch hooks' on_kernel_begin (if set) with @core.
+ * @core: the calling thread's core.
  */
 void tp_aicore_kernel_begin(struct tp_aicore *core);
+
+/**
+ * tp_aicore_kernel_end() - close it: calls on_kernel_end (if set).
+ * @core: the calling thread's core.
+ */
 void tp_aicore_kernel_end(struct tp_aicore *core);
 
 /* Returned by tp_aicore_handshake() when the AICPU sent exit instead. */
@@ -306,14 +360,29 @@ uint32_t tp_aicore_wait_dispatch(struct tp_aicore *core, uint32_t last_token);
 /**
  * tp_aicore_wait_gate() - park until the early-dispatch doorbell
  * (DATA_MAIN_BASE_HI) equals @token, or exit is signalled.
+ * @core:  the calling thread's core.
+ * @token: the staged task's token.
  *
  * Return: 0, or TP_AICORE_EXITING.
  */
 int tp_aicore_wait_gate(struct tp_aicore *core, uint32_t token);
 
-/* COND = token (ACK), token | bit31 (FIN), AICORE_EXITED_VALUE (exit). */
+/**
+ * tp_aicore_ack() - write COND = @token (low 31 bits): the ACK
+ * (spec/runtime-model.md §2.8). Rings the doorbell of the COND listener.
+ * @core:  the calling thread's core.
+ * @token: the dispatch token received.
+ */
 void tp_aicore_ack(struct tp_aicore *core, uint32_t token);
+/**
+ * tp_aicore_fin() - write COND = @token | bit 31: the FIN (spec §2.8,
+ * §2.9).
+ */
 void tp_aicore_fin(struct tp_aicore *core, uint32_t token);
+/**
+ * tp_aicore_exit_ack() - write COND = AICORE_EXITED_VALUE: the core
+ * leaves its loop (spec §2.12).
+ */
 void tp_aicore_exit_ack(struct tp_aicore *core);
 
 /**
@@ -339,12 +408,19 @@ void tp_aicore_loop_empty(struct tp_aicore *core, void *arg);
  */
 int tp_device_aicpu_pin_count(int host_cpus, int aicpu_threads, int num_cores);
 
-int tp_aicpu_index(const struct tp_aicpu *cpu);   /* 0 .. count-1 */
+/** tp_aicpu_index() - the thread's index, 0 .. tp_aicpu_count() - 1 for
+ *  those that run the AICPU program. */
+int tp_aicpu_index(const struct tp_aicpu *cpu);
+/** tp_aicpu_count() - AICPU threads that run the AICPU program
+ *  (tp_device_aicpu_threads()). */
 int tp_aicpu_count(const struct tp_aicpu *cpu);
+/** tp_aicpu_device() - the device it belongs to. */
 struct tp_device *tp_aicpu_device(const struct tp_aicpu *cpu);
-/* This thread's own doorbell, e.g. for tp_reg_set_cond_listener(). */
+/** tp_aicpu_doorbell() - this thread's own doorbell, e.g. for
+ *  tp_reg_set_cond_listener(). */
 struct tp_doorbell *tp_aicpu_doorbell(struct tp_aicpu *cpu);
-/* The AICPU the calling thread plays, or NULL. */
+/** tp_aicpu_current() - the AICPU the calling thread plays, or NULL on
+ *  any other thread. */
 struct tp_aicpu *tp_aicpu_current(void);
 
 /**
@@ -365,7 +441,11 @@ int tp_aicpu_open_cores(struct tp_device *dev, const int *cores, int n,
 			uint64_t timeout_ns);
 
 /**
- * tp_aicpu_dispatch() - publish @token to @core (DATA_MAIN_BASE = token).
+ * tp_aicpu_dispatch() - publish @token to @core (DATA_MAIN_BASE = token;
+ * spec/runtime-model.md §2.7).
+ * @dev:   the device.
+ * @core:  logical core id.
+ * @token: the dispatch token (reg_task_id) or a sentinel.
  *
  * Release store: whatever the AICPU wrote before (the payload the token
  * selects) is visible to the core once it reads the token. Rings the

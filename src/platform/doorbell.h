@@ -35,6 +35,12 @@
 /* Timeout meaning "wait forever". */
 #define TP_DOORBELL_FOREVER UINT64_MAX
 
+/**
+ * struct tp_doorbell - a futex-backed wake-up point; fields are private
+ * (set up with tp_doorbell_init(), or zero-filled).
+ * @seq:     the futex word; bumped by a ring that sees waiters.
+ * @waiters: threads between announce and wake-up.
+ */
 struct tp_doorbell {
 	_Atomic uint32_t seq;      /* the futex word; bumped by a ring that sees waiters */
 	_Atomic uint32_t waiters;  /* threads between announce and wake-up */

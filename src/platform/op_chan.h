@@ -43,11 +43,14 @@ static inline bool tp_op_chan_valid(uint32_t channel)
 }
 
 /**
- * tp_op_chan_start() - IDLE → STARTED, an empty ring.
- * @device:  0 .. TP_RT_MAX_DEVICES - 1; @channel: a valid channel id.
+ * tp_op_chan_start() - IDLE → STARTED, an empty ring of the capacity set
+ * (TP_OP_CHAN_DEFAULT_CAP records by default).
+ * @device:  0 .. TP_RT_MAX_DEVICES - 1; @channel: a valid channel id
+ *           (neither is checked here).
  * @pass:    copied into every record.
  *
- * Return: 0; -EBUSY (started, or stopped and not drained); -ENOMEM.
+ * Return: 0; -EBUSY (started, or stopped and not drained); -ENOMEM; with
+ * tp_last_error() set.
  */
 int tp_op_chan_start(int device, uint32_t channel, uint32_t pass);
 
@@ -95,16 +98,33 @@ int tp_op_chan_poll(struct tp_drv_prof_poll_info *out, int max, int timeout_ms);
 /** tp_op_chan_wake() - make every waiting tp_op_chan_poll() return. */
 void tp_op_chan_wake(void);
 
-/* Tests: the ring capacity used by the next starts (0 = default) and the
- * backstop (0 = default), process-wide. */
+/**
+ * tp_op_chan_set_capacity() - tests: the ring capacity of the channels
+ * started from now on, process-wide.
+ * @records: records per ring (END_OF_PASS slot excluded); 0 =
+ *           TP_OP_CHAN_DEFAULT_CAP.
+ */
 void tp_op_chan_set_capacity(uint32_t records);
+
+/**
+ * tp_op_chan_set_backstop_ms() - tests: how long a producer waits on a
+ * full ring before it drops, process-wide.
+ * @ms: milliseconds; 0 = TP_OP_CHAN_BACKSTOP_MS.
+ */
 void tp_op_chan_set_backstop_ms(uint32_t ms);
 
-/* Producers that waited on a full ring since process start (a test point
- * proving the slow-reader path was exercised). */
+/**
+ * tp_op_chan_full_waits() - producers that waited on a full ring since
+ * process start (a test point proving the slow-reader path was exercised).
+ */
 uint64_t tp_op_chan_full_waits(void);
 
-/* Free the rings of every channel (process exit). */
+/**
+ * tp_op_chan_release_all() - free the rings of every channel that is not
+ * STARTED (process exit): a started channel's ring is kept, since a
+ * device thread may still produce into it; the others become IDLE, their
+ * unread records discarded.
+ */
 void tp_op_chan_release_all(void);
 
 #endif /* TASKPROF_PLATFORM_OP_CHAN_H */

@@ -53,10 +53,10 @@ enum tp_pmu_reader {
 	TP_PMU_READ_BY_AICORE = 1,
 };
 
-/*
- * Byte offsets of the PMU MMIO registers inside a core's PMU block
- * (spec/pmu.md §1.5). Absent registers are TP_PMU_REG_ABSENT. Use them
- * with TP_REG_PMU() of platform/regs.h.
+/**
+ * struct tp_pmu_regmap - byte offsets of the PMU MMIO registers inside a
+ * core's PMU block (spec/pmu.md §1.5). Absent registers are
+ * TP_PMU_REG_ABSENT. Use them with TP_REG_PMU() of platform/regs.h.
  */
 struct tp_pmu_regmap {
 	uint32_t ctrl0;                       /* PMU_CTRL_0 */
@@ -71,7 +71,11 @@ struct tp_pmu_regmap {
 	uint32_t block_bytes;                 /* size of the PMU block, bytes (multiple of 4) */
 };
 
-/* One simulated platform. All fields are constants. */
+/**
+ * struct tp_platform - one simulated platform (spec/framework.md §1.1,
+ * spec/runtime-model.md §1.3). All fields are constants; the values
+ * beside each field are a2a3sim / a5sim.
+ */
 struct tp_platform {
 	const char *name;             /* "a2a3sim" / "a5sim" */
 	const char *arch;             /* "a2a3" / "a5" */

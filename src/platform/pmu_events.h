@@ -61,13 +61,20 @@ enum tp_pmu_arch {
 	TP_PMU_ARCH_A5 = 1,   /* DAV_3510, 10 slots */
 };
 
-/* One counter slot: programmed id and CSV column ("" = unused slot). */
+/**
+ * struct tp_pmu_event_slot - one counter slot (spec/pmu.md §1.2, §1.3).
+ * @id:   the event id programmed into its PMU_CNTn_IDX selector.
+ * @name: its pmu.csv column; "" = unused slot.
+ */
 struct tp_pmu_event_slot {
 	uint32_t id;
 	const char *name;
 };
 
-/* One event group of one architecture. */
+/**
+ * struct tp_pmu_event_group - one event group (event type) of one
+ * architecture: its slot table (spec/pmu.md §1.2, §1.3).
+ */
 struct tp_pmu_event_group {
 	uint32_t type;          /* enum tp_pmu_event_type */
 	const char *type_name;  /* "PIPE_UTILIZATION", ... */

@@ -47,7 +47,14 @@ struct tp_pmu_foreign;
  */
 int tp_pmu_foreign_reset(struct tp_device *dev, int core);
 
-/* What a source does; zero fields are off. */
+/**
+ * struct tp_pmu_foreign_config - what a foreign writer source does; zero
+ * fields are off.
+ * @period_us:        > 0: a background thread resets every core's PMU
+ *                    control every @period_us µs.
+ * @after_gate_opens: > 0: reset a core at its n-th and later openings of
+ *                    the AICore CTRL SPR gate (window opens).
+ */
 struct tp_pmu_foreign_config {
 	uint32_t period_us;        /* > 0: background resets of every core */
 	uint32_t after_gate_opens; /* > 0: reset at the n-th and later gate opens */
@@ -71,8 +78,12 @@ int tp_pmu_foreign_start(struct tp_device *dev, const struct tp_pmu_foreign_conf
  */
 void tp_pmu_foreign_stop(struct tp_pmu_foreign *f);
 
-/** Resets the source made / attempts the lease refused, so far (a reset
- *  of all cores by the periodic thread counts once per core). */
+/**
+ * tp_pmu_foreign_resets() - resets the source made so far (a reset of
+ * all cores by the periodic thread counts once per core);
+ * tp_pmu_foreign_refused(): attempts the lease refused.
+ * @f: the source (non-NULL).
+ */
 uint64_t tp_pmu_foreign_resets(const struct tp_pmu_foreign *f);
 uint64_t tp_pmu_foreign_refused(const struct tp_pmu_foreign *f);
 

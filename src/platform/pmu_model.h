@@ -123,9 +123,14 @@ int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out);
  *  tp_core_ctx_fini()) and after the device's threads stopped. */
 void tp_pmu_model_destroy(struct tp_pmu_model *m);
 
+/** tp_pmu_model_device() - the device @m models (@m non-NULL). */
 struct tp_device *tp_pmu_model_device(const struct tp_pmu_model *m);
+/** tp_pmu_model_arch() - its event-id space (tp_pmu_arch_of() of the
+ *  device's platform). */
 enum tp_pmu_arch tp_pmu_model_arch(const struct tp_pmu_model *m);
-int tp_pmu_model_slots(const struct tp_pmu_model *m);   /* 8 / 10 */
+/** tp_pmu_model_slots() - counter slots per core: 8 (a2a3) / 10 (a5). */
+int tp_pmu_model_slots(const struct tp_pmu_model *m);
+/** tp_pmu_model_cores() - cores modelled: the device's AICores. */
 int tp_pmu_model_cores(const struct tp_pmu_model *m);
 
 /**
@@ -205,20 +210,32 @@ int tp_pmu_program_events(struct tp_pmu_model *m, int core_id, const uint16_t *i
 int tp_pmu_finalize(struct tp_pmu_model *m, int core_id, struct tp_pmu_note *note_close);
 
 /**
- * tp_pmu_window_open() / tp_pmu_window_close() - the AICore's counting
- * window around a kernel body: set / clear CTRL SPR bit 0 (read-modify-
- * write of TP_REG_AICORE_CTRL) and turn the attached context's counting
- * on / off. The close adds the window's counts to the registers (see
- * "Window rules"). On the core's own thread. A close without an open, or
- * a second open, is ignored. Bad core ids are ignored.
+ * tp_pmu_window_open() - open the AICore's counting window around a
+ * kernel body: set CTRL SPR bit 0 (read-modify-write of
+ * TP_REG_AICORE_CTRL) and turn the attached context's counting on. On the
+ * core's own thread. A second open, or a bad @core_id, is ignored.
+ * @m:       the model.
+ * @core_id: the calling thread's core.
  */
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id);
+
+/**
+ * tp_pmu_window_close() - close it: clear the SPR bit, stop counting and
+ * add the window's counts and its length (AICore cycles at
+ * TP_CORE_FREQ_HZ, from the thread's CPU time) to the registers (see
+ * "Window rules"). A close without an open, or a bad @core_id, is
+ * ignored.
+ * @m:       the model.
+ * @core_id: the calling thread's core.
+ */
 void tp_pmu_window_close(struct tp_pmu_model *m, int core_id);
 
 /**
- * tp_pmu_on_kernel_begin() / tp_pmu_on_kernel_end() - the window calls in
- * the shape of struct tp_kernel_hooks (platform/device.h); @ud is the
- * model.
+ * tp_pmu_on_kernel_begin() - tp_pmu_window_open() in the shape of struct
+ * tp_kernel_hooks (platform/device.h); tp_pmu_on_kernel_end() is
+ * tp_pmu_window_close() likewise.
+ * @core: the AICore whose kernel begins / ends.
+ * @ud:   the model.
  */
 void tp_pmu_on_kernel_begin(struct tp_aicore *core, void *ud);
 void tp_pmu_on_kernel_end(struct tp_aicore *core, void *ud);
@@ -245,7 +262,12 @@ bool tp_pmu_ctrl_enabled(const struct tp_platform *plat, uint32_t ctrl0, uint32_
  */
 bool tp_pmu_event_modelled(enum tp_pmu_arch arch, uint32_t id);
 
-/** Ops counted / seen with the window disabled, since create (stats). */
+/**
+ * tp_pmu_ops_counted() - statistics of core @core_id since create: tile
+ * ops counted; tp_pmu_ops_refused(): ops seen with the window disabled.
+ *
+ * Return: ops; 0 for a NULL @m or a bad @core_id.
+ */
 uint64_t tp_pmu_ops_counted(const struct tp_pmu_model *m, int core_id);
 uint64_t tp_pmu_ops_refused(const struct tp_pmu_model *m, int core_id);
 

@@ -216,13 +216,31 @@ static inline uint32_t tp_reg_token_next(uint32_t *dispatch_seq)
 
 struct tp_regs;
 
-/* Zeroed register file for @num_cores cores of @plat; NULL on -ENOMEM. */
+/**
+ * tp_regs_create() - a zeroed register file (tp_device_open()).
+ * @plat:      the platform: its PMU block size per core.
+ * @num_cores: AICores (> 0).
+ * @device_id: for messages.
+ *
+ * Return: the register file, or NULL when out of memory (no
+ * tp_last_error() message: the caller sets it).
+ */
 struct tp_regs *tp_regs_create(const struct tp_platform *plat, int num_cores,
 			       int device_id);
+
+/**
+ * tp_regs_destroy() - free a register file (NULL is a no-op); no thread
+ * may use it any more.
+ */
 void tp_regs_destroy(struct tp_regs *regs);
-/* Zero every dispatch block (DATA_MAIN_BASE, COND) before a launch; PMU
- * and SPR windows keep their values, as hardware does across runs. Only
- * while no device thread runs. */
+
+/**
+ * tp_regs_reset_dispatch() - zero every core's dispatch block
+ * (DATA_MAIN_BASE, DATA_MAIN_BASE_HI, COND) before a launch; PMU and SPR
+ * windows keep their values, as hardware does across runs. Only while no
+ * device thread runs.
+ * @regs: the register file.
+ */
 void tp_regs_reset_dispatch(struct tp_regs *regs);
 
 #endif /* TASKPROF_PLATFORM_REGS_H */

@@ -57,7 +57,13 @@ struct tp_instr_block;
 typedef void (*tp_usage_hook_fn)(struct tp_core_ctx *ctx,
 				 const struct tp_usage_delta *d, void *ud);
 
-/* One local memory: a bump allocator over [base, base + cap). */
+/**
+ * struct tp_local_mem - one local memory (L1, L0A/B/C, UB) of a core: a
+ * bump allocator over [@base, @base + @cap).
+ * @base: NULL when the core has no such memory.
+ * @cap:  bytes.
+ * @used: bytes handed out since the last reset.
+ */
 struct tp_local_mem {
 	uint8_t *base; /* NULL when the core has no such memory */
 	size_t cap;    /* bytes */
@@ -241,7 +247,11 @@ void tp_core_ctx_task_begin(struct tp_core_ctx *ctx);
  */
 int tp_core_ctx_task_end(struct tp_core_ctx *ctx);
 
-/** tp_core_ctx_usage() - the cumulative usage record. */
+/**
+ * tp_core_ctx_usage() - the cumulative usage record of @ctx (cycles at
+ * TP_CORE_FREQ_HZ, bytes, requests, instructions; usage.h), since it was
+ * created or last reset. Valid while @ctx lives.
+ */
 static inline const struct tp_core_usage *
 tp_core_ctx_usage(const struct tp_core_ctx *ctx)
 {

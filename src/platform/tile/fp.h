@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+/** tp_f32_bits() - the IEEE binary32 bit pattern of @f. */
 static inline uint32_t tp_f32_bits(float f)
 {
 	uint32_t u;
@@ -22,6 +23,7 @@ static inline uint32_t tp_f32_bits(float f)
 	return u;
 }
 
+/** tp_f32_from_bits() - the float whose binary32 bit pattern is @u. */
 static inline float tp_f32_from_bits(uint32_t u)
 {
 	float f;

@@ -33,6 +33,14 @@
 /* Element sizes, indexed by tp_dtype (valid dtypes only). */
 extern const uint8_t tile_dtype_size[TP_DTYPE_COUNT];
 
+/**
+ * struct tile_op - one tile op in progress, between tile_op_begin() and
+ * tile_op_end().
+ * @ctx:   the bound core context.
+ * @name:  the op's name, for messages.
+ * @t0_ns: tp_now_ns() at begin (ns of CLOCK_MONOTONIC_RAW).
+ * @d:     the usage delta being built (cycles set at end).
+ */
 struct tile_op {
 	struct tp_core_ctx *ctx;
 	const char *name;
@@ -106,52 +114,68 @@ void tile_op_access(struct tile_op *op, enum tp_mem mem, enum tp_dir dir,
  */
 void tile_op_end(struct tile_op *op);
 
-/* Close the open scalar section and account it (core_ctx.c); returns
- * the SCALAR-pipe cycles it accounted (>= 1). */
+/**
+ * tile_scalar_close() - close the open scalar section of @ctx and account
+ * it as one TP_OP_SCALAR_SECTION op (core_ctx.c): its time since it
+ * opened minus the tile ops run inside, in AICore cycles.
+ * @ctx: a core context with a scalar section open.
+ *
+ * Return: the SCALAR-pipe cycles accounted, at TP_CORE_FREQ_HZ (>= 1).
+ */
 uint64_t tile_scalar_close(struct tp_core_ctx *ctx);
 
-/* Address of element (0, 0). */
+/** tile_base() - address of element (0, 0) of @t: buf + offset. */
 static inline uint8_t *tile_base(const struct tp_tile *t)
 {
 	return t->buf + t->offset;
 }
 
-/* Bytes between row starts. */
+/** tile_row_bytes() - bytes between row starts of @t: stride × element
+ *  size. */
 static inline size_t tile_row_bytes(const struct tp_tile *t)
 {
 	return (size_t)t->stride * tile_dtype_size[t->dtype];
 }
 
-/* Payload bytes: rows × cols × element size. */
+/** tile_bytes() - payload bytes of @t: rows × cols × element size. */
 static inline uint64_t tile_bytes(const struct tp_tile *t)
 {
 	return (uint64_t)t->rows * t->cols * tile_dtype_size[t->dtype];
 }
 
+/** tile_elems() - elements of @t: rows × cols. */
 static inline uint64_t tile_elems(const struct tp_tile *t)
 {
 	return (uint64_t)t->rows * t->cols;
 }
 
-/* Whether the elements form one contiguous run. */
+/** tile_contig() - whether the elements of @t form one contiguous run
+ *  (one row, or stride == cols). */
 static inline bool tile_contig(const struct tp_tile *t)
 {
 	return t->rows == 1 || t->stride == t->cols;
 }
 
+/** tile_same_shape() - whether @a and @b have the same rows and cols. */
 static inline bool tile_same_shape(const struct tp_tile *a,
 				   const struct tp_tile *b)
 {
 	return a->rows == b->rows && a->cols == b->cols;
 }
 
+/** tile_ceil_div() - ceil(@a / @b); @b > 0. */
 static inline uint64_t tile_ceil_div(uint64_t a, uint64_t b)
 {
 	return (a + b - 1) / b;
 }
 
-/* VEC instructions: 256-byte repeats over one run (contiguous) or per row
- * (see usage.h). */
+/**
+ * tile_vec_repeats() - VEC instructions of an op over @rows × @cols
+ * elements of @width bytes: TP_VEC_REPEAT_BYTES (256-byte) repeats over
+ * one run when @one_run (contiguous), else per row (usage.h).
+ *
+ * Return: the repeat count.
+ */
 static inline uint64_t tile_vec_repeats(uint32_t rows, uint32_t cols,
 					size_t width, bool one_run)
 {
