@@ -15,8 +15,18 @@
 
 #define TP_BIGMEM_MMAP_MIN (16ull << 20)
 
-/* Zeroed @n * @size bytes; *@mapped tells tp_bigmem_free() how. NULL on
- * failure or overflow. */
+/**
+ * tp_bigmem_zalloc() - zeroed @n × @size bytes.
+ * @n:      elements.
+ * @size:   bytes per element.
+ * @mapped: receives how it was allocated, for tp_bigmem_free().
+ *
+ * Below TP_BIGMEM_MMAP_MIN bytes: calloc (0 bytes still allocates one);
+ * from it on: an anonymous MAP_NORESERVE mapping advised MADV_HUGEPAGE.
+ *
+ * Return: the memory, or NULL when out of memory or @n × @size overflows
+ * (no tp_last_error() message).
+ */
 static inline void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
 {
 	*mapped = false;
@@ -41,6 +51,12 @@ static inline void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
 	return p;
 }
 
+/**
+ * tp_bigmem_free() - free what tp_bigmem_zalloc() returned (NULL: no-op).
+ * @p:             the memory.
+ * @n, @size:      as given to tp_bigmem_zalloc().
+ * @mapped:        as it reported.
+ */
 static inline void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped)
 {
 	if (!p)

@@ -140,7 +140,14 @@ enum tp_runtime_mode {
 #define TP_HBG_DEFAULT_MAX_TASKS 131071u
 #define TP_HBG_DEFAULT_HEAP (1ull << 30)
 
-/* One incore kernel, indexed by func_id. */
+/**
+ * struct tp_kernel_entry - one incore kernel, indexed by func_id
+ * (spec/runtime-model.md §7.1 item 9).
+ * @fn:        the kernel, `void fn(int64_t *args)` (tensors, then
+ *             scalars); NULL: an empty kernel.
+ * @core_type: the core type it runs on.
+ * @name:      for messages; NULL → "func<id>".
+ */
 struct tp_kernel_entry {
 	void (*fn)(int64_t *args);  /* NULL: an empty kernel */
 	enum tp_core_type core_type;
@@ -161,7 +168,14 @@ enum tp_sched_phase {
 	TP_PHASE_COUNT
 };
 
-/* Extra figures of one scheduler phase record (on_phase_detail). */
+/**
+ * struct tp_phase_detail - extra figures of one scheduler phase record
+ * (on_phase_detail; spec/swimlane-format.md §1.6).
+ * @pop_hit, @pop_miss: ready-queue pops of this thread since its previous
+ *                      DISPATCH record; DISPATCH only, 0 otherwise.
+ * @depth_start, @depth_end: ready-queue depth (tasks) per shape [AIC, AIV,
+ *                      MIX] at the phase's start and end.
+ */
 struct tp_phase_detail {
 	uint32_t pop_hit, pop_miss;  /* DISPATCH only; 0 otherwise */
 	int16_t depth_start[3];      /* ready-queue depth [AIC, AIV, MIX] */
@@ -315,8 +329,15 @@ struct tp_orch_hooks {
 	void *ud;
 };
 
-/* The orchestration: runs on the orchestrator thread inside the outer
- * scope. Returns 0 or a negative errno (fails the run). */
+/**
+ * typedef tp_orch_fn - the orchestration: runs on the orchestrator thread
+ * inside the outer scope (spec/runtime-model.md §2.1).
+ * @o:   the orchestrator, for the calls of runtime/orch.h.
+ * @arg: tp_engine_run()'s @arg.
+ *
+ * Return: 0, or a negative errno, which fails the run (-ECANCELED: the
+ * run had already failed).
+ */
 typedef int (*tp_orch_fn)(struct tp_orch *o, void *arg);
 
 /* Default stall timeout (ms) and the value that turns it off
@@ -327,13 +348,17 @@ typedef int (*tp_orch_fn)(struct tp_orch *o, void *arg);
 #define TP_ENGINE_STALL_HINT \
 	"raise the stall timeout with taskprof run --stall-timeout SECONDS (0: never)"
 
-/* Run configuration; zero fields take the defaults. */
+/**
+ * struct tp_engine_config - one run of tp_engine_run(); zero fields take
+ * the defaults given beside them (ring_heap in bytes, times in ms).
+ */
 struct tp_engine_config {
 	struct tp_device *dev;          /* open, not running; aicpu_threads >= 2 */
 	const struct tp_kernel_entry *kernels; /* indexed by func_id */
 	int num_kernels;
 	uint32_t ring_window;           /* task window per ring; 0 → 16384 */
-	uint64_t ring_heap;             /* packed-output heap per ring; 0 → 64 MiB */
+	uint64_t ring_heap;             /* packed-output heap per ring, bytes;
+					 * 0 → 64 MiB (HBG: TP_HBG_DEFAULT_HEAP) */
 	uint64_t stall_timeout_ms;      /* ms without progress before a run
 					 * fails: a scheduler with work
 					 * outstanding (-ETIMEDOUT, spec §2.11
@@ -359,7 +384,11 @@ struct tp_engine_config {
 					 * (tp_pmu_attach); NULL: none */
 };
 
-/* What a run did. */
+/**
+ * struct tp_engine_result - what a run did; counts are tasks / subtasks
+ * unless named otherwise; @graph_build_ns is ns of CLOCK_MONOTONIC_RAW
+ * (tp_now_ns()).
+ */
 struct tp_engine_result {
 	int rc;                         /* as tp_engine_run()'s return */
 	uint64_t total_tasks;           /* submitted, inline ones included */
@@ -407,11 +436,16 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		  struct tp_engine_result *res);
 
 /**
- * tp_kernel_block_idx() / tp_kernel_block_num() - inside a kernel: the SPMD
- * block this core runs (0..block_num-1) and the task's block_num (1 for a
- * plain task). Thread-local to the AICore thread; 0 / 0 outside a kernel.
+ * tp_kernel_block_idx() - inside a kernel: the SPMD block this core runs,
+ * 0 .. block_num - 1. Thread-local to the AICore thread; 0 outside a
+ * kernel.
  */
 uint32_t tp_kernel_block_idx(void);
+
+/**
+ * tp_kernel_block_num() - inside a kernel: the task's block_num (1 for a
+ * plain task); 0 outside a kernel.
+ */
 uint32_t tp_kernel_block_num(void);
 
 /* Conditions one subtask may register (MAX_ASYNC_WAITS). */

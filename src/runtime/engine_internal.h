@@ -31,7 +31,12 @@ enum tp_shape {
 	TP_SHAPE_DUMMY = TP_NUM_SHAPES,
 };
 
-/* Cold per-slot payload (PTO2TaskPayload): kernel args as tiles. */
+/**
+ * struct tp_task_payload - cold per-slot payload (PTO2TaskPayload,
+ * spec/runtime-model.md §2.2): the kernel args (tensors as GM tiles, then
+ * scalars), the shape, the predicate, and the async-wait and
+ * early-dispatch state. Reset at submit.
+ */
 struct tp_task_payload {
 	uint32_t n_tensors, n_scalars;
 	struct tp_tile tiles[TP_MAX_TENSOR_ARGS];
@@ -73,9 +78,12 @@ enum tp_early_state {
 	TP_EARLY_RUNG,         /* doorbell written */
 };
 
-/* Conditions registered by one subtask while it runs (per core, per
- * payload buffer token & 1): written by the AICore, read by the owning
- * scheduler after the FIN (the COND acquire publishes them). */
+/**
+ * struct tp_async_slab - conditions registered by one subtask while it
+ * runs (per core, per payload buffer token & 1): written by the AICore,
+ * read by the owning scheduler after the FIN (the COND acquire publishes
+ * them). @n entries of (uint32 counter address, value).
+ */
 struct tp_async_slab {
 	uint32_t n;
 	struct {
@@ -84,14 +92,22 @@ struct tp_async_slab {
 	} c[TP_MAX_ASYNC_WAITS];
 };
 
-/* One registered condition of a task (the async wait list). */
+/**
+ * struct tp_async_entry - one registered condition of a task on the async
+ * wait list (spec/runtime-model.md §2.10): @slot completes once *@addr >=
+ * @value.
+ */
 struct tp_async_entry {
 	struct tp_slot *slot;
 	const uint32_t *addr;
 	uint32_t value;
 };
 
-/* A delayed copy + counter bump of the simulated DMA engine. */
+/**
+ * struct tp_dma_req - a delayed copy of @bytes from @src to @dst, then a
+ * release +1 of *@counter (may be NULL), due at @due_ns (tp_now_ns(), ns
+ * of CLOCK_MONOTONIC_RAW).
+ */
 struct tp_dma_req {
 	void *dst;
 	const void *src;
@@ -100,7 +116,10 @@ struct tp_dma_req {
 	uint64_t due_ns;  /* tp_now_ns() */
 };
 
-/* The simulated DMA engine: one thread, parked on a condvar when idle. */
+/**
+ * struct tp_dma - the simulated DMA engine: one thread, parked on a
+ * condvar when idle; @n pending requests of @cap; @done executed so far.
+ */
 struct tp_dma {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -111,8 +130,12 @@ struct tp_dma {
 	_Atomic uint64_t done;
 };
 
-/* What AICore reads for a token (PTO2DispatchPayload); two per core,
- * indexed token & 1. */
+/**
+ * struct tp_dispatch_payload - what an AICore reads for a token
+ * (PTO2DispatchPayload, spec/runtime-model.md §2.7); two per core,
+ * indexed token & 1. @block_idx / @block_num: the SPMD block; @gated:
+ * early dispatch, wait for DATA_MAIN_BASE_HI == token.
+ */
 struct tp_dispatch_payload {
 	tp_task_id task_id;
 	int32_t func_id;
@@ -122,7 +145,11 @@ struct tp_dispatch_payload {
 	uint8_t gated;  /* early dispatch: wait for DATA_MAIN_BASE_HI == token */
 };
 
-/* Bounded MPMC ready queue (mutex; cap >= tasks that can be alive). */
+/**
+ * struct tp_ready_queue - bounded MPMC ready queue of slots (a mutex; cap
+ * >= the tasks that can be alive, so a push never finds it full); @size
+ * mirrors @n for lock-free reads.
+ */
 struct tp_ready_queue {
 	pthread_mutex_t mu;
 	struct tp_slot **buf;
@@ -130,8 +157,13 @@ struct tp_ready_queue {
 	_Atomic uint32_t size;  /* n, readable without the lock */
 };
 
-/* Scheduler-side state of one core (CoreExecState). Touched only by the
- * owning scheduler thread (and the AICore, for payload[]). */
+/**
+ * struct tp_core_exec - scheduler-side state of one core (CoreExecState,
+ * spec/runtime-model.md §2.7): running and pending (dual issue) tasks
+ * with their tokens and dispatch times (tp_sys_cnt() ticks). Touched only
+ * by the owning scheduler thread (and the AICore, for payload[] and
+ * slab[]).
+ */
 struct tp_core_exec {
 	int core_id;
 	enum tp_subslot subslot;
@@ -150,6 +182,11 @@ struct tp_core_exec {
 	struct tp_async_slab slab[2];  /* indexed token & 1, like payload */
 };
 
+/**
+ * struct tp_sched_thread - one scheduler (AICPU) thread's state: the
+ * cores it owns, idle counts, its doorbell, its deferred release list and
+ * loop iteration, and the swimlane pop / depth figures.
+ */
 struct tp_sched_thread {
 	int idx;
 	int n_cores;
@@ -166,6 +203,10 @@ struct tp_sched_thread {
 	int16_t depth_mark[3];
 };
 
+/**
+ * struct tp_scope - one open PTO2 scope: the @n tasks submitted in it
+ * (their scope reference is dropped at scope end).
+ */
 struct tp_scope {
 	struct tp_slot **tasks;
 	uint32_t n, cap;
@@ -174,6 +215,10 @@ struct tp_scope {
 
 #define TP_ORCH_MAX_SCOPES 64
 
+/**
+ * struct tp_orch - the orchestrator of a run (runtime/orch.h): open
+ * scopes, the fanin builder, and the submit counter.
+ */
 struct tp_orch {
 	struct tp_engine *e;
 	uint32_t depth;  /* open scopes; the outer scope is depth 0 */
@@ -182,6 +227,12 @@ struct tp_orch {
 	uint64_t submit_idx;
 };
 
+/**
+ * struct tp_engine - shared state of one tp_engine_run(): configuration,
+ * rings and payloads, tensor map, ready queues, per-core and per-thread
+ * state, counters (tasks), async list and DMA engine, and the first
+ * failure. Private to src/runtime/.
+ */
 struct tp_engine {
 	struct tp_engine_config cfg;
 	/* cfg.stall_timeout_ms in ns, TP_WATCHDOG_NEVER for "never": the
@@ -267,81 +318,246 @@ struct tp_engine {
 	char fail_msg[TP_ERROR_MSG_MAX];
 };
 
-/* engine.c */
+/* ---- engine.c ---- */
+
+/**
+ * tp_engine_fail() - record the run's failure; the first one wins (later
+ * calls only wake the schedulers). Logs the message at ERROR.
+ * @e:    the engine.
+ * @rc:   negative errno the run returns.
+ * @task: the failed task, or TP_TASK_ID_INVALID.
+ * @func: its func_id, or -1.
+ * @fmt:  printf format of the message (tp_engine_result.msg).
+ */
 void tp_engine_fail(struct tp_engine *e, int rc, tp_task_id task, int func,
 		    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/**
+ * tp_engine_func_name() - a kernel's name for messages.
+ * @e:         the engine.
+ * @func:      func_id.
+ * @buf, @len: room for "func<id>" when the kernel has no name or @func is
+ *             out of range.
+ *
+ * Return: the kernel's name, or @buf.
+ */
 const char *tp_engine_func_name(const struct tp_engine *e, int func, char *buf,
 				size_t len);
+
+/**
+ * tp_engine_wake_all() - ring every scheduler's doorbell (after a store
+ * they wait for; a seq_cst fence orders it before the rings).
+ */
 void tp_engine_wake_all(struct tp_engine *e);
+
+/** tp_engine_payload() - the payload of slot @s (same ring and index). */
 struct tp_task_payload *tp_engine_payload(struct tp_engine *e, struct tp_slot *s);
-void tp_engine_route_ready(struct tp_slot *s, void *ud);  /* tp_slot_fn */
-void tp_engine_on_consumed(struct tp_slot *s, void *ud);  /* tp_slot_fn */
+
+/**
+ * tp_engine_route_ready() - a tp_slot_fn (@ud = the engine): slot @s
+ * became ready (spec/runtime-model.md §2.5): settle its early-dispatch
+ * state (ring a staged task's doorbell instead of queueing it), evaluate
+ * its predicate, push it to the dummy queue (dummy or skipped) or its
+ * shape's ready queue, and wake the schedulers.
+ */
+void tp_engine_route_ready(struct tp_slot *s, void *ud);
+
+/**
+ * tp_engine_on_consumed() - a tp_slot_fn (@ud = the engine): slot @s is
+ * CONSUMED; advance its ring's reclaim point (spec §2.6). Nothing under
+ * host_build_graph.
+ */
+void tp_engine_on_consumed(struct tp_slot *s, void *ud);
+
+/** tp_engine_slot_of() - the slot of task @id (its ring, local id modulo
+ *  the window); not checked against the ring's live range. */
 struct tp_slot *tp_engine_slot_of(struct tp_engine *e, tp_task_id id);
 
+/**
+ * tp_rq_push() - push @s; the queue is sized never to be full: overflow
+ * logs an ERROR and aborts the process.
+ */
 void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s);
-/* Push unless full. Return: true if pushed. */
+
+/**
+ * tp_rq_try_push() - push @s unless the queue is full.
+ *
+ * Return: true if pushed.
+ */
 bool tp_rq_try_push(struct tp_ready_queue *q, struct tp_slot *s);
+
+/** tp_rq_pop() - the oldest slot, or NULL when empty. */
 struct tp_slot *tp_rq_pop(struct tp_ready_queue *q);
+
+/** tp_rq_size() - slots queued (acquire load, no lock; approximate). */
 static inline uint32_t tp_rq_size(struct tp_ready_queue *q)
 {
 	return atomic_load_explicit(&q->size, memory_order_acquire);
 }
 
-/* Early dispatch (engine.c). consider: @s (linked to its producers) becomes
- * a candidate if eligible and every unfinished producer is flagged
- * DISPATCH_PROPAGATED. propagate: every subtask of producer @s is
- * published: flag it and consider its consumers. ring: write the doorbell
- * of staged @s (thread: scheduler index or -1). */
+/*
+ * Early dispatch (engine.c; spec/runtime-model.md §2.10, §7.3,
+ * simplified: see engine.h).
+ */
+
+/**
+ * tp_engine_early_consider() - make @s (linked to its producers) an
+ * early-dispatch candidate if it is eligible (a plain AIC / AIV task,
+ * block_num 1, no predicate, not yet considered) and every unfinished
+ * producer is flagged DISPATCH_PROPAGATED; a full candidate queue only
+ * loses the hint.
+ */
 void tp_engine_early_consider(struct tp_engine *e, struct tp_slot *s);
+
+/**
+ * tp_engine_early_propagate() - every subtask of producer @s is
+ * published: flag it DISPATCH_PROPAGATED and consider its consumers.
+ */
 void tp_engine_early_propagate(struct tp_engine *e, struct tp_slot *s);
+
+/**
+ * tp_engine_early_ring() - write the doorbell (DATA_MAIN_BASE_HI = token)
+ * of staged @s, with a release store; with hooks on, stamp the task's
+ * dispatch time (tp_sys_cnt() ticks) first and call on_early_doorbell
+ * (thread: tp_sched_cur_thread, -1 off a scheduler).
+ */
 void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s);
 /* The scheduler index of the calling thread, -1 elsewhere. */
 extern _Thread_local int tp_sched_cur_thread;
 
-/* orch.c */
+/* ---- orch.c ---- */
+
+/**
+ * tp_orch_init() - zero @o and bind it to @e.
+ *
+ * Return: 0.
+ */
 int tp_orch_init(struct tp_orch *o, struct tp_engine *e);
+
+/** tp_orch_fini() - free @o's scope lists and fanin builder; @o is zeroed. */
 void tp_orch_fini(struct tp_orch *o);
+
+/**
+ * tp_orch_thread() - the orchestrator (TRB: on AICPU thread N-1): open
+ * the outer scope, run cfg's orchestration (its error fails the run, with
+ * the message of tp_last_error()), close every scope still open, publish
+ * total_tasks and orch_done, wake the schedulers.
+ */
 void tp_orch_thread(struct tp_engine *e);
-/* HBG: the same, on the calling (host) thread before launch. Return: 0 or
- * the run's failure (the graph is not launched then). */
+
+/**
+ * tp_orch_host_build() - host_build_graph: tp_orch_thread() on the calling
+ * (host) thread before launch (spec/runtime-model.md §3).
+ *
+ * Return: 0, or the run's failure code (-EIO when it has none); the graph
+ * is not launched then.
+ */
 int tp_orch_host_build(struct tp_engine *e);
 
-/* sched.c */
+/* ---- sched.c ---- */
+
+/**
+ * tp_sched_thread_main() - scheduler thread @idx on AICPU @cpu: the
+ * scheduler loop of spec/runtime-model.md §2.11 over the cores it owns,
+ * until every task completed, the run failed or a stall aborted it.
+ */
 void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx);
 
-/* Evaluate a payload's predicate (DispatchPredicate::pass). */
+/**
+ * tp_engine_pred_pass() - DispatchPredicate::pass: read the operand
+ * (pred_size bytes, sign-extended) and compare it with pred_target.
+ *
+ * Return: true when the task is to run.
+ */
 bool tp_engine_pred_pass(const struct tp_task_payload *p);
 
-/* async.c */
+/* ---- async.c (spec/runtime-model.md §2.10, §7.3 Tier 2) ---- */
+
+/**
+ * tp_async_init() - initialise the wait list's and the DMA engine's
+ * locks (the DMA condvar on CLOCK_MONOTONIC).
+ *
+ * Return: 0.
+ */
 int tp_async_init(struct tp_engine *e);
+
+/** tp_async_fini() - stop the DMA engine and free the wait list; harmless
+ *  when never initialised. */
 void tp_async_fini(struct tp_engine *e);
-/* The DMA engine thread: start before the device launches, stop (join)
- * after it finished. */
+
+/**
+ * tp_dma_start() - start the DMA engine thread, before the device
+ * launches.
+ *
+ * Return: 0, or the -errno of pthread_create() with tp_last_error() set.
+ */
 int tp_dma_start(struct tp_engine *e);
+
+/** tp_dma_stop() - stop and join the DMA engine thread after the device
+ *  finished (WARN when requests were left); harmless when not started. */
 void tp_dma_stop(struct tp_engine *e);
-/* AICore side: bind the slab the running kernel registers into (NULL
- * after the kernel). */
+
+/**
+ * tp_async_bind() - AICore side: the slab the running kernel's
+ * tp_kernel_async_wait() calls register into (thread-local); NULL after
+ * the kernel.
+ */
 void tp_async_bind(struct tp_engine *e, struct tp_async_slab *slab);
-/* Scheduler side: move @slab's conditions (registered by a subtask of @s)
- * to the wait list; empties @slab. */
+
+/**
+ * tp_async_take() - scheduler side, after the FIN: move @slab's
+ * conditions (registered by a subtask of @s) to the wait list; empties
+ * @slab. Out of memory fails the run (the task then completes without
+ * waiting).
+ */
 void tp_async_take(struct tp_engine *e, struct tp_slot *s, struct tp_async_slab *slab);
-/* Every subtask of @s finished: true if conditions are left (the task is
- * deferred; the poll completes it), false to complete it now. */
+
+/**
+ * tp_async_defer() - every subtask of @s finished: whether it must wait.
+ *
+ * Return: true if conditions are left (the task is deferred; the poll
+ * completes it), false to complete it now.
+ */
 bool tp_async_defer(struct tp_engine *e, struct tp_slot *s);
-/* poll_and_complete: drop satisfied conditions; deferred tasks whose last
- * condition held go to @out (at most @max). Return: tasks in @out. */
+
+/**
+ * tp_async_poll() - poll_and_complete: drop satisfied conditions;
+ * deferred tasks whose last condition held go to @out.
+ * @out: room for @max slots.
+ *
+ * Return: tasks written to @out.
+ */
 uint32_t tp_async_poll(struct tp_engine *e, struct tp_slot **out, uint32_t max);
-/* Whether any listed condition holds now. */
+
+/** tp_async_any_ready() - whether any listed condition holds now. */
 bool tp_async_any_ready(struct tp_engine *e);
+
+/** tp_async_count() - conditions on the wait list (acquire load, no
+ *  lock). */
 static inline uint32_t tp_async_count(struct tp_engine *e)
 {
 	return atomic_load_explicit(&e->async_size, memory_order_acquire);
 }
-/* First listed task (for the stall message), TP_TASK_ID_INVALID if none. */
+
+/**
+ * tp_async_first_task() - the first listed condition, for the stall
+ * message.
+ * @addr, @value: receive its counter address and awaited value (untouched
+ *                when the list is empty).
+ *
+ * Return: its task, or TP_TASK_ID_INVALID when the list is empty.
+ */
 tp_task_id tp_async_first_task(struct tp_engine *e, const uint32_t **addr,
 			       uint32_t *value);
 
-/* aicore_loop.c */
+/* ---- aicore_loop.c ---- */
+
+/**
+ * tp_aicore_loop() - the runtime's AICore body (tp_aicore_fn, @arg = the
+ * engine; spec/runtime-model.md §2.8): handshake, then per token ACK, run
+ * the kernel (SPMD block, gated wait, swimlane and PMU hooks), FIN; exit
+ * ACK on the exit signal.
+ */
 void tp_aicore_loop(struct tp_aicore *core, void *arg);
 
 #endif /* TASKPROF_RUNTIME_ENGINE_INTERNAL_H */

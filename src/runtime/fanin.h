@@ -48,13 +48,21 @@ enum tp_dep_source {
 	TP_DEP_TENSORMAP,
 };
 
+/**
+ * struct tp_fanin_dep - one distinct producer of a submit (spec/runtime-
+ * model.md §2.3): its id and the source / overlap of the first edge found
+ * to it.
+ */
 struct tp_fanin_dep {
 	tp_task_id producer;
 	uint8_t source;   /* enum tp_dep_source of the first edge */
 	uint8_t overlap;  /* enum tp_overlap of that edge (TENSORMAP only) */
 };
 
-/* A growable, reusable list of one submit's producers. */
+/**
+ * struct tp_fanin - a growable, reusable list of one submit's @n
+ * producers (@cap allocated).
+ */
 struct tp_fanin {
 	struct tp_fanin_dep *deps;
 	uint32_t n;

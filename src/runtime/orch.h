@@ -41,7 +41,13 @@
 
 struct tp_orch;
 
-/* A submit's arguments (L0TaskArgs). */
+/**
+ * struct tp_task_args - a submit's arguments (L0TaskArgs, spec/runtime-
+ * model.md §2.1): @n_tensors tensors with their tags (enum tp_arg_tag),
+ * then @n_scalars 64-bit scalars; @err is the first error an add or set
+ * call recorded (the submit then fails with it). Fill it only through
+ * tp_args_init() and the tp_args_* calls.
+ */
 struct tp_task_args {
 	uint32_t n_tensors;
 	uint32_t n_scalars;
@@ -83,22 +89,67 @@ enum tp_pred_op {
 /* Max SPMD blocks of one task. */
 #define TP_MAX_BLOCK_NUM 65536u
 
+/**
+ * tp_args_init() - empty arguments: no tensors, scalars, dependencies or
+ * predicate, block_num 1, err 0.
+ * @a: the arguments (previous contents ignored).
+ */
 void tp_args_init(struct tp_task_args *a);
-/* Tensor arguments; an overflow or bad shape sets a->err (-E2BIG, -EINVAL)
- * and the submit fails with it. Return: the argument's index or -1. */
+
+/**
+ * tp_args_add_input() - add tensor @t (copied) tagged INPUT (spec/runtime-
+ * model.md §2.3: looked up in the tensor map, never inserted);
+ * tp_args_add_inout() (INOUT: looked up and inserted),
+ * tp_args_add_output_existing() (OUTPUT_EXISTING: inserted, writes an
+ * existing buffer) and tp_args_add_no_dep() (NO_DEP: passed to the kernel,
+ * no dependency) likewise.
+ * @a: the arguments.
+ * @t: the tensor view; 1..TP_MAX_TENSOR_DIMS dims.
+ *
+ * Return: the argument's index, or -1 with a->err set (first error only,
+ * with tp_last_error()): -E2BIG beyond TP_MAX_TENSOR_ARGS, -EINVAL for a
+ * NULL @t or a bad ndims.
+ */
 int tp_args_add_input(struct tp_task_args *a, const struct tp_tensor *t);
 int tp_args_add_inout(struct tp_task_args *a, const struct tp_tensor *t);
 int tp_args_add_output_existing(struct tp_task_args *a, const struct tp_tensor *t);
 int tp_args_add_no_dep(struct tp_task_args *a, const struct tp_tensor *t);
-/* OUTPUT (create-info): a new contiguous tensor in the task's packed
- * region; materialised by the submit. */
+
+/**
+ * tp_args_add_output() - add an OUTPUT (create-info): a new contiguous
+ * tensor in the task's packed region, materialised by the submit (the
+ * argument then holds its address, owner_task_id = the task).
+ * @a:      the arguments.
+ * @dtype:  element type.
+ * @ndims:  1..TP_MAX_TENSOR_DIMS.
+ * @shapes: @ndims sizes, in elements, outermost first.
+ *
+ * Return: the argument's index, or -1 with a->err set: -EINVAL for a shape
+ * tp_tensor_make_contiguous() refuses, -E2BIG beyond TP_MAX_TENSOR_ARGS.
+ */
 int tp_args_add_output(struct tp_task_args *a, enum tp_dtype dtype, uint32_t ndims,
 		       const uint32_t *shapes);
+
+/**
+ * tp_args_add_scalar() - add a 64-bit scalar (the kernel reads it after
+ * the tensors in args[]).
+ * @a: the arguments.
+ * @v: its bits (a float: its binary32 bits in the low 32).
+ *
+ * Return: the scalar's index, or -1 with a->err = -E2BIG beyond
+ * TP_MAX_SCALAR_ARGS.
+ */
 int tp_args_add_scalar(struct tp_task_args *a, uint64_t v);
 
-/* launch_spec.block_num: the task runs @n SPMD blocks (1..TP_MAX_BLOCK_NUM,
- * else a->err = -EINVAL). Kernels read their block with
- * tp_kernel_block_idx() (runtime/engine.h). Return: 0 or -EINVAL. */
+/**
+ * tp_args_set_block_num() - launch_spec.block_num: the task runs @n SPMD
+ * blocks. Kernels read their block with tp_kernel_block_idx()
+ * (runtime/engine.h).
+ * @a: the arguments.
+ * @n: blocks, 1..TP_MAX_BLOCK_NUM.
+ *
+ * Return: 0, or -EINVAL (also sets a->err) out of range.
+ */
 int tp_args_set_block_num(struct tp_task_args *a, uint32_t n);
 
 /**
@@ -112,7 +163,16 @@ int tp_args_set_block_num(struct tp_task_args *a, uint32_t n);
  */
 int tp_args_set_predicate(struct tp_task_args *a, const struct tp_tensor *t, uint64_t elem,
 			  enum tp_pred_op op, int64_t target);
-/* The same on a raw operand of @size bytes (1, 2, 4, 8) at @addr. */
+/**
+ * tp_args_set_predicate_addr() - tp_args_set_predicate() on a raw operand.
+ * @a:      the arguments.
+ * @addr:   the operand (host address of device memory), non-NULL.
+ * @size:   its bytes: 1, 2, 4 or 8; read sign-extended.
+ * @op:     the comparison.
+ * @target: the value compared with.
+ *
+ * Return: 0 or -EINVAL (also sets a->err): NULL @addr, bad @size or @op.
+ */
 int tp_args_set_predicate_addr(struct tp_task_args *a, const void *addr, uint32_t size,
 			       enum tp_pred_op op, int64_t target);
 
@@ -136,15 +196,30 @@ int tp_args_set_predicate_addr(struct tp_task_args *a, const void *addr, uint32_
  */
 int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
 	      tp_task_id *out_id);
-/* rt_submit_aic_task / rt_submit_aiv_task. */
+/**
+ * tp_submit_aic() - rt_submit_aic_task: tp_submit() with @func_id in the
+ * AIC slot only; tp_submit_aiv() (rt_submit_aiv_task) with it in the AIV0
+ * slot only.
+ *
+ * Return: as tp_submit().
+ */
 int tp_submit_aic(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
 		  tp_task_id *out_id);
 int tp_submit_aiv(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
 		  tp_task_id *out_id);
-/* rt_submit_dummy_task: a dependency-only node, never dispatched. */
+
+/**
+ * tp_submit_dummy() - rt_submit_dummy_task (spec/runtime-model.md §2.10):
+ * a dependency-only node, never dispatched; tp_submit() with no kernel.
+ *
+ * Return: as tp_submit().
+ */
 int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *out_id);
 
-/* One tensor alloc_tensors creates. */
+/**
+ * struct tp_tensor_create - one tensor tp_alloc_tensors() creates:
+ * contiguous, @ndims sizes in elements.
+ */
 struct tp_tensor_create {
 	enum tp_dtype dtype;
 	uint32_t ndims;
@@ -154,16 +229,35 @@ struct tp_tensor_create {
 /**
  * tp_alloc_tensors() - allocate @n intermediate tensors as one kernel-less
  * task completed inline on the orchestrator thread (spec §2.4).
- * @out: receives @n contiguous tensors, owner_task_id = the task.
- * Return: 0 or as tp_submit().
+ * @o:      the orchestrator.
+ * @n:      tensors, 1..TP_MAX_TENSOR_ARGS.
+ * @ci:     @n shapes.
+ * @out:    receives @n contiguous tensors, owner_task_id = the task.
+ * @out_id: receives the task id (may be NULL).
+ *
+ * Return: 0; -EINVAL for @n out of range or a bad shape; otherwise as
+ * tp_submit().
  */
 int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
 		     struct tp_tensor *out, tp_task_id *out_id);
 
-/* PTO2_SCOPE: tasks submitted inside go one ring deeper; scope end drops
- * the scope's reference on each of them. Return: 0, -EINVAL (end without
- * begin / too deep), -ENOMEM. */
+/**
+ * tp_scope_begin() - PTO2_SCOPE begin (spec/runtime-model.md §2.1, §2.6):
+ * tasks submitted inside go one ring deeper.
+ * @o: the orchestrator.
+ *
+ * Return: 0; -EINVAL beyond TP_ORCH_MAX_SCOPES nested scopes (with
+ * tp_last_error()).
+ */
 int tp_scope_begin(struct tp_orch *o);
+
+/**
+ * tp_scope_end() - PTO2_SCOPE end: drop the scope's reference on each task
+ * submitted in it (a task whose consumers are done is reclaimed).
+ * @o: the orchestrator.
+ *
+ * Return: 0; -EINVAL without an open scope (with tp_last_error()).
+ */
 int tp_scope_end(struct tp_orch *o);
 
 /**
@@ -177,9 +271,13 @@ int tp_scope_end(struct tp_orch *o);
  */
 int tp_scope_begin_manual(struct tp_orch *o);
 
-/* get_tensor_data-lite: the host pointer of element 0 of @t (device memory
- * is host-addressable on the simulated a2a3 platform). Reads only external
- * tensors safely (no wait for a producer yet). */
+/**
+ * tp_tensor_data() - get_tensor_data-lite: the host pointer of element 0
+ * of @t's view: buffer_addr + start_offset × element size (device memory
+ * is host-addressable on the simulated platforms). Reads only external
+ * tensors safely (no wait for a producer yet).
+ * @t: the tensor.
+ */
 static inline void *tp_tensor_data(const struct tp_tensor *t)
 {
 	return (void *)(uintptr_t)(t->buffer_addr +

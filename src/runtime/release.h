@@ -18,6 +18,10 @@
 /* PTO2_DEFERRED_RELEASE_CAP */
 #define TP_DEFERRED_RELEASE_CAP 256
 
+/**
+ * struct tp_release_list - one scheduler thread's deferred-release array:
+ * @n COMPLETED slots waiting for tp_release_flush().
+ */
 struct tp_release_list {
 	uint32_t n;
 	struct tp_slot *slots[TP_DEFERRED_RELEASE_CAP];

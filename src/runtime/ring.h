@@ -43,6 +43,12 @@
 #define TP_RING_DEFAULT_DEADLOCK_NS (10ull * 1000 * 1000 * 1000)
 #define TP_RING_DEADLOCK_NEVER UINT64_MAX
 
+/**
+ * struct tp_ring - one ring (spec/runtime-model.md §2.2): task window,
+ * packed-output heap (byte offsets are logical, monotonic), reclaim point
+ * and its doorbell, wait statistics. Fields are the ring's; use the
+ * functions below.
+ */
 struct tp_ring {
 	uint32_t ring_id;
 	uint32_t window_size;          /* power of 2, >= 2 */

@@ -65,21 +65,33 @@ enum tp_slot_flag {
 
 struct tp_slot;
 
-/* One fanout-list link: lives in the consumer's fanin edge, so it stays
- * valid as long as the consumer's slot is not reused, which is after the
- * producer walked its list (the consumer cannot complete before that). */
+/**
+ * struct tp_dep_node - one fanout-list link: lives in the consumer's
+ * fanin edge, so it stays valid as long as the consumer's slot is not
+ * reused, which is after the producer walked its list (the consumer
+ * cannot complete before that).
+ */
 struct tp_dep_node {
 	struct tp_slot *consumer;
 	struct tp_dep_node *next;
 };
 
-/* A fanin edge of a consumer: the claimed producer (released at the
- * consumer's release) and the node linked into its fanout list. */
+/**
+ * struct tp_fanin_edge - a fanin edge of a consumer: the claimed producer
+ * (released at the consumer's release) and the node linked into its
+ * fanout list.
+ */
 struct tp_fanin_edge {
 	struct tp_slot *producer;
 	struct tp_dep_node node;
 };
 
+/**
+ * struct tp_slot - one task slot of a ring (PTO2TaskSlotState plus the
+ * descriptor and fanin, spec/runtime-model.md §2.2, §2.5): counters in
+ * tasks / subtasks, packed region in logical heap bytes. Fields are
+ * changed only through the functions below.
+ */
 struct tp_slot {
 	/* --- hot state (PTO2TaskSlotState) --- */
 	_Atomic uint32_t fanout_lock;     /* 0 free, 1 held */
@@ -109,7 +121,12 @@ struct tp_slot {
 	struct tp_fanin_edge fanin_inline[TP_FANIN_INLINE_CAP];
 };
 
-/* Called with a slot that this call made ready / CONSUMED. */
+/**
+ * typedef tp_slot_fn - called with a slot that the calling function made
+ * ready / CONSUMED.
+ * @slot: the slot.
+ * @ud:   the caller's pointer.
+ */
 typedef void (*tp_slot_fn)(struct tp_slot *slot, void *ud);
 
 /**

@@ -27,6 +27,11 @@
 /* RUNTIME_MAX_TENSOR_DIMS of the reference. */
 #define TP_MAX_TENSOR_DIMS 5
 
+/**
+ * struct tp_tensor - a tensor view (spec/runtime-model.md §2.3): a buffer
+ * (device address, bytes), the creating task, and a strided view into it
+ * in elements.
+ */
 struct tp_tensor {
 	uint64_t buffer_addr;     /* device address of the whole buffer */
 	uint64_t buffer_size;     /* bytes of the whole buffer */

@@ -30,6 +30,11 @@
 #define TP_TENSORMAP_DEFAULT_POOL 65536u
 #define TP_TENSORMAP_DEFAULT_BUCKETS 16384u
 
+/**
+ * struct tp_tmap_entry - one tensor-map entry (spec/runtime-model.md
+ * §2.3): the view a producer wrote, linked in its hash bucket and in its
+ * producer's per-task list.
+ */
 struct tp_tmap_entry {
 	struct tp_tensor view;      /* the producer's view (owner_task_id as given) */
 	tp_task_id producer;        /* producer_task_id */
@@ -38,6 +43,11 @@ struct tp_tmap_entry {
 	struct tp_tmap_entry *next_in_task, *prev_in_task;
 };
 
+/**
+ * struct tp_tensormap - the tensor map (TensorMap, spec/runtime-model.md
+ * §2.3): hash buckets over a fixed entry pool, per-ring task lists for
+ * stale cleanup; counts are entries.
+ */
 struct tp_tensormap {
 	uint32_t num_buckets;                 /* power of 2 */
 	uint32_t pool_size;
