@@ -60,10 +60,13 @@ struct sl_name_map;
  * pmu_report_print_named() - pmu_report_print() with each func_id's name
  * from @names (a name_map_<case>.json, spec/swimlane-format.md §3.4) after
  * it: "func_id 0 (QK): ...". @names may be NULL (no names).
+ *
+ * Return: as pmu_report_print().
  */
 int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *names,
 			   FILE *out);
 
+/** pmu_csv_free() - free a table from pmu_csv_load() (NULL: no-op). */
 void pmu_csv_free(struct pmu_csv *c);
 
 /**
@@ -101,9 +104,15 @@ struct pmu_counter_set {
 int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set *sets,
 			   size_t n_sets, FILE *err);
 
-/* `taskprof pmu` (argv[0] is the command name); @sets, @n_sets: the known
- * event groups for pmu_csv_check_counters() (NULL, 0: not checked). Exit
- * code: 0, 1 bad input, 2 usage. */
+/**
+ * pmu_report_main() - `taskprof pmu` (spec/pmu.md §2).
+ * @argc, @argv: the command line; argv[0] is the command name.
+ * @sets, @n_sets: the known event groups for pmu_csv_check_counters()
+ *                 (NULL, 0: not checked).
+ *
+ * Return: the exit code: 0; 1 bad input or stdout not written ("taskprof
+ * pmu: <reason>" on stderr); 2 usage.
+ */
 int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
 		    size_t n_sets);
 

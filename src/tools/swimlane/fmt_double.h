@@ -32,14 +32,24 @@ extern "C" {
  */
 int tp_fmt_double_repr(double v, char *buf);
 
-/* The same without the fast paths (always double-conversion); for tests
- * that check the fast paths against it. */
+/**
+ * tp_fmt_double_repr_slow() - tp_fmt_double_repr() without the fast paths
+ * (always double-conversion); for tests that check the fast paths
+ * against it.
+ *
+ * Return: the string length.
+ */
 int tp_fmt_double_repr_slow(double v, char *buf);
 
-/* The exact 128-bit integer fast path alone (1e-4 <= |v| < 1e15, where
- * Python prints fixed notation): the repr's length, or 0 when it does not
- * apply (out of range, or a halfway case it leaves to the slow path). For
- * tests. */
+/**
+ * tp_fmt_double_repr_exact() - the exact 128-bit integer fast path alone
+ * (1e-4 <= |v| < 1e15, where Python prints fixed notation); for tests.
+ * @v:   the value.
+ * @buf: at least TP_FMT_DOUBLE_MAX bytes.
+ *
+ * Return: the repr's length, or 0 when it does not apply (out of range,
+ * or a halfway case it leaves to the slow path).
+ */
 int tp_fmt_double_repr_exact(double v, char *buf);
 
 #ifdef __cplusplus

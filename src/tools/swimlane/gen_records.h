@@ -112,17 +112,27 @@ struct sl_gen_stats {
 int sl_gen_inputs(const char *dir, uint64_t ntasks, int platform_a5,
 		  uint64_t seed);
 
-/* sl_gen_inputs(), and fill @st (may be NULL) on success. */
+/**
+ * sl_gen_inputs_stats() - sl_gen_inputs(), and fill @st (may be NULL) on
+ * success; file sizes in bytes.
+ *
+ * Return: as sl_gen_inputs().
+ */
 int sl_gen_inputs_stats(const char *dir, uint64_t ntasks, int platform_a5,
 			uint64_t seed, struct sl_gen_stats *st);
 
-/* sl_gen_inputs_stats() with the workload @shape (the two above are
- * SL_GEN_HEAVY). -EINVAL for an unknown shape. */
+/**
+ * sl_gen_inputs_shape() - sl_gen_inputs_stats() with the workload @shape
+ * (the two above are SL_GEN_HEAVY).
+ *
+ * Return: as sl_gen_inputs(); -EINVAL also for an unknown shape.
+ */
 int sl_gen_inputs_shape(const char *dir, uint64_t ntasks, int platform_a5,
 			uint64_t seed, enum sl_gen_shape shape,
 			struct sl_gen_stats *st);
 
-/* "heavy" / "issue"; NULL for an unknown shape. */
+/** sl_gen_shape_name() - "heavy" / "issue" (static); NULL for an unknown
+ *  shape. */
 const char *sl_gen_shape_name(enum sl_gen_shape shape);
 
 #endif /* TASKPROF_TOOLS_SWIMLANE_GEN_RECORDS_H */

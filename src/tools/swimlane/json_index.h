@@ -19,13 +19,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+/**
+ * struct jx_table - the index: @mask + 1 slots (a power of two) of entry
+ * index + 1 (0 = empty), @n entries.
+ */
 struct jx_table {
 	uint32_t *slot;
 	size_t mask; /* capacity - 1; capacity is a power of two */
 	size_t n;    /* entries */
 };
 
-/* splitmix64's finalizer: every input bit affects every output bit. */
+/** jx_mix() - splitmix64's finalizer of @x: every input bit affects every
+ *  output bit; callers hash their keys with it. */
 static inline uint64_t jx_mix(uint64_t x)
 {
 	x ^= x >> 30;
@@ -36,7 +41,12 @@ static inline uint64_t jx_mix(uint64_t x)
 	return x;
 }
 
-/* An empty table sized for @expected entries; 0 or -ENOMEM. */
+/**
+ * jx_init() - an empty table sized for @expected entries (capacity: the
+ * smallest power of two >= 16 and >= 2 × @expected slots).
+ *
+ * Return: 0 or -ENOMEM (no message).
+ */
 static inline int jx_init(struct jx_table *t, size_t expected)
 {
 	size_t cap = 16;
@@ -48,6 +58,8 @@ static inline int jx_init(struct jx_table *t, size_t expected)
 	return t->slot ? 0 : -ENOMEM;
 }
 
+/** jx_free() - free @t's slots; @t is empty (and freeable again)
+ *  afterwards. */
 static inline void jx_free(struct jx_table *t)
 {
 	free(t->slot);
@@ -56,11 +68,17 @@ static inline void jx_free(struct jx_table *t)
 	t->n = 0;
 }
 
-/*
- * The slot for the key hashed to @h: either the one holding an entry for
- * which eq(ctx, entry, key) is true, or the empty slot where it would go.
- * Check *slot: 0 = not found (store idx + 1 there and count it with
- * jx_added()).
+/**
+ * jx_probe() - find the slot of a key.
+ * @t:   the table.
+ * @h:   the key's hash (jx_mix() of it).
+ * @eq:  whether entry @idx of the caller's arrays has @key.
+ * @ctx: passed to @eq.
+ * @key: the key.
+ *
+ * Return: the slot holding an entry for which @eq is true, or the empty
+ * slot where it would go. Check *slot: 0 = not found (store idx + 1 there
+ * and count it with jx_added()).
  */
 static inline uint32_t *jx_probe(const struct jx_table *t, uint64_t h,
 				 bool (*eq)(const void *ctx, uint32_t idx, const void *key),
@@ -73,10 +91,13 @@ static inline uint32_t *jx_probe(const struct jx_table *t, uint64_t h,
 	}
 }
 
-/*
- * Count an insertion; when the table gets more than half full, rebuild it
- * twice as large, rehashing every entry with hash(ctx, idx). 0 or -ENOMEM
- * (the table is unchanged then, and still valid).
+/**
+ * jx_added() - count an insertion; when the table gets more than half
+ * full, rebuild it twice as large, rehashing every entry with
+ * @hash(@ctx, idx).
+ *
+ * Return: 0 or -ENOMEM (the entry stays counted and the table valid, only
+ * fuller than half).
  */
 static inline int jx_added(struct jx_table *t,
 			   uint64_t (*hash)(const void *ctx, uint32_t idx),
@@ -104,8 +125,16 @@ static inline int jx_added(struct jx_table *t,
 	return 0;
 }
 
-/* Geometric growth of a reader's array: make room for one more element.
- * 0 or -ENOMEM. */
+/**
+ * jx_reserve() - geometric growth of a reader's array: make room for one
+ * more element.
+ * @v:    the array (realloc'd; may move).
+ * @cap:  its capacity in elements (64 first, then doubled).
+ * @n:    elements in use.
+ * @elem: bytes per element.
+ *
+ * Return: 0 or -ENOMEM (also past UINT32_MAX elements, the index's limit).
+ */
 static inline int jx_reserve(void **v, size_t *cap, size_t n, size_t elem)
 {
 	if (n < *cap)

@@ -39,6 +39,10 @@ enum js_type { JS_NULL, JS_BOOL, JS_NUMBER, JS_STRING, JS_OBJECT, JS_ARRAY };
  * key and are shown truncated in messages). */
 #define JS_KEY_MAX 48
 
+/**
+ * struct js_value - one scalar as the hooks see it; @s / @len point into
+ * the parser's buffer and are valid only during the value() call.
+ */
 struct js_value {
 	enum js_type type;
 	const char *s; /* number text or string bytes (not NUL-terminated) */
@@ -46,6 +50,11 @@ struct js_value {
 	bool b;        /* JS_BOOL */
 };
 
+/**
+ * struct js_frame - one open container on the parser's stack: its kind,
+ * the reader's @tag, the current array index or object key, and the
+ * object's key hashes (duplicate-key check).
+ */
 struct js_frame {
 	bool is_array;
 	int tag;          /* the reader's state for this container */
@@ -63,12 +72,22 @@ struct js_frame {
 
 struct js_parser;
 
+/**
+ * struct js_ops - the reader's three hooks (see the top of this file);
+ * each gets the reader's ctx and the parser, and returns 0 (start: > 0 to
+ * descend, 0 to skip) or a negative errno after js_fail().
+ */
 struct js_ops {
 	int (*start)(void *ctx, struct js_parser *p, enum js_type type);
 	int (*value)(void *ctx, struct js_parser *p, const struct js_value *v);
 	int (*end)(void *ctx, struct js_parser *p, int tag, int64_t n);
 };
 
+/**
+ * struct js_parser - one parse in progress (set up by js_parse_file() /
+ * js_parse_mem()); hooks read it through js_top(), js_key_is(), js_path().
+ * Offsets and lengths in bytes, lines 0-based.
+ */
 struct js_parser {
 	const char *name;  /* file name for messages */
 	const struct js_ops *ops;
@@ -89,13 +108,16 @@ struct js_parser {
 	struct js_frame st[JS_MAX_DEPTH + 1];
 };
 
-/* The frame of the container that holds the current value. */
+/** js_top() - the frame of the container that holds the current value. */
 static inline const struct js_frame *js_top(const struct js_parser *p)
 {
 	return &p->st[p->depth];
 }
 
-/* True if the current key (the parent is an object) is @k. */
+/**
+ * js_key_is() - whether the current key (the parent is an object) is the
+ * @klen bytes at @k; false inside an array.
+ */
 static inline bool js_key_is(const struct js_parser *p, const char *k, size_t klen)
 {
 	const struct js_frame *f = &p->st[p->depth];
@@ -119,20 +141,27 @@ int js_parse_file(const char *name, const struct js_ops *ops, void *ctx);
 int js_parse_mem(const char *name, const uint8_t *buf, size_t len,
 		 const struct js_ops *ops, void *ctx);
 
-/*
- * Record an error "<name>: <key path of the current place>: <msg>", remember
- * it in p->err and return -EINVAL. js_fail_at() takes the place as text.
+/**
+ * js_fail() - record the error "<name>: <key path of the current place>:
+ * <msg>" in p->err and tp_last_error() (the first error of the parse
+ * only; later ones keep it); js_fail_at() takes the place as text @place.
+ * @p:   the parser.
+ * @fmt: printf format of <msg> (cut to 255 bytes).
+ *
+ * Return: -EINVAL.
  */
 int js_fail(struct js_parser *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int js_fail_at(struct js_parser *p, const char *place, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The key path of the current place ("aicore_tasks[3][2]"), or "(top
- * level)"; always NUL-terminated within @len. */
+/**
+ * js_path() - the key path of the current place ("aicore_tasks[3][2]"),
+ * or "(top level)", into @buf; always NUL-terminated within @len bytes.
+ */
 void js_path(const struct js_parser *p, char *buf, size_t len);
 
-/* "a string", "an object", ... for messages. */
+/** js_type_name() - "a string", "an object", ... for messages (static). */
 const char *js_type_name(enum js_type t);
 
 /* Integer parsing. */
@@ -142,27 +171,51 @@ enum js_int_status {
 	JS_INT_RANGE,    /* magnitude above 2^64 - 1 */
 	JS_INT_SYNTAX,   /* not an integer at all (strings only) */
 };
-/*
- * Parse a JSON number's text (@str false) or a numeric string the way
- * Python's int() takes it (@str true: surrounding whitespace, an optional
- * sign, decimal digits, '_' between digits). Sets *neg and the magnitude.
+/**
+ * js_parse_int() - parse an integer.
+ * @s, @len: a JSON number's text (@str false) or a numeric string the way
+ *           Python's int() takes it (@str true: surrounding whitespace, an
+ *           optional sign, decimal digits, '_' between digits).
+ * @neg:     receives the sign.
+ * @mag:     receives the magnitude.
+ *
+ * Return: JS_INT_OK; JS_INT_FLOAT (fraction or exponent), JS_INT_RANGE
+ * (magnitude above 2^64 - 1), JS_INT_SYNTAX (not an integer). Sets no
+ * message.
  */
 enum js_int_status js_parse_int(const char *s, size_t len, bool str,
 				bool *neg, uint64_t *mag);
 
-/*
- * Read an unsigned value at the current place: a JSON integer (or, with
- * @allow_str, a numeric string). A negative value, a float, a string
- * (without @allow_str), null or a bool is an error naming the key path.
- * With @wrap_neg a negative value is reduced modulo 2^64 instead.
+/**
+ * js_get_u64() - read an unsigned value at the current place: a JSON
+ * integer (or, with @allow_str, a numeric string).
+ * @p:         the parser.
+ * @v:         the value.
+ * @allow_str: accept a numeric string (js_parse_int() rules).
+ * @wrap_neg:  reduce a negative value modulo 2^64 instead of failing
+ *             (spec/swimlane-format.md §3.1).
+ * @out:       receives the value.
+ *
+ * Return: 0, or js_fail()'s -EINVAL naming the key path for a negative
+ * value, a float, an out-of-range magnitude, a string (without
+ * @allow_str), null or a bool.
  */
 int js_get_u64(struct js_parser *p, const struct js_value *v, bool allow_str,
 	       bool wrap_neg, uint64_t *out);
-/* A signed value in [@lo, @hi]; out-of-range is an error. */
+/**
+ * js_get_i64() - js_get_u64() for a signed value in [@lo, @hi].
+ *
+ * Return: 0, or js_fail()'s -EINVAL (also for a value out of [@lo, @hi]).
+ */
 int js_get_i64(struct js_parser *p, const struct js_value *v, bool allow_str,
 	       int64_t lo, int64_t hi, int64_t *out);
 
-/* Small string copy (malloc); NULL on ENOMEM. */
+/**
+ * js_strndup() - copy @len bytes of @s into a malloc'd NUL-terminated
+ * string.
+ *
+ * Return: the copy (free it), or NULL when out of memory (no message).
+ */
 char *js_strndup(const char *s, size_t len);
 
 #endif /* TASKPROF_TOOLS_SWIMLANE_JSON_STREAM_H */

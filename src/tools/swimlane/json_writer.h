@@ -34,6 +34,10 @@ enum jw_layout { JW_COMPACT = 0, JW_PRETTY = 1 };
 
 #define JW_MAX_DEPTH 16
 
+/**
+ * struct jw - one writer; set up with jw_init(). Fields are private
+ * (buffer sizes in bytes, errors as negative errno).
+ */
 struct jw {
 	FILE *fp;
 	int fd;                /* fileno(@fp), or -1 (memory streams): with a
@@ -57,12 +61,27 @@ struct jw {
 	bool has_items[JW_MAX_DEPTH];
 };
 
-/* Start writing to @fp (not owned); @threaded starts the writer thread.
- * Return 0, -ENOMEM, or the -errno of pthread_create. */
+/**
+ * jw_init() - start writing to @fp.
+ * @w:        the writer (previous contents ignored).
+ * @fp:       the stream (not owned; flushed first, then written through
+ *            its descriptor when it has one).
+ * @layout:   JW_COMPACT or JW_PRETTY.
+ * @threaded: start the writer thread (double buffering).
+ *
+ * Return: 0, -ENOMEM, or the -errno of pthread_create (no tp_last_error()
+ * message).
+ */
 int jw_init(struct jw *w, FILE *fp, enum jw_layout layout, bool threaded);
-/* Flush what is buffered (with direct I/O on, the last partial block is
- * written with direct I/O turned off, for the rest of the stream). Return
- * 0 or the first write error (-errno). */
+/**
+ * jw_flush() - write out what is buffered (with direct I/O on, the last
+ * partial block is written with direct I/O turned off, for the rest of
+ * the stream).
+ * @w: the writer.
+ *
+ * Return: 0, or the first error of the stream so far (-ENOMEM, or a
+ * write's -errno).
+ */
 int jw_flush(struct jw *w);
 /*
  * Write the stream's whole blocks with O_DIRECT (threaded writers on a
@@ -73,25 +92,49 @@ int jw_flush(struct jw *w);
  * I/O); the writer thread takes the device's time instead, overlapped
  * with formatting. Falls back to ordinary writes when the file system
  * refuses O_DIRECT (at fcntl or at the first write). Call right after
- * jw_init(). Return true when enabled.
+ * jw_init().
+ * @w: the writer.
+ *
+ * Return: true when enabled.
  */
 bool jw_set_direct(struct jw *w);
 #define JW_DIRECT_ALIGN 4096u
-/* Flush, stop the writer thread, free the buffers (does not close @fp).
- * Return as jw_flush(). Must be called after a successful jw_init. */
+/**
+ * jw_fini() - flush, stop the writer thread, free the buffers (does not
+ * close @fp). Must be called after a successful jw_init().
+ * @w: the writer.
+ *
+ * Return: as jw_flush().
+ */
 int jw_fini(struct jw *w);
 
+/*
+ * Token calls: each writes the separator its place needs (after a key:
+ * none) and then the token. Errors (out of memory, a failed write) are
+ * remembered in @w and returned by jw_flush() / jw_fini(); the calls
+ * themselves never fail. Nesting deeper than JW_MAX_DEPTH is not tracked.
+ */
+
+/** jw_obj_begin() - "{"; jw_obj_end() closes it ("}"). */
 void jw_obj_begin(struct jw *w);
 void jw_obj_end(struct jw *w);
+/** jw_arr_begin() - "["; jw_arr_end() closes it ("]"). */
 void jw_arr_begin(struct jw *w);
 void jw_arr_end(struct jw *w);
+/** jw_bool() - "true" / "false". */
 void jw_bool(struct jw *w, bool v);
+/** jw_null() - "null". */
 void jw_null(struct jw *w);
-/* Bytes written as they are (no separator logic). */
+/** jw_raw() - @n bytes of @s written as they are (no separator logic). */
 void jw_raw(struct jw *w, const char *s, size_t n);
 
-/* Escape @s (ensure_ascii) into @out (room for 6 × @n + 1 bytes). Returns
- * the length written. */
+/**
+ * jw_escape() - escape @n bytes of @s as json.dump(ensure_ascii=True)
+ * does, without the quotes.
+ * @out: room for 6 × @n + 1 bytes.
+ *
+ * Return: bytes written to @out.
+ */
 size_t jw_escape(const char *s, size_t n, char *out);
 
 /*
@@ -100,12 +143,19 @@ size_t jw_escape(const char *s, size_t n, char *out);
  * part of the conversion. Slow paths (a full buffer, pretty layout, the
  * event-level separators, escapes) are out of line.
  */
+/** jw__make_room() - slow path of jw__reserve(): hand the full buffer to
+ *  the writer (or write it) so that @n more bytes fit. */
 void jw__make_room(struct jw *w, size_t n);
+/** jw__before_slow() - slow path of jw__before() (pretty layout, depth
+ *  <= 2). */
 void jw__before_slow(struct jw *w);
+/** jw__strn_slow() - jw_strn() for strings longer than 512 bytes. */
 void jw__strn_slow(struct jw *w, const char *s, size_t n);
 
 #include "tools/swimlane/fmt_double.h"
 
+/** jw__reserve() - room for @n bytes at the buffer's end (not yet
+ *  counted in @w->len). */
 static inline __attribute__((always_inline)) char *jw__reserve(struct jw *w, size_t n)
 {
 	if (__builtin_expect(w->len + n > w->cap, 0))
@@ -113,7 +163,8 @@ static inline __attribute__((always_inline)) char *jw__reserve(struct jw *w, siz
 	return w->buf + w->len;
 }
 
-/* Separator before a value or key at the current depth. */
+/** jw__before() - the separator before a value or key at the current
+ *  depth. */
 static inline __attribute__((always_inline)) void jw__before(struct jw *w)
 {
 	if (w->pending_key) {
@@ -133,7 +184,10 @@ static inline __attribute__((always_inline)) void jw__before(struct jw *w)
 	jw__before_slow(w);
 }
 
-/* An object key; @key must be plain ASCII needing no escapes. */
+/**
+ * jw_keyn() - an object key of @n bytes; @key must be plain ASCII needing
+ * no escapes. The next token is its value.
+ */
 static inline __attribute__((always_inline)) void jw_keyn(struct jw *w, const char *key, size_t n)
 {
 	jw__before(w);
@@ -150,6 +204,7 @@ static inline __attribute__((always_inline)) void jw_keyn(struct jw *w, const ch
 }
 #define jw_key(w, k) jw_keyn((w), (k), strlen(k))
 
+/** jw_u64() - an unsigned integer in decimal. */
 static inline __attribute__((always_inline)) void jw_u64(struct jw *w, uint64_t v)
 {
 	jw__before(w);
@@ -164,6 +219,7 @@ static inline __attribute__((always_inline)) void jw_u64(struct jw *w, uint64_t 
 	w->len += n;
 }
 
+/** jw_i64() - a signed integer in decimal. */
 static inline __attribute__((always_inline)) void jw_i64(struct jw *w, int64_t v)
 {
 	if (v >= 0) {
@@ -184,6 +240,8 @@ static inline __attribute__((always_inline)) void jw_i64(struct jw *w, int64_t v
 	w->len += n;
 }
 
+/** jw_double() - a double as Python's repr(float) writes it
+ *  (tp_fmt_double_repr()). */
 static inline __attribute__((always_inline)) void jw_double(struct jw *w, double v)
 {
 	jw__before(w);
@@ -191,7 +249,8 @@ static inline __attribute__((always_inline)) void jw_double(struct jw *w, double
 	w->len += (size_t)tp_fmt_double_repr(v, p);
 }
 
-/* A string value, escaped like json.dump(ensure_ascii=True). */
+/** jw_strn() - a string value of @n bytes, escaped like
+ *  json.dump(ensure_ascii=True). */
 static inline __attribute__((always_inline)) void jw_strn(struct jw *w, const char *s, size_t n)
 {
 	if (n > 512) {
@@ -228,6 +287,13 @@ static inline __attribute__((always_inline)) void jw_strn(struct jw *w, const ch
  */
 #define JW_EV_MAX (256u << 10)
 
+/**
+ * jw_ev_begin() - start one whole compact event (see above).
+ * @w:   the writer, in JW_COMPACT at depth 2, no key pending.
+ * @max: bytes the event may take, <= JW_EV_MAX.
+ *
+ * Return: where to write the event's "{...}".
+ */
 static inline __attribute__((always_inline)) char *jw_ev_begin(struct jw *w, size_t max)
 {
 	char *p = jw__reserve(w, max + 2);
@@ -239,6 +305,10 @@ static inline __attribute__((always_inline)) char *jw_ev_begin(struct jw *w, siz
 	return p;
 }
 
+/**
+ * jw_ev_end() - the event started by jw_ev_begin() ends at @end (one past
+ * its last byte, at most @max bytes after the start).
+ */
 static inline __attribute__((always_inline)) void jw_ev_end(struct jw *w, char *end)
 {
 	w->len = (size_t)(end - w->buf);

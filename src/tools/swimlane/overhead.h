@@ -108,9 +108,14 @@ struct sl_oh_graph {
 int sl_oh_graph_build(const struct sl_task *tasks, size_t n_tasks, const uint64_t *pred,
 		      const uint64_t *succ, size_t n_edges, struct sl_oh_graph *out);
 
-/* Index of @task_id in @g->id, or -1. O(log n). */
+/**
+ * sl_oh_graph_find() - where @task_id is in @g (binary search, O(log n)).
+ *
+ * Return: its index in @g->id, or -1.
+ */
 long sl_oh_graph_find(const struct sl_oh_graph *g, uint64_t task_id);
 
+/** sl_oh_graph_free() - free what @g holds (also after a failed build). */
 void sl_oh_graph_free(struct sl_oh_graph *g);
 
 /* The eight counter series of spec §4.6.13, in the reference's emit order. */
@@ -176,14 +181,18 @@ struct sl_oh_sweep {
 int sl_oh_sweep_compute(const struct sl_oh_graph *g, const struct sl_task *tasks, size_t n_tasks,
 			struct sl_oh_sweep *out);
 
+/** sl_oh_sweep_free() - free what @sw holds (also after a failed
+ *  compute). */
 void sl_oh_sweep_free(struct sl_oh_sweep *sw);
 
-/* "oh_aic_idle" ... "oh_has_overhead". */
+/** sl_oh_series_name() - "oh_aic_idle" ... "oh_has_overhead" (spec
+ *  §4.6.13; static). */
 const char *sl_oh_series_name(enum sl_oh_series s);
-/* 9101 ... 9122 (the table of §4.6.13). */
+/** sl_oh_series_tid() - the counter's tid, 9101 ... 9122 (the table of
+ *  spec §4.6.13). */
 int sl_oh_series_tid(enum sl_oh_series s);
-/* Whether the converter writes series @s at all (§4.6.13 "only for the core
- * types present"). */
+/** sl_oh_series_present() - whether the converter writes series @s at all
+ *  (§4.6.13 "only for the core types present"). */
 bool sl_oh_series_present(const struct sl_oh_sweep *sw, enum sl_oh_series s);
 
 /**

@@ -130,8 +130,9 @@ struct sl_orch {
 	double start_us, end_us;
 };
 
-/* A per-thread (or per-lane) array of records. */
+/** struct sl_phase_list - one scheduler thread's @n phase records @v. */
 struct sl_phase_list { struct sl_phase *v; size_t n; };
+/** struct sl_orch_list - one orchestrator lane's @n records @v. */
 struct sl_orch_list { struct sl_orch *v; size_t n; };
 
 /* Largest metadata.core_to_thread value: the device keeps the scheduler
@@ -209,10 +210,16 @@ struct sl_perf_data {
  */
 int sl_read_perf_data(const char *path, struct sl_perf_data *out);
 
-/* Same, from memory (@name is used in messages). For the fuzzers. */
+/**
+ * sl_read_perf_data_mem() - sl_read_perf_data() from @len bytes at @buf
+ * (for the fuzzers); @name is used in messages.
+ *
+ * Return: 0; -EINVAL for bad content; -ENOMEM.
+ */
 int sl_read_perf_data_mem(const char *name, const uint8_t *buf, size_t len,
 			  struct sl_perf_data *out);
 
+/** sl_perf_data_free() - free what @d holds and zero it (NULL: no-op). */
 void sl_perf_data_free(struct sl_perf_data *d);
 
 /**
@@ -263,12 +270,32 @@ struct sl_deps {
  * wrong shape (one-line message, see the top of this file).
  */
 int sl_read_deps(const char *path, struct sl_deps *out);
+
+/**
+ * sl_read_deps_mem() - sl_read_deps() from @len bytes at @buf (for the
+ * fuzzers); @name is used in messages.
+ *
+ * Return: 0; -EINVAL for bad content; -ENOMEM.
+ */
 int sl_read_deps_mem(const char *name, const uint8_t *buf, size_t len, struct sl_deps *out);
+
+/** sl_deps_free() - free what @d holds and zero it (NULL: no-op). */
 void sl_deps_free(struct sl_deps *d);
 
-/* Index into the kernel map of @task_id, or -1. O(1) average. */
+/**
+ * sl_deps_find_task() - where @task_id is in the kernel map; O(1) on
+ * average.
+ *
+ * Return: its index into @d->task_id / kernel_ids / block_num, or -1
+ * (also for a NULL @d or an empty map).
+ */
 long sl_deps_find_task(const struct sl_deps *d, uint64_t task_id);
-/* Block map value of @task_id, or 0 when it is not in the block map. */
+
+/**
+ * sl_deps_block_num() - the block map value of @task_id (spec §3.3).
+ *
+ * Return: its block_num (>= 1), or 0 when it is not in the block map.
+ */
 uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
 
 /**
@@ -288,8 +315,12 @@ struct sl_deps_cover {
 	bool no_tasks;
 };
 
-/* Counts @pd's task rows against @d's kernel map and, when it lists no
- * tasks, against its edges' endpoints. O((rows + edges) log edges). */
+/**
+ * sl_deps_cover() - count @pd's task rows against @d's kernel map and,
+ * when it lists no tasks, against its edges' endpoints; O((rows + edges)
+ * log edges).
+ * @out: receives the counts.
+ */
 void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		   struct sl_deps_cover *out);
 
@@ -416,10 +447,19 @@ void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, con
  * types (one-line message naming the file and key).
  */
 int sl_read_name_map(const char *path, struct sl_name_map *out);
+/**
+ * sl_read_name_map_mem() - sl_read_name_map() from @len bytes at @buf
+ * (for the fuzzers); @name is used in messages.
+ *
+ * Return: 0; -EINVAL for invalid JSON or wrong types; -ENOMEM.
+ */
 int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
 			 struct sl_name_map *out);
+
+/** sl_name_map_free() - free what @m holds and zero it (NULL: no-op). */
 void sl_name_map_free(struct sl_name_map *m);
-/* The name of @func_id, or NULL. */
+
+/** sl_name_map_get() - the name of @func_id (owned by @m), or NULL. */
 const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);
 
 /**
@@ -437,8 +477,12 @@ const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);
  */
 char *sl_name_map_sibling(const char *input, FILE *err);
 
-/* @path's folder joined with @name as pathlib does ("a/b" + "n" → "a/n",
- * "b" → "n", "/b" → "/n"); malloc'd, NULL on out of memory. */
+/**
+ * sl_path_sibling() - @path's folder joined with @name as pathlib does
+ * ("a/b" + "n" → "a/n", "b" → "n", "/b" → "/n").
+ *
+ * Return: the path (free it), or NULL when out of memory.
+ */
 char *sl_path_sibling(const char *path, const char *name);
 
 /**
@@ -454,8 +498,14 @@ char *sl_path_sibling(const char *path, const char *name);
  */
 char *sl_records_in_folder(const char *path, bool *oom);
 
-/* Task-id display (spec §2.9): "t<local>" for ring 0, else "r<ring>t<local>".
- * Writes at most @len bytes (always terminated); returns @buf. */
+/**
+ * sl_tdisp() - task-id display (spec §2.9): "t<local>" for ring 0, else
+ * "r<ring>t<local>".
+ * @task_id: (ring << 32) | local.
+ * @buf:     receives the text; at most @len bytes, always terminated.
+ *
+ * Return: @buf.
+ */
 char *sl_tdisp(uint64_t task_id, char *buf, size_t len);
 
 #endif /* TASKPROF_TOOLS_SWIMLANE_PERF_DATA_H */

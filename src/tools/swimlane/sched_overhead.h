@@ -47,7 +47,14 @@ struct sl_so_switch {
 	double lower, upper;
 };
 
-/* Return: 0 or -ENOMEM. @sw is the Part-1 sweep of the same rows. */
+/**
+ * sl_so_switch_stats() - the Part 2 switch figures (spec §6.2) of @n rows.
+ * @tasks, @n: the joined rows.
+ * @sw:        the Part-1 sweep of the same rows.
+ * @out:       receives the figures (µs).
+ *
+ * Return: 0 or -ENOMEM.
+ */
 int sl_so_switch_stats(const struct sl_task *tasks, size_t n, const struct sl_oh_sweep *sw,
 		       struct sl_so_switch *out);
 
@@ -76,7 +83,10 @@ struct sl_so_dist {
 	double max, mean, total;
 };
 
-/* Sorts @vals in place and fills @out (all zero when @n is 0). */
+/**
+ * sl_so_dist() - sort @n values of @vals in place and fill @out with
+ * their distribution (all zero when @n is 0); values in µs.
+ */
 void sl_so_dist(double *vals, size_t n, struct sl_so_dist *out);
 
 /**
