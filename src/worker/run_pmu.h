@@ -285,10 +285,19 @@ enum wk_pmu_fault {
 	WK_PMU_FAULT_UNREADABLE,
 	WK_PMU_FAULT_WRITE,
 };
+/**
+ * wk_pmu_test_fault() - arm one test fault (one shot, process-wide).
+ * @f: the fault; WK_PMU_FAULT_NONE disarms an armed DROP / UNREADABLE
+ *     (not an armed WRITE).
+ * @n: records for WK_PMU_FAULT_DROP; ignored otherwise.
+ */
 void wk_pmu_test_fault(enum wk_pmu_fault f, uint64_t n);
 
-/* Test point: while @hold, every background writer waits before its next
- * publication (a slow disk); a flush or fini overrides it. */
+/**
+ * wk_pmu_test_hold_writer() - test point: while @hold, every background
+ * writer waits before its next publication (a slow disk); a flush or fini
+ * overrides it.
+ */
 void wk_pmu_test_hold_writer(bool hold);
 
 #endif /* TASKPROF_WORKER_RUN_PMU_H */

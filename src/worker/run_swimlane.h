@@ -48,12 +48,17 @@ void wk_swimlane_orch_done(struct wk_swimlane *s);
 /**
  * wk_swimlane_finish() - after the device stopped: stop the collector,
  * reconcile (one log line per pool), write @dir/l2_swimlane_records.json.
- * @path: receives the file written ("" when none; may be NULL).
- * @rec:  receives the reconcile figures (may be NULL).
+ * @s:        the collection.
+ * @dir:      the run folder (created if missing).
+ * @path:     receives the file written ("" when none; may be NULL).
+ * @path_len: bytes of @path.
+ * @rec:      receives the reconcile figures (may be NULL).
  *
  * Return: 0; -ENODATA when both task streams are empty (warning logged,
- * nothing written); -EPROTO when a pool does not balance (the file is
- * still written); file errors.
+ * nothing written); the file errors of swl_export(); else
+ * swl_reconcile()'s error when it failed: -EPROTO when a pool does not
+ * balance, -ENOMEM when the host lost records to out-of-memory (the file
+ * is still written in both cases). tp_last_error() says why.
  */
 int wk_swimlane_finish(struct wk_swimlane *s, const char *dir, char *path, size_t path_len,
 		       struct tp_reconcile *rec);
