@@ -132,7 +132,12 @@ void wk_pmu_wire(struct wk_pmu *p, struct tp_sched_hooks *h, struct tp_engine_co
  */
 int wk_pmu_stop(struct wk_pmu *p, struct pmu_reconcile *r);
 
-/** wk_pmu_notes() - the producer notes of @core (after wk_pmu_stop). */
+/**
+ * wk_pmu_notes() - the producer notes of @core (after wk_pmu_stop);
+ * pmu_notes() of the collector.
+ *
+ * Return: 0; -EINVAL for a bad @core or a released pool.
+ */
 int wk_pmu_notes(const struct wk_pmu *p, int core, struct tp_pmu_note *init,
 		 struct tp_pmu_note *close);
 
