@@ -105,13 +105,20 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 		TP_ERROR("%s: failed to read ready entry %u of thread %u", p->m->name, head, q);
 		return false;
 	}
-	/* relaxed: ordered after the acquire load of the tail above. */
-	out->instance = atomic_load_explicit(&e->instance, memory_order_relaxed);
-	out->kind = atomic_load_explicit(&e->kind, memory_order_relaxed);
-	out->buffer_ptr = atomic_load_explicit(&e->buffer_ptr, memory_order_relaxed);
-	out->buffer_seq = atomic_load_explicit(&e->buffer_seq, memory_order_relaxed);
-	out->thread = q;
-	if (out->buffer_ptr == 0) {
+	/* relaxed loads: ordered after the acquire load of the tail above. */
+	const uint32_t inst = atomic_load_explicit(&e->instance, memory_order_relaxed);
+	const uint32_t kind = atomic_load_explicit(&e->kind, memory_order_relaxed);
+	const uint64_t ptr = atomic_load_explicit(&e->buffer_ptr, memory_order_relaxed);
+	const uint32_t seq = atomic_load_explicit(&e->buffer_seq, memory_order_relaxed);
+	/* relaxed stores: *out is the caller's private copy, read by that
+	 * thread only (a plain assignment to an _Atomic field would be a
+	 * seq_cst store, an xchg on the drain's hot path). */
+	atomic_store_explicit(&out->instance, inst, memory_order_relaxed);
+	atomic_store_explicit(&out->kind, kind, memory_order_relaxed);
+	atomic_store_explicit(&out->buffer_ptr, ptr, memory_order_relaxed);
+	atomic_store_explicit(&out->buffer_seq, seq, memory_order_relaxed);
+	atomic_store_explicit(&out->thread, q, memory_order_relaxed);
+	if (ptr == 0) {
 		/* The reference waits for a torn entry to complete.  With
 		 * release/acquire publication a zero pointer is corruption, so
 		 * wait a little, then report and skip it rather than stall. */
@@ -134,7 +141,7 @@ bool prof_try_pop_entry(struct tp_profiler *p, uint32_t q, struct tp_ready_entry
 	/* relaxed: read by this drain and by the replenish thread's freeze
 	 * check, which only compares it with the device's tail. */
 	atomic_store_explicit(&p->host_head[q], (head + 1) % size, memory_order_relaxed);
-	return out->buffer_ptr != 0;
+	return ptr != 0;
 }
 
 /* -------------------------------------------------------- free queues */
@@ -314,18 +321,23 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 			  struct drain_ctx *dc)
 {
 	const int shard = (int)(q % (uint32_t)p->shard_count);
-	const uint32_t inst = e->instance;
-	if (inst >= p->num_instances || e->kind != p->inst_kind[inst] ||
+	/* relaxed: *e is a private copy (prof_try_pop_entry's), nobody
+	 * writes it concurrently; read once into plain locals. */
+	const uint32_t inst = atomic_load_explicit(&e->instance, memory_order_relaxed);
+	const uint32_t ekind = atomic_load_explicit(&e->kind, memory_order_relaxed);
+	const uint64_t ptr = atomic_load_explicit(&e->buffer_ptr, memory_order_relaxed);
+	const uint32_t seq = atomic_load_explicit(&e->buffer_seq, memory_order_relaxed);
+	if (inst >= p->num_instances || ekind != p->inst_kind[inst] ||
 	    (p->m->accept_entry && !p->m->accept_entry(p->hdr, q, e))) {
 		TP_ERROR("%s: invalid ready entry on thread %u: instance=%u kind=%u "
 			 "(instances=%u); buffer dropped",
-			 p->m->name, q, inst, e->kind, p->num_instances);
-		if (bp_resolve_host_range(&p->bp, e->buffer_ptr, 1))
-			bp_retire(&p->bp, 0, e->buffer_ptr, shard);
+			 p->m->name, q, inst, ekind, p->num_instances);
+		if (bp_resolve_host_range(&p->bp, ptr, 1))
+			bp_retire(&p->bp, 0, ptr, shard);
 		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, UINT32_MAX, 0);
 		return;
 	}
-	const int kind = (int)e->kind;
+	const int kind = (int)ekind;
 	/* Geometry from the module, not from the region: on a shared mapping
 	 * the device can overwrite the header. */
 	const uint32_t bufsize = bp_buffer_size(&p->bp, kind);
@@ -334,24 +346,24 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	/* A mapped address is not yet a buffer: the pool region, or a pointer
 	 * into the middle of a buffer, would be recycled to the device and
 	 * written over.  Every buffer block is carved at a stride of bufsize. */
-	uint64_t base = bp_release_pointer_for(&p->bp, e->buffer_ptr);
-	if (base == p->shm_dev || (e->buffer_ptr - base) % bufsize != 0) {
+	uint64_t base = bp_release_pointer_for(&p->bp, ptr);
+	if (base == p->shm_dev || (ptr - base) % bufsize != 0) {
 		TP_ERROR("%s: ready entry on thread %u names %#" PRIx64 ", which is not a buffer "
 			 "of kind %d; dropped",
-			 p->m->name, q, e->buffer_ptr, kind);
+			 p->m->name, q, ptr, kind);
 		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, inst, 0);
 		return;
 	}
-	struct tp_buf_hdr *host = bp_resolve_host_range(&p->bp, e->buffer_ptr, bufsize);
+	struct tp_buf_hdr *host = bp_resolve_host_range(&p->bp, ptr, bufsize);
 	if (!host) {
 		count_host_loss(p, TP_HOST_LOST_UNMAPPED, inst, 0);
 		return;
 	}
 	/* a5: pull the header first, then only the records it holds. */
-	if (bp_copy_buffer_from_device(&p->bp, host, e->buffer_ptr, TP_BUF_HDR_SIZE) != 0) {
+	if (bp_copy_buffer_from_device(&p->bp, host, ptr, TP_BUF_HDR_SIZE) != 0) {
 		TP_ERROR("%s: failed to copy ready buffer from device (kind=%d, thread=%u)",
 			 p->m->name, kind, q);
-		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+		bp_retire(&p->bp, kind, ptr, shard);
 		count_host_loss(p, TP_HOST_LOST_COPY_FAILED, inst, 0);
 		return;
 	}
@@ -359,17 +371,17 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	if (count > cap) {
 		TP_ERROR("%s: buffer %#" PRIx64 " of instance %u claims %u records (capacity %u); "
 			 "dropped",
-			 p->m->name, e->buffer_ptr, inst, count, cap);
-		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+			 p->m->name, ptr, inst, count, cap);
+		bp_retire(&p->bp, kind, ptr, shard);
 		count_host_loss(p, TP_HOST_LOST_BAD_ENTRY, inst, 0);
 		return;
 	}
 	if (count && bp_copy_buffer_from_device(&p->bp, (char *)host + TP_BUF_HDR_SIZE,
-						e->buffer_ptr + TP_BUF_HDR_SIZE,
+						ptr + TP_BUF_HDR_SIZE,
 						(size_t)count * rsize) != 0) {
 		TP_ERROR("%s: failed to copy ready buffer from device (kind=%d, thread=%u)",
 			 p->m->name, kind, q);
-		bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+		bp_retire(&p->bp, kind, ptr, shard);
 		count_host_loss(p, TP_HOST_LOST_COPY_FAILED, inst, count);
 		return;
 	}
@@ -389,10 +401,10 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 		.kind = (uint32_t)kind,
 		.instance = inst,
 		.thread = q,
-		.seq = e->buffer_seq,
+		.seq = seq,
 		.count = count,
 		.record_size = rsize,
-		.dev_ptr = e->buffer_ptr,
+		.dev_ptr = ptr,
 		.host_ptr = host,
 		.records = (char *)host + TP_BUF_HDR_SIZE,
 	};
@@ -423,7 +435,7 @@ static void process_entry(struct tp_profiler *p, uint32_t q, const struct tp_rea
 	}
 	TP_ERROR("BufferPoolManager: ready queue full for shard=%d capacity=%zu", shard,
 		 p->bp.ready_cap);
-	bp_retire(&p->bp, kind, e->buffer_ptr, shard);
+	bp_retire(&p->bp, kind, ptr, shard);
 	count_host_loss(p, TP_HOST_LOST_SHARD_FULL, inst, count);
 }
 
