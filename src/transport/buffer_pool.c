@@ -63,7 +63,9 @@ int bp_init(struct bp_pool *bp, const struct tp_module *m)
 			struct bp_lane *l = lane(bp, (int)i, k);
 			if (tp_spsc_init(&l->ring, bp->recycled_cap, sizeof(uint64_t)))
 				goto fail;
-			atomic_flag_clear(&l->consumer_busy);
+			/* relaxed: initialisation; no other thread sees the
+			 * pool yet (the host threads start later). */
+			atomic_flag_clear_explicit(&l->consumer_busy, memory_order_relaxed);
 			pthread_mutex_init(&retired(bp, (int)i, k)->mu, NULL);
 		}
 	}
@@ -153,6 +155,9 @@ bool bp_push_ready(struct bp_pool *bp, const struct tp_ready_info *info, int sha
 void bp_wake_ready(struct bp_pool *bp, int shard)
 {
 	struct bp_ready_shard *r = &bp->ready[bp_norm_shard(bp, shard)];
+	/* release: as in bp_push_ready, pairs with the waiter's acquire
+	 * loads of the epoch in bp_wait_pop_ready: a waiter that sees the
+	 * bump also sees the items pushed before this wake. */
 	atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release);
 	pthread_mutex_lock(&r->mu);
 	pthread_cond_broadcast(&r->cv);
@@ -182,7 +187,8 @@ bool bp_wait_pop_ready(struct bp_pool *bp, struct tp_ready_info *out, int timeou
 	uint64_t seen = atomic_load_explicit(&r->epoch, memory_order_acquire);
 	int rc = 0;
 	/* The pusher signals under the mutex after bumping the epoch, so a
-	 * push between our pop attempt and the wait is never missed. */
+	 * push between our pop attempt and the wait is never missed.
+	 * acquire: as the load of `seen` above. */
 	while (rc == 0 && tp_spsc_empty(&r->ring) &&
 	       atomic_load_explicit(&r->epoch, memory_order_acquire) == seen)
 		rc = pthread_cond_timedwait(&r->cv, &r->mu, &dl);

@@ -85,7 +85,8 @@ static void *lg_producer_main(void *arg)
 			break;
 	}
 	if (pr->rc) {
-		/* Count as ready and finished so the main thread never waits on us. */
+		/* Count as ready and finished so the main thread never waits on us.
+		 * release: as below (pairs with the main thread's acquire). */
 		atomic_fetch_add_explicit(&s->ready, 1, memory_order_release);
 		pthread_mutex_lock(&s->mu);
 		s->finished++;
@@ -93,6 +94,9 @@ static void *lg_producer_main(void *arg)
 		pthread_mutex_unlock(&s->mu);
 		return NULL;
 	}
+	/* release: pairs with the main thread's acquire load of ready (the
+	 * increments form one release sequence): our attach (pr->rc, the
+	 * writer state in the region) happens before it starts the clock. */
 	atomic_fetch_add_explicit(&s->ready, 1, memory_order_release);
 	/* acquire: start together once every producer is attached. */
 	while (!atomic_load_explicit(&s->go, memory_order_acquire))
@@ -211,6 +215,8 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 			break;
 		}
 	}
+	/* acquire: pairs with each producer's release increment of ready;
+	 * every started producer has attached (or failed to) by now. */
 	while (atomic_load_explicit(&s.ready, memory_order_acquire) < started)
 		sched_yield();
 	uint64_t t0 = tp_now_ns();
@@ -244,8 +250,9 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	out->dropped = r.pool[0].dropped;
 	out->elapsed_s = (double)(t1 - t0) / 1e9;
 	out->records_per_s = out->elapsed_s > 0 ? (double)out->collected / out->elapsed_s : 0;
-	out->freeze_opened = atomic_load(&s.p->freeze_opened);
-	out->buffers = atomic_load(&s.p->buffers_collected);
+	/* relaxed: statistics of the host threads, joined by prof_stop. */
+	out->freeze_opened = atomic_load_explicit(&s.p->freeze_opened, memory_order_relaxed);
+	out->buffers = atomic_load_explicit(&s.p->buffers_collected, memory_order_relaxed);
 	out->instances = ninst;
 	double ns = 0, cpu_ns = 0;
 	for (int i = 0; i < started; i++) {
@@ -263,7 +270,9 @@ int tp_loadgen_run(const struct tp_loadgen_config *cfg_in, struct tp_loadgen_res
 	for (uint32_t i = 0; i < ninst; i++) {
 		out->out_of_order += s.out_of_order[i];
 		if (out->per_instance)
-			out->per_instance[i] = atomic_load(&s.p->inst_collected[i]);
+			/* relaxed: as above, after prof_stop. */
+			out->per_instance[i] =
+				atomic_load_explicit(&s.p->inst_collected[i], memory_order_relaxed);
 	}
 	if (start_err[0])
 		tp_set_error(rc, "%s", start_err);

@@ -188,7 +188,9 @@ static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool
 	size_t pushed = 0;
 	/* One producer per free queue at a time: an instance's buffers may
 	 * arrive on several ready queues, and the replenish thread produces
-	 * too while a freeze is open. */
+	 * too while a freeze is open.  acquire: pairs with the release clear
+	 * at the end of the previous holder's push, so its slot and tail
+	 * stores (and its host-side copies) are seen before ours. */
 	while (atomic_flag_test_and_set_explicit(&p->fq_busy[instance], memory_order_acquire))
 		;
 	for (;;) {
@@ -233,6 +235,8 @@ static size_t top_up_n(struct tp_profiler *p, uint32_t instance, int shard, bool
 		}
 		pushed++;
 	}
+	/* release: pairs with the acquire test-and-set above; our pushes
+	 * happen before the next producer's read of head and tail. */
 	atomic_flag_clear_explicit(&p->fq_busy[instance], memory_order_release);
 	return pushed;
 }
@@ -473,7 +477,9 @@ static void open_freeze(struct tp_profiler *p, _Atomic uint32_t *freeze, _Atomic
 	    !atomic_load_explicit(&p->hdr->bp.fq_freeze_active, memory_order_relaxed))
 		p->freeze_t0_ns = tp_now_ns();
 	note_pressure(p);
-	/* release: the freeze is visible with everything before it. */
+	/* release: pairs with the device's acquire loads of the freeze flag
+	 * at its gates (dev_engine.c); the freeze is visible with everything
+	 * before it. */
 	atomic_store_explicit(freeze, 1, memory_order_release);
 	bp_write_range(&p->bp, freeze, sizeof(*freeze));
 	/* release: orders the freeze store above before this clear, so a
@@ -521,15 +527,20 @@ void prof_update_backpressure(struct tp_profiler *p)
 			return;
 		tails = local_tails;
 	}
-	/* Only the live queues: unused ones are 0/0 anyway (spec §11.8). */
+	/* Only the live queues: unused ones are 0/0 anyway (spec §11.8).
+	 * relaxed host_head: written by the drains, only compared here.
+	 * acquire tail: pairs with the device's release store of the tail
+	 * (dev_engine.c); a comparison only, nothing behind it is read here. */
 	for (uint32_t q = 0; q < p->num_threads; q++)
 		if (atomic_load_explicit(&p->host_head[q], memory_order_relaxed) !=
 		    atomic_load_explicit(&tails[q], memory_order_acquire))
 			return; /* ready queues not drained yet; drains keep running */
 	if (prof_replenish_free_queues(p) != 0)
 		return; /* release on a tick where nothing more could be pushed */
-	/* release: the refilled slots and tails are visible before a device
-	 * that acquires the cleared freeze flag re-checks its free queue. */
+	/* release (both stores): pairs with the device's acquire loads of the
+	 * freeze flags at its gates (dev_engine.c); the refilled slots and
+	 * tails are visible before a device that acquires the cleared freeze
+	 * flag re-checks its free queue. */
 	if (rq) {
 		atomic_store_explicit(&bpf->rq_freeze_active, 0, memory_order_release);
 		bp_write_range(&p->bp, &bpf->rq_freeze_active, sizeof(uint32_t));
@@ -538,6 +549,9 @@ void prof_update_backpressure(struct tp_profiler *p)
 		atomic_store_explicit(&bpf->fq_freeze_active, 0, memory_order_release);
 		bp_write_range(&p->bp, &bpf->fq_freeze_active, sizeof(uint32_t));
 	}
+	/* seq_cst: the same total order as open_freeze's store and the
+	 * drains' seq_cst loads (process_entry, retry_starved): a drain that
+	 * sees false again may top up free queues itself. */
 	atomic_store_explicit(&p->host_freeze_open, false, memory_order_seq_cst);
 	/* relaxed: a statistic, read after the replenish thread's join. */
 	atomic_fetch_add_explicit(&p->freeze_ns, tp_now_ns() - p->freeze_t0_ns,
@@ -679,6 +693,8 @@ static void note_thread_cpu(struct tp_profiler *p, int role)
 /* Retry the starved instances while recycled lane dc->shard has buffers. */
 static bool retry_starved(struct tp_profiler *p, struct drain_ctx *dc)
 {
+	/* seq_cst: as in process_entry, pairs with the store in open_freeze;
+	 * while a freeze is open the replenish thread alone tops up. */
 	if (!dc->nstarved ||
 	    atomic_load_explicit(&p->host_freeze_open, memory_order_seq_cst))
 		return false;
@@ -1126,7 +1142,9 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 	}
 	for (uint32_t i = 0; i < p->num_instances; i++) {
 		p->inst_kind[i] = cfg->instance_kind ? cfg->instance_kind[i] : 0;
-		atomic_flag_clear(&p->fq_busy[i]);
+		/* relaxed: initialisation; no host thread runs yet (prof_start's
+		 * pthread_create publishes it). */
+		atomic_flag_clear_explicit(&p->fq_busy[i], memory_order_relaxed);
 	}
 	bp_set_shard_count(&p->bp, p->shard_count);
 	if (cfg->warm_covers_instances) {
@@ -1271,6 +1289,10 @@ int prof_start(struct tp_profiler *p)
 	bp_replenish_recycled_pools(&p->bp);
 	p->start_allocs = atomic_load_explicit(&p->bp.n_allocs, memory_order_relaxed);
 	p->start_bytes = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
+	/* release: pairs with the host threads' acquire loads of
+	 * mgmt_running (drain_main, replenish_main, consume).  They start
+	 * after this store, so pthread_create orders it already; release
+	 * like the flag's other stores (prof_stop). */
 	atomic_store_explicit(&p->mgmt_running, true, memory_order_release);
 	int rc = 0, nd = 0, nc = 0;
 	bool repl = false;
@@ -1306,12 +1328,16 @@ int prof_start(struct tp_profiler *p)
 		}
 	}
 	if (rc != 0) {
+		/* release: as in prof_stop (pairs with the host threads'
+		 * acquire loads of mgmt_running). */
 		atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
 		kick_replenish(p); /* end its nap now, as prof_stop does */
 		for (int i = 0; i < nd; i++)
 			pthread_join(p->drain_th[i], NULL);
 		if (repl)
 			pthread_join(p->repl_th, NULL);
+		/* release: as in prof_stop (pairs with the collectors' acquire
+		 * load), after every drain was joined. */
 		atomic_store_explicit(&p->execution_complete, true, memory_order_release);
 		for (int i = 0; i < nc; i++) {
 			bp_wake_ready(&p->bp, i);
@@ -1328,7 +1354,8 @@ void prof_stop(struct tp_profiler *p)
 {
 	if (!p || !p->started)
 		return;
-	/* release: the drains' final pass starts after this store. */
+	/* release: pairs with the host threads' acquire loads of
+	 * mgmt_running; the drains' final pass starts after this store. */
 	atomic_store_explicit(&p->mgmt_running, false, memory_order_release);
 	/* The replenish thread may be in a nap of several ms: end it now. */
 	kick_replenish(p);
@@ -1468,11 +1495,14 @@ int prof_reconcile(struct tp_profiler *p, struct tp_reconcile *out)
 			  "%.3f ms in all (normal under load: a producer waits for the host "
 			  "instead of dropping)",
 			  p->m->name, freezes, freezes == 1 ? "" : "s", freeze_ms);
+	/* relaxed: statistics of the drains, joined by prof_stop. */
 	if (atomic_load_explicit(&p->bad_index_events, memory_order_relaxed) ||
 	    atomic_load_explicit(&p->null_entry_events, memory_order_relaxed))
 		TP_ERROR("%s: ready queues were corrupted: %" PRIu64 " out-of-range index reads, %" PRIu64
 			 " null entries skipped",
-			 p->m->name, atomic_load(&p->bad_index_events), atomic_load(&p->null_entry_events));
+			 p->m->name,
+			 atomic_load_explicit(&p->bad_index_events, memory_order_relaxed),
+			 atomic_load_explicit(&p->null_entry_events, memory_order_relaxed));
 	if (out)
 		*out = r;
 	return r.ok ? 0 : -EPROTO;
@@ -1483,20 +1513,28 @@ void prof_close(struct tp_profiler *p)
 	if (!p)
 		return;
 	prof_stop(p);
-	uint64_t na = atomic_load(&p->bp.n_allocs), nb = atomic_load(&p->bp.pool_bytes);
+	/* relaxed: statistics; every host thread that writes them has been
+	 * joined (prof_stop). */
+	uint64_t na = atomic_load_explicit(&p->bp.n_allocs, memory_order_relaxed);
+	uint64_t nb = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
+	double cpu_ms[CPU_COLL + 1];
+	for (int r = CPU_DRAIN; r <= CPU_COLL; r++)
+		cpu_ms[r] = (double)atomic_load_explicit(&p->host_cpu_ns[r], memory_order_relaxed) *
+			    1e-6;
 	TP_DEBUG("%s: pool close: %" PRIu64 " allocations, %" PRIu64 " bytes (%" PRIu64
 		 " allocations, %" PRIu64 " bytes after start), %" PRIu64
 		 " refused by the cap, %" PRIu64 " freezes, %" PRIu64 " buffers delivered; "
 		 "host sleeps: %" PRIu64 " drain, %" PRIu64 " replenish, %" PRIu32 " kicks; "
 		 "host CPU: drain %.3f ms, replenish %.3f ms, collect %.3f ms",
 		 p->m->name, na, nb, p->start_bytes ? na - p->start_allocs : 0,
-		 p->start_bytes ? nb - p->start_bytes : 0, atomic_load(&p->bp.alloc_refused),
-		 atomic_load(&p->freeze_opened),
-		 atomic_load(&p->buffers_collected), atomic_load(&p->drain_sleeps),
-		 atomic_load(&p->repl_sleeps), atomic_load(&p->repl_kicks),
-		 (double)atomic_load(&p->host_cpu_ns[CPU_DRAIN]) * 1e-6,
-		 (double)atomic_load(&p->host_cpu_ns[CPU_REPL]) * 1e-6,
-		 (double)atomic_load(&p->host_cpu_ns[CPU_COLL]) * 1e-6);
+		 p->start_bytes ? nb - p->start_bytes : 0,
+		 atomic_load_explicit(&p->bp.alloc_refused, memory_order_relaxed),
+		 atomic_load_explicit(&p->freeze_opened, memory_order_relaxed),
+		 atomic_load_explicit(&p->buffers_collected, memory_order_relaxed),
+		 atomic_load_explicit(&p->drain_sleeps, memory_order_relaxed),
+		 atomic_load_explicit(&p->repl_sleeps, memory_order_relaxed),
+		 atomic_load_explicit(&p->repl_kicks, memory_order_relaxed),
+		 cpu_ms[CPU_DRAIN], cpu_ms[CPU_REPL], cpu_ms[CPU_COLL]);
 	/* Everything the pool ever allocated is a mapped block: free each
 	 * exactly once (region, seeds, batches; queued or still with the
 	 * device), plus the host shadows. */

@@ -103,6 +103,11 @@ static inline bool tp_spsc_pop(struct tp_spsc *r, void *out)
  */
 static inline size_t tp_spsc_size(struct tp_spsc *r)
 {
+	/* acquire tail: pairs with the consumer's release of tail, made after
+	 * its acquire of a head >= that tail; so the head read next is never
+	 * behind it and n does not wrap.  acquire head: pairs with the
+	 * producer's release of head, as in tp_spsc_pop (a caller that sees
+	 * items pops them through tp_spsc_pop, which acquires again). */
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint64_t n = head - tail;
