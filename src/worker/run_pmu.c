@@ -403,6 +403,8 @@ void wk_pmu_test_fault(enum wk_pmu_fault f, uint64_t n)
 /* One shot: the next reconcile of any collection takes the fault. */
 static void apply_fault(struct pmu_reconcile *r, int *rrc)
 {
+	/* acquire: pairs with the release store in wk_pmu_test_fault(), so the
+	 * g_fault_n read below is the one stored with this fault. */
 	int f = atomic_exchange_explicit(&g_fault, WK_PMU_FAULT_NONE, memory_order_acquire);
 	uint64_t n = atomic_load_explicit(&g_fault_n, memory_order_relaxed);
 	if (f == WK_PMU_FAULT_DROP) {

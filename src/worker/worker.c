@@ -482,7 +482,11 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	uint64_t h1 = tp_now_ns();
 	res->host_wall_s = (double)(h1 - h0) * 1e-9;
 	res->orch_s = ticks_s(x.orch_start, x.orch_end);
-	uint64_t ss = atomic_load(&x.sched_start), se = atomic_load(&x.sched_end);
+	/* relaxed: a min / max the schedulers keep with relaxed CASes; read
+	 * after tp_engine_run() (a stall may leave one still running: still a
+	 * consistent value of each), nothing is published through them. */
+	uint64_t ss = atomic_load_explicit(&x.sched_start, memory_order_relaxed);
+	uint64_t se = atomic_load_explicit(&x.sched_end, memory_order_relaxed);
 	res->sched_s = ss == UINT64_MAX ? 0.0 : ticks_s(ss, se);
 	res->tasks_per_s = res->device_wall_s > 0 ? (double)res->tasks / res->device_wall_s : 0;
 	return rc;
