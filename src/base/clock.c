@@ -184,7 +184,10 @@ uint64_t tp_sys_cnt_slow_(void)
 	}
 	pthread_mutex_unlock(&init_lock);
 	/* Not a call to tp_sys_cnt(): mult is non-zero now, and the fast path
-	 * must never be able to recurse into here. */
+	 * must never be able to recurse into here.  acquire: as in
+	 * tp_sys_cnt(), pairs with the release stores of mult (above, and in
+	 * tp_sys_cnt_set_freq on another thread), so off and use_tsc below are
+	 * calibration's. */
 	uint64_t mult = atomic_load_explicit(&tp_sys_cnt_state_.mult,
 					     memory_order_acquire);
 	uint64_t counter;
@@ -210,6 +213,9 @@ void tp_sys_cnt_set_freq(uint64_t hz)
 	}
 	pthread_mutex_lock(&init_lock);
 	atomic_store_explicit(&sys_cnt_freq, hz, memory_order_relaxed);
+	/* release: as at calibration (tp_sys_cnt_slow_), pairs with the
+	 * acquire loads of mult in tp_sys_cnt(): a reader of the new mult
+	 * still sees off and use_tsc. */
 	if (calibrated)
 		atomic_store_explicit(&tp_sys_cnt_state_.mult, tick_mult(hz),
 				      memory_order_release);
@@ -223,6 +229,7 @@ uint64_t tp_sys_cnt_freq(void)
 
 const char *tp_sys_cnt_source(void)
 {
+	/* acquire: as in tp_sys_cnt(); a non-zero mult publishes use_tsc. */
 	if (atomic_load_explicit(&tp_sys_cnt_state_.mult,
 				 memory_order_acquire) == 0)
 		(void)tp_sys_cnt_slow_();

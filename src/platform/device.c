@@ -725,6 +725,8 @@ static int stop_cores(struct tp_device *dev)
 		int late = 0;
 		ids[0] = '\0';
 		for (int c = 0; c < dev->num_cores; c++) {
+			/* acquire: as in stop_cores, pairs with the core
+			 * thread's release store of done at its end. */
 			if (!dev->cores[c].started ||
 			    atomic_load_explicit(&dev->cores[c].done, memory_order_acquire))
 				continue;

@@ -601,6 +601,8 @@ static int rt_open(int id, struct rt_dev **out)
 	}
 	/* The handshake has its own budget; the AICPU always reports. */
 	tp_doorbell_wait(&rd->host_db, state_known, rd, TP_DOORBELL_FOREVER);
+	/* acquire: as in state_known(), pairs with the AICPU's release store
+	 * of state, so start_rc / start_msg read below are its. */
 	if (atomic_load_explicit(&rd->state, memory_order_acquire) == RT_FAILED) {
 		rc = rd->start_rc;
 		char msg[TP_ERROR_MSG_MAX];
