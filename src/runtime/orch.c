@@ -668,7 +668,11 @@ void tp_orch_thread(struct tp_engine *e)
 	uint64_t total = 0;
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++)
 		total += tp_ring_current(&e->rings[r]);
+	/* relaxed: published by the store of orch_done below. */
 	atomic_store_explicit(&e->total_tasks, total, memory_order_relaxed);
-	atomic_store_explicit(&e->orch_done, true, memory_order_release);
+	/* seq_cst: the orchestrator's half of the handshake in sched.c
+	 * all_done() (see there); its release half publishes total_tasks and
+	 * the inline completions (tp_submit_dummy). */
+	atomic_store_explicit(&e->orch_done, true, memory_order_seq_cst);
 	tp_engine_wake_all(e);
 }

@@ -37,11 +37,21 @@
 _Static_assert(PARK_NS <= TP_WATCHDOG_PERIOD_NS,
 	       "the scheduler checks its watchdog after every park");
 
+/* seq_cst (both loads): a Dekker-style handshake with complete_task()
+ * and tp_orch_thread(). The completer of the last task stores
+ * completed_tasks, then loads orch_done; the orchestrator stores
+ * orch_done, then wakes the parked schedulers, which load orch_done, then
+ * completed_tasks. With all four seq_cst, a completer that misses orch_done
+ * comes before the orchestrator's store in the total order, so a scheduler
+ * that sees orch_done also sees its count, and the run's end is never
+ * left to a scheduler's PARK_NS timeout. Their acquire half pairs with the
+ * release half of those stores: total_tasks (relaxed, stored before
+ * orch_done) is final, and every completed task's writes are visible. */
 static inline bool all_done(struct tp_engine *e)
 {
-	if (!atomic_load_explicit(&e->orch_done, memory_order_acquire))
+	if (!atomic_load_explicit(&e->orch_done, memory_order_seq_cst))
 		return false;
-	return atomic_load_explicit(&e->completed_tasks, memory_order_acquire) >=
+	return atomic_load_explicit(&e->completed_tasks, memory_order_seq_cst) >=
 	       atomic_load_explicit(&e->total_tasks, memory_order_relaxed);
 }
 
@@ -130,7 +140,9 @@ static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct
 	}
 	if (!e->hbg)
 		tp_release_defer(&t->rel, s, tp_engine_on_consumed, e);
-	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_release);
+	/* seq_cst: the store half of the handshake in all_done() (see
+	 * there): ordered before our load of orch_done below. */
+	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_seq_cst);
 	if (all_done(e))
 		tp_engine_wake_all(e);
 }
