@@ -72,6 +72,8 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 			if (swl)
 				t_recv = tp_sys_cnt_after_loads();
 		}
+		/* acquire: pairs with tp_engine_fail()'s release store; only
+		 * a skip decision (a failed run's kernels need not run). */
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);
 			tp_aicore_kernel_begin(core);

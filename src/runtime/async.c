@@ -108,9 +108,14 @@ void tp_async_take(struct tp_engine *e, struct tp_slot *s, struct tp_async_slab 
 			.slot = s, .addr = slab->c[i].addr, .value = slab->c[i].value,
 		};
 	p->async_outstanding += n;
+	/* relaxed: read by the task's last subtask completer, ordered by the
+	 * acq_rel subtask count this thread bumps next (tp_async_defer). */
 	atomic_store_explicit(&p->has_async, 1, memory_order_relaxed);
+	/* release: pairs with the acquire peek of tp_async_count(); the list
+	 * itself is read under async_mu. */
 	atomic_store_explicit(&e->async_size, e->async_n, memory_order_release);
 	pthread_mutex_unlock(&e->async_mu);
+	/* relaxed: a statistic, read by fill_result. */
 	atomic_fetch_add_explicit(&e->async_waits, n, memory_order_relaxed);
 	slab->n = 0;
 }
@@ -118,8 +123,8 @@ void tp_async_take(struct tp_engine *e, struct tp_slot *s, struct tp_async_slab 
 bool tp_async_defer(struct tp_engine *e, struct tp_slot *s)
 {
 	struct tp_task_payload *p = tp_engine_payload(e, s);
-	/* has_async was stored before that subtask's acq_rel subtask count,
-	 * which the last subtask's count (ours) reads. */
+	/* relaxed: has_async was stored before that subtask's acq_rel
+	 * subtask count, which the last subtask's count (ours) reads. */
 	if (!atomic_load_explicit(&p->has_async, memory_order_relaxed))
 		return false;
 	pthread_mutex_lock(&e->async_mu);
@@ -150,9 +155,10 @@ uint32_t tp_async_poll(struct tp_engine *e, struct tp_slot **out, uint32_t max)
 			out[n_out++] = s;
 		}
 	}
+	/* release: as in tp_async_take(). */
 	atomic_store_explicit(&e->async_size, e->async_n, memory_order_release);
 	pthread_mutex_unlock(&e->async_mu);
-	if (n_out)
+	if (n_out) /* relaxed: a statistic */
 		atomic_fetch_add_explicit(&e->async_done, n_out, memory_order_relaxed);
 	return n_out;
 }
@@ -241,8 +247,11 @@ static void *dma_main(void *arg)
 		pthread_mutex_unlock(&d->mu);
 		if (r.bytes)
 			memcpy(r.dst, r.src, r.bytes);
+		/* release: pairs with the acquire of counter_load(): the copy
+		 * above is visible to whoever sees the new count. */
 		if (r.counter)
 			__atomic_fetch_add(r.counter, 1u, __ATOMIC_RELEASE);
+		/* relaxed: a statistic, read after tp_dma_stop()'s join. */
 		atomic_fetch_add_explicit(&d->done, 1, memory_order_relaxed);
 		tp_engine_wake_all(e); /* a parked scheduler polls the list */
 		pthread_mutex_lock(&d->mu);

@@ -53,6 +53,11 @@ void tp_rq_push(struct tp_ready_queue *q, struct tp_slot *s)
 	}
 	q->buf[(q->head + q->n) % q->cap] = s;
 	q->n++;
+	/* release: pairs with the acquire load in tp_rq_size(), the lock-free
+	 * peek of the schedulers' has_work / placement checks; the entries
+	 * themselves are handed over under mu. The size is stored before
+	 * the caller's tp_engine_wake_all(), whose fence orders it for a
+	 * parked scheduler's re-check. */
 	atomic_store_explicit(&q->size, q->n, memory_order_release);
 	pthread_mutex_unlock(&q->mu);
 }
@@ -64,6 +69,7 @@ bool tp_rq_try_push(struct tp_ready_queue *q, struct tp_slot *s)
 	if (ok) {
 		q->buf[(q->head + q->n) % q->cap] = s;
 		q->n++;
+		/* release: as in tp_rq_push(). */
 		atomic_store_explicit(&q->size, q->n, memory_order_release);
 	}
 	pthread_mutex_unlock(&q->mu);
@@ -80,6 +86,7 @@ struct tp_slot *tp_rq_pop(struct tp_ready_queue *q)
 		s = q->buf[q->head];
 		q->head = (q->head + 1) % q->cap;
 		q->n--;
+		/* release: as in tp_rq_push() (pairs with tp_rq_size()). */
 		atomic_store_explicit(&q->size, q->n, memory_order_release);
 	}
 	pthread_mutex_unlock(&q->mu);
@@ -92,6 +99,7 @@ void tp_engine_fail(struct tp_engine *e, int rc, tp_task_id task, int func,
 		    const char *fmt, ...)
 {
 	pthread_mutex_lock(&e->fail_mu);
+	/* relaxed: under fail_mu, which every store of failed holds. */
 	if (!atomic_load_explicit(&e->failed, memory_order_relaxed)) {
 		va_list ap;
 		va_start(ap, fmt);
@@ -100,6 +108,11 @@ void tp_engine_fail(struct tp_engine *e, int rc, tp_task_id task, int func,
 		e->fail_rc = rc;
 		e->fail_task = task;
 		e->fail_func = func;
+		/* release: pairs with the acquire loads of failed (tp_engine_run,
+		 * tp_orch_host_build read fail_rc / fail_msg after them; the
+		 * orchestrator's and AICores' checks only decide to stop):
+		 * the failure's fields are written before the flag, and never
+		 * again once it is set. */
 		atomic_store_explicit(&e->failed, true, memory_order_release);
 		TP_ERROR("%s", e->fail_msg);
 	}
@@ -169,6 +182,14 @@ bool tp_engine_pred_pass(const struct tp_task_payload *p)
 
 _Thread_local int tp_sched_cur_thread = -1;
 
+/* acq_rel / acquire: every early_state transition hands the task from one
+ * thread to the next (consider → stager → router, in either order):
+ * release publishes what the mover wrote before it (the stager's
+ * early_core / early_token before STAGED; the router's view of the
+ * finished producers before RING_PENDING), acquire takes what the previous
+ * mover published (the router that CASes STAGED → RUNG reads early_core /
+ * early_token; the stager whose CAS finds RING_PENDING rings for the
+ * router). Failure: acquire, the caller re-reads the state and retries. */
 static inline bool early_cas(struct tp_task_payload *p, uint8_t from, uint8_t to)
 {
 	return atomic_compare_exchange_strong_explicit(&p->early_state, &from, to,
@@ -179,6 +200,8 @@ static inline bool early_cas(struct tp_task_payload *p, uint8_t from, uint8_t to
 void tp_engine_early_consider(struct tp_engine *e, struct tp_slot *s)
 {
 	struct tp_task_payload *p = tp_engine_payload(e, s);
+	/* acquire: a quick filter before the CAS below (which decides), as
+	 * early_cas pairs with the other movers' release. */
 	if ((p->shape != TP_SHAPE_AIC && p->shape != TP_SHAPE_AIV) || p->has_pred ||
 	    s->logical_block_num != 1 || s->fanin_n == 0 ||
 	    atomic_load_explicit(&p->early_state, memory_order_acquire) != TP_EARLY_NONE)
@@ -241,6 +264,7 @@ void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s)
 	if (e->hooks_on && e->hooks.on_early_doorbell)
 		e->hooks.on_early_doorbell(e->hooks.ud, tp_sched_cur_thread, core, s->task_id,
 					   tok, ts);
+	/* relaxed: a statistic, read by fill_result. */
 	atomic_fetch_add_explicit(&e->early_rung, 1, memory_order_relaxed);
 	/* Release: the producers' outputs (seen by this thread through the
 	 * fanin counter) and early_ring_ts are visible to the core that reads
@@ -256,6 +280,8 @@ void tp_engine_route_ready(struct tp_slot *s, void *ud)
 	struct tp_engine *e = ud;
 	struct tp_task_payload *p = tp_engine_payload(e, s);
 	while (e->early) {
+		/* acquire: as early_cas (pairs with the stager's release
+		 * CASes); picks the transition, the CAS re-checks it. */
 		uint8_t st = atomic_load_explicit(&p->early_state, memory_order_acquire);
 		if (st == TP_EARLY_NONE || st == TP_EARLY_CANDIDATE) {
 			if (early_cas(p, st, TP_EARLY_READY))
@@ -293,7 +319,7 @@ void tp_engine_on_consumed(struct tp_slot *s, void *ud)
 		struct tp_ring *ring = &e->rings[r];
 		if (ring->slots && s >= ring->slots && s < ring->slots + ring->window_size) {
 			uint32_t n = tp_ring_advance(ring);
-			if (n)
+			if (n) /* relaxed: a statistic */
 				atomic_fetch_add_explicit(&e->reclaimed, n, memory_order_relaxed);
 			return;
 		}
@@ -568,6 +594,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 			engine_free(e);
 			return brc;
 		}
+		/* relaxed: stored on this thread (the host build). */
 		if (e->hooks_on && e->hooks.on_graph_built)
 			e->hooks.on_graph_built(e->hooks.ud,
 						atomic_load_explicit(&e->total_tasks,

@@ -392,6 +392,9 @@ struct tp_slot *tp_rq_pop(struct tp_ready_queue *q);
 /** tp_rq_size() - slots queued (acquire load, no lock; approximate). */
 static inline uint32_t tp_rq_size(struct tp_ready_queue *q)
 {
+	/* acquire: pairs with the release stores of size under mu (engine.c
+	 * tp_rq_push / tp_rq_try_push / tp_rq_pop). A peek: the entries are
+	 * taken under mu by tp_rq_pop. */
 	return atomic_load_explicit(&q->size, memory_order_acquire);
 }
 
@@ -536,6 +539,8 @@ bool tp_async_any_ready(struct tp_engine *e);
  *  lock). */
 static inline uint32_t tp_async_count(struct tp_engine *e)
 {
+	/* acquire: pairs with the release stores of async_size under
+	 * async_mu (async.c); a peek, the list is read under async_mu. */
 	return atomic_load_explicit(&e->async_size, memory_order_acquire);
 }
 

@@ -223,6 +223,9 @@ static int scope_push(struct tp_scope *sc, struct tp_slot *s)
 
 static inline bool run_failed(struct tp_engine *e)
 {
+	/* acquire: pairs with tp_engine_fail()'s release store; only a stop
+	 * decision here (submit returns -ECANCELED), the failure itself is
+	 * read by tp_engine_run. */
 	return atomic_load_explicit(&e->failed, memory_order_acquire);
 }
 
@@ -472,6 +475,9 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	p->pred_addr = args->pred_addr;
 	p->pred_target = args->pred_target;
 	p->pred_skip = 0;
+	/* relaxed (the three resets): the slot is this thread's until step 7
+	 * publishes the task (tp_slot_wire_fanin: links under the producers'
+	 * locks, acq_rel refcount; or the ready queue's lock). */
 	atomic_store_explicit(&p->has_async, 0, memory_order_relaxed);
 	p->async_deferred = 0;
 	p->async_outstanding = 0;
@@ -570,6 +576,7 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 	p->n_scalars = 0;
 	p->has_pred = 0;
 	p->pred_skip = 0;
+	/* relaxed: as in tp_submit (the slot is still this thread's). */
 	atomic_store_explicit(&p->early_state, TP_EARLY_NONE, memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = args.tensors[i];
@@ -578,11 +585,16 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 
 	/* Completed inline on this thread: no producers, no consumers yet. */
 	slot->fanin_count = 1;
+	/* relaxed: no producer links to this slot; only this thread sees it. */
 	atomic_store_explicit(&slot->fanin_refcount, 1, memory_order_relaxed);
 	tp_slot_claim_ready(slot);
 	tp_slot_complete(slot, NULL, NULL);
 	tp_slot_release(slot, tp_engine_on_consumed, e);
+	/* relaxed: a statistic. */
 	atomic_fetch_add_explicit(&e->inline_done, 1, memory_order_relaxed);
+	/* release: pairs with the seq_cst (acquire) loads of sched.c
+	 * all_done(). No handshake needed here: this thread stores orch_done
+	 * after it, and that store orders the count for all_done(). */
 	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_release);
 	if (out_id)
 		*out_id = a.task_id;
@@ -647,6 +659,8 @@ void tp_orch_fini(struct tp_orch *o)
 int tp_orch_host_build(struct tp_engine *e)
 {
 	tp_orch_thread(e);
+	/* acquire: pairs with tp_engine_fail()'s release store, so fail_rc
+	 * below is the failure's. */
 	if (atomic_load_explicit(&e->failed, memory_order_acquire))
 		return e->fail_rc ? e->fail_rc : -EIO;
 	return 0;

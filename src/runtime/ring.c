@@ -64,7 +64,8 @@ int tp_ring_init(struct tp_ring *r, uint32_t ring_id, uint32_t window_size, void
 void tp_ring_fini(struct tp_ring *r)
 {
 	/* Slots past the highest task index were never initialised (a big
-	 * window is mostly untouched): skip them. */
+	 * window is mostly untouched): skip them.  relaxed: teardown, every
+	 * thread that touched the ring has been joined. */
 	uint32_t cur = atomic_load_explicit(&r->current_task_index, memory_order_relaxed);
 	uint32_t used = cur < r->window_size ? cur : r->window_size;
 	if (r->slots)
@@ -96,6 +97,7 @@ enum fit { FIT_OK, FIT_WINDOW, FIT_HEAP };
 
 static enum fit ring_fits(struct tp_ring *r, uint64_t bytes)
 {
+	/* relaxed: the orchestrator (this thread) is its only writer. */
 	uint32_t cur = atomic_load_explicit(&r->current_task_index, memory_order_relaxed);
 	/* acquire: pairs with the release stores in tp_ring_advance(); once we
 	 * see a task reclaimed, its slot and heap bytes are no longer touched
@@ -104,6 +106,9 @@ static enum fit ring_fits(struct tp_ring *r, uint64_t bytes)
 	if (cur - lta >= r->window_size - 1)
 		return FIT_WINDOW;
 	if (bytes) {
+		/* acquire: as last_task_alive, pairs with the release store of
+		 * heap_tail in tp_ring_advance(): the reclaimed bytes are no
+		 * longer read or written by any other thread. */
 		uint64_t tail = atomic_load_explicit(&r->heap_tail, memory_order_acquire);
 		if (heap_base_for(r, bytes) + bytes - tail > r->heap_size)
 			return FIT_HEAP;
@@ -124,6 +129,7 @@ static bool fit_ready(void *arg)
 
 static void take(struct tp_ring *r, uint64_t bytes, struct tp_ring_alloc *out)
 {
+	/* relaxed: the orchestrator (this thread) is its only writer. */
 	uint32_t local = atomic_load_explicit(&r->current_task_index, memory_order_relaxed);
 	tp_task_id id = tp_task_id_make(r->ring_id, local);
 	struct tp_slot *s = tp_ring_slot(r, local);
@@ -168,6 +174,7 @@ int tp_ring_alloc(struct tp_ring *r, uint64_t packed_bytes, const struct tp_ring
 
 	uint64_t bytes = align_up(packed_bytes, TP_PACKED_OUTPUT_ALIGN);
 	enum fit why = ring_fits(r, bytes);
+	/* relaxed: statistics. */
 	atomic_fetch_add_explicit(why == FIT_HEAP ? &r->waits_heap : &r->waits_window, 1,
 				  memory_order_relaxed);
 	uint64_t deadlock_ns = wait && wait->deadlock_ns ? wait->deadlock_ns
@@ -196,6 +203,7 @@ int tp_ring_alloc(struct tp_ring *r, uint64_t packed_bytes, const struct tp_ring
 		} else if (tp_watchdog_expired(&wd, tp_now_ns()) &&
 			   ring_fits(r, bytes) != FIT_OK) {
 			uint32_t cur = tp_ring_current(r);
+			/* relaxed heap_tail below: for the message only. */
 			return tp_set_error(
 				-EDEADLK,
 				"ring %u: %s full for %llu ms: current_task_index %u, "
@@ -217,6 +225,11 @@ int tp_ring_alloc(struct tp_ring *r, uint64_t packed_bytes, const struct tp_ring
 /* True when the oldest live task of the ring is CONSUMED. */
 static bool head_consumed(struct tp_ring *r)
 {
+	/* acquire lta: pairs with the release store of another holder of
+	 * advance_lock (below), so the head we look at is the one it left.
+	 * acquire cur: pairs with take()'s release store, so the head slot,
+	 * if allocated, is initialised (no stale CONSUMED of its previous
+	 * task). */
 	uint32_t lta = atomic_load_explicit(&r->last_task_alive, memory_order_acquire);
 	uint32_t cur = atomic_load_explicit(&r->current_task_index, memory_order_acquire);
 	return lta != cur && tp_slot_state(tp_ring_slot(r, lta)) == TP_TASK_CONSUMED;
@@ -225,8 +238,9 @@ static bool head_consumed(struct tp_ring *r)
 uint32_t tp_ring_advance(struct tp_ring *r)
 {
 	uint32_t total = 0;
-	/* Fence (seq_cst): orders the caller's CONSUMED store (made under the
-	 * slot lock) before our try-lock below. Pairs with the fence after
+	/* Fence (seq_cst): orders the caller's CONSUMED store (a release
+	 * store after the slot's unlock, slot.c add_ref_check_consumed)
+	 * before our try-lock below. Pairs with the fence after
 	 * the unlock: either the holder's re-check sees our CONSUMED state, or
 	 * we see the lock free and walk ourselves (Dekker), so a CONSUMED
 	 * task at the head is never left unreclaimed. */
@@ -236,8 +250,11 @@ uint32_t tp_ring_advance(struct tp_ring *r)
 		 * from the previous holder's last_task_alive and heap_tail. */
 		if (atomic_exchange_explicit(&r->advance_lock, 1, memory_order_acquire))
 			return total;
+		/* relaxed: only lock holders store it; the acquire above
+		 * ordered the previous holder's store before this load. */
 		uint32_t lta = atomic_load_explicit(&r->last_task_alive, memory_order_relaxed);
-		/* acquire: slots below current_task_index are initialised. */
+		/* acquire: pairs with take()'s release store; slots below
+		 * current_task_index are initialised. */
 		uint32_t cur = atomic_load_explicit(&r->current_task_index, memory_order_acquire);
 		uint32_t end = lta;
 		uint64_t tail = 0;

@@ -174,14 +174,18 @@ static inline struct tp_slot *tp_ring_slot(struct tp_ring *ring, uint32_t local_
 	return &ring->slots[local_id & (ring->window_size - 1)];
 }
 
-/** tp_ring_last_alive() - last_task_alive (acquire): every older task of
- * the ring is reclaimed, its slot and heap bytes reusable. */
+/** tp_ring_last_alive() - last_task_alive (acquire, pairing with the
+ * release store in tp_ring_advance()): every older task of the ring is
+ * reclaimed, its slot and heap bytes reusable. */
 static inline uint32_t tp_ring_last_alive(struct tp_ring *ring)
 {
 	return atomic_load_explicit(&ring->last_task_alive, memory_order_acquire);
 }
 
-/** tp_ring_current() - current_task_index: tasks allocated so far. */
+/** tp_ring_current() - current_task_index: tasks allocated so far.
+ * acquire: pairs with the orchestrator's release store (ring.c take()),
+ * so slots below it are initialised; the orchestrator, its only writer,
+ * reads its own value. */
 static inline uint32_t tp_ring_current(struct tp_ring *ring)
 {
 	return atomic_load_explicit(&ring->current_task_index, memory_order_acquire);

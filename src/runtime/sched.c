@@ -173,6 +173,8 @@ static void set_running(struct tp_engine *e, struct tp_sched_thread *t,
 	int ct = tp_topo_core_type(e->block_dim, ce->core_id);
 	int d = now_idle ? 1 : -1;
 	t->idle_by_type[ct] += d;
+	/* relaxed (both counters): placement hints for the peers
+	 * (peer_idle); nothing is published through them. */
 	atomic_fetch_add_explicit(&e->idle_cores[ct], d, memory_order_relaxed);
 	t->n_running -= d;
 	if (cl_before != cl_after) {
@@ -295,6 +297,7 @@ static uint32_t poll_completion(struct tp_engine *e, struct tp_sched_thread *t)
 	return n;
 }
 
+/* relaxed: a running maximum for the statistics (fill_result). */
 static inline void atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
 {
 	uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
@@ -330,11 +333,13 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 		if (!ce->running_acked || ce->pending || e->cfg.single_issue) {
 			/* A bug: the core could lose a token. */
 			TP_ERROR("runtime: core %d: pending dispatch without ACK", ce->core_id);
+			/* relaxed: a statistic (flags the bug in the result). */
 			atomic_store_explicit(&e->max_outstanding, 3, memory_order_relaxed);
 		}
 		ce->pending = s;
 		ce->pending_token = tok;
 		ce->pending_dispatch_ts = ts;
+		/* relaxed: a statistic. */
 		atomic_fetch_add_explicit(&e->pending_dispatched, 1, memory_order_relaxed);
 		atomic_max_u64(&e->max_outstanding, 2);
 	} else {
@@ -353,9 +358,13 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 		e->hooks.on_pending_dispatch(e->hooks.ud, t->idx, ce->core_id, s->task_id, tok,
 					     ce->running_token);
 	tp_aicpu_dispatch(e->dev, ce->core_id, tok);
+	/* relaxed: a statistic. */
 	atomic_fetch_add_explicit(&e->dispatched, 1, memory_order_relaxed);
 	/* Early dispatch: a producer whose every subtask is on a core may
-	 * let its consumers be staged gated. */
+	 * let its consumers be staged gated.  relaxed: the RMW picks the one
+	 * thread that publishes the last subtask; it reads nothing the other
+	 * dispatchers wrote (the flag it sets is seq_cst,
+	 * tp_engine_early_propagate). */
 	if (e->early && !gated &&
 	    atomic_fetch_add_explicit(&tp_engine_payload(e, s)->published, 1,
 				      memory_order_relaxed) + 1 == s->total_required_subtasks)
@@ -406,6 +415,8 @@ static bool cluster_eligible(struct tp_engine *e, int ci, enum place_mode mode)
 static uint32_t claim_blocks(struct tp_engine *e, struct tp_ready_queue *q, struct tp_slot *s,
 			     uint32_t want, uint32_t *first)
 {
+	/* relaxed: the CAS hands out disjoint block ranges; the task's payload
+	 * was published by the ready queue's lock (tp_rq_pop). */
 	uint32_t b = atomic_load_explicit(&s->next_block_idx, memory_order_relaxed), k;
 	do {
 		if (b >= s->logical_block_num)
@@ -416,6 +427,7 @@ static uint32_t claim_blocks(struct tp_engine *e, struct tp_ready_queue *q, stru
 							memory_order_relaxed));
 	*first = b;
 	if (b + k < s->logical_block_num) {
+		/* relaxed: a statistic. */
 		atomic_fetch_add_explicit(&e->spmd_repushes, 1, memory_order_relaxed);
 		tp_rq_push(q, s);
 		tp_engine_wake_all(e);
@@ -510,6 +522,8 @@ static uint32_t dispatch_shape(struct tp_engine *e, struct tp_sched_thread *t,
  * leaves the task to it instead of queueing it behind a running one). */
 static bool peer_idle(struct tp_engine *e, struct tp_sched_thread *t, enum tp_shape shape)
 {
+	/* relaxed: hints (see set_running); a stale value only changes
+	 * which thread places the task. */
 	if (shape == TP_SHAPE_MIX)
 		return atomic_load_explicit(&e->idle_clusters, memory_order_relaxed) >
 		       t->idle_clusters;
@@ -567,6 +581,9 @@ static uint32_t try_early_dispatch(struct tp_engine *e, struct tp_sched_thread *
 			while ((s = tp_rq_pop(&e->early_q[sh]))) {
 				p = tp_engine_payload(e, s);
 				uint8_t from = TP_EARLY_CANDIDATE;
+				/* acq_rel / acquire: as engine.c early_cas (a
+				 * handover between consider, stager and router);
+				 * failure: the router took it (READY). */
 				if (atomic_compare_exchange_strong_explicit(
 					    &p->early_state, &from, TP_EARLY_STAGING,
 					    memory_order_acq_rel, memory_order_acquire))
@@ -577,15 +594,28 @@ static uint32_t try_early_dispatch(struct tp_engine *e, struct tp_sched_thread *
 			uint32_t tok = dispatch_subtask_ex(e, t, ce, s, ks, 0, true);
 			p->early_core = ce->core_id;
 			p->early_token = tok;
+			/* relaxed: a statistic. */
 			atomic_fetch_add_explicit(&e->early_staged, 1, memory_order_relaxed);
 			if (e->hooks_on && e->hooks.on_early_dispatch)
 				e->hooks.on_early_dispatch(e->hooks.ud, t->idx, ce->core_id,
 							   s->task_id, tok, tp_sys_cnt());
 			uint8_t from = TP_EARLY_STAGING;
+			/* acq_rel: the release half publishes early_core /
+			 * early_token (and the staged payload) to the router,
+			 * whose CAS STAGED -> RUNG acquires them before it rings
+			 * (tp_engine_route_ready). Failure acquire: the router
+			 * CASed STAGING -> RING_PENDING; we take its view of the
+			 * finished producers, which our doorbell write (a
+			 * release) passes on to the core. */
 			if (!atomic_compare_exchange_strong_explicit(
 				    &p->early_state, &from, TP_EARLY_STAGED,
 				    memory_order_acq_rel, memory_order_acquire)) {
-				/* It became ready while staging: ring it here. */
+				/* It became ready while staging: ring it here.
+				 * release: RUNG is terminal; only the != NONE
+				 * filter of tp_engine_early_consider() reads it
+				 * again, so this orders nothing anyone needs (a
+				 * plain store would do; kept release like every
+				 * other transition, on a rare path). */
 				atomic_store_explicit(&p->early_state, TP_EARLY_RUNG,
 						      memory_order_release);
 				tp_engine_early_ring(e, s);
@@ -654,11 +684,13 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 			if (hooks && !e->hooks.on_marker && e->hooks.on_predicated_skip)
 				e->hooks.on_predicated_skip(e->hooks.ud, t->idx, s->task_id,
 							    tp_sys_cnt());
+			/* relaxed: a statistic. */
 			atomic_fetch_add_explicit(&e->pred_skips, 1, memory_order_relaxed);
 		} else {
 			if (hooks && !e->hooks.on_marker && e->hooks.on_dummy)
 				e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id,
 						  tp_sys_cnt());
+			/* relaxed: a statistic. */
 			atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
 		}
 		complete_task(e, t, s);
@@ -679,6 +711,8 @@ static bool has_work(void *arg)
 	struct park_ctx *pc = arg;
 	struct tp_engine *e = pc->e;
 	struct tp_sched_thread *t = pc->t;
+	/* acquire: pairs with the release stores of abort_all (stall(), a
+	 * failed handshake), which publish core_stuck. */
 	if (atomic_load_explicit(&e->abort_all, memory_order_acquire))
 		return true;
 	if (t->n_running == 0 && all_done(e))
@@ -726,6 +760,8 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t, uint64_t idle_
 	const uint32_t *addr = NULL;
 	uint32_t value = 0;
 	tp_task_id aid = tp_async_first_task(e, &addr, &value);
+	/* acquire (the counter load below): as async.c counter_load(); here
+	 * only the message's "now" value. */
 	if (aid != TP_TASK_ID_INVALID)
 		tp_engine_fail(e, -ETIMEDOUT, aid, -1,
 			       "runtime: scheduler thread %d: task 0x%llx waits for counter "
@@ -734,6 +770,9 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t, uint64_t idle_
 			       (unsigned long long)aid, (const void *)addr, value,
 			       __atomic_load_n(addr, __ATOMIC_ACQUIRE), idle_ms,
 			       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
+	/* release: pairs with the acquire loads of abort_all (the loop
+	 * condition, has_work, the exit path), publishing core_stuck; the
+	 * wake's fence orders it for parked schedulers' re-checks. */
 	atomic_store_explicit(&e->abort_all, true, memory_order_release);
 	tp_engine_wake_all(e);
 }
@@ -745,6 +784,9 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	t->bell = tp_aicpu_doorbell(cpu);
 	tp_sched_cur_thread = idx;
 	t->rel.n = 0;
+	/* release: pairs with the acquire load in tp_engine_wake_all(); the
+	 * doorbell was initialised (tp_aicpu_doorbell) before its pointer is
+	 * seen. */
 	atomic_store_explicit(&e->sched_bells[idx], t->bell, memory_order_release);
 
 	/* Preamble: handshake our own cores (§2.12 step 1). */
@@ -753,6 +795,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
 			       "runtime: scheduler thread %d: core handshake failed: %s",
 			       idx, tp_last_error());
+		/* release: as in stall() (pairs with the acquire loads of
+		 * abort_all). */
 		atomic_store_explicit(&e->abort_all, true, memory_order_release);
 		tp_engine_wake_all(e);
 	}
@@ -760,10 +804,12 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		int ct = tp_topo_core_type(e->block_dim, t->core_ids[i]);
 		tp_reg_set_cond_listener(e->dev, t->core_ids[i], t->bell);
 		t->idle_by_type[ct]++;
+		/* relaxed: a placement hint, as in set_running. */
 		atomic_fetch_add_explicit(&e->idle_cores[ct], 1, memory_order_relaxed);
 	}
 	for (int ci = idx; ci < e->block_dim; ci += e->num_sched)
 		t->idle_clusters++;
+	/* relaxed: as above. */
 	atomic_fetch_add_explicit(&e->idle_clusters, t->idle_clusters, memory_order_relaxed);
 	/* PMU run init of our cores: after their handshake, before any
 	 * dispatch to them (only this thread dispatches to them). */
@@ -784,6 +830,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	 * between them included), and a busy iteration takes one stamp and
 	 * one sample of the shared queue sizes fewer. */
 	uint64_t carry = 0;
+	/* acquire: pairs with the release stores of abort_all (stall(), a
+	 * failed handshake). */
 	while (!atomic_load_explicit(&e->abort_all, memory_order_acquire)) {
 		t->loop_iter++;
 		uint64_t t_phase = 0;

@@ -96,7 +96,9 @@ int tp_slot_add_producer(struct tp_slot *s, struct tp_slot *producer, tp_task_id
 	 * orchestrator thread, so task_id is stable here); a CONSUMED producer
 	 * must not be claimed: its slot may be reclaimed at any moment. Nor one
 	 * a releasing thread has decided to make CONSUMED (it stores the state
-	 * after our lock is free: add_ref_check_consumed()). */
+	 * after our lock is free: add_ref_check_consumed()).  relaxed (the
+	 * loads and the count's update): under the producer's lock, whose
+	 * acquire / release orders them with the other holders'. */
 	bool live = producer->task_id == producer_id &&
 		    atomic_load_explicit(&producer->task_state, memory_order_relaxed) !=
 			    TP_TASK_CONSUMED &&
@@ -137,6 +139,8 @@ bool tp_slot_wire_fanin(struct tp_slot *s)
 		struct tp_fanin_edge *e = tp_slot_fanin_edge(s, i);
 		struct tp_slot *p = e->producer;
 		fanout_lock(p);
+		/* relaxed: under p's lock, as the COMPLETED store it races with
+		 * (tp_slot_mark_completed). */
 		if (atomic_load_explicit(&p->task_state, memory_order_relaxed) >=
 		    TP_TASK_COMPLETED) {
 			done++;
@@ -182,6 +186,7 @@ struct tp_dep_node *tp_slot_mark_completed(struct tp_slot *s)
 	atomic_store_explicit(&s->task_state, TP_TASK_COMPLETED, memory_order_release);
 	struct tp_dep_node *head = s->fanout_head;
 	fanout_unlock(s);
+	/* relaxed: a record of the transition; no reader decides on it. */
 	atomic_fetch_or_explicit(&s->lifecycle_flags, TP_SLOT_COMPLETION_DONE,
 				 memory_order_relaxed);
 	return head;
@@ -216,6 +221,8 @@ uint32_t tp_slot_complete(struct tp_slot *s, tp_slot_fn on_ready, void *ud)
 static bool add_ref_check_consumed(struct tp_slot *s, uint32_t add, uint32_t flags)
 {
 	fanout_lock(s);
+	/* relaxed (refcount, flags, state, count): read and written under the
+	 * lock, whose acquire / release orders them with the other holders'. */
 	uint32_t ref = atomic_load_explicit(&s->fanout_refcount, memory_order_relaxed) + add;
 	atomic_store_explicit(&s->fanout_refcount, ref, memory_order_relaxed);
 	uint32_t f = atomic_fetch_or_explicit(&s->lifecycle_flags, flags,
@@ -267,6 +274,7 @@ uint32_t tp_slot_for_each_consumer(struct tp_slot *s, tp_slot_fn fn, void *ud)
 {
 	uint32_t n = 0;
 	fanout_lock(s);
+	/* relaxed: under the lock, as the COMPLETED store. */
 	if (atomic_load_explicit(&s->task_state, memory_order_relaxed) == TP_TASK_PENDING)
 		for (struct tp_dep_node *d = s->fanout_head; d; d = d->next, n++)
 			fn(d->consumer, ud);

@@ -260,9 +260,10 @@ uint32_t tp_slot_release(struct tp_slot *slot, tp_slot_fn on_consumed, void *ud)
 bool tp_slot_scope_end(struct tp_slot *slot);
 
 /**
- * tp_slot_state() - current task_state (acquire: a caller that sees
- * COMPLETED also sees the task's outputs; CONSUMED, that its buffers are no
- * longer read).
+ * tp_slot_state() - current task_state (acquire, pairing with the release
+ * stores of COMPLETED and CONSUMED in slot.c: a caller that sees COMPLETED
+ * also sees the task's outputs; CONSUMED, that its buffers are no longer
+ * read).
  */
 static inline enum tp_task_state tp_slot_state(const struct tp_slot *slot)
 {
