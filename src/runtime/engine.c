@@ -625,14 +625,18 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	tp_dma_stop(e);
 
 	rc = 0;
-	/* acquire: pairs with tp_engine_fail()'s release store of failed, so
-	 * fail_rc is the failure's (a stalled run's threads may still run). */
-	if (atomic_load_explicit(&e->failed, memory_order_acquire))
+	/* Under fail_mu: a stalled run's threads may still be in
+	 * tp_engine_fail(), writing fail_rc and fail_msg. relaxed: the lock
+	 * orders the load after their stores. */
+	pthread_mutex_lock(&e->fail_mu);
+	if (atomic_load_explicit(&e->failed, memory_order_relaxed)) {
 		rc = e->fail_rc;
-	else if (wrc)
+		if (e->fail_msg[0])
+			tp_set_error(rc, "%s", e->fail_msg);
+	}
+	pthread_mutex_unlock(&e->fail_mu);
+	if (!rc && wrc)
 		rc = tp_set_error(wrc, "runtime: device teardown failed");
-	if (rc && e->fail_msg[0])
-		tp_set_error(rc, "%s", e->fail_msg);
 	fill_result(e, rc, res);
 	if (wrc == -ETIMEDOUT) {
 		/* Threads may still run: leak rather than free under them;
