@@ -155,7 +155,9 @@ static void help(FILE *f)
 		"                            keep launches profiled in every run, warn about\n"
 		"                            the rest [default balanced]\n"
 		"      --range-markers on|off\n"
-		"                            honour tp_rt_range_push/pop [default off]\n"
+		"                            honour tp_rt_range_push/pop: in every replay\n"
+		"                            mode only launches inside a range are profiled\n"
+		"                            (needed by range replay) [default off]\n"
 		"      --target-processes main|all\n"
 		"                            main: only the process taskprof started; all:\n"
 		"                            its child processes too [default main]\n\n"
@@ -980,9 +982,9 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
 		sel);
-	bool range = o->cfg.replay_mode == TP_OP_REPLAY_RANGE;
+	bool range = o->cfg.range_markers;
 	if (range)
-		fprintf(stderr, "taskprof op: in range replay only launches between "
+		fprintf(stderr, "taskprof op: with --range-markers on only launches between "
 				"tp_rt_range_push and tp_rt_range_pop are profiled; did the "
 				"application open a range?\n");
 	struct tp_file_tx tx;
@@ -1003,8 +1005,8 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 				"--kernel-name are not profiled; a kernel that never reaches "
 				"tp_rt_launch of libtaskprof.so cannot be.\n");
 	if (range)
-		fprintf(tx.fp, "In range replay only launches between tp_rt_range_push and "
-			       "tp_rt_range_pop are profiled.\n");
+		fprintf(tx.fp, "With --range-markers on only launches between tp_rt_range_push "
+			       "and tp_rt_range_pop are profiled.\n");
 	if (tp_file_tx_commit(&tx))
 		fprintf(stderr, "taskprof op: warning: %s\n", tp_last_error());
 }

@@ -64,13 +64,22 @@ bool tp_op_name_match(const char *pat, const char *name)
 	return false;
 }
 
-bool tp_op_filter_decide(struct tp_op_filter *f, int device, const char *name)
+void tp_op_filter_set_ranges(struct tp_op_filter *f, bool on)
+{
+	f->ranges = on;
+}
+
+bool tp_op_filter_decide(struct tp_op_filter *f, int device, const char *name, bool in_range)
 {
 	if (device < 0 || device >= TP_RT_MAX_DEVICES)
 		return false;
 	/* Every launch advances seen, matched or not (msprof's
-	 * --launch-skip-before-match). */
+	 * --launch-skip-before-match), in a range or not. */
 	if (f->seen[device]++ < f->skip_before)
+		return false;
+	/* Range filter (msprof's --mstx) before the name (spec §4.6): a
+	 * launch outside every range advances neither matched nor profiled. */
+	if (f->ranges && !in_range)
 		return false;
 	if (!tp_op_name_match(f->pat, name))
 		return false;

@@ -8,11 +8,14 @@
  *
  *   1. skip-before-match: the first N launches of the device (of any
  *      kernel) are never profiled; this counter advances for EVERY launch;
- *   2. name: the kernel name must match the pattern list (unset = every
+ *   2. range: with range markers on (`--range-markers on`, any replay
+ *      mode), only a launch made between tp_rt_range_push and
+ *      tp_rt_range_pop on its thread goes on;
+ *   3. name: the kernel name must match the pattern list (unset = every
  *      launch matches, so with the default count of 1 only the first
  *      launch after the skips is profiled);
- *   3. launch-skip: the first M *matching* launches are skipped;
- *   4. count: at most C launches are profiled.
+ *   4. launch-skip: the first M *matching* launches are skipped;
+ *   5. count: at most C launches are profiled.
  *
  * A pattern list is PAT[|PAT...]; a name matches a PAT when it starts with
  * PAT (prefix) or matches it as an fnmatch(3) glob (msprof's StringMatch).
@@ -40,11 +43,14 @@
  * @skip_before:    launches of any kernel skipped first, per device.
  * @skip:           matching launches skipped, per device.
  * @count:          most launches profiled, per device.
+ * @ranges:         range markers on: only launches inside a range pass
+ *                  (tp_op_filter_set_ranges(); off after init).
  * @seen, @matched, @profiled: per device counters (see the header comment).
  */
 struct tp_op_filter {
 	char pat[TP_OP_FILTER_PAT_MAX + 1];
 	uint32_t skip_before, skip, count;
+	bool ranges;
 	uint64_t seen[TP_RT_MAX_DEVICES];
 	uint64_t matched[TP_RT_MAX_DEVICES];
 	uint64_t profiled[TP_RT_MAX_DEVICES];
@@ -69,14 +75,22 @@ int tp_op_filter_init(struct tp_op_filter *f, const char *pat, uint32_t skip_bef
 bool tp_op_name_match(const char *pat, const char *name);
 
 /**
+ * tp_op_filter_set_ranges() - range markers on (@on) or off: with them on,
+ * step 2 of the selection passes only launches made inside a range.
+ */
+void tp_op_filter_set_ranges(struct tp_op_filter *f, bool on);
+
+/**
  * tp_op_filter_decide() - account one launch of kernel @name on @device and
  * say whether to profile it.
- * @device: 0 .. TP_RT_MAX_DEVICES - 1 (others are never profiled).
+ * @device:   0 .. TP_RT_MAX_DEVICES - 1 (others are never profiled).
+ * @in_range: the launch was made inside a tp_rt_range_push/pop range of
+ *            its thread (used only with range markers on).
  *
  * Return: true when the launch is to be profiled (its @profiled counter is
  * already incremented).
  */
-bool tp_op_filter_decide(struct tp_op_filter *f, int device, const char *name);
+bool tp_op_filter_decide(struct tp_op_filter *f, int device, const char *name, bool in_range);
 
 /**
  * tp_op_filter_done() - whether @device has profiled @count launches (the

@@ -19,6 +19,11 @@
 #       negative control with TASKPROF_DEBUG_NO_RESTORE=1
 #   I5  multi_kernel with -k, --launch-skip-before-match, --launch-skip,
 #       -c: exactly the expected device0/<name>/<k>/ folders
+#   I5m markers (launches outside and inside a range) with --range-markers
+#       on in kernel, application and range replay: only the launches
+#       inside the range are selected (launch.txt range=mr), the ones
+#       outside still count for --launch-skip-before-match; off: the
+#       range is ignored
 #   I12 device_switch (0 → 1 → 0): per-device folders, records of the right
 #       device only, as many threads left after the resets as unprofiled (1;
 #       a sanitizer runtime may add its own)
@@ -28,7 +33,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
+	"$APPS/markers" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -280,6 +285,61 @@ if [ $OPRC = 0 ] && [ -f "$OPDIR/NOTE.txt" ] && [ -z "$(launch_set "$OPDIR")" ];
 else
 	bad "I5 unmatched -k: exit $OPRC, want 0 with NOTE.txt and no launch folder"
 	show "$WORK/i5none.err"
+fi
+
+# ---- I5m: --range-markers on in every replay mode ---------------------------
+# markers launches (index: name blocks): 0 outside_k 1, then inside range
+# "mr" 1 in_a 2 and 2 in_b 3, then 3 after_k 4.
+say "I5m: markers under --range-markers on: only launches inside the range are selected"
+OP_OUT_FILE=$WORK/i5m.ref app_run i5m.plain "$APPS/markers"
+[ $APPRC = 0 ] || { bad "I5m: unprofiled run exited $APPRC"; show "$WORK/i5m.plain.err"; }
+nm=0
+msel() {
+	local want=$1 inrange=$2 d got
+	shift 2
+	nm=$((nm + 1))
+	OP_OUT_FILE=$WORK/i5m_$nm.bin op_run "i5m_$nm" --aic-metrics BasicInfo "$@" \
+		-- "$APPS/markers"
+	got=$(launch_set "${OPDIR:-/nonexistent}")
+	local rbad=""
+	if [ "$inrange" = yes ]; then
+		for d in "${OPDIR:-/nonexistent}"/device0/*/*/; do
+			[ "$(kv "$d/launch.txt" range)" = mr ] || rbad="$rbad ${d#"$OPDIR"/}"
+		done
+	fi
+	if [ $OPRC = 0 ] && [ "$got" = "$want" ] && [ -z "$rbad" ] &&
+		cmp -s "$WORK/i5m.ref" "$WORK/i5m_$nm.bin"; then
+		ok "I5m [$*]: $got"
+	else
+		bad "I5m [$*]: exit $OPRC, folders '$got', want '$want'" \
+			"${rbad:+(no range=mr in:$rbad)}" \
+			"$(cmp -s "$WORK/i5m.ref" "$WORK/i5m_$nm.bin" || echo "(output differs)")"
+		show "$WORK/i5m_$nm.err"
+	fi
+}
+msel "device0/in_a/0 block_dim=2" yes --range-markers on
+msel "device0/in_a/0 block_dim=2 device0/in_b/0 block_dim=3" yes --range-markers on -k '*' -c 10
+msel "device0/in_b/0 block_dim=3" yes --range-markers on -k 'outside_k|in_b|after_k' -c 10
+msel "device0/in_b/0 block_dim=3" yes --range-markers on --launch-skip-before-match 2 -c 10
+msel "device0/in_b/0 block_dim=3" yes --range-markers on -k 'in_' --launch-skip 1 -c 10
+msel "device0/in_a/0 block_dim=2 device0/in_b/0 block_dim=3" yes --replay-mode application \
+	--range-markers on -c 10
+msel "device0/in_b/0 block_dim=3" yes --replay-mode application --range-markers on \
+	--launch-skip-before-match 2 -c 10
+msel "device0/in_b/0 block_dim=3" yes --replay-mode range --range-markers on \
+	--launch-skip-before-match 2 -c 10
+# Markers off: the range means nothing to the selection.
+msel "device0/outside_k/0 block_dim=1" no
+msel "device0/after_k/0 block_dim=4 device0/in_b/0 block_dim=3" no --launch-skip-before-match 2 -c 10
+say "I5m: --range-markers on, no launch in a range selected: the note says why"
+op_run i5mn --range-markers on -k outside_k -- "$APPS/markers"
+if [ $OPRC = 0 ] && [ -z "$(launch_set "${OPDIR:-/nonexistent}")" ] &&
+	grep -q 'with --range-markers on only launches between tp_rt_range_push and tp_rt_range_pop' \
+		"$WORK/i5mn.err"; then
+	ok "I5m: -k outside_k: nothing profiled, and the note names --range-markers"
+else
+	bad "I5m: -k outside_k under --range-markers on: exit $OPRC, folders '$(launch_set "${OPDIR:-/nonexistent}")'"
+	show "$WORK/i5mn.err"
 fi
 
 # ---- I12: device switch ----------------------------------------------------

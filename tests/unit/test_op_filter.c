@@ -31,7 +31,7 @@ static void picks(const char *pat, uint32_t sbm, uint32_t skip, uint32_t count, 
 	assert_int_equal(tp_op_filter_init(&f, pat, sbm, skip, count), 0);
 	out[0] = '\0';
 	for (size_t i = 0; i < NSEQ; i++)
-		if (tp_op_filter_decide(&f, 0, seq[i]))
+		if (tp_op_filter_decide(&f, 0, seq[i], false))
 			snprintf(out + strlen(out), n - strlen(out), "%s%zu", out[0] ? "," : "", i);
 }
 
@@ -116,23 +116,67 @@ static void test_counters_per_device(void **state)
 	 * match), 2 and 3 profiled, 4 over the count. */
 	bool want0[] = { false, false, true, true, false };
 	for (int i = 0; i < 5; i++) {
-		assert_int_equal(tp_op_filter_decide(&f, 0, "k"), want0[i]);
+		assert_int_equal(tp_op_filter_decide(&f, 0, "k", false), want0[i]);
 		assert_int_equal(tp_op_filter_done(&f, 0), i >= 3);
 	}
 	/* Device 1 counts on its own. */
 	assert_false(tp_op_filter_done(&f, 1));
-	assert_false(tp_op_filter_decide(&f, 1, "k"));
-	assert_false(tp_op_filter_decide(&f, 1, "k"));
-	assert_true(tp_op_filter_decide(&f, 1, "k"));
+	assert_false(tp_op_filter_decide(&f, 1, "k", false));
+	assert_false(tp_op_filter_decide(&f, 1, "k", false));
+	assert_true(tp_op_filter_decide(&f, 1, "k", false));
 	assert_int_equal(f.seen[0], 5);
 	assert_int_equal(f.matched[0], 4);
 	assert_int_equal(f.profiled[0], 2);
 	assert_int_equal(f.seen[1], 3);
 	assert_int_equal(f.profiled[1], 1);
 	/* Unknown devices are never profiled and never done. */
-	assert_false(tp_op_filter_decide(&f, -1, "k"));
-	assert_false(tp_op_filter_decide(&f, TP_RT_MAX_DEVICES, "k"));
+	assert_false(tp_op_filter_decide(&f, -1, "k", false));
+	assert_false(tp_op_filter_decide(&f, TP_RT_MAX_DEVICES, "k", false));
 	assert_false(tp_op_filter_done(&f, TP_RT_MAX_DEVICES));
+}
+
+/* Range markers on (spec §4.6): skip-before-match -> range -> name ->
+ * skip -> count. multi_kernel's sequence with launches 2..5 inside a
+ * range. */
+static void range_picks(const char *pat, uint32_t sbm, uint32_t skip, uint32_t count,
+			bool markers, char *out, size_t n, struct tp_op_filter *f)
+{
+	assert_int_equal(tp_op_filter_init(f, pat, sbm, skip, count), 0);
+	tp_op_filter_set_ranges(f, markers);
+	out[0] = '\0';
+	for (size_t i = 0; i < NSEQ; i++)
+		if (tp_op_filter_decide(f, 0, seq[i], i >= 2 && i <= 5))
+			snprintf(out + strlen(out), n - strlen(out), "%s%zu", out[0] ? "," : "", i);
+}
+
+static void test_range_step(void **state)
+{
+	(void)state;
+	struct tp_op_filter f;
+	char got[64];
+	/* Markers off: the range flag is ignored. */
+	range_picks("", 0, 0, 1, false, got, sizeof(got), &f);
+	assert_string_equal(got, "0");
+	/* On: the first launch INSIDE a range. */
+	range_picks("", 0, 0, 1, true, got, sizeof(got), &f);
+	assert_string_equal(got, "2");
+	range_picks("", 0, 0, 100, true, got, sizeof(got), &f);
+	assert_string_equal(got, "2,3,4,5");
+	range_picks("add", 0, 0, 100, true, got, sizeof(got), &f);
+	assert_string_equal(got, "2,3,5");
+	/* skip-before-match counts the launches outside ranges too. */
+	range_picks("", 3, 0, 100, true, got, sizeof(got), &f);
+	assert_string_equal(got, "3,4,5");
+	assert_int_equal(f.seen[0], NSEQ);
+	/* --launch-skip counts matches inside ranges only: add_one at 0
+	 * (outside) is not one of them; 2 is skipped. */
+	range_picks("add", 0, 1, 100, true, got, sizeof(got), &f);
+	assert_string_equal(got, "3,5");
+	assert_int_equal(f.matched[0], 3);
+	/* Nothing in a range matches. */
+	range_picks("add_one", 6, 0, 100, true, got, sizeof(got), &f);
+	assert_string_equal(got, "");
+	assert_int_equal(f.profiled[0], 0);
 }
 
 static void test_sanitise(void **state)
@@ -205,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_init_errors),
 		cmocka_unit_test(test_selection_order),
 		cmocka_unit_test(test_counters_per_device),
+		cmocka_unit_test(test_range_step),
 		cmocka_unit_test(test_sanitise),
 		cmocka_unit_test(test_claim_dir),
 	};

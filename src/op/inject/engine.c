@@ -129,8 +129,12 @@ static bool pending_take(struct lctx *c)
 int inj_engine_init(void)
 {
 	const struct tp_op_config *c = &g_inj.cfg;
-	return tp_op_filter_init(&e_filter, c->kernel_name, c->launch_skip_before_match,
-				 c->launch_skip, c->launch_count);
+	int rc = tp_op_filter_init(&e_filter, c->kernel_name, c->launch_skip_before_match,
+				   c->launch_skip, c->launch_count);
+	/* --range-markers on: only launches inside a range, in every mode. */
+	if (!rc)
+		tp_op_filter_set_ranges(&e_filter, c->range_markers);
+	return rc;
 }
 
 void inj_engine_atfork_child(void)
@@ -728,14 +732,17 @@ static void lctx_finish(struct lctx *c)
 	pthread_mutex_unlock(&e_mu);
 }
 
-/* Select the launch; on success its directory is claimed (dump/ made). */
-static bool select_launch(const struct inj_launch *l, char *dir, size_t n, int *k)
+/* Select the launch (@range: the range it was made in, NULL when none);
+ * on success its directory is claimed (dump/ made). */
+static bool select_launch(const struct inj_launch *l, const char *range, char *dir, size_t n,
+			  int *k)
 {
 	pthread_mutex_lock(&e_mu);
 	/* -k matches the real name; the directory uses the sanitised one
 	 * (the mkdir claim keeps two real names that sanitise alike apart). */
 	bool pick = !e_killing && tp_op_filter_decide(&e_filter, l->device,
-						      l->real_name[0] ? l->real_name : l->name);
+						      l->real_name[0] ? l->real_name : l->name,
+						      range != NULL);
 	*k = -1;
 	if (pick) {
 		int rc = claim(l, dir, n, k);
@@ -791,9 +798,12 @@ int inj_engine_launch(struct inj_launch *l)
 {
 	char dir[4300];
 	int k;
-	if (g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE || !select_launch(l, dir, sizeof(dir), &k)) {
-		if (g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE)
-			log_launch(l, -1, false);
+	/* Range replay: this launch is outside every range (those inside are
+	 * captured), so the selection only counts it (skip-before-match).
+	 * Kernel and application replay with range markers on: the range
+	 * open on this thread, if any. */
+	const char *range = g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE ? NULL : inj_marker_range();
+	if (!select_launch(l, range, dir, sizeof(dir), &k)) {
 		int t = tp_op_gate_enter();
 		int rc = real_launch(l);
 		tp_op_gate_exit(t);
@@ -803,6 +813,7 @@ int inj_engine_launch(struct inj_launch *l)
 	lctx_init(&c, l);
 	snprintf(c.dir, sizeof(c.dir), "%s", dir);
 	c.k = k;
+	c.range = range;
 	inj_log(TP_LOG_INFO, "profiling %s (device %d, block_dim %u) into %s", l->name, l->device,
 		l->block_dim, dir);
 
@@ -1080,7 +1091,7 @@ int inj_range_launch(struct inj_launch *l)
 	}
 	char dir[4300];
 	int k;
-	r->profiled = select_launch(&r->l, dir, sizeof(dir), &k);
+	r->profiled = select_launch(&r->l, tl_r.name, dir, sizeof(dir), &k);
 	if (r->profiled) {
 		r->c = calloc(1, sizeof(*r->c));
 		if (!r->c) {

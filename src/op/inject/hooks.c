@@ -599,15 +599,38 @@ static bool range_mode(void)
 	return g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE && g_inj.cfg.range_markers;
 }
 
+/* Range markers in kernel and application replay: the name of the range
+ * open on this thread (NULL: none). Launches run as usual; the launch
+ * selection passes only those made inside a range (spec §4.6). */
+static _Thread_local const char *tl_marker;
+
+const char *inj_marker_range(void)
+{
+	if (!g_inj.cfg.range_markers)
+		return NULL;
+	if (range_mode())
+		return inj_range_open() ? inj_range_name() : NULL;
+	return tl_marker;
+}
+
 HOOK_API int tp_rt_range_push(const char *name)
 {
 	init();
 	if (!g_inj.real.range_push)
 		return missing(H_PUSH, "tp_rt_range_push");
-	if (passthrough() || !range_mode())
+	if (passthrough() || !g_inj.cfg.range_markers)
 		return g_inj.real.range_push(name);
 	tl_depth++;
-	int rc = inj_range_push(name);
+	int rc;
+	if (range_mode()) {
+		rc = inj_range_push(name);
+	} else {
+		/* The runtime checks the pairing; only a push it accepted
+		 * opens a range. */
+		rc = g_inj.real.range_push(name);
+		if (!rc)
+			tl_marker = name;
+	}
 	tl_depth--;
 	return rc;
 }
@@ -617,7 +640,15 @@ HOOK_API int tp_rt_range_pop(void)
 	init();
 	if (!g_inj.real.range_pop)
 		return missing(H_POP, "tp_rt_range_pop");
-	if (passthrough() || !range_mode() || !inj_range_open())
+	if (passthrough() || !g_inj.cfg.range_markers)
+		return g_inj.real.range_pop();
+	if (!range_mode()) {
+		int rc = g_inj.real.range_pop();
+		if (!rc)
+			tl_marker = NULL;
+		return rc;
+	}
+	if (!inj_range_open())
 		return g_inj.real.range_pop();
 	tl_depth++;
 	int rc = inj_range_pop();

@@ -81,6 +81,10 @@ bool inj_interrupted(void);
 void inj_set_replaying(bool on);
 /** inj_device() - the calling thread's current device. */
 int inj_device(void);
+/** inj_marker_range() - with range markers on (any replay mode): the name
+ *  of the tp_rt_range_push range open on the calling thread, NULL when
+ *  none (or markers off). */
+const char *inj_marker_range(void);
 
 /* ---- engine.c --------------------------------------------------------------- */
 
