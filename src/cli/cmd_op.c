@@ -1032,12 +1032,16 @@ static bool interrupted_before_pass(const char *path)
  * directories; *@complete set to how many of them hold a whole profile
  * (launch.txt and a measured pass; the others were skipped with a
  * message), *@unmeasured to how many were skipped because a SIGINT came
- * before their first pass; *@failed set when one failed (reported). */
+ * before their first pass, *@notreplayed to how many of the reported ones
+ * the injector did not replay (status=skipped: a range that spans a device
+ * switch; they have a table row); *@failed set when one failed
+ * (reported). */
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,
-		      int *unmeasured, bool *failed)
+		      int *unmeasured, int *notreplayed, bool *failed)
 {
 	*complete = 0;
 	*unmeasured = 0;
+	*notreplayed = 0;
 	struct op_dir *dirs;
 	size_t n;
 	if (list_launch_dirs(out, &dirs, &n)) {
@@ -1087,6 +1091,8 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 			*failed = true;
 			continue;
 		}
+		if (!strcmp(sum[done].status, "skipped"))
+			(*notreplayed)++;
 		done++;
 	}
 	if (done) {
@@ -1443,8 +1449,8 @@ int cmd_op(int argc, char **argv)
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
 	bool failed = inj_failed;
-	int complete = 0, unmeasured = 0;
-	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &failed);
+	int complete = 0, unmeasured = 0, notreplayed = 0;
+	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &notreplayed, &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
 	if (n > 0) {
@@ -1459,7 +1465,7 @@ int cmd_op(int argc, char **argv)
 		/* Launches whose profile is incomplete, or that were
 		 * interrupted before their first pass, were skipped above: not
 		 * counted as profiled, but said, so the count matches the table. */
-		char inc[160] = "";
+		char inc[240] = "";
 		int incomplete = n - complete - unmeasured;
 		const char *its = unmeasured == 1 ? "its" : "their";
 		if (incomplete && unmeasured)
@@ -1471,6 +1477,13 @@ int cmd_op(int argc, char **argv)
 		else if (unmeasured)
 			snprintf(inc, sizeof(inc), "; %d interrupted before %s first pass, "
 				 "skipped (see above)", unmeasured, its);
+		/* Reported (a table row, status skipped) but not measured. */
+		if (notreplayed) {
+			size_t l = strlen(inc);
+			snprintf(inc + l, sizeof(inc) - l, "; %d not replayed (status skipped, see "
+				 "above)", notreplayed);
+			complete -= notreplayed;
+		}
 		if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "

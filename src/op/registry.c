@@ -544,6 +544,7 @@ static _Thread_local bool tl_window; /* this thread owns the open window */
  * has open (its replay at that pop would use the freed memory). */
 struct deferred {
 	void *p;
+	int device;     /* the allocation's */
 	uint64_t owner; /* defer_owner() of the queuing thread */
 };
 static struct deferred *g_deferred;
@@ -609,7 +610,7 @@ bool tp_op_window_owned(void)
 	return tl_window;
 }
 
-int tp_op_defer_free(void *p)
+int tp_op_defer_free(void *p, int device)
 {
 	pthread_mutex_lock(&g_gate_mu);
 	if (g_ndeferred == g_capdeferred) {
@@ -622,7 +623,7 @@ int tp_op_defer_free(void *p)
 		g_deferred = nv;
 		g_capdeferred = cap;
 	}
-	g_deferred[g_ndeferred++] = (struct deferred){ p, defer_owner() };
+	g_deferred[g_ndeferred++] = (struct deferred){ p, device, defer_owner() };
 	pthread_mutex_unlock(&g_gate_mu);
 	return 0;
 }
@@ -638,10 +639,10 @@ size_t tp_op_deferred_count(void)
 	return n;
 }
 
-int tp_op_deferred_flush(int (*free_fn)(void *p))
+int tp_op_deferred_flush(int (*free_fn)(void *p, int device))
 {
 	pthread_mutex_lock(&g_gate_mu);
-	void **v = malloc((g_ndeferred ? g_ndeferred : 1) * sizeof(*v));
+	struct deferred *v = malloc((g_ndeferred ? g_ndeferred : 1) * sizeof(*v));
 	if (!v) {
 		pthread_mutex_unlock(&g_gate_mu);
 		return tp_set_error(-ENOMEM, "deferred frees: out of memory");
@@ -651,7 +652,7 @@ int tp_op_deferred_flush(int (*free_fn)(void *p))
 	const uint64_t me = defer_owner();
 	for (size_t i = 0; i < g_ndeferred; i++) {
 		if (g_deferred[i].owner == me)
-			v[n++] = g_deferred[i].p;
+			v[n++] = g_deferred[i];
 		else
 			g_deferred[keep++] = g_deferred[i];
 	}
@@ -659,8 +660,8 @@ int tp_op_deferred_flush(int (*free_fn)(void *p))
 	pthread_mutex_unlock(&g_gate_mu);
 	int first = 0;
 	for (size_t i = 0; i < n; i++) {
-		(void)tp_op_reg_remove(v[i]);
-		int rc = free_fn(v[i]);
+		(void)tp_op_reg_remove(v[i].p);
+		int rc = free_fn(v[i].p, v[i].device);
 		if (rc && !first)
 			first = rc;
 	}

@@ -214,22 +214,23 @@ void tp_op_window_end(void);
 bool tp_op_window_owned(void);
 
 /**
- * tp_op_defer_free() - queue a free of @p for the calling thread (a range's
- * free, performed after its last pass by tp_op_deferred_flush() on the same
- * thread). Return: 0; -ENOMEM.
+ * tp_op_defer_free() - queue a free of @p, an allocation of @device, for
+ * the calling thread (a range's free, performed after its last pass by
+ * tp_op_deferred_flush() on the same thread). Return: 0; -ENOMEM.
  */
-int tp_op_defer_free(void *p);
+int tp_op_defer_free(void *p, int device);
 
 /** tp_op_deferred_count() - frees the calling thread has queued. */
 size_t tp_op_deferred_count(void);
 
 /**
  * tp_op_deferred_flush() - unregister and free every address the calling
- * thread queued, with @free_fn (the real tp_rt_free), in queue order; the
+ * thread queued, with @free_fn (the real tp_rt_free on @device: the
+ * thread's current device may have changed since), in queue order; the
  * other threads' stay queued (their ranges are still open).
  * Return: the first error of @free_fn, or 0; -ENOMEM (nothing freed).
  */
-int tp_op_deferred_flush(int (*free_fn)(void *p));
+int tp_op_deferred_flush(int (*free_fn)(void *p, int device));
 
 /**
  * tp_op_registry_atfork_child() - in a forked child: re-initialise every

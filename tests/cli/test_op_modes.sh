@@ -27,13 +27,18 @@
 #   I12 device_switch (0 → 1 → 0): per-device folders, records of the right
 #       device only, as many threads left after the resets as unprofiled (1;
 #       a sanitizer runtime may add its own)
+#   I12r range_device: a range that spans a device switch is not replayed
+#       (its operations run once, each on its device: output identical,
+#       status=skipped, a warning naming the range); a range on device 0
+#       popped while device 1 is current replays on device 0, its
+#       deferred free on device 0
 #       no_launch: exit 0, empty report, NOTE.txt and the note line
 #
 # usage: test_op_modes.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/markers" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
+	"$APPS/markers" "$APPS/range_device" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -390,6 +395,65 @@ PY
 		bad "I12: records from the wrong device (or none)"
 	fi
 fi
+
+# ---- I12r: device switch inside a range -------------------------------------
+M12=PipeUtilization,Memory
+say "I12r: range_device span (push on device 0, launch, set_device(1), launch, pop), range replay"
+OP_OUT_FILE=$WORK/i12s.ref app_run i12s.plain "$APPS/range_device" span
+[ $APPRC = 0 ] || { bad "I12r span: unprofiled run exited $APPRC"; show "$WORK/i12s.plain.err"; }
+OP_OUT_FILE=$WORK/i12s.bin op_run i12s --replay-mode range --range-markers on -k '*' -c 10 \
+	--aic-metrics "$M12" -- "$APPS/range_device" span
+if [ $OPRC = 0 ] && grep -q 'range_device span: dev0 out\[0\]=11 dev1 out\[0\]=11: ok' "$WORK/i12s.out"; then
+	ok "I12r span: exit 0, both devices' results right (11 11)"
+else
+	bad "I12r span: exit $OPRC, want 0 and 'dev0 out[0]=11 dev1 out[0]=11: ok'"
+	show "$WORK/i12s.out"
+	show "$WORK/i12s.err"
+fi
+same_bytes "I12r span" "$WORK/i12s.ref" "$WORK/i12s.bin"
+want="device0/rd_acc0/0 block_dim=2 device1/rd_acc1/0 block_dim=2"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+[ "$got" = "$want" ] && ok "I12r span: folders $got (each on its own device)" ||
+	bad "I12r span: folders '$got', want '$want'"
+for l in device0/rd_acc0/0 device1/rd_acc1/0; do
+	d=${OPDIR:-/nonexistent}/$l
+	if [ "$(kv "$d/launch.txt" status)" = skipped ] && [ "$(kv "$d/launch.txt" passes_done)" = 0 ] &&
+		kv "$d/launch.txt" note | grep -q "range 'rdev' spans devices 0 and 1.*not replayed" &&
+		[ "$(csv_col "$d/OpBasicInfo.csv" "Replay Consistent")" = N/A ]; then
+		ok "I12r span $l: status=skipped, 0 passes, Replay Consistent N/A, note: $(kv "$d/launch.txt" note)"
+	else
+		bad "I12r span $l: want status=skipped passes_done=0, a note naming the range, Replay Consistent N/A"
+		show "$d/launch.txt"
+	fi
+done
+if grep -q "^taskprof op: warning: range 'rdev' spans devices 0 and 1" "$WORK/i12s.err" &&
+	grep -q "^taskprof op: profiled 0 kernel launches; 2 not replayed (status skipped" "$WORK/i12s.err" &&
+	grep -qE '^rd_acc0 +0 +0 +2 +N/A +0 +n/a +skipped ' "$WORK/i12s.out"; then
+	ok "I12r span: the warning names the range; the table and the last line say skipped"
+else
+	bad "I12r span: want the warning, a table row with status skipped and '2 not replayed'"
+	show "$WORK/i12s.err"
+fi
+
+say "I12r: range_device popswitch (a range on device 0 popped while device 1 is current)"
+OP_OUT_FILE=$WORK/i12p.ref app_run i12p.plain "$APPS/range_device" popswitch
+[ $APPRC = 0 ] || { bad "I12r popswitch: unprofiled run exited $APPRC"; show "$WORK/i12p.plain.err"; }
+OP_OUT_FILE=$WORK/i12p.bin op_run i12p --replay-mode range --range-markers on -k '*' -c 10 \
+	--aic-metrics "$M12" -- "$APPS/range_device" popswitch
+p12=$(passes_of "${OPDIR:-/nonexistent}")
+d=${OPDIR:-/nonexistent}/device0/rd_tmp0/0
+if [ $OPRC = 0 ] && grep -q 'popswitch: .*: ok' "$WORK/i12p.out" &&
+	[ "$(kv "$d/launch.txt" status)" = ok ] && [ "$(kv "$d/launch.txt" device)" = 0 ] &&
+	[ "$(kv "$d/launch.txt" passes_done)" = "$p12" ] &&
+	! grep -q 'deferred tp_rt_free failed' "$WORK/i12p.err"; then
+	ok "I12r popswitch: exit 0, results right, rd_tmp0 replayed on device 0 ($p12 passes), free done"
+else
+	bad "I12r popswitch: exit $OPRC, want 0, ok, device0/rd_tmp0/0 status=ok device=0 passes_done=$p12, no failed free"
+	show "$d/launch.txt"
+	show "$WORK/i12p.out"
+	show "$WORK/i12p.err"
+fi
+same_bytes "I12r popswitch" "$WORK/i12p.ref" "$WORK/i12p.bin"
 
 # ---- no kernel launch ------------------------------------------------------
 say "no_launch: exit 0, empty report, NOTE.txt and the note line"

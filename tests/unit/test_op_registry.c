@@ -254,9 +254,10 @@ static void test_restore_failure_names_allocation(void **state)
 	tp_op_snap_release(s);
 }
 
-static int g_freed[8], g_nfreed;
-static int fake_free(void *p)
+static int g_freed[8], g_freed_dev[8], g_nfreed;
+static int fake_free(void *p, int device)
 {
+	g_freed_dev[g_nfreed] = device;
 	g_freed[g_nfreed++] = *(int *)p;
 	return *(int *)p == 2 ? -EINVAL : 0;
 }
@@ -266,8 +267,8 @@ static void test_deferred_frees(void **state)
 	(void)state;
 	static int v[3] = { 1, 2, 3 };
 	for (int i = 0; i < 3; i++) {
-		assert_int_equal(tp_op_reg_add(&v[i], sizeof(int), 0, NULL), 0);
-		assert_int_equal(tp_op_defer_free(&v[i]), 0);
+		assert_int_equal(tp_op_reg_add(&v[i], sizeof(int), i, NULL), 0);
+		assert_int_equal(tp_op_defer_free(&v[i], i), 0);
 	}
 	/* Queued, not performed: still registered. */
 	assert_int_equal(tp_op_deferred_count(), 3);
@@ -278,6 +279,10 @@ static void test_deferred_frees(void **state)
 	assert_int_equal(g_freed[0], 1);
 	assert_int_equal(g_freed[1], 2);
 	assert_int_equal(g_freed[2], 3);
+	/* Each on the device it was queued with. */
+	assert_int_equal(g_freed_dev[0], 0);
+	assert_int_equal(g_freed_dev[1], 1);
+	assert_int_equal(g_freed_dev[2], 2);
 	assert_int_equal(tp_op_deferred_count(), 0);
 	assert_int_equal(tp_op_reg_count(), 0);
 }
@@ -291,7 +296,7 @@ static int g_other_val = 7;
 static void *other_thread_defers(void *arg)
 {
 	*(int *)arg = tp_op_reg_add(&g_other_val, sizeof(int), 0, NULL) ||
-		      tp_op_defer_free(&g_other_val);
+		      tp_op_defer_free(&g_other_val, 0);
 	return NULL;
 }
 
@@ -307,7 +312,7 @@ static void test_deferred_frees_per_thread(void **state)
 	static int mine = 4;
 	pthread_t t;
 	assert_int_equal(tp_op_reg_add(&mine, sizeof(int), 0, NULL), 0);
-	assert_int_equal(tp_op_defer_free(&mine), 0);
+	assert_int_equal(tp_op_defer_free(&mine, 0), 0);
 	int drc = -1;
 	assert_int_equal(pthread_create(&t, NULL, other_thread_defers, &drc), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);

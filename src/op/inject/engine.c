@@ -30,9 +30,11 @@
  * the replay passes the copy: an args struct the application reuses or
  * changes between two captured launches keeps each launch's values, and
  * structs up to 256 bytes are supported; host memory an args struct
- * points to is NOT copied and must stay valid until the pop. At pop:
- * snapshot every registered allocation of the device (born-in-range ones
- * included), W warm-ups of the whole list, P passes (restore, channels,
+ * points to is NOT copied and must stay valid until the pop. Every
+ * captured operation keeps the device current at its call; a range on two
+ * devices is not replayed (its operations run once, each on its device,
+ * status=skipped). At pop: snapshot every registered allocation of the
+ * range's device (born-in-range ones included), W warm-ups of the whole list, P passes (restore, channels,
  * the list, drain); memory is left as after the last pass (that pass is
  * the application's execution: W + P executions per captured launch);
  * then the queued frees run. Records of a pass are split per launch by
@@ -70,7 +72,7 @@ struct lctx {
 	const struct inj_launch *l;
 	char dir[4300];
 	int k;
-	const char *status;     /* ok | degraded | failed | interrupted */
+	const char *status;     /* ok | degraded | failed | interrupted | skipped */
 	char note[600];
 	const char *scope;      /* all | none */
 	uint64_t snap_bytes;
@@ -857,6 +859,9 @@ struct rop {
 	bool profiled;
 	struct lctx *c;
 	struct inj_pass_buf buf;
+	/* Every kind: the calling thread's current device at the call, the
+	 * one the operation runs on (spec §4.8: a range is on one device). */
+	int device;
 	/* ROP_H2D / ROP_D2D */
 	void *dst;
 	const void *src;      /* D2D source */
@@ -1011,16 +1016,22 @@ int inj_range_free(void *p)
 	struct tp_op_alloc a;
 	if (tp_op_reg_lookup(p, &a) || a.base != (uintptr_t)p)
 		return g_inj.real.free(p);
-	/* Captured launches may still use it: freed after the last pass. */
-	return tp_op_defer_free(p);
+	/* Another device's allocation: the runtime frees on the current
+	 * device only, and fails this one now. */
+	if (a.device != inj_device())
+		return g_inj.real.free(p);
+	/* Captured launches may still use it: freed after the last pass, on
+	 * its device (the thread's may have changed by then). */
+	return tp_op_defer_free(p, a.device);
 }
 
-/* Whether [@p, @p + @n) lies inside one live device allocation (what the
- * runtime checks when it runs the copy; a range runs it at the pop). */
+/* Whether [@p, @p + @n) lies inside one live allocation of the current
+ * device (what the runtime checks when it runs the copy; a range runs it
+ * at the pop). */
 static bool in_one_alloc(const void *p, size_t n)
 {
 	struct tp_op_alloc a;
-	if (tp_op_reg_lookup(p, &a))
+	if (tp_op_reg_lookup(p, &a) || a.device != inj_device())
 		return false;
 	return n <= a.size - ((uintptr_t)p - a.base);
 }
@@ -1042,7 +1053,7 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 	if (n && (!in_one_alloc(dst, n) ||
 		  (kind == TP_RT_MEMCPY_DEVICE_TO_DEVICE && !in_one_alloc(src, n))))
 		return tp_set_error(-EFAULT, "tp_rt_memcpy(%s) inside range \"%.200s\": %s %p (+%zu "
-				    "bytes) is not inside one device allocation",
+				    "bytes) is not inside one allocation of the current device",
 				    kind == TP_RT_MEMCPY_HOST_TO_DEVICE ? "HOST_TO_DEVICE"
 									: "DEVICE_TO_DEVICE",
 				    tl_r.name, !in_one_alloc(dst, n) ? "dst" : "src",
@@ -1051,6 +1062,7 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 	if (!r)
 		return tp_set_error(-ENOMEM, "range capture: out of memory");
 	r->kind = kind == TP_RT_MEMCPY_HOST_TO_DEVICE ? ROP_H2D : ROP_D2D;
+	r->device = inj_device();
 	r->dst = dst;
 	r->n = n;
 	if (r->kind == ROP_D2D) {
@@ -1076,6 +1088,7 @@ int inj_range_launch(struct inj_launch *l)
 		return tp_set_error(-ENOMEM, "range capture: out of memory");
 	r->kind = ROP_LAUNCH;
 	r->l = *l;
+	r->device = l->device;
 	if (l->attr) {
 		r->attr = *l->attr;
 		r->l.attr = &r->attr;
@@ -1122,24 +1135,52 @@ static int body_list(void *arg)
 	(void)arg;
 	int first = 0;
 	char msg[TP_ERROR_MSG_MAX];
+	/* Each operation on the device it was called on (only a range that
+	 * spans a device switch, which is not replayed, switches here). */
+	const int start = inj_device();
+	int cur = start;
 	for (size_t i = 0; i < tl_r.n; i++) {
 		struct rop *r = tl_r.v[i];
-		int rc;
-		if (r->kind == ROP_LAUNCH)
-			rc = tp_rt_tool_launch(r->l.kernel, r->l.block_dim, r->l.args, r->l.attr,
-					       NULL, 0);
-		else if (r->kind == ROP_H2D)
-			rc = g_inj.real.memcpy(r->dst, r->host, r->n, TP_RT_MEMCPY_HOST_TO_DEVICE);
-		else
-			rc = g_inj.real.memcpy(r->dst, r->src, r->n, TP_RT_MEMCPY_DEVICE_TO_DEVICE);
+		int rc = 0;
+		if (r->device != cur && g_inj.real.set_device) {
+			/* Failing, the operation cannot run: its error is this. */
+			rc = g_inj.real.set_device(r->device);
+			cur = rc ? -1 : r->device;
+		}
+		if (!rc) {
+			if (r->kind == ROP_LAUNCH)
+				rc = tp_rt_tool_launch(r->l.kernel, r->l.block_dim, r->l.args,
+						       r->l.attr, NULL, 0);
+			else if (r->kind == ROP_H2D)
+				rc = g_inj.real.memcpy(r->dst, r->host, r->n,
+						       TP_RT_MEMCPY_HOST_TO_DEVICE);
+			else
+				rc = g_inj.real.memcpy(r->dst, r->src, r->n,
+						       TP_RT_MEMCPY_DEVICE_TO_DEVICE);
+		}
 		if (rc && !first) {
 			first = rc;
 			snprintf(msg, sizeof(msg), "%s", tp_last_error());
 		}
 	}
+	if (cur != start && g_inj.real.set_device)
+		(void)g_inj.real.set_device(start);
 	if (first)
 		tp_set_error(first, "%s", msg);
 	return first;
+}
+
+/* A deferred free of the range, on the allocation's device. */
+static int free_on_device(void *p, int device)
+{
+	const int cur = inj_device();
+	if (device < 0 || device == cur || !g_inj.real.set_device)
+		return g_inj.real.free(p);
+	int rc = g_inj.real.set_device(device);
+	if (!rc)
+		rc = g_inj.real.free(p);
+	(void)g_inj.real.set_device(cur);
+	return rc;
 }
 
 /* Hand each record of @all to the captured launch it belongs to: the i-th
@@ -1241,19 +1282,51 @@ int inj_range_pop(void)
 			(void)pending_take(tl_r.v[i]->c);
 	pthread_mutex_unlock(&e_mu);
 	const struct tp_op_config *cfg = &g_inj.cfg;
-	int dev = inj_device();
+	/* The range's device: the one its operations were called on (the
+	 * thread's current device at the pop when it has none). A range on
+	 * two devices is not replayed (spec §4.8: a range is on one stream,
+	 * one device; a snapshot and the channels cover one device). */
+	const int pop_dev = inj_device();
+	int dev = -1, dev2 = -1;
 	struct rop *first = NULL;
 	for (size_t i = 0; i < tl_r.n; i++) {
 		struct rop *r = tl_r.v[i];
-		r->l.device = dev;
+		if (dev < 0)
+			dev = r->device;
+		else if (r->device != dev && dev2 < 0)
+			dev2 = r->device;
 		if (r->profiled && !first)
 			first = r;
 	}
+	if (dev < 0)
+		dev = pop_dev;
 	tp_op_window_begin();
 	inj_set_replaying(true);
 	int lrc = 0;
 	if (!first) {
 		/* Nothing selected: the range runs once, as captured. */
+		lrc = body_list(NULL);
+		goto done;
+	}
+	if (dev2 >= 0) {
+		/* Not replayed: every operation runs once, on its own device —
+		 * the application's execution, unmeasured. */
+		char note[600];
+		snprintf(note, sizeof(note), "range '%.200s' spans devices %d and %d (tp_rt_set_device "
+			 "inside the range; a replayed range must stay on one device): not "
+			 "replayed, its operations ran once, unmeasured", tl_r.name, dev, dev2);
+		inj_log(TP_LOG_WARN, "%s", note);
+		lrc = body_list(NULL);
+		range_status("skipped", "%s", note);
+		for (size_t i = 0; i < tl_r.n; i++)
+			if (tl_r.v[i]->profiled)
+				(void)tp_rt_tool_device_stats(tl_r.v[i]->device, &tl_r.v[i]->c->st);
+		goto done;
+	}
+	/* The replay runs on the range's device, whichever the thread
+	 * switched to before the pop; switched back below. */
+	if (dev != pop_dev && g_inj.real.set_device && (rc = g_inj.real.set_device(dev))) {
+		range_status("failed", "%.500s", tp_last_error());
 		lrc = body_list(NULL);
 		goto done;
 	}
@@ -1370,6 +1443,8 @@ int inj_range_pop(void)
 	/* No final restore: the last pass was the application's execution. */
 	tp_op_snap_release(snap);
 done:
+	if (inj_device() != pop_dev && g_inj.real.set_device)
+		(void)g_inj.real.set_device(pop_dev);
 	for (size_t i = 0; i < tl_r.n; i++)
 		if (tl_r.v[i]->profiled)
 			lctx_finish(tl_r.v[i]->c);
@@ -1378,7 +1453,7 @@ done:
 	tp_op_window_end();
 	/* The queued frees, now that no captured launch runs any more. */
 	if (g_inj.real.free) {
-		int frc = tp_op_deferred_flush(g_inj.real.free);
+		int frc = tp_op_deferred_flush(free_on_device);
 		if (frc)
 			inj_log(TP_LOG_WARN, "range %.200s: a deferred tp_rt_free failed: %s", tl_r.name,
 				tp_last_error());
