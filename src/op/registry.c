@@ -19,7 +19,9 @@
 #include "op/registry.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +276,183 @@ void tp_op_reg_args_footprint(int device, const void *args, size_t window, uint6
 		*bytes = sum;
 	if (count)
 		*count = n;
+}
+
+/* Writable mappings of the process a kernel's stray write could hit and
+ * only the kernel writes while it runs, sorted by start (/proc/self/maps
+ * lists them in address order). */
+struct wmap {
+	uintptr_t lo, hi;
+};
+
+/* One line of /proc/self/maps: "lo-hi perms offset dev inode   path". */
+struct mline {
+	unsigned long lo, hi;
+	char perms[8];
+	const char *path; /* "" for anonymous memory */
+};
+
+/* glibc's HEAP_MAX_SIZE on 64-bit: a thread arena's heap is aligned to it. */
+#define ARENA_ALIGN (64ul << 20)
+/* Largest guard page area below a thread stack taken for one. */
+#define GUARD_MAX (1ul << 20)
+
+static bool no_access_anon(const struct mline *l)
+{
+	return !strncmp(l->perms, "---", 3) && !l->path[0];
+}
+
+/* Whether the writable mapping @l (after @p, before @n: NULL at the ends)
+ * is memory a kernel's stray write could hit and nothing but the kernel
+ * writes while it runs. Counted: the executable's own data (@exe),
+ * [heap], [stack], and anonymous memory (host buffers, device memory).
+ * Not counted: the data of shared libraries (the loader, the C library
+ * and taskprof itself change theirs while a kernel runs) and the
+ * anonymous .bss right after it; glibc thread arenas (anonymous memory
+ * aligned to 64 MiB before an inaccessible reservation) and thread stacks
+ * (anonymous memory right above a small inaccessible guard area): the
+ * simulator's threads write them. */
+static bool map_counts(const struct mline *l, const struct mline *p, const struct mline *n,
+		       const char *exe)
+{
+	const size_t el = strlen(exe);
+	if (!strcmp(l->path, "[heap]") || !strcmp(l->path, "[stack]"))
+		return true;
+	if (l->path[0] == '[')
+		return false;
+	if (l->path[0])
+		return el && !strncmp(l->path, exe, el) && (!l->path[el] || l->path[el] == ' ');
+	if (p && p->hi == l->lo && no_access_anon(p) && p->hi - p->lo <= GUARD_MAX)
+		return false;
+	if (n && n->lo == l->hi && no_access_anon(n) && l->lo % ARENA_ALIGN == 0)
+		return false;
+	if (p && p->hi == l->lo && p->path[0] == '/')
+		return el && !strncmp(p->path, exe, el);
+	return true;
+}
+
+/* Read /proc/self/maps; the writable mappings that count (map_counts())
+ * into *@out (malloc'd, caller frees). Return: their number (0 when the
+ * file cannot be read). */
+static size_t writable_maps(struct wmap **out)
+{
+	*out = NULL;
+	char exe[4096];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[el > 0 ? el : 0] = '\0';
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t cap = 64 << 10, len = 0;
+	char *buf = malloc(cap + 1);
+	for (;;) {
+		if (!buf)
+			break;
+		if (len == cap) {
+			char *nb = realloc(buf, 2 * cap + 1);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (!buf)
+		return 0;
+	buf[len] = '\0';
+	size_t nl = 0;
+	for (size_t i = 0; i < len; i++)
+		nl += buf[i] == '\n';
+	struct mline *ls = calloc(nl + 1, sizeof(*ls));
+	size_t n = 0;
+	for (char *line = buf; ls && line && *line;) {
+		char *nlp = strchr(line, '\n');
+		if (nlp)
+			*nlp = '\0';
+		int pos = 0;
+		struct mline *l = &ls[n];
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &l->lo, &l->hi, l->perms, &pos) >= 3) {
+			l->path = pos > 0 ? line + pos : "";
+			n++;
+		}
+		line = nlp ? nlp + 1 : NULL;
+	}
+	size_t nm = 0;
+	struct wmap *m = ls ? calloc(n + 1, sizeof(*m)) : NULL;
+	for (size_t i = 0; m && i < n; i++)
+		if (ls[i].perms[1] == 'w' &&
+		    map_counts(&ls[i], i ? &ls[i - 1] : NULL, i + 1 < n ? &ls[i + 1] : NULL, exe))
+			m[nm++] = (struct wmap){ (uintptr_t)ls[i].lo, (uintptr_t)ls[i].hi };
+	free(ls);
+	free(buf);
+	*out = m;
+	return m ? nm : 0;
+}
+
+static bool in_maps(const struct wmap *m, size_t n, uintptr_t a)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].hi <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && m[lo].lo <= a && a < m[lo].hi;
+}
+
+size_t tp_op_args_outside(int device, const void *args, size_t window, struct tp_op_arg_ref *out,
+			  size_t max)
+{
+	uint64_t w[TP_OP_ARGS_WINDOW / 8];
+	size_t nw = read_args_words(args, window, w), found = 0;
+	const uintptr_t start = (uintptr_t)args & ~(uintptr_t)7;
+	struct wmap *m = NULL;
+	size_t nm = 0;
+	bool maps_read = false;
+	for (size_t i = 0; i < nw; i++) {
+		/* A word that starts before @args (a misaligned blob). */
+		if (start + 8 * i < (uintptr_t)args)
+			continue;
+		const uintptr_t v = (uintptr_t)w[i];
+		/* Small integers (sizes, counts, floats' low halves) and
+		 * values past the user address space (two floats, tags). */
+		if (v < ((uintptr_t)64 << 10) || v > (uintptr_t)0x7fffffffffffull)
+			continue;
+		int dev = -1;
+		pthread_mutex_lock(&g_mu);
+		struct tp_op_alloc *e = find_containing(v);
+		if (e)
+			dev = e->device;
+		pthread_mutex_unlock(&g_mu);
+		if (e && dev == device)
+			continue;
+		if (!e) {
+			if (!maps_read) {
+				nm = writable_maps(&m);
+				maps_read = true;
+			}
+			if (!in_maps(m, nm, v))
+				continue;
+		}
+		if (found < max)
+			out[found] = (struct tp_op_arg_ref){
+				.offset = start + 8 * i - (uintptr_t)args, .value = v, .device = dev
+			};
+		found++;
+	}
+	free(m);
+	return found;
 }
 
 void tp_op_reg_drop_device(int device)

@@ -109,6 +109,44 @@ uint64_t tp_op_reg_footprint(int device);
 void tp_op_reg_args_footprint(int device, const void *args, size_t window, uint64_t *bytes,
 			      size_t *count);
 
+/**
+ * struct tp_op_arg_ref - a pointer-looking word of a launch's args that
+ * replay of a @device launch cannot restore what it points to (see
+ * tp_op_args_outside()).
+ * @offset: the word's byte offset from the args pointer.
+ * @value:  the word.
+ * @device: the device of the registered allocation it points into (not
+ *          the launch's), or -1: no registered allocation — host memory
+ *          (globals, heap, stack) or device memory the registry does not
+ *          track.
+ */
+struct tp_op_arg_ref {
+	size_t offset;
+	uintptr_t value;
+	int device;
+};
+
+/**
+ * tp_op_args_outside() - the words of @args (the 8-byte-aligned words of
+ * [@args, @args + @window), the read stopping at an unreadable page) that
+ * look like pointers to memory a kernel of @device could write but a
+ * replay of @device does not restore: a value that is not a small integer
+ * (below 64 KiB) nor outside the user address space, and that is either
+ * inside a registered allocation of another device (with that device) or
+ * in no registered allocation but in a writable mapping of the process
+ * that only the kernel would write while it runs (/proc/self/maps, read
+ * once per call): the executable's data, [heap], [stack], anonymous
+ * memory. Code and read-only data (a kernel cannot write them), shared
+ * libraries' data (the loader and the C library change theirs), glibc
+ * thread arenas and thread stacks (the simulator's threads write them) do
+ * not count.
+ * @out, @max: receive the first @max of them.
+ *
+ * Return: how many words were found (may exceed @max).
+ */
+size_t tp_op_args_outside(int device, const void *args, size_t window, struct tp_op_arg_ref *out,
+			  size_t max);
+
 /** tp_op_reg_drop_device() - forget every allocation of @device (its
  *  reset freed them all), dropping them from every snapshot. */
 void tp_op_reg_drop_device(int device);

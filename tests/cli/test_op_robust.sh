@@ -30,12 +30,16 @@
 #   R12 an application that closes descriptors 2..255 and opens a file that
 #      gets number 2: the injector's lines go to taskprof.log (opened
 #      again), never into that file
+#   R13 host_write: a kernel that writes host memory through its args (a
+#      global, a heap array) gets one warning (stderr and taskprof.log)
+#      in kernel and range replay: replay cannot restore it; a kernel that
+#      only reads it, application replay, and the examples get none
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 R=$APPS/robust
-need "$R"
+need "$R" "$APPS/host_write" "$APPS/deterministic" "$EX/op_accumulate"
 OP_TIMEOUT=60
 # R4 and R6 end the process with threads still running, on purpose: not a
 # leak to report under TSan (races are still reported).
@@ -275,5 +279,43 @@ else
 	bad "R12: exit $OPRC, the file has $n12 bytes ($x12 not 'x'), want 0, 4096, 0 and the log line"
 	head -c 300 "$WORK/r12.data" 2>/dev/null | sed 's/^/   | /'
 fi
+
+say "R13: kernels that write host memory through their args: one warning"
+W13='the kernel wrote memory outside every tp_rt_malloc allocation'
+# r13 LABEL WANT(1|0) [OP OPTIONS...] -- APP [ARGS...]: the warning WANT
+# times on stderr and in the log; exit 0, or 1 with the warning (the
+# application sees its host value written W + P + 1 times and says so).
+r13() {
+	local label=$1 want=$2 n nl
+	shift 2
+	op_run "$label" "$@"
+	n=$(grep -c "^taskprof op: warning: .*$W13" "$WORK/$label.err")
+	nl=$(grep -c "WARN .*$W13" "${OPDIR:-/nonexistent}/taskprof.log" 2>/dev/null)
+	if [ $OPRC = "$want" ] && [ "$n" = "$want" ] && [ "${nl:-0}" = "$want" ]; then
+		if [ "$want" = 1 ]; then
+			ok "$label: one warning: $(grep "$W13" "$WORK/$label.err" | cut -c1-150)..."
+		else
+			ok "$label: no warning"
+		fi
+	else
+		bad "$label: exit $OPRC, $n warning(s) on stderr and ${nl:-0} in taskprof.log, want $want and $want"
+		show "$WORK/$label.err"
+	fi
+}
+r13 r13g 1 --aic-metrics PipeUtilization,Memory -- "$APPS/host_write" global
+grep -q "hw_global: $W13 .*(args word at +8 points there).*written 4 times instead of once; use --replay-mode application" \
+	"$WORK/r13g.err" && ok "R13 global: the warning names the kernel, the args word and the count" ||
+	bad "R13 global: the warning does not name hw_global, +8 and 4 executions (W 1 + P 2 + 1)"
+grep -q 'host_write global: host value 4 (want 1)' "$WORK/r13g.out" ||
+	bad "R13 global: want the unrestored host value 4 (what the warning is about)"
+r13 r13h 1 -- "$APPS/host_write" heap
+r13 r13n 0 -- "$APPS/host_write" none
+r13 r13r 1 --replay-mode range --range-markers on -- "$APPS/host_write" global range
+r13 r13a 0 --replay-mode application --aic-metrics PipeUtilization,Memory -- "$APPS/host_write" global
+grep -q 'host_write global: host value 1 (want 1)' "$WORK/r13a.out" &&
+	ok "R13 application replay: the host value is right (1)" ||
+	bad "R13 application replay: want 'host value 1'"
+r13 r13d 0 -k '*' -c 10 -- "$APPS/deterministic"
+r13 r13x 0 -- "$EX/op_accumulate"
 
 finish

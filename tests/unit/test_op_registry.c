@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -235,6 +236,54 @@ static void test_safe_read_stops_at_unmapped(void **state)
 	tp_op_reg_args_footprint(0, w, TP_OP_ARGS_WINDOW, &bytes, &n);
 	assert_int_equal(n, 1);
 	assert_int_equal(bytes, 64);
+	munmap(m, (size_t)ps);
+}
+
+/* The words tp_op_args_outside() reports (spec §4.13): pointers to
+ * writable memory outside the launch device's registered allocations; not
+ * small integers, read-only or unmapped memory, shared libraries' data or
+ * non-address values. The blob ends at an unmapped page, so the scan sees
+ * exactly its words. */
+static int g_host_word;
+
+static void test_args_outside(void **state)
+{
+	(void)state;
+	long ps = sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, (size_t)ps * 2, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(munmap(m + ps, (size_t)ps), 0);
+	static char dev0[64], dev1[64];
+	assert_int_equal(tp_op_reg_add(dev0, sizeof(dev0), 0, NULL), 0);
+	assert_int_equal(tp_op_reg_add(dev1, sizeof(dev1), 1, NULL), 0);
+	static const char rodata[] = "read-only";
+	uint64_t *w = (uint64_t *)(m + ps - 9 * 8);
+	w[0] = (uint64_t)(uintptr_t)(dev0 + 8);            /* the launch's device */
+	w[1] = 42;                                          /* a small integer */
+	w[2] = (uint64_t)(uintptr_t)&g_host_word;          /* the program's data */
+	w[3] = (uint64_t)(uintptr_t)(dev1 + 4);            /* another device's */
+	w[4] = (uint64_t)(uintptr_t)rodata;                /* read-only */
+	w[5] = (uint64_t)(uintptr_t)test_args_outside;     /* code */
+	w[6] = (uint64_t)(uintptr_t)(m + ps);              /* unmapped */
+	w[7] = (uint64_t)(uintptr_t)stdout;                /* the C library's data */
+	w[8] = 0x3f8000003f800000ull;                       /* two floats */
+	struct tp_op_arg_ref ref[9];
+	size_t n = tp_op_args_outside(0, w, TP_OP_ARGS_WINDOW, ref, 9);
+	assert_int_equal(n, 2);
+	assert_int_equal(ref[0].offset, 16);
+	assert_int_equal(ref[0].value, (uintptr_t)&g_host_word);
+	assert_int_equal(ref[0].device, -1);
+	assert_int_equal(ref[1].offset, 24);
+	assert_int_equal(ref[1].value, (uintptr_t)(dev1 + 4));
+	assert_int_equal(ref[1].device, 1);
+	/* From device 1's side, dev0 is the other device's. */
+	n = tp_op_args_outside(1, w, TP_OP_ARGS_WINDOW, ref, 1);
+	assert_int_equal(n, 2);
+	assert_int_equal(ref[0].offset, 0);
+	assert_int_equal(ref[0].device, 0);
+	/* NULL args, nothing. */
+	assert_int_equal(tp_op_args_outside(0, NULL, TP_OP_ARGS_WINDOW, ref, 9), 0);
 	munmap(m, (size_t)ps);
 }
 
@@ -494,6 +543,7 @@ int main(void)
 		cmocka_unit_test_setup(test_generation_reuse, setup),
 		cmocka_unit_test_setup(test_args_scope, setup),
 		cmocka_unit_test_setup(test_safe_read_stops_at_unmapped, setup),
+		cmocka_unit_test_setup(test_args_outside, setup),
 		cmocka_unit_test_setup(test_restore_failure_names_allocation, setup),
 		cmocka_unit_test_setup(test_deferred_frees, setup),
 		cmocka_unit_test_setup(test_deferred_frees_per_thread, setup),

@@ -553,6 +553,133 @@ static int body_one(void *arg)
 
 /* ---- kernel replay ---------------------------------------------------------- */
 
+/*
+ * Spec §4.13 "kernel writes memory not from tp_rt_malloc": not restored,
+ * warn. The pointer-looking words of a replayed launch's args that reach
+ * writable memory outside the launch device's registered allocations
+ * (tp_op_args_outside(): host memory, untracked device memory, another
+ * device's allocation) are watched: the first WATCH_BYTES at each (fewer
+ * at an unreadable page) are hashed before the first execution and again
+ * after it, and memory that changed gets one warning for the launch
+ * (stderr and taskprof.log): every warm-up and pass writes it again and
+ * nothing restores it. The output hash covers registered allocations only,
+ * so Replay Consistent cannot tell.
+ *
+ * Why not warn on the words alone: the runtime passes no args size, so the
+ * scan reads a 256-byte window (TP_OP_ARGS_WINDOW) that usually reaches
+ * past the args struct into the caller's other stack slots (saved frame
+ * pointers, host buffers, locals): a test of the words alone warned on
+ * nearly every launch. Words pointing into the calling thread's stack
+ * below the args (or anywhere in it when the args are not on that stack:
+ * range replay's captured copy) are left out: the injector's own frames
+ * live there and change.
+ */
+#define WATCH_BYTES 4096u
+
+struct args_watch {
+	size_t n;
+	bool done;
+	struct {
+		struct tp_op_arg_ref ref;
+		size_t len;
+		uint64_t hash;
+	} w[TP_OP_ARGS_WINDOW / 8];
+};
+
+/* [lo, hi) of the calling thread's stack; false when unknown. */
+static bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	pthread_attr_t at;
+	void *addr;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &at))
+		return false;
+	bool ok = !pthread_attr_getstack(&at, &addr, &size);
+	pthread_attr_destroy(&at);
+	*lo = (uintptr_t)addr;
+	*hi = (uintptr_t)addr + size;
+	return ok;
+}
+
+static uint64_t watch_hash(uintptr_t p, size_t *len)
+{
+	static _Thread_local unsigned char buf[WATCH_BYTES];
+	/* Never faults (process_vm_readv), invisible to ASan. */
+	size_t got = tp_op_safe_read((const void *)p, buf, WATCH_BYTES);
+	if (len)
+		*len = got;
+	return tp_op_hash64(TP_OP_HASH_SEED, buf, got);
+}
+
+/* Before the first execution of @l, whose replay passes @args. */
+static void watch_begin(struct args_watch *aw, const struct inj_launch *l, const void *args)
+{
+	struct tp_op_arg_ref ref[TP_OP_ARGS_WINDOW / 8];
+	aw->n = 0;
+	aw->done = false;
+	size_t n = tp_op_args_outside(l->device, args, TP_OP_ARGS_WINDOW, ref,
+				      TP_OP_ARGS_WINDOW / 8);
+	if (n > TP_OP_ARGS_WINDOW / 8)
+		n = TP_OP_ARGS_WINDOW / 8;
+	uintptr_t slo = 0, shi = 0;
+	const bool sk = n && thread_stack(&slo, &shi);
+	const uintptr_t a = (uintptr_t)args;
+	const uintptr_t floor = sk && a >= slo && a < shi ? a : shi;
+	for (size_t i = 0; i < n; i++) {
+		if (sk && ref[i].value >= slo && ref[i].value < floor)
+			continue;
+		size_t len = 0;
+		uint64_t h = watch_hash(ref[i].value, &len);
+		if (!len)
+			continue;
+		aw->w[aw->n].ref = ref[i];
+		aw->w[aw->n].len = len;
+		aw->w[aw->n].hash = h;
+		aw->n++;
+	}
+}
+
+/* After the first execution: warn when memory a watched word reaches
+ * changed. Once per launch (later calls do nothing). @execs: how many
+ * times the replay executes the kernel in all. */
+static void watch_check(struct args_watch *aw, const struct inj_launch *l, uint32_t execs)
+{
+	if (aw->done)
+		return;
+	aw->done = true;
+	size_t changed = 0, first = 0;
+	for (size_t i = 0; i < aw->n; i++) {
+		/* Each address once (a struct may hold it twice). */
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = aw->w[j].ref.value == aw->w[i].ref.value;
+		if (seen)
+			continue;
+		size_t len = 0;
+		uint64_t h = watch_hash(aw->w[i].ref.value, &len);
+		if (len != aw->w[i].len || h != aw->w[i].hash)
+			if (!changed++)
+				first = i;
+	}
+	if (!changed)
+		return;
+	const struct tp_op_arg_ref *r = &aw->w[first].ref;
+	char where[160], more[96] = "";
+	if (r->device < 0)
+		snprintf(where, sizeof(where), "memory outside every tp_rt_malloc allocation (host "
+			 "memory, or device memory taskprof does not track)");
+	else
+		snprintf(where, sizeof(where), "an allocation of device %d (the replay saves "
+			 "device %d's only)", r->device, l->device);
+	if (changed > 1)
+		snprintf(more, sizeof(more), "; %zu more args word%s point%s to memory that changed",
+			 changed - 1, changed > 2 ? "s" : "", changed > 2 ? "" : "s");
+	inj_log(TP_LOG_WARN, "%s: the kernel wrote %s at or after 0x%" PRIxPTR " (args word at "
+		"+%zu points there%s): replay cannot restore it, so it is written %u times "
+		"instead of once; use --replay-mode application", l->name, where, r->value,
+		r->offset, more, execs);
+}
+
 /* The snapshot budget in bytes (spec §4.9). */
 static uint64_t budget(const struct tp_rt_tool_stats *st)
 {
@@ -631,6 +758,10 @@ static int kernel_replay(struct lctx *c)
 		return measure_once(c, 0);
 	}
 	c->snap_bytes = tp_op_snap_bytes(snap);
+	const uint32_t execs = cfg->warm_up + cfg->plan.npasses + 1;
+	struct args_watch *aw = malloc(sizeof(*aw));
+	if (aw)
+		watch_begin(aw, l, l->args);
 	bool restore = !g_inj.no_restore;
 	uint64_t restored = 0;
 	int lrc = 0;
@@ -644,6 +775,8 @@ static int kernel_replay(struct lctx *c)
 		watch_on(c);
 		lrc = body_one(&plain);
 		watch_off();
+		if (aw)
+			watch_check(aw, l, execs);
 	}
 	if (lrc) {
 		c->status = "failed";
@@ -689,6 +822,8 @@ static int kernel_replay(struct lctx *c)
 			free(buf.data);
 			break;
 		}
+		if (aw)
+			watch_check(aw, l, execs);
 		uint64_t hash = 0;
 		if (tp_op_snap_hash(snap, &hash))
 			inj_log(TP_LOG_WARN, "%s: %s", l->name, tp_last_error());
@@ -700,6 +835,7 @@ static int kernel_replay(struct lctx *c)
 		free(buf.data);
 	}
 	instr_free(&in);
+	free(aw);
 	/* The application's launch sees the inputs as they were. */
 	if (restore && tp_op_snap_restore(snap, NULL))
 		fatal_restore(c);
@@ -859,6 +995,7 @@ struct rop {
 	bool profiled;
 	struct lctx *c;
 	struct inj_pass_buf buf;
+	struct args_watch *aw; /* profiled and replayed: see watch_begin() */
 	/* Every kind: the calling thread's current device at the call, the
 	 * one the operation runs on (spec §4.8: a range is on one device). */
 	int device;
@@ -1236,10 +1373,32 @@ out:
 	free(who);
 }
 
+/* Watch the args of every profiled launch of the range (their captured
+ * copies), before its first execution; check after it. */
+static void range_watch_begin(void)
+{
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = tl_r.v[i];
+		if (!r->profiled || !r->args)
+			continue;
+		r->aw = malloc(sizeof(*r->aw));
+		if (r->aw)
+			watch_begin(r->aw, &r->l, r->args);
+	}
+}
+
+static void range_watch_check(uint32_t execs)
+{
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i]->aw)
+			watch_check(tl_r.v[i]->aw, &tl_r.v[i]->l, execs);
+}
+
 static void range_release(void)
 {
 	for (size_t i = 0; i < tl_r.n; i++) {
 		struct rop *r = tl_r.v[i];
+		free(r->aw);
 		free(r->args);
 		free(r->host);
 		free(r->buf.data);
@@ -1380,6 +1539,8 @@ int inj_range_pop(void)
 			tl_r.v[i]->c->snap_bytes = tp_op_snap_bytes(snap);
 		}
 	bool restore = !g_inj.no_restore;
+	const uint32_t execs = cfg->warm_up + cfg->plan.npasses;
+	range_watch_begin();
 	/* A SIGINT ends the warm-up too (the application ends by it once the
 	 * range is written, so its memory no longer matters). */
 	uint32_t warmed = 0;
@@ -1389,6 +1550,7 @@ int inj_range_pop(void)
 		watch_on(c0);
 		lrc = body_list(NULL);
 		watch_off();
+		range_watch_check(execs);
 		if (lrc) {
 			/* The warm-up ran the whole list: it stands as the
 			 * application's execution; nothing was measured. */
@@ -1415,6 +1577,8 @@ int inj_range_pop(void)
 		struct inj_pass_buf all = { 0 };
 		rc = run_pass(c0, p, &all, body_list, NULL, &lrc);
 		uint64_t t1 = tp_now_ns();
+		if (!rc)
+			range_watch_check(execs);
 		if (rc || lrc) {
 			range_status("failed", "%s in pass %u: %.480s", rc ? "channels" : "launch "
 				     "failed", p, tp_last_error());
