@@ -139,9 +139,11 @@ static void help(FILE *f)
 		"      --replay-restore all  restore every tracked allocation before each\n"
 		"                            execution (dirty is not implemented) [all]\n"
 		"      --replay-mem-limit BYTES|N%%\n"
-		"                            snapshot budget, bytes (K/M/G/T suffix, 1024-based)\n"
-		"                            or N%% (1..100) of device memory; above it the\n"
-		"                            replay degrades [default 50%%]\n"
+		"                            snapshot budget in host memory, bytes (K/M/G/T\n"
+		"                            suffix, 1024-based) or N%% (1..100) of device\n"
+		"                            memory; above it the snapshot goes to a file in\n"
+		"                            dump/, and without room for that the replay\n"
+		"                            degrades [default 50%%]\n"
 		"      --pass-timeout SEC    an execution running longer is a hang: the\n"
 		"                            application is ended and the profile fails\n"
 		"                            (use application replay) [1..86400, default 60]\n"
@@ -1064,6 +1066,12 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 		 * reported by its exit status, not a failure of the profiler. */
 		char lt[4200];
 		struct stat st;
+		/* A snapshot spilled to disk (docs/op.md "Limits") that the
+		 * application did not live to remove: it is no result. */
+		if (!op_pathf(lt, sizeof(lt), "%s/dump/snapshot.bin", dirs[i].path) &&
+		    unlink(lt) == 0)
+			fprintf(stderr, "taskprof op: removed %s (the replay's spilled snapshot: the "
+					"application ended during the replay)\n", lt);
 		if (!op_pathf(lt, sizeof(lt), "%s/launch.txt", dirs[i].path) &&
 		    stat(lt, &st) != 0 && errno == ENOENT) {
 			if (inj_failed)

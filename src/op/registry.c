@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -51,7 +53,14 @@ struct tp_op_snap {
 	struct snap_ent *e;
 	char *host;
 	size_t host_len;
+	/* Spilled (tp_op_snap_take_file()): the bytes live in this file at
+	 * each entry's off, host is NULL; -1 otherwise. */
+	int fd;
+	char *path;
 };
+
+/* Bytes moved per step between the device and a spill file. */
+#define SPILL_CHUNK (4u << 20)
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct tp_op_alloc *g_v;
@@ -112,7 +121,8 @@ static void drop_from_snaps(uintptr_t base)
 			if (!e->live || e->base != base)
 				continue;
 			e->live = false;
-			(void)madvise(s->host + e->off, e->span, MADV_DONTNEED);
+			if (s->host)
+				(void)madvise(s->host + e->off, e->span, MADV_DONTNEED);
 		}
 }
 
@@ -480,16 +490,108 @@ void tp_op_reg_clear(void)
 
 /* ---- snapshots ------------------------------------------------------------- */
 
-int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, size_t window,
-		    struct tp_op_snap **out)
+/* Write @n bytes at @off of @fd, whole (short writes continued). */
+static int pwrite_all(int fd, const void *buf, size_t n, off_t off)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -ENOSPC;
+		p += w;
+		n -= (size_t)w;
+		off += w;
+	}
+	return 0;
+}
+
+/* Read @n bytes at @off of @fd, whole. */
+static int pread_all(int fd, void *buf, size_t n, off_t off)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t r = pread(fd, p, n, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO; /* the file is shorter than what was written */
+		p += r;
+		n -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+/*
+ * Whether @bytes more fit in a file in @path's folder: the free space of
+ * its file system (statvfs, for an unprivileged user) and the file size
+ * limit (RLIMIT_FSIZE: past it a write raises SIGXFSZ, which kills the
+ * application). Return: 0, or -ENOSPC / -EFBIG with the message.
+ */
+static int spill_fits(const char *path, uint64_t bytes)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), slash ? "/" : ".");
+	struct statvfs vf;
+	if (statvfs(dir, &vf) == 0) {
+		uint64_t avail = (uint64_t)vf.f_bavail * (uint64_t)vf.f_frsize;
+		/* A margin for the report written next to it. */
+		uint64_t margin = 16ull << 20;
+		if (avail < bytes || avail - bytes < margin)
+			return tp_set_error(-ENOSPC, "spilling the snapshot to %s needs %llu bytes; "
+					    "its file system has %llu free (No space left on "
+					    "device)", path, (unsigned long long)bytes,
+					    (unsigned long long)avail);
+	}
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    (uint64_t)rl.rlim_cur < bytes)
+		return tp_set_error(-EFBIG, "spilling the snapshot to %s needs %llu bytes; the file "
+				    "size limit (ulimit -f) is %llu bytes (File too large)", path,
+				    (unsigned long long)bytes, (unsigned long long)rl.rlim_cur);
+	return 0;
+}
+
+static void snap_free(struct tp_op_snap *s)
+{
+	if (!s)
+		return;
+	if (s->host)
+		munmap(s->host, s->host_len);
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->path)
+		(void)unlink(s->path);
+	free(s->path);
+	free(s->e);
+	free(s);
+}
+
+/* tp_op_snap_take() and tp_op_snap_take_file() (@spill: the file, or
+ * NULL for host memory). */
+static int snap_take(int device, enum tp_op_snap_scope scope, const void *args, size_t window,
+		     const char *spill, struct tp_op_snap **out)
 {
 	*out = NULL;
 	struct tp_op_snap *s = calloc(1, sizeof(*s));
 	if (!s)
 		return tp_set_error(-ENOMEM, "snapshot: out of host memory");
 	s->device = device;
+	s->fd = -1;
 	size_t ps = page_size();
 	int rc = 0;
+	char *bounce = NULL;
 	pthread_mutex_lock(&g_mu);
 	if (!g_copy) {
 		rc = tp_set_error(-ENOSYS, "snapshot: no device copy function set");
@@ -524,7 +626,69 @@ int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, s
 	}
 	s->n = nsel;
 	s->host_len = off;
-	if (off) {
+	if (spill) {
+		/* A file in the launch's dump/ folder: checked first, then
+		 * its blocks reserved (no sparse file whose pages could fail
+		 * to materialise later), then written through a bounce
+		 * buffer with pwrite (errors are return values, never a
+		 * SIGBUS as through a mapping). */
+		if ((rc = spill_fits(spill, off)))
+			goto fail;
+		s->path = strdup(spill);
+		if (!s->path) {
+			rc = tp_set_error(-ENOMEM, "snapshot: out of host memory");
+			goto fail;
+		}
+		s->fd = open(spill, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (s->fd < 0) {
+			rc = tp_set_error(-errno, "%s: cannot create the snapshot file: %s", spill,
+					  strerror(errno));
+			free(s->path);
+			s->path = NULL; /* not ours: never unlinked */
+			goto fail;
+		}
+		if (off && (rc = posix_fallocate(s->fd, 0, (off_t)off)) != 0 &&
+		    rc != EOPNOTSUPP && rc != EINVAL) {
+			rc = tp_set_error(-rc, "%s: cannot reserve %zu bytes for the snapshot: %s",
+					  spill, off, strerror(rc));
+			goto fail;
+		}
+		rc = 0;
+		size_t bl = off < SPILL_CHUNK ? off : SPILL_CHUNK;
+		if (bl) {
+			void *m = mmap(NULL, bl, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED) {
+				rc = tp_set_error(-ENOMEM, "snapshot: cannot map %zu bytes of host "
+						  "memory: %s", bl, strerror(errno));
+				goto fail;
+			}
+			bounce = m;
+		}
+		for (size_t i = 0; i < s->n && !rc; i++) {
+			struct snap_ent *e = &s->e[i];
+			for (size_t o = 0; o < e->size && !rc; o += SPILL_CHUNK) {
+				size_t len = e->size - o < SPILL_CHUNK ? e->size - o : SPILL_CHUNK;
+				rc = g_copy(bounce, (const char *)e->base + o, len,
+					    TP_RT_MEMCPY_DEVICE_TO_HOST);
+				if (rc) {
+					rc = tp_set_error(rc, "snapshot of allocation %p (%zu bytes, "
+							  "device %d) failed: %s", (void *)e->base,
+							  e->size, e->device, tp_last_error());
+					break;
+				}
+				rc = pwrite_all(s->fd, bounce, len, (off_t)(e->off + o));
+				if (rc)
+					rc = tp_set_error(rc, "%s: writing the snapshot failed: %s",
+							  spill, strerror(-rc));
+			}
+		}
+		if (bounce)
+			munmap(bounce, bl);
+		bounce = NULL;
+		if (rc)
+			goto fail;
+	} else if (off) {
 		/* Anonymous host memory, outside the device pool (§4.9). */
 		void *m = mmap(NULL, off, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			       -1, 0);
@@ -535,7 +699,7 @@ int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, s
 		}
 		s->host = m;
 	}
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0; s->host && i < s->n; i++) {
 		struct snap_ent *e = &s->e[i];
 		rc = g_copy(s->host + e->off, (const void *)e->base, e->size,
 			    TP_RT_MEMCPY_DEVICE_TO_HOST);
@@ -556,17 +720,52 @@ int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, s
 	return 0;
 fail:
 	pthread_mutex_unlock(&g_mu);
-	if (s->host)
-		munmap(s->host, s->host_len);
-	free(s->e);
-	free(s);
+	snap_free(s);
 	return rc;
+}
+
+int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, size_t window,
+		    struct tp_op_snap **out)
+{
+	return snap_take(device, scope, args, window, NULL, out);
+}
+
+int tp_op_snap_take_file(int device, const char *path, struct tp_op_snap **out)
+{
+	if (!path || !*path) {
+		*out = NULL;
+		return tp_set_error(-EINVAL, "tp_op_snap_take_file: no path");
+	}
+	return snap_take(device, TP_OP_SNAP_ALL, NULL, 0, path, out);
+}
+
+bool tp_op_snap_spilled(const struct tp_op_snap *s)
+{
+	return s && s->fd >= 0;
 }
 
 int tp_op_snap_restore(struct tp_op_snap *s, uint64_t *restored)
 {
 	uint64_t sum = 0;
 	int rc = 0;
+	/* A spilled snapshot comes back through a bounce buffer. */
+	char *bounce = NULL;
+	size_t bl = 0;
+	if (s->fd >= 0) {
+		for (size_t i = 0; i < s->n; i++)
+			if (s->e[i].live && s->e[i].size > bl)
+				bl = s->e[i].size;
+		if (bl > SPILL_CHUNK)
+			bl = SPILL_CHUNK;
+		if (bl) {
+			void *m = mmap(NULL, bl, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (m == MAP_FAILED)
+				return tp_set_error(-ENOMEM, "restore from %s: cannot map %zu bytes "
+						    "of host memory", s->path, bl);
+			bounce = m;
+		}
+	}
 	pthread_mutex_lock(&g_mu);
 	for (size_t i = 0; i < s->n && !rc; i++) {
 		struct snap_ent *e = &s->e[i];
@@ -580,16 +779,34 @@ int tp_op_snap_restore(struct tp_op_snap *s, uint64_t *restored)
 			e->live = false;
 			continue;
 		}
-		rc = g_copy((void *)e->base, s->host + e->off, e->size,
-			    TP_RT_MEMCPY_HOST_TO_DEVICE);
-		if (rc)
+		if (bounce) {
+			for (size_t o = 0; o < e->size && !rc; o += bl) {
+				size_t len = e->size - o < bl ? e->size - o : bl;
+				rc = pread_all(s->fd, bounce, len, (off_t)(e->off + o));
+				if (rc) {
+					rc = tp_set_error(rc, "restore of allocation %p (%zu bytes, "
+							  "device %d) failed: reading %s: %s",
+							  (void *)e->base, e->size, e->device,
+							  s->path, strerror(-rc));
+					break;
+				}
+				rc = g_copy((char *)e->base + o, bounce, len,
+					    TP_RT_MEMCPY_HOST_TO_DEVICE);
+			}
+		} else {
+			rc = g_copy((void *)e->base, s->host + e->off, e->size,
+				    TP_RT_MEMCPY_HOST_TO_DEVICE);
+		}
+		if (rc && !strstr(tp_last_error(), "restore of allocation"))
 			rc = tp_set_error(rc, "restore of allocation %p (%zu bytes, device %d, "
 					  "generation %llu) failed: %s", (void *)e->base, e->size,
 					  e->device, (unsigned long long)e->gen, tp_last_error());
-		else
+		else if (!rc)
 			sum += e->size;
 	}
 	pthread_mutex_unlock(&g_mu);
+	if (bounce)
+		munmap(bounce, bl);
 	if (restored)
 		*restored = sum;
 	return rc;
@@ -704,10 +921,7 @@ void tp_op_snap_release(struct tp_op_snap *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	pthread_mutex_unlock(&g_mu);
-	if (s->host)
-		munmap(s->host, s->host_len);
-	free(s->e);
-	free(s);
+	snap_free(s);
 }
 
 /* ---- gate and deferred frees ---------------------------------------------- */

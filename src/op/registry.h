@@ -184,6 +184,25 @@ int tp_op_snap_take(int device, enum tp_op_snap_scope scope, const void *args, s
 		    struct tp_op_snap **out);
 
 /**
+ * tp_op_snap_take_file() - tp_op_snap_take(@device, TP_OP_SNAP_ALL), the
+ * bytes kept in the file @path instead of host memory (spec §4.9 step 3:
+ * a footprint over the host budget). The file is created (O_EXCL, 0600)
+ * only when its file system has the room (statvfs, with a 16 MiB margin)
+ * and the file size limit allows it, its blocks reserved
+ * (posix_fallocate), written and later read through a 4 MiB bounce
+ * buffer (pwrite / pread: a full disk is an error, never a SIGBUS).
+ * tp_op_snap_release() closes and removes it; every other function works
+ * on it as on a host snapshot.
+ *
+ * Return: 0; -ENOSPC / -EFBIG (no room: nothing created), -errno of the
+ * file (the message names it and the reason), the copy function's error.
+ */
+int tp_op_snap_take_file(int device, const char *path, struct tp_op_snap **out);
+
+/** tp_op_snap_spilled() - whether @s keeps its bytes in a file. */
+bool tp_op_snap_spilled(const struct tp_op_snap *s);
+
+/**
  * tp_op_snap_restore() - copy every live entry of @s back into its
  * allocation (entries whose allocation was freed, or replaced by another
  * generation, are skipped: they were dropped at the free).
@@ -211,7 +230,8 @@ uint64_t tp_op_snap_bytes(const struct tp_op_snap *s);
 /** tp_op_snap_entries() - entries (allocations) still live in @s. */
 size_t tp_op_snap_entries(const struct tp_op_snap *s);
 
-/** tp_op_snap_release() - unmap @s's host memory and free it (NULL: no-op). */
+/** tp_op_snap_release() - unmap @s's host memory (or close and remove its
+ *  file) and free it (NULL: no-op). */
 void tp_op_snap_release(struct tp_op_snap *s);
 
 /** tp_op_hash64() - the output hash over @n bytes of host memory (4 lanes

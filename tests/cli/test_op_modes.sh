@@ -210,6 +210,25 @@ else
 	bad "I8: TASKPROF_DEBUG_NO_RESTORE=1 did not change the output (exit $OPRC)"
 fi
 
+# Over --replay-mem-limit the range's snapshot goes to the first profiled
+# launch's dump/ (spec §4.9 step 3): every pass, output identical, no file
+# left.
+say "I8: range_free with --replay-mem-limit 4K: the range's snapshot spilled to dump/"
+OP_OUT_FILE=$WORK/i8s.bin op_run i8s --replay-mode range --range-markers on -c 10 --warm-up 1 \
+	--replay-mem-limit 4K --aic-metrics "$M8" -- "$APPS/range_free"
+d=${OPDIR:-/nonexistent}/device0/range_k1/0
+if [ $OPRC = 0 ] && cmp -s "$WORK/i8.ref" "$WORK/i8s.bin" && [ "$(kv "$d/launch.txt" status)" = ok ] &&
+	[ "$(kv "$d/launch.txt" passes_done)" = "$p8" ] &&
+	[ "$(kv "$d/launch.txt" snapshot_storage)" = file ] &&
+	[ -z "$(ls "${OPDIR:-/nonexistent}"/device0/*/*/dump/snapshot.bin 2>/dev/null)" ] &&
+	grep -q "^taskprof op: range step: footprint .* snapshot spilled to $d/dump/snapshot.bin" "$WORK/i8s.err"; then
+	ok "I8 spill: output identical, status=ok, $p8 passes, snapshot_storage=file, the file removed"
+else
+	bad "I8 spill: exit $OPRC, want 0, identical output, status=ok passes_done=$p8 snapshot_storage=file"
+	show "$d/launch.txt"
+	show "$WORK/i8s.err"
+fi
+
 # A range of 21 launches (more than the capture list's first 16 entries):
 # the list grows while the captured launches are already profiled, which
 # must not move what their launch contexts point into.

@@ -20,8 +20,11 @@
 #   I9  realloc: free + malloc (same address, smaller) between two
 #       profiled launches: identical output, both launches ok
 #   I11 big_mem (40 MiB on a 64 MiB device): full host snapshot with
-#       --replay-mem-limit 100% → identical; --replay-mem-limit 4K →
-#       status degraded with a note, N/A columns, output still correct
+#       --replay-mem-limit 100% → identical; the default limit (50%: 32
+#       MiB) → the snapshot spilled to dump/snapshot.bin, every pass
+#       measured, identical, the file removed; no room to spill (ulimit -f
+#       30 MiB) → status degraded with a note, N/A columns, output still
+#       correct
 #
 # usage: test_op_replay.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -281,9 +284,46 @@ else
 	show "$WORK/i11.err"
 fi
 
-say "I11: big_mem with --replay-mem-limit 4K (snapshot over budget: degraded, app still correct)"
-OP_OUT_FILE=$WORK/i11d.bin op_run i11d --warm-up 1 --replay-mem-limit 4K \
-	--aic-metrics "$METRICS" -- "$APPS/big_mem"
+say "I11: big_mem under the default --replay-mem-limit (50% = 32 MiB): snapshot spilled to dump/"
+OP_OUT_FILE=$WORK/i11s.bin TASKPROF_SIM_STATS=1 \
+	op_run i11s --warm-up 1 --aic-metrics "$METRICS" -- "$APPS/big_mem"
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
+	ok "I11 spill: taskprof op exited 0"
+	same_bytes "I11 spill" "$WORK/i11.ref" "$WORK/i11s.bin"
+	d=$OPDIR/device0/big_acc/0
+	check_launch_dir "I11 spill" "$d" "$P" 1
+	sb=$(kv "$d/launch.txt" snapshot_bytes)
+	if [ "$(kv "$d/launch.txt" snapshot_scope)" = all ] &&
+		[ "$(kv "$d/launch.txt" snapshot_storage)" = file ] && [ "${sb:-0}" -ge $((40 << 20)) ]; then
+		ok "I11 spill: snapshot_scope=all snapshot_storage=file snapshot_bytes=$sb"
+	else
+		bad "I11 spill: want snapshot_scope=all snapshot_storage=file snapshot_bytes >= 40 MiB"
+		show "$d/launch.txt"
+	fi
+	if grep -qF "taskprof op: big_acc launch 0: footprint 41943040 B > --replay-mem-limit 33554432 B: snapshot spilled to $d/dump/snapshot.bin" \
+		"$WORK/i11s.err" && [ ! -e "$d/dump/snapshot.bin" ]; then
+		ok "I11 spill: stderr says where it went; dump/snapshot.bin removed after the replay"
+	else
+		bad "I11 spill: want the 'snapshot spilled to .../dump/snapshot.bin' line and the file gone"
+		show "$WORK/i11s.err"
+		ls -l "$d/dump" | sed 's/^/   | /'
+	fi
+	got=$(sim_launches "$WORK/i11s.err" 0)
+	[ "$got" = $((1 + P + 1)) ] && ok "I11 spill: $got executions = 1 + P + 1" ||
+		bad "I11 spill: $got executions, want 1 + $P + 1"
+else
+	bad "I11 spill: taskprof op exited $OPRC"
+	show "$WORK/i11s.err"
+fi
+
+say "I11: big_mem, --replay-mem-limit 4K and no room to spill (ulimit -f 30 MiB): degraded, app still correct"
+(
+	ulimit -f 30720
+	OP_OUT_FILE=$WORK/i11d.bin op_run i11d --warm-up 1 --replay-mem-limit 4K \
+		--aic-metrics "$METRICS" -- "$APPS/big_mem"
+	echo "$OPRC $OPDIR" >"$WORK/i11d.rc"
+)
+read -r OPRC OPDIR <"$WORK/i11d.rc"
 if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
 	ok "I11 degraded: taskprof op exited 0"
 	same_bytes "I11 degraded" "$WORK/i11.ref" "$WORK/i11d.bin"
@@ -296,13 +336,15 @@ if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
 		bad "I11 degraded: want status=degraded and a note in launch.txt"
 		show "$d/launch.txt"
 	fi
-	# The note or the log names the budget.
-	if grep -qiE 'limit|budget' <<<"$note$(cat "$WORK/i11d.err")"; then
-		ok "I11 degraded: the message names the budget"
+	# The note names the budget and why the spill could not be.
+	if grep -q 'limit 4096 B and no room to spill it (spilling the snapshot to .*/dump/snapshot.bin needs [0-9]* bytes; the file size limit (ulimit -f) is 31457280 bytes' <<<"$note" &&
+		grep -q "warning: big_acc: footprint" "$WORK/i11d.err"; then
+		ok "I11 degraded: the note and the warning name the budget and the spill's failure"
 	else
-		bad "I11 degraded: neither the note nor stderr mentions the limit/budget"
+		bad "I11 degraded: the note does not name the limit and the file size limit"
 		show "$WORK/i11d.err"
 	fi
+	[ ! -e "$d/dump/snapshot.bin" ] || bad "I11 degraded: a dump/snapshot.bin was left"
 	pd=$(kv "$d/launch.txt" passes_done)
 	if [ "${pd:-x}" != "$P" ]; then
 		if grep -q 'N/A' "$d"/*.csv 2>/dev/null; then

@@ -4,8 +4,10 @@
 # tests/op_apps/robust.c:
 #
 #   R1 over --replay-mem-limit with args that reach memory only indirectly:
-#      no partial snapshot, one execution (the application's), output
-#      identical, status=degraded, snapshot_scope=none, output_hash 0
+#      no partial snapshot: the whole device spilled to dump/ (every pass,
+#      output identical); with no room to spill (ulimit -f 100 KiB), one
+#      execution (the application's), output identical, status=degraded,
+#      snapshot_scope=none, output_hash 0
 #   R2 a launch with no device memory at all: output_hash 0 in every pass
 #   R3 a kernel that calls tp_rt_malloc / tp_rt_free: no deadlock, output
 #      identical, every pass measured
@@ -60,16 +62,32 @@ every_launch_txt() {
 	fi
 }
 
-say "R1: indirect args over --replay-mem-limit 8K"
+say "R1: indirect args over --replay-mem-limit 8K: the whole device spilled, never the args only"
 OP_OUT_FILE=$WORK/r1.ref app_run r1.plain "$R" indirect
-OP_OUT_FILE=$WORK/r1.bin TASKPROF_SIM_STATS=1 op_run r1 --replay-mem-limit 8K -- "$R" indirect
+OP_OUT_FILE=$WORK/r1s.bin op_run r1s --replay-mem-limit 8K -- "$R" indirect
+d=${OPDIR:-/nonexistent}/device0/ind_acc/0
+foot=$(kv "$d/launch.txt" snapshot_bytes)
+if [ $OPRC = 0 ] && cmp -s "$WORK/r1.ref" "$WORK/r1s.bin" && [ "$(kv "$d/launch.txt" status)" = ok ] &&
+	[ "$(kv "$d/launch.txt" snapshot_storage)" = file ] && [ "${foot:-0}" -gt $((128 << 10)) ]; then
+	ok "R1 spill: output identical, status=ok, snapshot_storage=file, snapshot_bytes=$foot (in and out too)"
+else
+	bad "R1 spill: exit $OPRC, want 0, identical output, status=ok, snapshot_storage=file, snapshot_bytes > 128 KiB"
+	show "$d/launch.txt"
+fi
+say "R1: the same with no room to spill (ulimit -f 100 KiB): one execution, degraded"
+(
+	ulimit -f 100
+	OP_OUT_FILE=$WORK/r1.bin TASKPROF_SIM_STATS=1 op_run r1 --replay-mem-limit 8K -- "$R" indirect
+	echo "$OPRC $OPDIR" >"$WORK/r1.rc"
+)
+read -r OPRC OPDIR <"$WORK/r1.rc"
 if [ $OPRC = 0 ] && [ -n "$OPDIR" ]; then
 	same_bytes R1 "$WORK/r1.ref" "$WORK/r1.bin"
 	d=$OPDIR/device0/ind_acc/0
 	if [ "$(kv "$d/launch.txt" status)" = degraded ] &&
 		[ "$(kv "$d/launch.txt" snapshot_scope)" = none ] &&
 		[ "$(kv "$d/launch.txt" passes_done)" = 1 ] &&
-		grep -q 'limit' <<<"$(kv "$d/launch.txt" note)"; then
+		grep -q 'limit .*no room to spill it' <<<"$(kv "$d/launch.txt" note)"; then
 		ok "R1: degraded, snapshot_scope=none, 1 pass, note: $(kv "$d/launch.txt" note)"
 	else
 		bad "R1: want status=degraded snapshot_scope=none passes_done=1 and a limit note"

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,6 +126,75 @@ static void test_snapshot_round_trip(void **state)
 	tp_op_snap_release(s);
 	for (int i = 0; i < NA; i++) {
 		assert_int_equal(tp_op_reg_remove(buf[i]), 0);
+		free(buf[i]);
+		free(want[i]);
+	}
+}
+
+/* Spill to a file (spec §4.9 step 3): the same round trip, entries larger
+ * than the 4 MiB bounce buffer included; a removed allocation is skipped;
+ * the file is gone after the release; no room (the file size limit) is
+ * -EFBIG with nothing created. */
+static void test_snapshot_spill_file(void **state)
+{
+	(void)state;
+	enum { NA = 3 };
+	size_t sizes[NA] = { (9u << 20) + 123, 100, 4096 * 5 };
+	unsigned char *buf[NA], *want[NA];
+	for (int i = 0; i < NA; i++) {
+		buf[i] = malloc(sizes[i]);
+		want[i] = malloc(sizes[i]);
+		assert_non_null(buf[i]);
+		assert_non_null(want[i]);
+		for (size_t j = 0; j < sizes[i]; j++)
+			want[i][j] = buf[i][j] = (unsigned char)(j * 13 + (size_t)i);
+		assert_int_equal(tp_op_reg_add(buf[i], sizes[i], 0, NULL), 0);
+	}
+	char dir[] = "/tmp/tp_op_spill_XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/snapshot.bin", dir);
+	struct tp_op_snap *s;
+	assert_int_equal(tp_op_snap_take_file(0, path, &s), 0);
+	assert_true(tp_op_snap_spilled(s));
+	assert_int_equal(access(path, F_OK), 0);
+	assert_int_equal(tp_op_snap_bytes(s), sizes[0] + sizes[1] + sizes[2]);
+	for (int i = 0; i < NA; i++)
+		memset(buf[i], 0xEE, sizes[i]);
+	uint64_t restored = 0;
+	assert_int_equal(tp_op_snap_restore(s, &restored), 0);
+	assert_int_equal(restored, sizes[0] + sizes[1] + sizes[2]);
+	for (int i = 0; i < NA; i++)
+		assert_memory_equal(buf[i], want[i], sizes[i]);
+	/* A removed allocation is not restored any more. */
+	assert_int_equal(tp_op_reg_remove(buf[1]), 0);
+	memset(buf[1], 0xEE, sizes[1]);
+	memset(buf[2], 0xEE, sizes[2]);
+	assert_int_equal(tp_op_snap_restore(s, &restored), 0);
+	assert_int_equal(restored, sizes[0] + sizes[2]);
+	assert_int_equal(buf[1][0], 0xEE);
+	assert_memory_equal(buf[2], want[2], sizes[2]);
+	tp_op_snap_release(s);
+	assert_int_equal(access(path, F_OK), -1);
+	/* No room: the file size limit below the footprint. */
+	struct rlimit old, small = { 1u << 20, 0 };
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small.rlim_max = old.rlim_max;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	s = (struct tp_op_snap *)1;
+	assert_int_equal(tp_op_snap_take_file(0, path, &s), -EFBIG);
+	assert_null(s);
+	assert_non_null(strstr(tp_last_error(), "file size limit"));
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(access(path, F_OK), -1);
+	/* A folder that does not exist: an error naming the file. */
+	char bad[96];
+	snprintf(bad, sizeof(bad), "%s/no/such/snapshot.bin", dir);
+	assert_int_not_equal(tp_op_snap_take_file(0, bad, &s), 0);
+	assert_non_null(strstr(tp_last_error(), "no/such/snapshot.bin"));
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(tp_op_reg_remove(buf[0]), 0);
+	assert_int_equal(tp_op_reg_remove(buf[2]), 0);
+	for (int i = 0; i < NA; i++) {
 		free(buf[i]);
 		free(want[i]);
 	}
@@ -540,6 +610,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_add_remove_lookup, setup),
 		cmocka_unit_test_setup(test_snapshot_round_trip, setup),
+		cmocka_unit_test_setup(test_snapshot_spill_file, setup),
 		cmocka_unit_test_setup(test_generation_reuse, setup),
 		cmocka_unit_test_setup(test_args_scope, setup),
 		cmocka_unit_test_setup(test_safe_read_stops_at_unmapped, setup),

@@ -14,7 +14,9 @@
  *   restore; the application's own launch, once, through the real function
  *   close the window                               => W + P + 1 executions
  *
- * Over budget (no snapshot fits): only pass 0 runs, once, unrestored —
+ * Over the host budget the snapshot is spilled to dump/snapshot.bin
+ * (take_snapshot()). With no snapshot (no room on disk either): only pass
+ * 0 runs, once, unrestored —
  * that execution IS the application's (status=degraded). Application
  * replay (TASKPROF_OP_PASS=i): the same single measured execution with
  * pass i's events, no snapshot, no warm-up.
@@ -75,6 +77,7 @@ struct lctx {
 	const char *status;     /* ok | degraded | failed | interrupted | skipped */
 	char note[600];
 	const char *scope;      /* all | none */
+	const char *storage;    /* memory | file | none: where the snapshot lives */
 	uint64_t snap_bytes;
 	uint32_t passes_done;
 	const char *range;      /* range name, or NULL */
@@ -257,14 +260,14 @@ static void write_launch_txt(const struct lctx *c)
 			 "name=%s\nblock_dim=%u\ncores=%s\npid=%ld\ndevice=%d\nplatform=%s\n"
 			 "arch=%s\nsys_cnt_freq=%" PRIu64 "\ncore_freq_hz=%llu\nreplay_mode=%s\n"
 			 "warm_up=%u\npasses=%u\npasses_done=%u\nstatus=%s\nnote=%s\n"
-			 "snapshot_scope=%s\nsnapshot_bytes=%" PRIu64 "\n",
+			 "snapshot_scope=%s\nsnapshot_storage=%s\nsnapshot_bytes=%" PRIu64 "\n",
 			 rname, c->l->block_dim, cores_name(c->l->attr), (long)getpid(),
 			 c->l->device, c->st.platform ? c->st.platform : "unknown",
 			 tp_op_arch_name(cfg->arch), c->st.sys_cnt_freq,
 			 (unsigned long long)TP_CORE_FREQ_HZ, tp_op_replay_mode_name(cfg->replay_mode),
 			 cfg->replay_mode == TP_OP_REPLAY_APPLICATION ? 0 : cfg->warm_up,
 			 cfg->plan.npasses, c->passes_done, c->status, note, c->scope,
-			 c->snap_bytes);
+			 c->storage ? c->storage : "none", c->snap_bytes);
 	if (c->range && n > 0 && (size_t)n < sizeof(buf))
 		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "range=%s\n", c->range);
 	if (n < 0 || (size_t)n >= sizeof(buf))
@@ -277,6 +280,10 @@ void inj_fatal_launch_dir(const char *dir, const char *note)
 	struct lctx *c = e_cur;
 	if (!c || strcmp(c->dir, dir))
 		return;
+	/* The process ends without releasing a spilled snapshot. */
+	char spill[4400];
+	snprintf(spill, sizeof(spill), "%s/dump/snapshot.bin", c->dir);
+	(void)unlink(spill);
 	c->status = "failed";
 	snprintf(c->note, sizeof(c->note), "%s", note);
 	write_launch_txt(c);
@@ -726,38 +733,79 @@ static int measure_once(struct lctx *c, uint32_t p)
 	return lrc;
 }
 
+/*
+ * The snapshot of a replay on @dev (spec §4.9), taken before the warm-up:
+ *
+ *   1. the footprint fits --replay-mem-limit: host memory (anonymous mmap);
+ *   2. (the args-only scope is never used: restoring only the allocations
+ *      the args point to would let every warm-up and pass change the
+ *      others, which the kernel reaches indirectly through pointers in
+ *      device memory, and corrupt the application; nothing tells which
+ *      memory a kernel reaches, and what it wrote cannot be undone);
+ *   3. else, or when host memory is short: every allocation of @dev spilled
+ *      to <@c->dir>/dump/snapshot.bin, if its file system has the room
+ *      (removed when the snapshot is released);
+ *   4. else none: the caller runs the launch once (degraded); @c->note
+ *      says why.
+ *
+ * Sets @c->scope, @c->storage, @c->snap_bytes. Return: the snapshot, or
+ * NULL (case 4).
+ */
+static struct tp_op_snap *take_snapshot(struct lctx *c, int dev, const char *what)
+{
+	uint64_t limit = budget(&c->st), foot = tp_op_reg_footprint(dev);
+	struct tp_op_snap *snap = NULL;
+	char mem_err[300] = "";
+	if (foot <= limit) {
+		if (!tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap)) {
+			c->scope = "all";
+			c->storage = "memory";
+			c->snap_bytes = tp_op_snap_bytes(snap);
+			return snap;
+		}
+		snprintf(mem_err, sizeof(mem_err), "%s", tp_last_error());
+	}
+	char path[4400];
+	snprintf(path, sizeof(path), "%s/dump/snapshot.bin", c->dir);
+	if (!tp_op_snap_take_file(dev, path, &snap)) {
+		c->scope = "all";
+		c->storage = "file";
+		c->snap_bytes = tp_op_snap_bytes(snap);
+		if (mem_err[0])
+			inj_progress("%s: no snapshot in host memory (%s): spilled to %s", what,
+				     mem_err, path);
+		else
+			inj_progress("%s: footprint %" PRIu64 " B > --replay-mem-limit %" PRIu64
+				     " B: snapshot spilled to %s", what, foot, limit, path);
+		return snap;
+	}
+	c->scope = "none";
+	c->storage = "none";
+	c->status = "degraded";
+	if (mem_err[0])
+		snprintf(c->note, sizeof(c->note), "no snapshot in host memory (%.200s), nor on "
+			 "disk (%.250s); use --replay-mode application", mem_err, tp_last_error());
+	else
+		snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
+			 " B and no room to spill it (%.380s); use --replay-mode application", foot,
+			 limit, tp_last_error());
+	return NULL;
+}
+
 static int kernel_replay(struct lctx *c)
 {
 	const struct tp_op_config *cfg = &g_inj.cfg;
 	const struct inj_launch *l = c->l;
 	int dev = l->device;
-	uint64_t limit = budget(&c->st);
-	uint64_t foot = tp_op_reg_footprint(dev);
-	c->scope = "all";
-	if (foot > limit) {
-		/* No partial snapshot: restoring only some allocations would
-		 * let every warm-up and pass change the rest (memory reached
-		 * indirectly), corrupting the application. The single
-		 * execution is the application's own. */
-		c->scope = "none";
-		c->status = "degraded";
-		snprintf(c->note, sizeof(c->note), "footprint %" PRIu64 " B > limit %" PRIu64
-			 " B; use --replay-mode application", foot, limit);
-		inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name,
-			c->note);
-		return measure_once(c, 0);
-	}
-	struct tp_op_snap *snap = NULL;
-	int rc = tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap);
-	if (rc) {
-		c->scope = "none";
-		c->status = "degraded";
-		snprintf(c->note, sizeof(c->note), "no snapshot (%.400s); use --replay-mode "
-			 "application", tp_last_error());
+	char what[300];
+	snprintf(what, sizeof(what), "%s launch %d", l->name, c->k);
+	struct tp_op_snap *snap = take_snapshot(c, dev, what);
+	if (!snap) {
+		/* No replay: the single execution is the application's own. */
 		inj_log(TP_LOG_WARN, "%s: %s: only pass 0 measured, unreplayed", l->name, c->note);
 		return measure_once(c, 0);
 	}
-	c->snap_bytes = tp_op_snap_bytes(snap);
+	int rc;
 	const uint32_t execs = cfg->warm_up + cfg->plan.npasses + 1;
 	struct args_watch *aw = malloc(sizeof(*aw));
 	if (aw)
@@ -1501,16 +1549,14 @@ int inj_range_pop(void)
 	for (size_t i = 0; i < tl_r.n; i++)
 		if (tl_r.v[i]->profiled)
 			tl_r.v[i]->c->st = c0->st;
-	uint64_t limit = budget(&c0->st), foot = tp_op_reg_footprint(dev);
-	struct tp_op_snap *snap = NULL;
-	if (foot > limit || tp_op_snap_take(dev, TP_OP_SNAP_ALL, NULL, 0, &snap)) {
+	char what[300];
+	snprintf(what, sizeof(what), "range %.200s", tl_r.name);
+	struct tp_op_snap *snap = take_snapshot(c0, dev, what);
+	if (!snap) {
 		/* No replay: the list runs once with pass 0's events. */
-		if (foot > limit)
-			range_status("degraded", "footprint %" PRIu64 " B > limit %" PRIu64
-				     " B; use --replay-mode application", foot, limit);
-		else
-			range_status("degraded", "no snapshot (%.400s); use --replay-mode "
-				     "application", tp_last_error());
+		char note[sizeof(c0->note)];
+		snprintf(note, sizeof(note), "%s", c0->note);
+		range_status("degraded", "%s", note);
 		inj_log(TP_LOG_WARN, "range %.200s: %s: only pass 0 measured", tl_r.name, c0->note);
 		struct inj_pass_buf all = { 0 };
 		uint64_t t0 = tp_now_ns();
@@ -1535,8 +1581,9 @@ int inj_range_pop(void)
 	}
 	for (size_t i = 0; i < tl_r.n; i++)
 		if (tl_r.v[i]->profiled) {
-			tl_r.v[i]->c->scope = "all";
-			tl_r.v[i]->c->snap_bytes = tp_op_snap_bytes(snap);
+			tl_r.v[i]->c->scope = c0->scope;
+			tl_r.v[i]->c->storage = c0->storage;
+			tl_r.v[i]->c->snap_bytes = c0->snap_bytes;
 		}
 	bool restore = !g_inj.no_restore;
 	const uint32_t execs = cfg->warm_up + cfg->plan.npasses;
