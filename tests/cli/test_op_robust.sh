@@ -36,6 +36,8 @@
 #      global, a heap array) gets one warning (stderr and taskprof.log)
 #      in kernel and range replay: replay cannot restore it; a kernel that
 #      only reads it, application replay, and the examples get none
+#   R14 launch.txt has args_size (spec §4.12): 256 for args on the stack (the
+#      window read), 0 for NULL args, 256 for a range's captured copy
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -335,5 +337,20 @@ grep -q 'host_write global: host value 1 (want 1)' "$WORK/r13a.out" &&
 	bad "R13 application replay: want 'host value 1'"
 r13 r13d 0 -k '*' -c 10 -- "$APPS/deterministic"
 r13 r13x 0 -- "$EX/op_accumulate"
+
+say "R14: launch.txt args_size (spec §4.12): the bytes of the args blob read"
+# The runtime passes no size: a blob on the stack reads as the whole
+# 256-byte window; NULL args as 0; range replay the captured copy's size.
+op_run r14k --aic-metrics BasicInfo -- "$EX/op_accumulate"
+a1=$(kv "${OPDIR:-/nonexistent}/device0/accumulate/0/launch.txt" args_size)
+op_run r14n --aic-metrics BasicInfo -- "$R" noalloc
+a2=$(kv "${OPDIR:-/nonexistent}/device0/empty_k/0/launch.txt" args_size)
+op_run r14r --aic-metrics BasicInfo --replay-mode range --range-markers on -- "$APPS/host_write" none range
+a3=$(kv "${OPDIR:-/nonexistent}/device0/hw_none/0/launch.txt" args_size)
+if [ "$a1" = 256 ] && [ "$a2" = 0 ] && [ "$a3" = 256 ]; then
+	ok "R14: args_size=256 (stack args), 0 (NULL args), 256 (range capture)"
+else
+	bad "R14: args_size '$a1' '$a2' '$a3', want 256 0 256"
+fi
 
 finish

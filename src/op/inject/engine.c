@@ -257,11 +257,12 @@ static void write_launch_txt(const struct lctx *c)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '_';
 	int n = snprintf(buf, sizeof(buf),
-			 "name=%s\nblock_dim=%u\ncores=%s\npid=%ld\ndevice=%d\nplatform=%s\n"
+			 "name=%s\nblock_dim=%u\nargs_size=%zu\ncores=%s\npid=%ld\ndevice=%d\n"
+			 "platform=%s\n"
 			 "arch=%s\nsys_cnt_freq=%" PRIu64 "\ncore_freq_hz=%llu\nreplay_mode=%s\n"
 			 "warm_up=%u\npasses=%u\npasses_done=%u\nstatus=%s\nnote=%s\n"
 			 "snapshot_scope=%s\nsnapshot_storage=%s\nsnapshot_bytes=%" PRIu64 "\n",
-			 rname, c->l->block_dim, cores_name(c->l->attr), (long)getpid(),
+			 rname, c->l->block_dim, c->l->args_size, cores_name(c->l->attr), (long)getpid(),
 			 c->l->device, c->st.platform ? c->st.platform : "unknown",
 			 tp_op_arch_name(cfg->arch), c->st.sys_cnt_freq,
 			 (unsigned long long)TP_CORE_FREQ_HZ, tp_op_replay_mode_name(cfg->replay_mode),
@@ -995,6 +996,10 @@ int inj_engine_launch(struct inj_launch *l)
 		tp_op_gate_exit(t);
 		return rc;
 	}
+	{
+		unsigned char w[TP_OP_ARGS_WINDOW];
+		l->args_size = tp_op_safe_read(l->args, w, sizeof(w));
+	}
 	struct lctx c;
 	lctx_init(&c, l);
 	snprintf(c.dir, sizeof(c.dir), "%s", dir);
@@ -1284,7 +1289,7 @@ int inj_range_launch(struct inj_launch *l)
 			rop_drop_last();
 			return tp_set_error(-ENOMEM, "range capture: out of memory");
 		}
-		(void)tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
+		r->l.args_size = tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
 		r->l.args = r->args;
 	}
 	char dir[4300];

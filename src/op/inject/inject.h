@@ -99,6 +99,11 @@ struct inj_launch {
 	const struct tp_rt_launch_attr *attr; /* may be NULL */
 	bool ex;                              /* came through tp_rt_launch_ex */
 	int device;
+	/* Bytes of *args the injector reads (a profiled launch's launch.txt
+	 * args_size): the runtime passes no size, so the window of
+	 * TP_OP_ARGS_WINDOW bytes, fewer when it ends at an unreadable page;
+	 * 0 for NULL args. */
+	size_t args_size;
 	char name[TP_OP_NAME_MAX + 1];        /* sanitised: the directory name */
 	char real_name[512];                  /* attr->name / symbol: -k matches it */
 };
