@@ -16,6 +16,8 @@
 #     mark 200+b, post in time order, plus the pass slices
 #   - the application's output equals an unprofiled run's, byte for byte
 #     (also with --instr off, which writes no Instrumentation.csv)
+#   - range replay (`instr range`: the kernel launched twice inside a
+#     range): each profiled launch gets the same files, from measured pass 0
 #
 # usage: test_op_instr.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -38,11 +40,15 @@ fi
 ok "taskprof op exited 0"
 same_bytes "instr" "$WORK/ref.bin" "$WORK/prof.bin"
 D=$OPDIR/device0/instr_kernel/0
-for f in dump/instr.txt Instrumentation.csv ScalarSections.csv trace.json; do
-	[ -s "$D/$f" ] || bad "missing or empty ${D#"$WORK"/}/$f"
-done
 
-say "Instrumentation.csv: every block's points in program order"
+# check_instr LABEL DIR: the instrumentation files of one launch folder.
+check_instr() {
+	local D=$2 f
+	for f in dump/instr.txt Instrumentation.csv ScalarSections.csv trace.json; do
+		[ -s "$D/$f" ] || bad "$1: missing or empty ${D#"$WORK"/}/$f"
+	done
+
+say "$1 Instrumentation.csv: every block's points in program order"
 if python3 - "$D/Instrumentation.csv" $BLOCKS <<'PY'; then
 import csv, sys
 path, nb = sys.argv[1], int(sys.argv[2])
@@ -82,13 +88,13 @@ if extra:
     print(f"   | rows of unexpected blocks {sorted(extra)}"); bad += 1
 sys.exit(1 if bad else 0)
 PY
-	ok "$BLOCKS blocks x 10 points in order, times non-decreasing"
+	ok "$1: $BLOCKS blocks x 10 points in order, times non-decreasing"
 else
-	bad "Instrumentation.csv does not list the points per block in order"
+	bad "$1: Instrumentation.csv does not list the points per block in order"
 	show "$D/Instrumentation.csv"
 fi
 
-say "ScalarSections.csv: prep then post per block, one execution each"
+say "$1 ScalarSections.csv: prep then post per block, one execution each"
 if python3 - "$D/ScalarSections.csv" $BLOCKS <<'PY'; then
 import csv, sys
 path, nb = sys.argv[1], int(sys.argv[2])
@@ -110,13 +116,13 @@ if len(rows) != 2 * nb:
     print(f"   | {len(rows)} rows, want {2 * nb}"); bad += 1
 sys.exit(1 if bad else 0)
 PY
-	ok "$BLOCKS blocks x (prep, post), 1 execution, cycles > 0, share in (0, 100]"
+	ok "$1: $BLOCKS blocks x (prep, post), 1 execution, cycles > 0, share in (0, 100]"
 else
-	bad "ScalarSections.csv is not as expected"
+	bad "$1: ScalarSections.csv is not as expected"
 	show "$D/ScalarSections.csv"
 fi
 
-say "trace.json: valid JSON, one lane per block with the points in order"
+say "$1 trace.json: valid JSON, one lane per block with the points in order"
 if python3 - "$D/trace.json" $BLOCKS <<'PY'; then
 import json, re, sys
 path, nb = sys.argv[1], int(sys.argv[2])
@@ -153,11 +159,29 @@ for b, tid in sorted(lanes.items()):
             print(f"   | block {b}: {x['name']} ends after {y['name']} starts"); bad += 1
 sys.exit(1 if bad else 0)
 PY
-	ok "$BLOCKS lanes: mark 100+b, range 7, prep, mark 200+b, post; pass slices present"
+	ok "$1: $BLOCKS lanes: mark 100+b, range 7, prep, mark 200+b, post; pass slices present"
 else
-	bad "trace.json does not show the points per block in order"
+	bad "$1: trace.json does not show the points per block in order"
 	show "$D/trace.json"
 fi
+
+}
+
+check_instr kernel "$D"
+
+say "instr: range replay of 'instr range' (2 launches in a range), -c 10"
+OP_OUT_FILE=$WORK/range.bin op_run range --replay-mode range --range-markers on -c 10 \
+	--aic-metrics PipeUtilization -- "$APPS/instr" range
+if [ $OPRC = 0 ] && [ -n "$OPDIR" ] && ! grep -q 'warning' "$WORK/range.err"; then
+	ok "range replay: taskprof op exited 0, no warning"
+else
+	bad "range replay: taskprof op exited $OPRC (or warned)"
+	show "$WORK/range.err"
+fi
+same_bytes "instr range" "$WORK/ref.bin" "$WORK/range.bin"
+for k in 0 1; do
+	check_instr "range launch $k" "${OPDIR:-/nonexistent}/device0/instr_kernel/$k"
+done
 
 say "instr: --instr off gives the same output and no Instrumentation.csv"
 OP_OUT_FILE=$WORK/off.bin op_run off --instr off --aic-metrics PipeUtilization -- "$APPS/instr"

@@ -20,9 +20,15 @@
  * range_end 7, scalar_begin prep, scalar_end prep, mark 200+b,
  * scalar_begin post, scalar_end post, block_end.
  *
+ * `instr range` launches the kernel twice between tp_rt_range_push("ir")
+ * and tp_rt_range_pop() (the second launch recomputes the same results),
+ * for range replay.
+ *
  * OP_OUT_FILE gets out's bytes followed by stats'. Exit 0 / 1 / 2, see
  * op_app.h (also 2 when an instrumentation call fails).
  */
+#include <string.h>
+
 #include "op_app.h"
 
 #define APP "instr"
@@ -57,8 +63,9 @@ static void instr_kernel(uint32_t block_idx, uint32_t block_dim, void *p)
 	tp_scalar_end();
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const int range = argc > 1 && !strcmp(argv[1], "range");
 	static float in[N], res[N + 2 * BLOCKS], want[N + 2 * BLOCKS];
 	for (uint32_t i = 0; i < N; i++) {
 		in[i] = (float)((int)(i % 29u) - 14);
@@ -81,8 +88,13 @@ int main(void)
 	    (rc = op_app_upload(&dstats, NULL, 2 * BLOCKS)) != 0)
 		return op_app_fail(APP, "allocate and upload", rc);
 	struct instr_args args = { { .in = din, .out = dout, .n = N, .a = 3, .b = 1 }, dstats };
-	if ((rc = op_app_launch(instr_kernel, "instr_kernel", BLOCKS, &args)) != 0)
-		return op_app_fail(APP, "launch instr_kernel", rc);
+	if (range && (rc = tp_rt_range_push("ir")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	for (int l = 0; l < 1 + range; l++)
+		if ((rc = op_app_launch(instr_kernel, "instr_kernel", BLOCKS, &args)) != 0)
+			return op_app_fail(APP, "launch instr_kernel", rc);
+	if (range && (rc = tp_rt_range_pop()) != 0)
+		return op_app_fail(APP, "tp_rt_range_pop", rc);
 	if ((rc = tp_rt_synchronize()) != 0 ||
 	    (rc = tp_rt_memcpy(res, dout, N * sizeof(float), TP_RT_MEMCPY_DEVICE_TO_HOST)) != 0 ||
 	    (rc = tp_rt_memcpy(res + N, dstats, 2 * BLOCKS * sizeof(float),

@@ -1049,6 +1049,7 @@ struct rop {
 	struct lctx *c;
 	struct inj_pass_buf buf;
 	struct args_watch *aw; /* profiled and replayed: see watch_begin() */
+	struct instr in;       /* profiled: the hidden buffer of pass 0 */
 	/* Every kind: the calling thread's current device at the call, the
 	 * one the operation runs on (spec §4.8: a range is on one device). */
 	int device;
@@ -1320,9 +1321,13 @@ int inj_range_launch(struct inj_launch *l)
  * application made each call and would have seen each run; its calls
  * returned 0 at capture, and the pop returns the first error). Return: the
  * first error, its message in tp_last_error(); or 0. */
+/* body_list()'s argument in measured pass 0: the profiled launches run
+ * with their hidden instrumentation buffers (range_instr_alloc()). */
+static const bool list_with_instr = true;
+
 static int body_list(void *arg)
 {
-	(void)arg;
+	const bool with_instr = arg != NULL;
 	int first = 0;
 	char msg[TP_ERROR_MSG_MAX];
 	/* Each operation on the device it was called on (only a range that
@@ -1340,7 +1345,8 @@ static int body_list(void *arg)
 		if (!rc) {
 			if (r->kind == ROP_LAUNCH)
 				rc = tp_rt_tool_launch(r->l.kernel, r->l.block_dim, r->l.args,
-						       r->l.attr, NULL, 0);
+						       r->l.attr, with_instr ? r->in.dev : NULL,
+						       with_instr && r->in.dev ? r->in.bytes : 0);
 			else if (r->kind == ROP_H2D)
 				rc = g_inj.real.memcpy(r->dst, r->host, r->n,
 						       TP_RT_MEMCPY_HOST_TO_DEVICE);
@@ -1426,6 +1432,29 @@ out:
 	free(who);
 }
 
+/* The hidden instrumentation buffer of every profiled launch of the range
+ * (instr=on), for measured pass 0 (body_list(&list_with_instr)). */
+static void range_instr_alloc(void)
+{
+	for (size_t i = 0; i < tl_r.n; i++)
+		if (tl_r.v[i]->profiled)
+			instr_alloc(&tl_r.v[i]->l, &tl_r.v[i]->in);
+}
+
+/* After pass 0: dump/instr.txt of each (@write: the pass ran), and the
+ * buffers freed. */
+static void range_instr_done(bool write)
+{
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = tl_r.v[i];
+		if (!r->in.dev)
+			continue;
+		if (write)
+			instr_write(r->c, &r->in);
+		instr_free(&r->in);
+	}
+}
+
 /* Watch the args of every profiled launch of the range (their captured
  * copies), before its first execution; check after it. */
 static void range_watch_begin(void)
@@ -1451,6 +1480,7 @@ static void range_release(void)
 {
 	for (size_t i = 0; i < tl_r.n; i++) {
 		struct rop *r = tl_r.v[i];
+		instr_free(&r->in);
 		free(r->aw);
 		free(r->args);
 		free(r->host);
@@ -1565,7 +1595,9 @@ int inj_range_pop(void)
 		inj_log(TP_LOG_WARN, "range %.200s: %s: only pass 0 measured", tl_r.name, c0->note);
 		struct inj_pass_buf all = { 0 };
 		uint64_t t0 = tp_now_ns();
-		if (!run_pass(c0, 0, &all, body_list, NULL, &lrc)) {
+		range_instr_alloc();
+		if (!run_pass(c0, 0, &all, body_list, (void *)&list_with_instr, &lrc)) {
+			range_instr_done(true);
 			split_records(&all);
 			for (size_t i = 0; i < tl_r.n; i++) {
 				struct rop *r = tl_r.v[i];
@@ -1579,6 +1611,7 @@ int inj_range_pop(void)
 				r->buf = (struct inj_pass_buf){ 0 };
 			}
 		} else {
+			range_instr_done(false);
 			lrc = body_list(NULL);
 		}
 		free(all.data);
@@ -1627,8 +1660,13 @@ int inj_range_pop(void)
 		if (restore && tp_op_snap_restore(snap, &restored))
 			fatal_restore(c0);
 		struct inj_pass_buf all = { 0 };
-		rc = run_pass(c0, p, &all, body_list, NULL, &lrc);
+		if (p == 0)
+			range_instr_alloc();
+		rc = run_pass(c0, p, &all, body_list, p == 0 ? (void *)&list_with_instr : NULL,
+			      &lrc);
 		uint64_t t1 = tp_now_ns();
+		if (p == 0)
+			range_instr_done(!rc && !lrc);
 		if (!rc)
 			range_watch_check(execs);
 		if (rc || lrc) {
