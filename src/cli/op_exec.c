@@ -150,8 +150,8 @@ static char g_pid_entry[sizeof(PID_VAR) + 24];
 static char **build_env(const struct op_exec *x, const char *status, char ***owned,
 			size_t *n_owned)
 {
-	static const char *const ours[] = { "LD_PRELOAD", "TASKPROF_OP_CONFIG",
-					    "TASKPROF_OP_PASS", "TASKPROF_TARGET_PID",
+	static const char *const ours[] = { "LD_PRELOAD", "TASKPROF_CONFIG",
+					    "TASKPROF_PASS", "TASKPROF_TARGET_PID",
 					    "ASAN_OPTIONS", TP_OP_STATUS_FD_ENV };
 	size_t n_env = 0;
 	while (environ && environ[n_env])
@@ -188,12 +188,12 @@ static char **build_env(const struct op_exec *x, const char *status, char ***own
 		pre = env_entry("LD_PRELOAD", x->inject_lib);
 	}
 	mine[m++] = pre;
-	mine[m++] = env_entry("TASKPROF_OP_CONFIG", x->config_path);
+	mine[m++] = env_entry("TASKPROF_CONFIG", x->config_path);
 	mine[m++] = env_entry(TP_OP_STATUS_FD_ENV, status);
 	if (x->pass >= 0) {
 		char num[16];
 		snprintf(num, sizeof(num), "%d", x->pass);
-		mine[m++] = env_entry("TASKPROF_OP_PASS", num);
+		mine[m++] = env_entry("TASKPROF_PASS", num);
 	}
 	/* An ASan application refuses to start when its runtime is not the
 	 * first library loaded; the preloaded injector is. */

@@ -34,9 +34,9 @@ int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
  * struct op_exec - one execution of the application under the injector.
  * @inject_lib:  absolute path of libtaskprof_inject.so (prepended to
  *               LD_PRELOAD).
- * @config_path: absolute path of <output>/config.txt (TASKPROF_OP_CONFIG).
+ * @config_path: absolute path of <output>/config.txt (TASKPROF_CONFIG).
  * @pass:        application replay: the pass this run programs
- *               (TASKPROF_OP_PASS); -1 for kernel and range replay (the
+ *               (TASKPROF_PASS); -1 for kernel and range replay (the
  *               variable is then removed from the environment).
  * @argv:        the application and its arguments, NULL-terminated; argv[0]
  *               is looked up in PATH when it has no '/'.
@@ -85,7 +85,7 @@ struct op_exec_result {
  * @res: receives how it went (see struct op_exec_result); may be NULL.
  *
  * Forks; the child gets LD_PRELOAD=<inject_lib>[ <old LD_PRELOAD>],
- * TASKPROF_OP_CONFIG, TASKPROF_TARGET_PID=<its pid>, TASKPROF_OP_PASS
+ * TASKPROF_CONFIG, TASKPROF_TARGET_PID=<its pid>, TASKPROF_PASS
  * (or none), TASKPROF_OP_STATUS_FD (the write end of the status pipe, the
  * one descriptor it inherits from taskprof), in AddressSanitizer builds
  * verify_asan_link_order=0 added to ASAN_OPTIONS, an empty signal mask and

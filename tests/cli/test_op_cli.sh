@@ -230,11 +230,11 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	LD_PRELOAD= expect 0 "" -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt"
 	grep -qE "^LD_PRELOAD=$bindir/libtaskprof_inject.so( |\$)" "$root/env.txt" ||
 		{ echo "FAIL: child LD_PRELOAD: $(grep LD_PRELOAD "$root/env.txt")"; fail=1; }
-	grep -qE "^TASKPROF_OP_CONFIG=$root/env/OPPROF_[0-9]{14}_[A-Z]{16}/config.txt\$" "$root/env.txt" ||
-		{ echo "FAIL: child TASKPROF_OP_CONFIG"; fail=1; }
+	grep -qE "^TASKPROF_CONFIG=$root/env/OPPROF_[0-9]{14}_[A-Z]{16}/config.txt\$" "$root/env.txt" ||
+		{ echo "FAIL: child TASKPROF_CONFIG"; fail=1; }
 	grep -qE '^TASKPROF_TARGET_PID=[0-9]+$' "$root/env.txt" || { echo "FAIL: target pid"; fail=1; }
-	TASKPROF_OP_PASS=7 "$bin" op -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt" 2>/dev/null
-	grep -q '^TASKPROF_OP_PASS=' "$root/env.txt" && { echo "FAIL: stale TASKPROF_OP_PASS in kernel replay"; fail=1; }
+	TASKPROF_PASS=7 "$bin" op -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt" 2>/dev/null
+	grep -q '^TASKPROF_PASS=' "$root/env.txt" && { echo "FAIL: stale TASKPROF_PASS in kernel replay"; fail=1; }
 	# An application that is also a taskprof op child keeps its own option
 	# words: '+' parsing stops at APP.
 	expect 0 "" -o "$root/o" -- sh -c 'test "$1" = "--launch-count"' sh --launch-count
@@ -354,14 +354,14 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	fi
 
 	# --- application replay, matched by a scripted application ----------
-	# The script plays the injector's part of run <TASKPROF_OP_PASS>: it
+	# The script plays the injector's part of run <TASKPROF_PASS>: it
 	# appends its launches to raw/run_<i>/launches.txt and writes the
 	# launch directories (an empty pass file: no records). Which launches
 	# it makes per run comes from $SEQ_<i> ("name:block_dim:profiled ...").
 	cat >"$root/fakeapp.sh" <<'SH'
 #!/bin/sh
-out=$(sed -n 's/^output=//p' "$TASKPROF_OP_CONFIG")
-i=$TASKPROF_OP_PASS
+out=$(sed -n 's/^output=//p' "$TASKPROF_CONFIG")
+i=$TASKPROF_PASS
 run="$out/raw/run_$i"
 mkdir -p "$run"
 eval "seq=\$SEQ_$i"
@@ -419,11 +419,11 @@ SH
 	unset SEQ SEQ_2
 	# A malformed launches.txt names the file and the line (exit 1).
 	expect 1 "/raw/run_0/launches.txt: line 2: expected 'device=<D> name=<name> block_dim=<n> k=<k> profiled=<0|1>'" \
-		-o "$root/ar6" $AR -- sh -c 'o=$(sed -n "s/^output=//p" "$TASKPROF_OP_CONFIG")/raw/run_$TASKPROF_OP_PASS;
+		-o "$root/ar6" $AR -- sh -c 'o=$(sed -n "s/^output=//p" "$TASKPROF_CONFIG")/raw/run_$TASKPROF_PASS;
 			mkdir -p "$o"; printf "device=0 name=a block_dim=1 k=0 profiled=0\ndevice=x\n" >"$o/launches.txt"'
 	# A run that fails stops the replay with its exit code.
 	expect 4 "application replay stopped: run 3 of 3 (pass 2) exited with status 4" -o "$root/ar5" $AR \
-		-- sh -c 'test "$TASKPROF_OP_PASS" != 2 || exit 4'
+		-- sh -c 'test "$TASKPROF_PASS" != 2 || exit 4'
 	# The injector's failure status is a profiler failure.
 	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c 'exit 70'
 else

@@ -6,7 +6,7 @@
 #   I6  kernel vs application replay of the deterministic app: every
 #       counter except the cycle ones (timing) equal, per launch folder
 #   I7  application replay of an app whose launch sequence depends on
-#       TASKPROF_OP_PASS: strict fails with a message naming the
+#       TASKPROF_PASS: strict fails with a message naming the
 #       difference; relaxed keeps the common launches
 #   I7b application replay of a kernel without an exported symbol (a
 #       static function of an executable built without -rdynamic): its

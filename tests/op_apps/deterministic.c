@@ -7,7 +7,7 @@
  *
  *     deterministic           det_axpb (mid = 3 in - 2), det_acc (out +=
  *                             mid), det_acc again; always the same
- *     deterministic vary      the same, but when TASKPROF_OP_PASS (set by
+ *     deterministic vary      the same, but when TASKPROF_PASS (set by
  *                             `taskprof op --replay-mode application` in
  *                             each run) is odd, a kernel "det_extra" runs
  *                             first: the launch sequence differs between
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: deterministic [vary]\n");
 		return 2;
 	}
-	const char *pass = getenv("TASKPROF_OP_PASS");
+	const char *pass = getenv("TASKPROF_PASS");
 	int extra = vary && pass && *pass && (atoi(pass) % 2) == 1;
 
 	static float in[N], out[N], want[N];
@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		struct op_app_vec e = { .in = dscratch, .out = dscratch, .n = N, .a = 1, .b = 1 };
 		if ((rc = op_app_launch(op_app_axpb, "det_extra", 2, &e)) != 0)
 			return op_app_fail(APP, "launch det_extra", rc);
-		printf("%s: launch det_extra (TASKPROF_OP_PASS=%s)\n", APP, pass);
+		printf("%s: launch det_extra (TASKPROF_PASS=%s)\n", APP, pass);
 	}
 	struct op_app_vec k1 = { .in = din, .out = dmid, .n = N, .a = 3, .b = -2 };
 	struct op_app_vec k2 = { .in = dmid, .out = dout, .n = N };

@@ -18,7 +18,7 @@
  * (take_snapshot()). With no snapshot (no room on disk either): only pass
  * 0 runs, once, unrestored —
  * that execution IS the application's (status=degraded). Application
- * replay (TASKPROF_OP_PASS=i): the same single measured execution with
+ * replay (TASKPROF_PASS=i): the same single measured execution with
  * pass i's events, no snapshot, no warm-up.
  *
  * Range replay (range_markers=on, replay_mode=range): between

@@ -10,7 +10,7 @@
  * libtaskprof.so's. A real symbol that is missing makes its hook return
  * -ENOSYS and log one line.
  *
- * Forward-only cases: no TASKPROF_OP_CONFIG; a process other than
+ * Forward-only cases: no TASKPROF_CONFIG; a process other than
  * TASKPROF_TARGET_PID with target_processes=main (a child of the
  * application, an exec'd helper); a forked child unless target all; a
  * hook entered while the same thread is already inside one (a layered
@@ -301,7 +301,7 @@ static void inj_init(void)
 	r->range_pop = (int (*)(void))resolve("tp_rt_range_pop");
 	tp_op_reg_set_copy(r->memcpy);
 
-	const char *cfg = getenv("TASKPROF_OP_CONFIG");
+	const char *cfg = getenv("TASKPROF_CONFIG");
 	if (!cfg || !*cfg)
 		return;
 	if (tp_op_config_read(cfg, &g_inj.cfg))
@@ -329,12 +329,12 @@ static void inj_init(void)
 	if (g_log_fd < 0)
 		inj_fail("%s: cannot open for writing: %s", path, strerror(errno));
 	if (c->replay_mode == TP_OP_REPLAY_APPLICATION) {
-		const char *ps = getenv("TASKPROF_OP_PASS");
+		const char *ps = getenv("TASKPROF_PASS");
 		char *end = NULL;
 		long p = ps ? strtol(ps, &end, 10) : -1;
 		if (!ps || !*ps || *end || p < 0 || p >= (long)c->plan.npasses) {
 			char msg[200];
-			snprintf(msg, sizeof(msg), "TASKPROF_OP_PASS '%s': expected 0..%u in "
+			snprintf(msg, sizeof(msg), "TASKPROF_PASS '%s': expected 0..%u in "
 				 "application replay", ps ? ps : "(unset)", c->plan.npasses - 1);
 			fatal_config(msg);
 		}

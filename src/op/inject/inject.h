@@ -55,7 +55,7 @@ struct inj_state {
 	struct inj_real real;
 	bool active;               /* profiling this process */
 	struct tp_op_config cfg;   /* config.txt (valid when active) */
-	int app_pass;              /* application replay: TASKPROF_OP_PASS */
+	int app_pass;              /* application replay: TASKPROF_PASS */
 	bool no_restore;           /* TASKPROF_DEBUG_NO_RESTORE=1 */
 	char launches_path[4300];  /* where every launch is logged */
 	char base[4200];           /* parent of device<D>/ */
