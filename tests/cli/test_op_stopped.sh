@@ -14,6 +14,10 @@
 #      than the timeout in the middle of its warm-up, then continued: the
 #      stop is not taken for a hung kernel (exit 0, status=ok), where it
 #      used to end the application as a pass timeout (exit 1)
+#   T4 slow (1.5 s per execution), --pass-timeout 1: the launch fails with
+#      advice that fits the mode: kernel replay "use --replay-mode
+#      application", application replay "raise --pass-timeout" (it used
+#      to advise the mode already in use)
 #
 # Every step waits for a condition (a file, a line, a process state) with
 # a generous limit; a limit reached is a failure and ends what is left.
@@ -213,5 +217,27 @@ if wait_for "$label: the launch folder" launch_dir_made; then
 else
 	cleanup
 fi
+
+# slow_acc at 1.5 s per execution against --pass-timeout 1: the advice
+# fits the mode. Kernel replay: application replay (its first execution is
+# already a replay); application replay, where that advice would name the
+# mode in use: a larger --pass-timeout.
+say "T4: a kernel slower than --pass-timeout: the advice fits the replay mode"
+for mode in kernel application; do
+	label=t4_$mode
+	op_run "$label" --replay-mode $mode --pass-timeout 1 --aic-metrics BasicInfo -- "$APPS/slow" 1500
+	if [ $mode = kernel ]; then
+		want="failed: pass timed out after 1 s; use --replay-mode application"
+	else
+		want="failed: pass timed out after 1 s; raise --pass-timeout"
+	fi
+	if [ $OPRC = 1 ] && grep -qF -- "$want" "$WORK/$label.err" &&
+		{ [ $mode = kernel ] || ! grep -q 'use --replay-mode application' "$WORK/$label.err"; }; then
+		ok "$label: exit 1, '$want'"
+	else
+		bad "$label: exit $OPRC, want 1 and '$want'$([ $mode = kernel ] || echo " (and no 'use --replay-mode application')")"
+		show "$WORK/$label.err"
+	fi
+done
 
 finish

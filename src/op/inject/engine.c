@@ -536,9 +536,11 @@ static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_b
 	(void)tp_drv_prof_stop(dev, TP_DRV_CH_AICORE_PMU);
 	(void)tp_drv_prof_stop(dev, TP_DRV_CH_TASK_TIME);
 	if (inj_reader_wait((int)(g_inj.cfg.pass_timeout_s * 1000u))) {
-		inj_log(TP_LOG_ERROR, "%s: pass %u: the channels did not drain within %u s: use "
-			"--replay-mode application", c->l->name, p, g_inj.cfg.pass_timeout_s);
-		inj_fatal_launch_dir(c->dir, "pass drain timed out; use --replay-mode application");
+		inj_log(TP_LOG_ERROR, "%s: pass %u: the channels did not drain within %u s: %s",
+			c->l->name, p, g_inj.cfg.pass_timeout_s, inj_timeout_advice());
+		char note[400];
+		snprintf(note, sizeof(note), "pass drain timed out; %s", inj_timeout_advice());
+		inj_fatal_launch_dir(c->dir, note);
 		_exit(INJ_EXIT_FATAL);
 	}
 	return 0;

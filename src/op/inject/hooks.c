@@ -249,6 +249,16 @@ void inj_set_replaying(bool on)
 	}
 }
 
+const char *inj_timeout_advice(void)
+{
+	if (g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION)
+		return "raise --pass-timeout (application replay already executes the kernel "
+		       "once per run, as the application does: it is slower than the timeout, "
+		       "or never ends)";
+	return "use --replay-mode application (a kernel that waits for the host or another "
+	       "kernel hangs when replayed), or raise --pass-timeout if it is only slow";
+}
+
 int inj_device(void)
 {
 	int d = 0;

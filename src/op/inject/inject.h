@@ -79,6 +79,11 @@ bool inj_interrupted(void);
 /** inj_set_replaying() - tell the SIGINT handler a replay runs (a SIGINT
  *  then only sets the flag) or not (it ends the process as usual). */
 void inj_set_replaying(bool on);
+/** inj_timeout_advice() - what to do about an execution that outlived
+ *  pass_timeout_s, for the replay mode: replay it with application replay
+ *  (kernel and range replay), or raise --pass-timeout (application
+ *  replay, which already runs each kernel once, as the application). */
+const char *inj_timeout_advice(void);
 /** inj_device() - the calling thread's current device. */
 int inj_device(void);
 /** inj_marker_range() - with range markers on (any replay mode): the name

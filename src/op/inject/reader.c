@@ -23,7 +23,8 @@
  * by the deadline the replaying thread set (the kernel hangs: it waits for
  * the host or a peer, which only the application's first execution gets)
  * ends the process with status 70 after writing status=failed, "use
- * application replay" (spec §4.13).
+ * application replay" (spec §4.13; in application replay itself: raise
+ * --pass-timeout).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -130,11 +131,16 @@ static void *reader_main(void *arg)
 		bool hung = r_deadline && now > r_deadline;
 		pthread_mutex_unlock(&r_mu);
 		if (hung) {
-			inj_log(TP_LOG_ERROR, "replay of %s: an execution did not finish within "
-				"pass_timeout_s=%u (the kernel may wait for the host or another "
-				"kernel): use --replay-mode application; exiting with status %d",
-				r_dir, g_inj.cfg.pass_timeout_s, INJ_EXIT_FATAL);
-			inj_fatal_launch_dir(r_dir, "pass timed out; use --replay-mode application");
+			inj_log(TP_LOG_ERROR, "%s of %s: an execution did not finish within "
+				"pass_timeout_s=%u: %s; exiting with status %d",
+				g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION ? "profile"
+										  : "replay",
+				r_dir, g_inj.cfg.pass_timeout_s, inj_timeout_advice(),
+				INJ_EXIT_FATAL);
+			char note[400];
+			snprintf(note, sizeof(note), "pass timed out after %u s; %s",
+				 g_inj.cfg.pass_timeout_s, inj_timeout_advice());
+			inj_fatal_launch_dir(r_dir, note);
 			_exit(INJ_EXIT_FATAL);
 		}
 	}
