@@ -315,18 +315,21 @@ static bool no_access_anon(const struct mline *l)
 /* Whether the writable mapping @l (after @p, before @n: NULL at the ends)
  * is memory a kernel's stray write could hit and nothing but the kernel
  * writes while it runs. Counted: the executable's own data (@exe),
- * [heap], [stack], and anonymous memory (host buffers, device memory).
+ * [heap], and anonymous memory (host buffers, device memory). Not the
+ * main thread's [stack] (the caller's own part is tp_op_args_outside()'s
+ * @stack_lo..@stack_hi).
  * Not counted: the data of shared libraries (the loader, the C library
  * and taskprof itself change theirs while a kernel runs) and the
  * anonymous .bss right after it; glibc thread arenas (anonymous memory
- * aligned to 64 MiB before an inaccessible reservation) and thread stacks
+ * aligned to 64 MiB with the inaccessible rest of its 64 MiB right after
+ * it) and thread stacks
  * (anonymous memory right above a small inaccessible guard area): the
  * simulator's threads write them. */
 static bool map_counts(const struct mline *l, const struct mline *p, const struct mline *n,
 		       const char *exe)
 {
 	const size_t el = strlen(exe);
-	if (!strcmp(l->path, "[heap]") || !strcmp(l->path, "[stack]"))
+	if (!strcmp(l->path, "[heap]"))
 		return true;
 	if (l->path[0] == '[')
 		return false;
@@ -334,7 +337,8 @@ static bool map_counts(const struct mline *l, const struct mline *p, const struc
 		return el && !strncmp(l->path, exe, el) && (!l->path[el] || l->path[el] == ' ');
 	if (p && p->hi == l->lo && no_access_anon(p) && p->hi - p->lo <= GUARD_MAX)
 		return false;
-	if (n && n->lo == l->hi && no_access_anon(n) && l->lo % ARENA_ALIGN == 0)
+	if (n && n->lo == l->hi && no_access_anon(n) && l->lo % ARENA_ALIGN == 0 &&
+	    n->hi - l->lo == ARENA_ALIGN)
 		return false;
 	if (p && p->hi == l->lo && p->path[0] == '/')
 		return el && !strncmp(p->path, exe, el);
@@ -421,8 +425,8 @@ static bool in_maps(const struct wmap *m, size_t n, uintptr_t a)
 	return lo < n && m[lo].lo <= a && a < m[lo].hi;
 }
 
-size_t tp_op_args_outside(int device, const void *args, size_t window, struct tp_op_arg_ref *out,
-			  size_t max)
+size_t tp_op_args_outside(int device, const void *args, size_t window, uintptr_t stack_lo,
+			  uintptr_t stack_hi, struct tp_op_arg_ref *out, size_t max)
 {
 	uint64_t w[TP_OP_ARGS_WINDOW / 8];
 	size_t nw = read_args_words(args, window, w), found = 0;
@@ -447,7 +451,7 @@ size_t tp_op_args_outside(int device, const void *args, size_t window, struct tp
 		pthread_mutex_unlock(&g_mu);
 		if (e && dev == device)
 			continue;
-		if (!e) {
+		if (!e && !(v >= stack_lo && v < stack_hi)) {
 			if (!maps_read) {
 				nm = writable_maps(&m);
 				maps_read = true;

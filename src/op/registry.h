@@ -133,19 +133,21 @@ struct tp_op_arg_ref {
  * replay of @device does not restore: a value that is not a small integer
  * (below 64 KiB) nor outside the user address space, and that is either
  * inside a registered allocation of another device (with that device) or
- * in no registered allocation but in a writable mapping of the process
- * that only the kernel would write while it runs (/proc/self/maps, read
- * once per call): the executable's data, [heap], [stack], anonymous
- * memory. Code and read-only data (a kernel cannot write them), shared
- * libraries' data (the loader and the C library change theirs), glibc
- * thread arenas and thread stacks (the simulator's threads write them) do
- * not count.
+ * in no registered allocation but in [@stack_lo, @stack_hi) or in a
+ * writable mapping of the process that only the kernel would write while
+ * it runs (/proc/self/maps, read once per call): the executable's data,
+ * [heap], anonymous memory. Code and read-only data (a kernel cannot
+ * write them), shared libraries' data (the loader and the C library
+ * change theirs), glibc thread arenas and the stacks of threads (they
+ * change as their threads run) do not count.
+ * @stack_lo, @stack_hi: the part of a stack that counts (the caller's
+ *            frames above the args), or 0, 0.
  * @out, @max: receive the first @max of them.
  *
  * Return: how many words were found (may exceed @max).
  */
-size_t tp_op_args_outside(int device, const void *args, size_t window, struct tp_op_arg_ref *out,
-			  size_t max);
+size_t tp_op_args_outside(int device, const void *args, size_t window, uintptr_t stack_lo,
+			  uintptr_t stack_hi, struct tp_op_arg_ref *out, size_t max);
 
 /** tp_op_reg_drop_device() - forget every allocation of @device (its
  *  reset freed them all), dropping them from every snapshot. */

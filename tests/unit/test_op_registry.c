@@ -339,7 +339,7 @@ static void test_args_outside(void **state)
 	w[7] = (uint64_t)(uintptr_t)stdout;                /* the C library's data */
 	w[8] = 0x3f8000003f800000ull;                       /* two floats */
 	struct tp_op_arg_ref ref[9];
-	size_t n = tp_op_args_outside(0, w, TP_OP_ARGS_WINDOW, ref, 9);
+	size_t n = tp_op_args_outside(0, w, TP_OP_ARGS_WINDOW, 0, 0, ref, 9);
 	assert_int_equal(n, 2);
 	assert_int_equal(ref[0].offset, 16);
 	assert_int_equal(ref[0].value, (uintptr_t)&g_host_word);
@@ -348,12 +348,21 @@ static void test_args_outside(void **state)
 	assert_int_equal(ref[1].value, (uintptr_t)(dev1 + 4));
 	assert_int_equal(ref[1].device, 1);
 	/* From device 1's side, dev0 is the other device's. */
-	n = tp_op_args_outside(1, w, TP_OP_ARGS_WINDOW, ref, 1);
+	n = tp_op_args_outside(1, w, TP_OP_ARGS_WINDOW, 0, 0, ref, 1);
 	assert_int_equal(n, 2);
 	assert_int_equal(ref[0].offset, 0);
 	assert_int_equal(ref[0].device, 0);
+	/* A stack: counted only inside the window the caller allows. */
+	volatile int local = 1;
+	w[4] = (uint64_t)(uintptr_t)&local;
+	assert_int_equal(tp_op_args_outside(0, w, TP_OP_ARGS_WINDOW, 0, 0, ref, 9), 2);
+	n = tp_op_args_outside(0, w, TP_OP_ARGS_WINDOW, (uintptr_t)&local,
+			       (uintptr_t)&local + sizeof(local), ref, 9);
+	assert_int_equal(n, 3);
+	assert_int_equal(ref[2].offset, 32);
+	assert_int_equal(ref[2].device, -1);
 	/* NULL args, nothing. */
-	assert_int_equal(tp_op_args_outside(0, NULL, TP_OP_ARGS_WINDOW, ref, 9), 0);
+	assert_int_equal(tp_op_args_outside(0, NULL, TP_OP_ARGS_WINDOW, 0, 0, ref, 9), 0);
 	munmap(m, (size_t)ps);
 }
 

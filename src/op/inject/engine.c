@@ -579,12 +579,13 @@ static int body_one(void *arg)
  * scan reads a 256-byte window (TP_OP_ARGS_WINDOW) that usually reaches
  * past the args struct into the caller's other stack slots (saved frame
  * pointers, host buffers, locals): a test of the words alone warned on
- * nearly every launch. Words pointing into the calling thread's stack
- * below the args (or anywhere in it when the args are not on that stack:
- * range replay's captured copy) are left out: the injector's own frames
- * live there and change.
+ * nearly every launch. Of the stacks only the calling thread's part above
+ * the args counts (the application's frames): below them the injector's
+ * own frames live and change, and other threads' stacks change as those
+ * threads run (range replay's captured copy is on no stack: no stack
+ * counts).
  */
-#define WATCH_BYTES 4096u
+#define WATCH_BYTES 512u
 
 struct args_watch {
 	size_t n;
@@ -627,17 +628,20 @@ static void watch_begin(struct args_watch *aw, const struct inj_launch *l, const
 	struct tp_op_arg_ref ref[TP_OP_ARGS_WINDOW / 8];
 	aw->n = 0;
 	aw->done = false;
-	size_t n = tp_op_args_outside(l->device, args, TP_OP_ARGS_WINDOW, ref,
+	/* Of the stacks, only the calling thread's part above the args, when
+	 * they are on it: the application's frames, which the injector never
+	 * writes. */
+	uintptr_t slo = 0, shi = 0;
+	const uintptr_t a = (uintptr_t)args;
+	if (!thread_stack(&slo, &shi) || a < slo || a >= shi)
+		slo = shi = 0;
+	else
+		slo = a;
+	size_t n = tp_op_args_outside(l->device, args, TP_OP_ARGS_WINDOW, slo, shi, ref,
 				      TP_OP_ARGS_WINDOW / 8);
 	if (n > TP_OP_ARGS_WINDOW / 8)
 		n = TP_OP_ARGS_WINDOW / 8;
-	uintptr_t slo = 0, shi = 0;
-	const bool sk = n && thread_stack(&slo, &shi);
-	const uintptr_t a = (uintptr_t)args;
-	const uintptr_t floor = sk && a >= slo && a < shi ? a : shi;
 	for (size_t i = 0; i < n; i++) {
-		if (sk && ref[i].value >= slo && ref[i].value < floor)
-			continue;
 		size_t len = 0;
 		uint64_t h = watch_hash(ref[i].value, &len);
 		if (!len)
