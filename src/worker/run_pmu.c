@@ -41,6 +41,7 @@ struct wk_pmu {
 	int rrc;                  /* pmu_reconcile's */
 	struct pmu_reconcile rec;
 	enum wk_pmu_verdict verdict;
+	char why[640]; /* an unknown verdict's reason, when not the reconcile's */
 };
 
 /* Test faults (wk_pmu_test_fault): written by a test before a run, read
@@ -541,6 +542,14 @@ int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res)
 	return p->rrc;
 }
 
+void wk_pmu_retire_failed(struct wk_pmu *p, const char *run_err)
+{
+	p->verdict = WK_PMU_UNKNOWN;
+	int k = snprintf(p->why, sizeof(p->why), "the run failed before its graph completed (%.500s)",
+			 run_err && *run_err ? run_err : "no message");
+	(void)k; /* a long message truncates quietly */
+}
+
 enum wk_pmu_verdict wk_pmu_get_verdict(const struct wk_pmu *p)
 {
 	return p->verdict;
@@ -621,6 +630,10 @@ static void publish(struct wk_pmu *p, char *msg, size_t len, bool *write_failed)
 			 " mismatch=%" PRIu64 " total=%" PRIu64 "; %" PRIu64 " rows published",
 			 epoch, dir, wk_pmu_verdict_name(p->verdict), r->collected, r->dropped,
 			 r->mismatch, r->total, rows);
+	else if (p->verdict == WK_PMU_UNKNOWN && p->why[0])
+		k = snprintf(msg, len,
+			 "run_epoch %" PRIu64 " (%.1200s): %s: %s; %" PRIu64 " rows published", epoch,
+			 dir, wk_pmu_verdict_name(p->verdict), p->why, rows);
 	else if (p->verdict == WK_PMU_UNKNOWN)
 		k = snprintf(msg, len,
 			 "run_epoch %" PRIu64 " (%.1200s): %s: the device counters could not be read or "
@@ -785,6 +798,24 @@ void wk_pmu_retain(struct wk_pmu_retention *rt, struct wk_pmu *p)
 		 "are kept unpublished",
 		 pmu_run_epoch(p->c));
 	wk_pmu_close(p);
+}
+
+void wk_pmu_fail_unretained(struct wk_pmu_retention *rt, uint64_t epoch, const char *dir,
+			    const char *why)
+{
+	char msg[2048];
+	int k = snprintf(msg, sizeof(msg),
+			 "run_epoch %" PRIu64 " (%.1200s): %s: %.600s; 0 rows published", epoch,
+			 dir ? dir : "", wk_pmu_verdict_name(WK_PMU_UNKNOWN), why);
+	(void)k; /* a long folder name truncates quietly */
+	if (ensure_init(rt)) {
+		/* Nowhere to keep it: the log line is all that is left. */
+		TP_ERROR("PMU flush_diagnostics: %s (%s)", msg, tp_last_error());
+		return;
+	}
+	pthread_mutex_lock(&rt->mu);
+	record_failure(rt, msg);
+	pthread_mutex_unlock(&rt->mu);
 }
 
 int wk_pmu_flush(struct wk_pmu_retention *rt)

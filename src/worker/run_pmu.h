@@ -210,6 +210,15 @@ int wk_pmu_open_retained(struct wk_pmu **out, struct tp_device *dev, int aicpu_t
  */
 int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res);
 
+/**
+ * wk_pmu_retire_failed() - after wk_pmu_retire(): the run itself failed
+ * (@run_err: a stall whose AICores did exit, a kernel or orchestration
+ * error), so it did not complete its graph and nothing proves its records
+ * complete: the verdict becomes unknown ("the run failed before its graph
+ * completed (@run_err)"); the rows that arrived are still published.
+ */
+void wk_pmu_retire_failed(struct wk_pmu *p, const char *run_err);
+
 /** wk_pmu_get_verdict() - the verdict of a retired run. */
 enum wk_pmu_verdict wk_pmu_get_verdict(const struct wk_pmu *p);
 
@@ -262,6 +271,18 @@ int wk_pmu_admit(struct wk_pmu_retention *rt);
  *  writer, started on first use (wk_pmu_admit said yes, so there is room).
  *  The writer publishes it while the Worker's next run executes. */
 void wk_pmu_retain(struct wk_pmu_retention *rt, struct wk_pmu *p);
+
+/**
+ * wk_pmu_fail_unretained() - a retained-mode run of @rt's Worker whose
+ * PMU collection could not be retained at all (a stall whose AICores
+ * still run: its counters are never read, its records never published).
+ * It counts as failed like a retained run judged unknown: the failure is
+ * recorded at once (ERROR line) and is sticky, so the next flush, and
+ * every later one, fails naming "run_epoch @epoch (@dir): unknown: @why;
+ * 0 rows published".
+ */
+void wk_pmu_fail_unretained(struct wk_pmu_retention *rt, uint64_t epoch, const char *dir,
+			    const char *why);
 
 /**
  * wk_pmu_flush() - wait until the writer has published every queued run

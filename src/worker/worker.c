@@ -894,12 +894,23 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 				w->run_epoch);
 			leave_with_device(w->pmu);
 			w->pmu = NULL;
+			/* Not a proved-complete run: the flush reports it, and the
+			 * failure is sticky (seed 000 §3.4). */
+			wk_pmu_fail_unretained(&w->pmu_ret, w->run_epoch, res->output_dir,
+					       "the run stalled and its AICore threads still "
+					       "run, so its device counters were not read and "
+					       "its records stay unpublished");
 		}
 		if (w->pmu && w->pmu_across) {
 			/* Retained: the device-side reads now; the background
 			 * writer publishes pmu.csv while the next run executes, and
 			 * the flush, not this run's return, reports the verdict. */
 			wk_pmu_retire(w->pmu, res);
+			/* A failed round did not complete its graph: its records
+			 * are not proved complete, so the flush raises (seed 000
+			 * §3.4), whatever the counters balance to. */
+			if (round_failed)
+				wk_pmu_retire_failed(w->pmu, run_err);
 			wk_pmu_retain(&w->pmu_ret, w->pmu);
 			w->pmu = NULL;
 		}
