@@ -168,8 +168,8 @@ struct tp_worker_pmu_note {
  * @pmu:            PMU collection ran (pmu_event_type > 0, rounds 1).
  * @pmu_event_type: the resolved event type (after the fallback and the
  *                  environment override).
- * @pmu_run_epoch:  the run_epoch column: the Worker's run counter (its
- *                  n-th tp_worker_run call, from 1).
+ * @pmu_run_epoch:  the run_epoch column: the process-unique run identity
+ *                  (a process-wide counter from 1, whatever the Worker).
  * @pmu_csv:        the pmu.csv written, "" if none (no records).
  * @pmu_rows:       its data rows.
  * @pmu_total, @pmu_collected, @pmu_dropped, @pmu_mismatch: the reconcile

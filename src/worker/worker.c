@@ -52,14 +52,20 @@ struct tp_worker {
 	struct wk_swimlane *swl; /* the running round's swimlane, or NULL */
 	int pmu_event_type;      /* tp_worker_config.pmu_event_type */
 	struct wk_pmu *pmu;      /* the running round's PMU collection, or NULL */
-	/* run_epoch of pmu.csv: this Worker's run counter, the n-th
-	 * tp_worker_run call (from 1); unique among the Worker's runs. */
+	/* run_epoch of pmu.csv for the current run: taken from the
+	 * process-wide counter g_run_epoch, so unique in the process (seed
+	 * 000 §3.2 "the process-unique run identity"). */
 	uint64_t run_epoch;
 	struct wk_pmu_lease pmu_lease; /* channel 53, across the Worker's runs */
 	bool pmu_across;               /* tp_worker_config.collect_across_runs */
 	uint64_t stall_timeout_ms;     /* tp_worker_config.stall_timeout_ms */
 	struct wk_pmu_retention pmu_ret; /* retained runs, the sticky failure */
 };
+
+/* The last run identity handed out in this process (0: none yet). Every
+ * tp_worker_run() that gets past its admission takes the next one, whatever
+ * Worker it runs on, so two Workers never write the same run_epoch. */
+static _Atomic uint64_t g_run_epoch;
 
 struct tp_worker *tp_worker_open(const struct tp_worker_config *cfg)
 {
@@ -751,7 +757,8 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		free(kt);
 		return rc;
 	}
-	w->run_epoch++;
+	/* relaxed: only uniqueness is needed; nothing is published through it. */
+	w->run_epoch = atomic_fetch_add_explicit(&g_run_epoch, 1, memory_order_relaxed) + 1;
 
 	struct tp_case_args host, expected;
 	void *got[TP_CASE_MAX_TENSORS] = { 0 };

@@ -7,6 +7,7 @@
  *    mismatch, the notes enabled / held on every core;
  *  - the counters tell the truth: PIPE_UTILIZATION pipes per kernel,
  *    MEMORY request counts == bytes moved / 32 exactly;
+ *  - run_epoch unique in the process across two Workers;
  *  - single issue with PMU on, dual issue used with it off;
  *  - bad event types on the flag and in the environment, --rounds > 1;
  *  - the foreign writer of PMU_CTRL_0 without the lease (enabled / lost,
@@ -210,6 +211,41 @@ static void test_every_event_type(void **state)
 			free(r);
 		}
 	}
+}
+
+/* run_epoch is the process-unique run identity (seed 000 §3.2): two
+ * Workers open at once, runs interleaved, never write the same one. */
+static void test_run_epoch_process_unique(void **state)
+{
+	(void)state;
+	struct tp_worker_config cfg = { .platform = "a2a3sim", .output_root = g_root,
+					.pmu_event_type = 2 };
+	struct tp_worker *a = tp_worker_open(&cfg), *b = tp_worker_open(&cfg);
+	assert_non_null(a);
+	assert_non_null(b);
+	const struct tp_callable *pa = tp_callable_find("paged_attention");
+	struct tp_run_result *r = calloc(3, sizeof(*r));
+	assert_non_null(r);
+	assert_int_equal(tp_worker_run(a, pa, "CaseSmall1", &r[0]), 0);
+	assert_int_equal(tp_worker_run(b, pa, "CaseSmall1", &r[1]), 0);
+	assert_int_equal(tp_worker_run(a, pa, "CaseSmall1", &r[2]), 0);
+	tp_worker_close(a);
+	tp_worker_close(b);
+	/* Taken in order from one counter, whichever Worker runs. */
+	assert_true(r[0].pmu_run_epoch >= 1);
+	assert_int_equal(r[1].pmu_run_epoch, r[0].pmu_run_epoch + 1);
+	assert_int_equal(r[2].pmu_run_epoch, r[1].pmu_run_epoch + 1);
+	struct csv *c = malloc(sizeof(*c));
+	assert_non_null(c);
+	for (int i = 0; i < 3; i++) {
+		load_csv(r[i].pmu_csv, c);
+		int ep = col(c, "run_epoch");
+		assert_true(ep > 0 && c->nrows > 0);
+		for (int k = 0; k < c->nrows; k++)
+			assert_int_equal(c->v[k][ep], r[i].pmu_run_epoch);
+	}
+	free(c);
+	free(r);
 }
 
 /* PIPE_UTILIZATION: QK (0) / PV (2) on the cube, SF (1) / UP (3) on the
@@ -740,6 +776,7 @@ int main(void)
 	tp_log_set_threshold(TP_LOG_INFO);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_event_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_epoch_process_unique, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipe_utilization_truth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_func_id_every_core, setup, teardown),

@@ -124,6 +124,18 @@ static bool csv_exists(const struct tp_run_result *r)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* printf(@fmt, @r's run_epoch) into one of a few rotating buffers: run
+ * epochs are process-wide (seed 000 §3.2), so a test knows them only from
+ * its results ("run_epoch %llu", "pmu.csv.e%llu."). */
+static const char *ep(const char *fmt, const struct tp_run_result *r)
+{
+	static char buf[4][128];
+	static int next;
+	char *b = buf[next++ % 4];
+	snprintf(b, sizeof(buf[0]), fmt, (unsigned long long)r->pmu_run_epoch);
+	return b;
+}
+
 /* Data rows of <dir>/pmu.csv; its header into @hdr; every row's last
  * column (run_epoch) must be @epoch and its event_type column @type. */
 static int csv_rows(const struct tp_run_result *r, char *hdr, size_t hlen, uint64_t epoch,
@@ -239,7 +251,7 @@ static void test_row_after_run(void **state)
 	assert_true(csv_exists(&r));
 	assert_true(r.pmu_collected > 0);
 	char hdr0[1024];
-	assert_int_equal(csv_rows(&r, hdr0, sizeof(hdr0), 1, 2), (int)r.pmu_collected);
+	assert_int_equal(csv_rows(&r, hdr0, sizeof(hdr0), r.pmu_run_epoch, 2), (int)r.pmu_collected);
 	tp_worker_close(w);
 
 	/* Retained: it may not exist yet. With the background writer held
@@ -256,7 +268,7 @@ static void test_row_after_run(void **state)
 	assert_false(csv_exists(&r));
 	/* Its rows wait in the shard files of its own epoch. */
 	int lines = 0;
-	assert_true(count_files(r.output_dir, "pmu.csv.e1.", ".tmp", &lines) >= 1);
+	assert_true(count_files(r.output_dir, ep("pmu.csv.e%llu.", &r), ".tmp", &lines) >= 1);
 	assert_int_equal(lines, (int)r.pmu_collected);
 	wk_pmu_test_hold_writer(false);
 	/* Left alone, the background writer publishes it without a flush
@@ -269,7 +281,7 @@ static void test_row_after_run(void **state)
 	assert_true(csv_exists(&r));
 	assert_true(csv_exists(&r2));
 	char hdr[1024];
-	assert_int_equal(csv_rows(&r2, hdr, sizeof(hdr), 2, 2), (int)r2.pmu_collected);
+	assert_int_equal(csv_rows(&r2, hdr, sizeof(hdr), r2.pmu_run_epoch, 2), (int)r2.pmu_collected);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
 	tp_worker_close(w);
 }
@@ -304,8 +316,8 @@ static void test_row_flush_is_the_barrier(void **state)
 		assert_int_equal(tp_worker_flush_diagnostics(w), 0);
 		assert_true(csv_exists(&a));
 		assert_true(csv_exists(&b));
-		assert_int_equal(csv_rows(&a, hdr, sizeof(hdr), 1, 2), (int)a.pmu_collected);
-		assert_int_equal(csv_rows(&b, hdr, sizeof(hdr), 2, 2), (int)b.pmu_collected);
+		assert_int_equal(csv_rows(&a, hdr, sizeof(hdr), a.pmu_run_epoch, 2), (int)a.pmu_collected);
+		assert_int_equal(csv_rows(&b, hdr, sizeof(hdr), b.pmu_run_epoch, 2), (int)b.pmu_collected);
 		/* The temp files are gone once published. */
 		assert_int_equal(count_files(a.output_dir, "pmu.csv.e", ".tmp", NULL), 0);
 		assert_int_equal(count_files(b.output_dir, "pmu.csv.e", ".tmp", NULL), 0);
@@ -338,8 +350,8 @@ static void test_row_capacity(void **state)
 	assert_int_equal(subdirs(g_root), 5);
 	assert_int_equal(run_pa(w, &r[2]), -EBUSY);
 	assert_non_null(strstr(tp_last_error(), "both retained PMU runs are still unpublished"));
-	assert_non_null(strstr(tp_last_error(), "run_epoch 1"));
-	assert_non_null(strstr(tp_last_error(), "run_epoch 2"));
+	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu in ", &r[0])));
+	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu in ", &r[1])));
 	/* Nothing ran: no run folder, no figures. */
 	assert_int_equal(subdirs(g_root), 5);
 	assert_int_equal(r[2].tasks, 0);
@@ -347,7 +359,7 @@ static void test_row_capacity(void **state)
 	/* After the flush there is room again; the refused call used no epoch. */
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
 	assert_int_equal(run_pa(w, &r[2]), 0);
-	assert_int_equal(r[2].pmu_run_epoch, 3);
+	assert_int_equal(r[2].pmu_run_epoch, r[1].pmu_run_epoch + 1);
 	wk_pmu_test_hold_writer(false);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
 	assert_true(csv_exists(&r[2]));
@@ -394,7 +406,7 @@ static void test_row_zero_records_unknown(void **state)
 	assert_false(r.pmu_reconcile_ok);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	const char *e = tp_last_error();
-	assert_non_null(strstr(e, "run_epoch 1"));
+	assert_non_null(strstr(e, ep("run_epoch %llu (", &r)));
 	assert_non_null(strstr(e, r.output_dir));
 	assert_non_null(strstr(e, "unknown"));
 	assert_non_null(strstr(e, "0 rows published"));
@@ -417,7 +429,8 @@ static void test_row_failed_write(void **state)
 	wk_pmu_test_fault(WK_PMU_FAULT_WRITE, 0);
 	assert_true(run_pa(w, &r) < 0);
 	assert_false(csv_exists(&r));
-	snprintf(name, sizeof(name), "pmu.csv.e1.p%d.merge.tmp", (int)getpid());
+	snprintf(name, sizeof(name), "pmu.csv.e%llu.p%d.merge.tmp",
+		 (unsigned long long)r.pmu_run_epoch, (int)getpid());
 	assert_false(exists(r.output_dir, name));
 	/* ... and the next run is not refused. */
 	struct tp_run_result r2;
@@ -437,14 +450,15 @@ static void test_row_failed_write(void **state)
 	wk_pmu_test_hold_writer(false);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	const char *e = tp_last_error();
-	assert_non_null(strstr(e, "run_epoch 1"));
+	assert_non_null(strstr(e, ep("run_epoch %llu (", &r)));
 	assert_non_null(strstr(e, "write failed"));
 	assert_non_null(strstr(e, "temporary files are kept"));
 	assert_false(csv_exists(&r));
 	int lines = 0;
-	assert_true(count_files(r.output_dir, "pmu.csv.e1.", ".failed.tmp", &lines) >= 1);
+	assert_true(count_files(r.output_dir, ep("pmu.csv.e%llu.", &r), ".failed.tmp", &lines) >= 1);
 	assert_int_equal(lines, (int)r.pmu_collected); /* every row is in the evidence */
-	snprintf(name, sizeof(name), "pmu.csv.e1.p%d.merge.tmp", (int)getpid());
+	snprintf(name, sizeof(name), "pmu.csv.e%llu.p%d.merge.tmp",
+		 (unsigned long long)r.pmu_run_epoch, (int)getpid());
 	assert_false(exists(r.output_dir, name));
 
 	int dirs = subdirs(g_root);
@@ -484,10 +498,10 @@ static void test_faq_raises_with_file(void **state)
 		 "; %" PRIu64 " rows published",
 		 r.pmu_collected, r.pmu_total, r.pmu_collected);
 	assert_non_null(strstr(tp_last_error(), want));
-	assert_non_null(strstr(tp_last_error(), "run_epoch 1"));
+	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu (", &r)));
 	/* The rows that exist are real, and published. */
 	assert_true(csv_exists(&r));
-	assert_int_equal(csv_rows(&r, hdr, sizeof(hdr), 1, 2), (int)r.pmu_collected);
+	assert_int_equal(csv_rows(&r, hdr, sizeof(hdr), r.pmu_run_epoch, 2), (int)r.pmu_collected);
 	struct logbuf lb = { .len = 0 };
 	tp_log_set_hook(log_hook, &lb);
 	tp_worker_close(w);
@@ -511,7 +525,7 @@ static void test_faq_sticky(void **state)
 	assert_int_equal(r[1].pmu_dropped, 0);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "sticky for this Worker"));
-	assert_non_null(strstr(tp_last_error(), "run_epoch 1"));
+	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu (", &r[0])));
 	assert_true(csv_exists(&r[1]));
 	/* PMU off, then on again: still sticky. */
 	assert_int_equal(tp_worker_set_pmu_event_type(w, 0), 0);
@@ -546,9 +560,12 @@ static void test_faq_close_reports(void **state)
 	tp_log_set_hook(log_hook, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
-	assert_non_null(strstr(lb.text, "tp_worker_close: PMU flush_diagnostics: an earlier PMU "
-					"run failed and the failure is sticky for this Worker: "
-					"run_epoch 1"));
+	char want[256];
+	snprintf(want, sizeof(want),
+		 "tp_worker_close: PMU flush_diagnostics: an earlier PMU run failed and the "
+		 "failure is sticky for this Worker: run_epoch %llu (",
+		 (unsigned long long)r.pmu_run_epoch);
+	assert_non_null(strstr(lb.text, want));
 	assert_non_null(strstr(lb.text, "dropped=3"));
 
 	/* Never flushed: close publishes the run and is the last report. */
@@ -561,7 +578,9 @@ static void test_faq_close_reports(void **state)
 	tp_log_set_hook(log_hook, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
-	assert_non_null(strstr(lb.text, "tp_worker_close: PMU flush_diagnostics: run_epoch 1"));
+	snprintf(want, sizeof(want), "tp_worker_close: PMU flush_diagnostics: run_epoch %llu (",
+		 (unsigned long long)r.pmu_run_epoch);
+	assert_non_null(strstr(lb.text, want));
 	assert_non_null(strstr(lb.text, "dropped=4"));
 	assert_true(csv_exists(&r));
 	wk_pmu_test_hold_writer(false);
@@ -591,8 +610,8 @@ static void test_frozen_event_type(void **state)
 	assert_int_equal(a.pmu_event_type, 2);
 	assert_int_equal(b.pmu_event_type, 4);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
-	assert_int_equal(csv_rows(&a, ha, sizeof(ha), 1, 2), (int)a.pmu_collected);
-	assert_int_equal(csv_rows(&b, hb, sizeof(hb), 2, 4), (int)b.pmu_collected);
+	assert_int_equal(csv_rows(&a, ha, sizeof(ha), a.pmu_run_epoch, 2), (int)a.pmu_collected);
+	assert_int_equal(csv_rows(&b, hb, sizeof(hb), b.pmu_run_epoch, 4), (int)b.pmu_collected);
 	const struct tp_pmu_event_group *g2 = tp_pmu_event_group_or_default(TP_PMU_ARCH_A2A3, 2);
 	const struct tp_pmu_event_group *g4 = tp_pmu_event_group_or_default(TP_PMU_ARCH_A2A3, 4);
 	assert_true(tp_pmu_csv_header(g2, want, sizeof(want)) > 0);
