@@ -391,8 +391,6 @@ size_t bp_replenish_recycled_pools_low(struct bp_pool *bp, size_t *low)
 		}
 		for (int s = 0; s < bp->shard_count; s++) {
 			size_t cur = bp_recycled_count(bp, k, s);
-			if (low && cur * 2 < target)
-				++*low;
 			if (cur >= target)
 				continue;
 			size_t want = target - cur;
@@ -400,7 +398,15 @@ size_t bp_replenish_recycled_pools_low(struct bp_pool *bp, size_t *low)
 				want = bp->m->slot_count;
 			if (want > bp->recycled_cap - cur)
 				want = bp->recycled_cap - cur;
-			added += bp_allocate_recycled_batch(bp, k, size, (int)want, s);
+			size_t got = bp_allocate_recycled_batch(bp, k, size, (int)want, s);
+			added += got;
+			/* A lane the cap keeps short is refilled only by returned
+			 * buffers, which every tick routes anyway: it is no reason
+			 * to look again sooner (that was a busy retry). relaxed: a
+			 * hint, set by the refusal on this thread. */
+			if (low && cur * 2 < target &&
+			    (got || !atomic_load_explicit(&bp->cap_hit, memory_order_relaxed)))
+				++*low;
 		}
 	}
 	return added;
@@ -531,6 +537,8 @@ uint64_t bp_alloc_and_register_block(struct bp_pool *bp, size_t size, void **hos
 	if (bp->pool_cap_bytes &&
 	    atomic_load_explicit(&bp->pool_bytes, memory_order_relaxed) + size > bp->pool_cap_bytes) {
 		atomic_fetch_add_explicit(&bp->alloc_refused, 1, memory_order_relaxed);
+		/* relaxed: a hint against retrying; the cap check is the rule. */
+		atomic_store_explicit(&bp->cap_hit, true, memory_order_relaxed);
 		return 0;
 	}
 	void *dev = bp->ops.alloc(bp->ops.ud, size);
@@ -587,6 +595,13 @@ size_t bp_allocate_recycled_batch(struct bp_pool *bp, int kind, size_t size, int
 			 count);
 		return 0;
 	}
+	/* At the ceiling: a block the cap refused before is refused again
+	 * (the pool does not shrink while it runs), so do not retry it.
+	 * relaxed: a hint; the cap check in the allocation is the rule. */
+	if (bp->pool_cap_bytes && atomic_load_explicit(&bp->cap_hit, memory_order_relaxed) &&
+	    atomic_load_explicit(&bp->pool_bytes, memory_order_relaxed) + stride * (size_t)count >
+		    bp->pool_cap_bytes)
+		return 0;
 	void *host;
 	uint64_t base = bp_alloc_and_register_block(bp, stride * (size_t)count, &host);
 	if (!base)
@@ -624,9 +639,12 @@ void bp_free_buffer(struct bp_pool *bp, uint64_t dev)
 		(bp->nranges - (size_t)i - 1) * sizeof(*bp->ranges));
 	bp->nranges--;
 	pthread_rwlock_unlock(&bp->map_lock);
-	if (r.pooled)
+	if (r.pooled) {
 		atomic_fetch_sub_explicit(&bp->pool_bytes, r.dev_end - r.dev_begin,
 					  memory_order_relaxed);
+		/* Room again below the cap: allocations may be tried again. */
+		atomic_store_explicit(&bp->cap_hit, false, memory_order_relaxed);
+	}
 	if (bp->ops.free_)
 		bp->ops.free_(bp->ops.ud, (void *)(uintptr_t)r.dev_begin);
 	if (r.shadow_owned)

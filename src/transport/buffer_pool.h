@@ -130,6 +130,10 @@ struct bp_pool {
 	_Atomic uint64_t n_allocs;       /* ops.alloc calls */
 	_Atomic uint64_t n_regs;         /* registrations (reg or shadow) */
 	_Atomic uint64_t alloc_refused;  /* allocations refused by the cap */
+	/* The cap refused an allocation and no pool memory was freed since:
+	 * bp_allocate_recycled_batch then does not retry a block the cap must
+	 * refuse (pool bytes only grow while the pool runs). */
+	_Atomic bool cap_hit;
 	_Atomic bool warned_target;      /* warm-target clamp logged once */
 };
 
@@ -400,7 +404,10 @@ size_t bp_replenish_recycled_pools(struct bp_pool *bp);
  * also reports how short the lanes were.
  * @bp:  the pool.
  * @low: receives the number of lanes found below half their warm target
- *       before this call topped them up; may be NULL.
+ *       before this call topped them up that allocation could still
+ *       refill (a lane the pool cap keeps short is not counted: only
+ *       returned buffers refill it, so looking sooner is no use); may be
+ *       NULL.
  *
  * Return: buffers added.
  */
@@ -438,9 +445,10 @@ size_t bp_retired_count(struct bp_pool *bp, int kind, int shard);
  *            transport), else the device address itself.
  *
  * Return: the device address; 0 when @size is 0 or there is no alloc op,
- * when the pool cap would be exceeded (counted in alloc_refused, no log),
- * when ops.alloc fails (no log), or when registering or recording the
- * mapping fails (ERROR logged, the block freed).
+ * when the pool cap would be exceeded (counted in alloc_refused, no log;
+ * sets cap_hit until pool memory is freed), when ops.alloc fails (no log),
+ * or when registering or recording the mapping fails (ERROR logged, the
+ * block freed).
  */
 uint64_t bp_alloc_and_register_block(struct bp_pool *bp, size_t size, void **host_out);
 
@@ -454,11 +462,13 @@ uint64_t bp_alloc_and_register_block(struct bp_pool *bp, size_t size, void **hos
  * @shard: lane for every buffer (>= 0), or < 0: buffer i to lane i
  *         (normalised).
  *
- * Buffers that do not fit their lane are retired.
+ * Buffers that do not fit their lane are retired. Once the pool cap has
+ * refused an allocation (cap_hit), a block it must refuse again is not
+ * retried: 0 at once, not counted again (no busy retry at the ceiling).
  *
  * Return: buffers placed in lanes; 0 for @count <= 0, @size 0, an invalid
- * @kind, an overflowing size (ERROR) or a failed allocation; an ERROR line
- * when none of an allocated block could be placed.
+ * @kind, an overflowing size (ERROR), a failed or capped allocation; an
+ * ERROR line when none of an allocated block could be placed.
  */
 size_t bp_allocate_recycled_batch(struct bp_pool *bp, int kind, size_t size, int count,
 				  int shard);

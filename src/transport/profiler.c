@@ -30,6 +30,8 @@
 #define BUSY_WINDOW_NS (20ull * 1000 * 1000) /* busy mode lasts this long after pressure */
 #define DRAIN_WAKE_BATCH 8 /* buffers a drain hands its collector before a wake at the latest */
 #define STARVED_KICK_NS (100ull * 1000) /* drain: kicks while an instance stays starved */
+/* ... backing off, doubling up to this, while the pool cap stops growth */
+#define STARVED_KICK_CAPPED_MAX_NS (3200ull * 1000)
 #define COLLECTOR_TICK_MS 100
 #define NULL_ENTRY_PATIENCE 1000 /* scans before a zero-pointer entry is skipped */
 
@@ -734,6 +736,15 @@ static bool drain_pass(struct tp_profiler *p, struct drain_ctx *dc, uint32_t fir
 	return hit;
 }
 
+/* The pool cap has refused growth (and no memory was freed since): only
+ * buffers coming back from the collectors can refill a starved lane, so
+ * a starved drain need not look, nor wake the replenish thread, as often. */
+static bool pool_capped(struct tp_profiler *p)
+{
+	/* relaxed: a hint for the sleep policy. */
+	return p->bp.pool_cap_bytes && atomic_load_explicit(&p->bp.cap_hit, memory_order_relaxed);
+}
+
 static void *drain_main(void *arg)
 {
 	struct thread_arg *a = arg;
@@ -750,7 +761,7 @@ static void *drain_main(void *arg)
 	struct drain_ctx *dcp = dc.starved && dc.marked ? &dc : NULL;
 	unsigned empty_scans = 0, nap = 0;
 	bool contended = false;
-	uint64_t last_kick = 0;
+	uint64_t last_kick = 0, kick_gap = STARVED_KICK_NS;
 	/* acquire: pairs with the release store in prof_stop. */
 	while (atomic_load_explicit(&p->mgmt_running, memory_order_acquire)) {
 		if (atomic_load_explicit(&p->test_pause_drain, memory_order_relaxed)) {
@@ -765,13 +776,23 @@ static void *drain_main(void *arg)
 			/* Still short after the retry: the replenish thread has not
 			 * refilled the lane yet; keep it awake, at most one kick per
 			 * STARVED_KICK_NS (the drain passes every 40 µs or less
-			 * while starved, and a kick is a futex syscall). */
+			 * while starved, and a kick is a futex syscall), backing
+			 * off while the pool cap stops growth. */
 			if (dcp->nstarved) {
 				uint64_t now = tp_now_ns();
-				if (now - last_kick >= STARVED_KICK_NS) {
+				if (now - last_kick >= kick_gap) {
 					kick_replenish(p);
 					last_kick = now;
+					/* At the cap the replenish thread can only route
+					 * returned buffers, which it does on every tick:
+					 * back off instead of waking it every 100 µs. */
+					if (!pool_capped(p))
+						kick_gap = STARVED_KICK_NS;
+					else if (kick_gap < STARVED_KICK_CAPPED_MAX_NS)
+						kick_gap *= 2;
 				}
+			} else {
+				kick_gap = STARVED_KICK_NS;
 			}
 		}
 		/* Lanes waiting at a gate: the replenish thread opens the
@@ -797,7 +818,7 @@ static void *drain_main(void *arg)
 			 * pop gate: look again soon for the buffers the
 			 * replenish thread recycles. */
 			unsigned max = idle_sleep_max(p);
-			if (dcp && dcp->nstarved && max > STARVED_SLEEP_MAX_US)
+			if (dcp && dcp->nstarved && max > STARVED_SLEEP_MAX_US && !pool_capped(p))
 				max = STARVED_SLEEP_MAX_US;
 			idle_sleep_upto(p, &nap, max);
 			/* relaxed: a statistic, read after the join. */
@@ -1289,6 +1310,15 @@ int prof_start(struct tp_profiler *p)
 	bp_replenish_recycled_pools(&p->bp);
 	p->start_allocs = atomic_load_explicit(&p->bp.n_allocs, memory_order_relaxed);
 	p->start_bytes = atomic_load_explicit(&p->bp.pool_bytes, memory_order_relaxed);
+	/* Set before the threads exist: they read it only after their creation. */
+	if (p->cfg.pool_cap_start_factor) {
+		p->bp.pool_cap_bytes = (size_t)p->start_bytes * p->cfg.pool_cap_start_factor;
+		/* relaxed: no thread runs yet. */
+		atomic_store_explicit(&p->bp.cap_hit, false, memory_order_relaxed);
+		TP_DEBUG("%s: pool cap %zu bytes (%u x the %" PRIu64 " bytes held at start)",
+			 p->m->name, p->bp.pool_cap_bytes, p->cfg.pool_cap_start_factor,
+			 p->start_bytes);
+	}
 	/* release: pairs with the host threads' acquire loads of
 	 * mgmt_running (drain_main, replenish_main, consume).  They start
 	 * after this store, so pthread_create orders it already; release

@@ -101,6 +101,14 @@ struct tp_profiler_config {
 	 * 0 -> max(16 MiB, 8 x the bytes of the instances' seeds) + the
 	 * init_surplus bytes; UINT64_MAX -> none. */
 	uint64_t pool_cap_bytes;
+	/* Non-zero: prof_start replaces the cap with this multiple of the
+	 * bytes the pool holds once its start-up top-up (free queues to
+	 * slot_count, recycled lanes to their warm target) is done, before
+	 * any host thread runs: growth is then measured from what the run
+	 * starts with (seed 000 §3.4 "twice the bytes it was seeded with":
+	 * 2), never already spent by the top-up. The cap at open (above)
+	 * bounds the top-up itself; pass UINT64_MAX for none. */
+	uint32_t pool_cap_start_factor;
 	/* How long a drain waits for room in a full host ready shard before it
 	 * retires the buffer (counted as TP_HOST_LOST_SHARD_FULL).
 	 * 0 -> the module's idle timeout; negative -> retire at once. */

@@ -1502,7 +1502,9 @@ static void test_range_transport(void **state)
 }
 
 /* pool_cap_bytes: an allocation that would pass the cap is refused without
- * calling alloc, counted in alloc_refused; freeing makes room again. */
+ * calling alloc, counted in alloc_refused; a batch the cap must refuse
+ * after that is not even tried (no busy retry at the ceiling) until
+ * freeing makes room again. */
 static void test_pool_cap(void **state)
 {
 	(void)state;
@@ -1523,8 +1525,9 @@ static void test_pool_cap(void **state)
 	assert_int_equal(atomic_load(&bp.alloc_refused), 1);
 	assert_int_equal(mem->allocs, 2); /* alloc was not even called */
 	assert_int_equal(atomic_load(&bp.n_allocs), 2);
+	assert_true(atomic_load(&bp.cap_hit));
 	assert_int_equal(bp_allocate_recycled_batch(&bp, 0, BUF, 2, 0), 0);
-	assert_int_equal(atomic_load(&bp.alloc_refused), 2);
+	assert_int_equal(atomic_load(&bp.alloc_refused), 1); /* not retried */
 	assert_int_equal(bp_recycled_count(&bp, 0, 0), 0);
 	assert_int_equal(mem->allocs, 2);
 	assert_int_equal(log_count(TP_LOG_ERROR, "register failed"), 0);
@@ -1538,12 +1541,15 @@ static void test_pool_cap(void **state)
 
 	bp_free_buffer(&bp, a);
 	assert_int_equal(atomic_load(&bp.pool_bytes), 4096);
+	assert_false(atomic_load(&bp.cap_hit)); /* room again: tried again */
 	uint64_t c = bp_alloc_and_register_block(&bp, 4096, &host);
 	assert_int_not_equal(c, 0);
 	assert_non_null(host);
 	assert_int_equal(mem->allocs, 3);
-	assert_int_equal(atomic_load(&bp.alloc_refused), 2);
+	assert_int_equal(atomic_load(&bp.alloc_refused), 1);
 	assert_int_equal(atomic_load(&bp.pool_bytes), 8192);
+	assert_int_equal(bp_allocate_recycled_batch(&bp, 0, BUF, 2, 0), 0);
+	assert_int_equal(atomic_load(&bp.alloc_refused), 2);
 
 	/* Without a cap the same request succeeds. */
 	bp.pool_cap_bytes = 0;

@@ -6,7 +6,8 @@
  * algorithms), §8 (threads, start / stop), §9 (shadow transport), §12
  * checklist 22-26; plus corrupted ready queues (out-of-range indices, zero
  * buffer pointers, unknown instances, unmapped pointers: survived and
- * reported, not trusted) and reconcile per kind.
+ * reported, not trusted), reconcile per kind, and a pool at its cap that
+ * does not retry the refused allocation.
  *
  * Device writers run on the test thread or on pthreads playing AICPU
  * threads, through the device engine (dpe_*).  Corruption is written into
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +305,23 @@ static _Atomic uint32_t *head_of(struct tp_profiler *p, uint32_t q)
 static struct tp_free_queue *fq_of(struct tp_profiler *p, uint32_t inst)
 {
 	return &tp_shm_state(p->hdr, inst)->free_queue;
+}
+
+/* A collector that waits while `hold` is set (a slow disk): the buffers
+ * it has stay out of circulation. */
+struct holder {
+	_Atomic bool hold;
+	_Atomic uint64_t records;
+};
+
+static bool on_collected_held(void *ud, const struct tp_ready_info *info, int shard)
+{
+	(void)shard;
+	struct holder *h = ud;
+	while (atomic_load(&h->hold))
+		sleep_ms(1);
+	atomic_fetch_add(&h->records, info->count);
+	return true;
 }
 
 /* ------------------------------------------------- checklist 22-23 */
@@ -946,6 +965,92 @@ static void test_backpressure_state_machine(void **state)
 	prof_close(p);
 }
 
+/* The PMU module's shape (spec/pmu.md §7.1): warm target 1, batch 1. */
+static int one_per_lane(int kind, int shards)
+{
+	(void)kind;
+	(void)shards;
+	return 1;
+}
+
+static int batch_one(int kind)
+{
+	(void)kind;
+	return 1;
+}
+
+static const struct tp_module mod_warm = {
+	.name = "PROFW", .kinds = 1, .ready_queue_size = 8, .slot_count = 4,
+	.max_collector_threads = 4, .idle_timeout_sec = 2, .record_size = {RS0},
+	.records_per_buffer = {CAP0}, .batch_size = batch_one,
+	.recycled_warm_target = one_per_lane,
+};
+
+/* A pool at its cap while the collector holds every buffer: the replenish
+ * thread's lane stays below its warm target and the device drops (short
+ * backstop). The refused allocation is not retried on every tick: one
+ * refusal stops growth (cap_hit) until memory is freed; before, the
+ * replenish thread retried it (and shortened its sleep) thousands of
+ * times a second. */
+static void test_pool_cap_refusal_not_retried(void **state)
+{
+	(void)state;
+	struct holder h = { .hold = false };
+	struct tp_profiler_config cfg = {
+		.module = &mod_warm,
+		.ops = tp_memops_sim_svm(),
+		.num_threads = 1,
+		.num_instances = 2,
+		.buffers_per_instance = 2,
+		.backstop_cycles = tp_sys_cnt_freq() / 500, /* 2 ms */
+		.pool_cap_bytes = UINT64_MAX,
+		.on_buffer_collected = on_collected_held,
+		.ud = &h,
+	};
+	/* The cap: exactly what the pool holds once started. */
+	struct tp_profiler *p = prof_open(&cfg);
+	assert_non_null(p);
+	assert_int_equal(prof_start(p), 0);
+	prof_stop(p);
+	cfg.pool_cap_bytes = p->start_bytes;
+	prof_close(p);
+	p = prof_open(&cfg);
+	assert_non_null(p);
+	assert_int_equal(prof_start(p), 0);
+	assert_int_equal(atomic_load(&p->bp.pool_bytes), cfg.pool_cap_bytes);
+	assert_int_equal(atomic_load(&p->bp.alloc_refused), 0);
+	atomic_store(&h.hold, true);
+	struct tp_dpe w;
+	writer(&w, p, 0, 0);
+	uint8_t r[MAXB];
+	uint64_t stored = 0;
+	const uint64_t n = 40 * CAP0; /* more than the whole pool holds */
+	for (uint64_t i = 0; i < n; i++) {
+		fill(r, w.rsize, 0, i);
+		stored += dpe_write(&w, r);
+	}
+	assert_true(stored < n); /* the device dropped at the ceiling */
+	/* The replenish thread keeps running while the collector holds on. */
+	const uint64_t s0 = atomic_load(&p->repl_sleeps);
+	sleep_ms(200);
+	const uint64_t refused = atomic_load(&p->bp.alloc_refused);
+	printf("pool cap: %" PRIu64 " refused, %" PRIu64 " replenish sleeps in 200 ms held, "
+	       "%" PRIu32 " kicks\n",
+	       refused, atomic_load(&p->repl_sleeps) - s0, atomic_load(&p->repl_kicks));
+	assert_true(refused >= 1);
+	assert_true(refused <= 2);
+	assert_int_equal(atomic_load(&p->bp.pool_bytes), cfg.pool_cap_bytes);
+	atomic_store(&h.hold, false);
+	(void)dpe_flush(&w);
+	prof_stop(p);
+	struct tp_reconcile rc;
+	assert_int_equal(prof_reconcile(p, &rc), 0);
+	assert_int_equal(rc.pool[0].total, n);
+	assert_int_equal(rc.pool[0].collected, stored);
+	assert_int_equal(rc.pool[0].dropped, n - stored);
+	prof_close(p);
+}
+
 /* init_surplus: each shard's recycled lane of a kind is filled at open to
  * its warm target plus the surplus (at most the lane's capacity), one
  * block per lane; prof_start then has nothing to add; the default pool
@@ -1220,6 +1325,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_backpressure_state_machine, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_init_surplus_seeds_recycled_lanes, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pool_cap_refusal_not_retried, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_reconcile_per_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shadow_transport_matches_svm, setup, teardown),

@@ -13,7 +13,8 @@
  * and one per FAQ failure: flush raises with pmu.csv present (drops),
  * sticky failure (across new collectors and PMU off/on), close reporting
  * once more; plus each retained run frozen to its event type, and the
- * pool cap of a retained collector (twice its seeded bytes). */
+ * pool cap of a retained collector (twice what it holds when the run
+ * starts). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -643,12 +644,26 @@ static void test_pool_cap(void **state)
 			};
 			struct pmu_collector *c = pmu_open(&cfg);
 			assert_non_null(c);
-			uint64_t seeded = 0, cap = 1;
+			uint64_t seeded = 0, cap = 1, now = 0;
 			assert_int_equal(pmu_pool_bytes(c, &seeded, &cap, NULL), 0);
-			/* Region + 2 buffers of 64 + 512 x 64 B per core at least. */
-			assert_true(seeded >= 6u * 2u * (64u + 512u * 64u));
-			/* Twice the seeded bytes when retained; else unbounded (0). */
+			/* Region + PLATFORM_PMU_BUFFERS_PER_CORE (4, seed §7.2)
+			 * buffers of 64 + 512 x 64 B per core at least; no cap
+			 * before the run starts. */
+			assert_true(seeded >= 6u * 4u * (64u + 512u * 64u));
+			assert_int_equal(cap, 0);
+			const uint64_t at_open = seeded;
+			/* Seeded: what the run starts with, the start-up top-up
+			 * included. The cap is twice that when retained (else
+			 * unbounded, 0), so the run may still grow by as much
+			 * again; the top-up never spends it. */
+			assert_int_equal(pmu_start(c), 0);
+			assert_int_equal(pmu_pool_bytes(c, &seeded, &cap, &now), 0);
+			assert_true(seeded > at_open); /* the recycled lanes' blocks */
+			assert_true(now >= seeded);
 			assert_int_equal(cap, retained ? 2 * seeded : 0);
+			if (retained)
+				assert_true(cap - now >= seeded);
+			pmu_stop(c);
 			pmu_release_pool(c);
 			assert_int_equal(pmu_pool_bytes(c, NULL, NULL, NULL), -EINVAL);
 			pmu_close(c);
@@ -664,7 +679,7 @@ static void test_pool_cap(void **state)
 static void test_pool_cap_drops(void **state)
 {
 	(void)state;
-	enum { RECS = 12 * 512 };
+	enum { RECS = 48 * 512 }; /* more than the 2 x 16 buffers of the cap */
 	uint64_t capped_rows = 0;
 	for (int retained = 1; retained >= 0; retained--) {
 		struct tp_device_config dc = { .platform = "a2a3sim", .block_dim = 1,

@@ -63,7 +63,7 @@ struct pmu_collector {
 	struct pmu_shard *shards; /* num_threads (= live shards) */
 	bool started, stopped, exported, preserved;
 	uint64_t exported_rows;
-	uint64_t seeded_bytes, cap_bytes; /* pool device bytes at open, ceiling */
+	uint64_t seeded_bytes, cap_bytes; /* pool bytes seeded (at start), ceiling */
 	_Atomic bool test_hold;           /* pmu_test_hold_collect */
 	struct pmu_core_note *host_notes; /* host view, valid after reconcile */
 };
@@ -87,7 +87,7 @@ static const struct tp_module pmu_module_a2a3 = {
 	.name = "PmuModule",
 	.kind_names = {"pmu"},
 	.kinds = 1,
-	.ready_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE, /* 144 */
+	.ready_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE, /* 288 */
 	.slot_count = PMU_SLOT_COUNT,
 	.host_pool_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE,
 	.host_recycled_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE,
@@ -103,7 +103,7 @@ static const struct tp_module pmu_module_a5 = {
 	.name = "PmuModule",
 	.kind_names = {"pmu"},
 	.kinds = 1,
-	.ready_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE, /* 216 */
+	.ready_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE, /* 432 */
 	.slot_count = PMU_SLOT_COUNT,
 	.host_pool_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE,
 	.host_recycled_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE,
@@ -315,9 +315,12 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg)
 		.buffers_per_instance = PMU_BUFFERS_PER_CORE,
 		.priv_size = (uint32_t)(cfg->num_cores * sizeof(struct pmu_core_note)),
 		.backstop_cycles = cfg->backstop_cycles,
-		/* Unbounded unless retained; a retained run's cap is set below
-		 * from the bytes actually seeded (seed 000 §3.4). */
+		/* Unbounded unless retained; a retained run's cap is twice
+		 * what the pool holds when the run starts (seed 000 §3.4:
+		 * "twice the bytes it was seeded with"), set by prof_start
+		 * after its top-up, so the top-up never spends the growth. */
 		.pool_cap_bytes = UINT64_MAX,
+		.pool_cap_start_factor = cfg->retained ? 2 : 0,
 		.on_buffer_collected = pmu_collect,
 		.ud = c,
 	};
@@ -326,13 +329,9 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg)
 		pmu_close(c);
 		return NULL;
 	}
-	/* Nothing allocates from the pool before prof_start, so this is the
-	 * seeded size; the replenisher reads the cap only once started. */
+	/* What open seeded; pmu_start replaces it with what the run starts
+	 * with (and, retained, sets the cap from it). */
 	c->seeded_bytes = atomic_load_explicit(&c->p->bp.pool_bytes, memory_order_relaxed);
-	if (cfg->retained) {
-		c->cap_bytes = 2 * c->seeded_bytes;
-		c->p->bp.pool_cap_bytes = c->cap_bytes;
-	}
 	d->h = prof_shm_dev(c->p);
 	d->notes = (struct pmu_core_note *)((char *)d->h + c->p->hdr->priv_off);
 	c->host_notes = prof_priv_host(c->p);
@@ -397,8 +396,11 @@ int pmu_start(struct pmu_collector *c)
 		TP_WARN("Failed to create PMU output directory %s: %s", c->prefix, strerror(-rc));
 	remove_stale(c);
 	rc = prof_start(c->p);
-	if (rc == 0)
+	if (rc == 0) {
 		c->started = true;
+		c->seeded_bytes = c->p->start_bytes;
+		c->cap_bytes = c->p->bp.pool_cap_bytes;
+	}
 	return rc;
 }
 

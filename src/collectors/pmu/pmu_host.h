@@ -64,10 +64,12 @@
  * @output_prefix:  directory of pmu.csv (created at start if missing).
  * @backstop_cycles: device gate backstop, system-counter ticks; 0: 30 s.
  * @retained:       a retained run (collect_across_runs, seed 000 §3.4):
- *                  the pool may grow to twice the bytes seeded at open
- *                  (device and host shadow grow together, so the ratio is
- *                  the same), after which the device drops records.
- *                  Otherwise the pool's growth is unbounded.
+ *                  the pool may grow to twice the bytes it was seeded
+ *                  with — what it holds when the run starts, after
+ *                  pmu_start's top-up — (device and host shadow grow
+ *                  together, so the ratio is the same), after which the
+ *                  device drops records. Otherwise the pool's growth is
+ *                  unbounded.
  */
 struct pmu_config {
 	struct tp_pmu_model *model;
@@ -102,8 +104,9 @@ struct pmu_reconcile {
 struct pmu_collector;
 
 /**
- * pmu_open() - allocate the pool (region + 2 buffers per core + a5
- * staging rings) and the device state (spec/pmu.md §7.2).
+ * pmu_open() - allocate the pool (region + 4 buffers per core + a5
+ * staging rings) and the device state (spec/pmu.md §7.2; seed 000 §7.2
+ * PLATFORM_PMU_BUFFERS_PER_CORE).
  * @cfg: the run's collection, copied (the strings too).
  *
  * Logs INFO `PMU collector initialized: ...`.
@@ -210,8 +213,11 @@ void pmu_release_pool(struct pmu_collector *c);
 /**
  * pmu_pool_bytes() - device bytes of the pool.
  * @c:      the collector.
- * @seeded: receives the bytes seeded at open.
- * @cap:    receives the growth ceiling (0: unbounded).
+ * @seeded: receives the bytes seeded: at open; once pmu_start() ran, what
+ *          the pool held when the run started, its start-up top-up
+ *          included.
+ * @cap:    receives the growth ceiling (0: unbounded; for a retained run
+ *          pmu_start() sets it to twice @seeded).
  * @now:    receives the bytes allocated at present.
  *
  * Any pointer may be NULL.
