@@ -372,7 +372,9 @@ static int publish_current(struct tp_dpe *w, enum tp_drop_cause cause)
 	if (dpe_enqueue_ready(w->h, w->q, w->instance, w->kind, (uint64_t)(uintptr_t)w->cur,
 			      seq) != 0) {
 		dpe_account_dropped(w, rq_ok(w->h, w->q) ? cause : TP_DROP_INVALID, n);
-		if (w->hooks && w->hooks->on_enqueue_failed)
+		/* The switch's hook (spec §4.6 step 3); a failed flush is the
+		 * caller's to report (dpe_flush returns -EAGAIN). */
+		if (cause != TP_DROP_FLUSH_FAILED && w->hooks && w->hooks->on_enqueue_failed)
 			w->hooks->on_enqueue_failed(w, n);
 		w->count = 0;
 		atomic_store_explicit(&w->cur->count, 0, memory_order_relaxed);

@@ -30,7 +30,10 @@ struct tp_dpe;
  * spec/framework.md §4), all may be NULL. They let a collector keep a
  * local cache (e.g. publish the new buffer address to an AICore) and log
  * its own lines. Called on the producer's thread; `buf` is a device
- * address (NULL: no replacement), `n` a record count.
+ * address (NULL: no replacement), `n` a record count. on_enqueue_failed:
+ * a full buffer could not be published at a switch (its n records were
+ * dropped, the buffer is reused); a failed dpe_flush does not call it
+ * (dpe_flush returns -EAGAIN to its caller).
  */
 struct tp_dpe_hooks {
 	void (*on_pop_success)(struct tp_dpe *w, struct tp_buf_hdr *buf);

@@ -6,7 +6,8 @@
  * header byte for byte for groups of both arches, rows equal to the
  * model's counts, the row order, the a5 slot mismatch bucket, buffer
  * rotation, stale temp removal, no file without records, a failed write
- * that keeps its shard files, and the producer notes (seed 000 §5.1). */
+ * that keeps its shard files, the ERROR of a full buffer that cannot be
+ * published, and the producer notes (seed 000 §5.1). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,10 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "collectors/pmu/pmu_dev.h"
 #include "collectors/pmu/pmu_host.h"
+#include "collectors/pmu/pmu_internal.h"
 #include "platform/device.h"
 #include "platform/platform.h"
 #include "platform/pmu_events.h"
@@ -669,6 +672,70 @@ static void test_failed_write_keeps_temps(void **state)
 	fx_close(f);
 }
 
+/* A full buffer that cannot be published (the ready queue stays full past
+ * the backstop: a host that died) loses its records with the spec's
+ * ERROR (spec/framework.md §4.6 step 3), once per failed switch; the
+ * final flush that fails too has its own line (spec/pmu.md §4.3). */
+static void test_ready_full_switch_logs(void **state)
+{
+	(void)state;
+	const char *plats[2] = { "a2a3sim", "a5sim" };
+	for (int k = 0; k < 2; k++) {
+		struct tp_device_config dc = { .platform = plats[k], .block_dim = 1,
+					       .mem_bytes = 1u << 20 };
+		struct tp_device *dev = tp_device_open(&dc);
+		assert_non_null(dev);
+		struct tp_pmu_model *m = NULL;
+		assert_int_equal(tp_pmu_model_create(dev, &m), 0);
+		char *dir = uh_mkdtemp();
+		assert_non_null(dir);
+		struct pmu_config pc = { .model = m, .num_cores = 3, .num_threads = 2,
+					 .event_type = 2, .run_epoch = 5, .output_prefix = dir,
+					 .backstop_cycles = tp_sys_cnt_freq() / 100 };
+		struct pmu_collector *c = pmu_open(&pc);
+		assert_non_null(c);
+		struct pmu_dev *d = pmu_dev(c);
+		/* Never started (no host threads), and ready queue 1 full:
+		 * head one ahead of its tail. */
+		atomic_store(&d->h->queue_heads[1], 1);
+		assert_int_equal(pmu_dev_init(d), 0);
+		struct tp_pmu_sample smp = { .n_slots = k ? 10 : 8, .total_cycles = 9 };
+		log_begin();
+		tp_log_set_threshold(TP_LOG_ERROR);
+		for (int i = 0; i < 2 * 512 + 88; i++)
+			pmu_dev_record(d, 1, AIV_CORE, (uint64_t)i, 3, 1, &smp);
+		pmu_dev_flush_thread(d, 1);
+		log_end();
+		pmu_dev_finalize(d);
+		/* Two full buffers (the second fails fast), then the flush. */
+		const char *want = "Thread 1: Core 1 failed to enqueue PMU buffer (ready_queue "
+				   "full), data lost!\n";
+		char line[128];
+		snprintf(line, sizeof(line), "%d %s", TP_LOG_ERROR, want);
+		const char *p1 = strstr(logbuf, line);
+		assert_non_null(p1);
+		const char *p2 = strstr(p1 + 1, line);
+		assert_non_null(p2);
+		assert_null(strstr(p2 + 1, line));
+		assert_non_null(strstr(logbuf, "Thread 1: Core 1 failed to flush PMU buffer "
+					       "(ready_queue full), 88 records lost!"));
+		/* The flush failure is not also reported as a failed enqueue. */
+		assert_true(strstr(logbuf, "failed to flush") > p2);
+		pmu_stop(c);
+		struct pmu_reconcile r;
+		tp_log_set_threshold(TP_LOG_ERROR + 1);
+		(void)pmu_reconcile(c, &r);
+		tp_log_set_threshold(TP_LOG_DEFAULT_THRESHOLD);
+		assert_int_equal(r.total, 2 * 512 + 88);
+		assert_int_equal(r.dropped, 2 * 512 + 88);
+		assert_int_equal(r.collected, 0);
+		pmu_close(c);
+		tp_pmu_model_destroy(m);
+		tp_device_close(dev);
+		uh_rm_rf(dir);
+	}
+}
+
 static void test_open_rejects(void **state)
 {
 	(void)state;
@@ -817,6 +884,7 @@ int main(void)
 		cmocka_unit_test(test_no_records_no_file),
 		cmocka_unit_test(test_stale_temp_removal),
 		cmocka_unit_test(test_failed_write_keeps_temps),
+		cmocka_unit_test(test_ready_full_switch_logs),
 		cmocka_unit_test(test_open_rejects),
 		cmocka_unit_test(test_threads_concurrent_writers),
 		cmocka_unit_test(test_threads_a5_slot_handoff),

@@ -623,6 +623,8 @@ static void test_drop_accounting_by_cause(void **state)
 	assert_int_equal(B(f->bufs[0][0])->seq, 4);
 	assert_int_equal(dpe_flush(&w), -EAGAIN);
 	assert_int_equal(drop_cause(f, 0, TP_DROP_FLUSH_FAILED), 2);
+	/* a failed flush is its caller's to report, not the switch's hook */
+	assert_int_equal(l.enq_fail_n, 2 * CAP);
 	assert_int_equal(w.count, 0);
 	assert_int_equal(atomic_load(&B(f->bufs[0][0])->count), 0);
 

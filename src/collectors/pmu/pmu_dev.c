@@ -56,6 +56,22 @@ void pmu_dev_aicore_stage(struct pmu_dev *d, int core, uint32_t reg_task_id)
 			      memory_order_release);
 }
 
+/* switch_buffer could not publish a full buffer: the spec's ERROR
+ * (spec/framework.md §4.6 step 3), one per failed switch as the other
+ * PMU drop lines (the flush line, the reconcile's) are not rate-limited
+ * either; after a backstop trip later publishes fail fast, so at most one
+ * line per 512 records of a core. */
+static void pmu_enqueue_failed(struct tp_dpe *w, uint32_t n)
+{
+	(void)n;
+	TP_ERROR("Thread %d: Core %d failed to enqueue PMU buffer (ready_queue full), data lost!",
+		 (int)w->q, (int)w->instance);
+}
+
+static const struct tp_dpe_hooks pmu_hooks = {
+	.on_enqueue_failed = pmu_enqueue_failed,
+};
+
 /* The core's writer, attached on its first record to @thread's queue. */
 static struct tp_dpe *core_writer(struct pmu_dev *d, struct pmu_core *c, int thread, int core)
 {
@@ -65,7 +81,9 @@ static struct tp_dpe *core_writer(struct pmu_dev *d, struct pmu_core *c, int thr
 	if (__builtin_expect(att == 1, 1))
 		return &c->w;
 	if (!att) {
-		att = dpe_attach(&c->w, d->h, (uint32_t)core, (uint32_t)thread, NULL, NULL) ? -1 : 1;
+		att = dpe_attach(&c->w, d->h, (uint32_t)core, (uint32_t)thread, &pmu_hooks, NULL)
+			      ? -1
+			      : 1;
 		atomic_store_explicit(&c->thread, thread, memory_order_relaxed);
 		/* release: publishes thread (and the writer) before attached, for
 		 * the acquire load in pmu_dev_flush_thread. */

@@ -111,7 +111,10 @@ void pmu_dev_aicore_stage(struct pmu_dev *d, int core, uint32_t reg_task_id);
  * initialised this run, or (a2a3) has no PMU window or cannot be read;
  * also when the core's writer could not attach to @thread's ready queue
  * (the record is then only counted in the "records not counted" WARN of
- * pmu_reconcile()).
+ * pmu_reconcile()). A full buffer that cannot be published past the
+ * backstop (spec/framework.md §4.6) has its records counted dropped and is
+ * reused, with ERROR
+ * `Thread %d: Core %d failed to enqueue PMU buffer (ready_queue full), data lost!`.
  */
 void pmu_dev_on_fin(struct pmu_dev *d, int thread, int core, uint64_t task_id,
 		    uint32_t func_id, int32_t core_type, uint32_t reg_task_id);
