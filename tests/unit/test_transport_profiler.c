@@ -222,6 +222,17 @@ static int count_logs(int level, ...)
 	return c;
 }
 
+/* Lines at `level` equal to `msg`. */
+static int count_exact(int level, const char *msg)
+{
+	int c = 0;
+	pthread_mutex_lock(&lc.mu);
+	for (int i = 0; i < lc.n; i++)
+		c += lc.level[i] == level && lc.msg[i] && !strcmp(lc.msg[i], msg);
+	pthread_mutex_unlock(&lc.mu);
+	return c;
+}
+
 static void logs_clear(void)
 {
 	pthread_mutex_lock(&lc.mu);
@@ -871,9 +882,10 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
 	assert_true(atomic_load(&p->host_freeze_open));
 	assert_int_equal(atomic_load(&p->freeze_opened), 1);
-	assert_int_equal(count_logs(TP_LOG_INFO, "PROFT DFX backpressure TRIGGERED: free-queue-empty, "
-						  "pop-gate freeze OPENED",
-				    NULL),
+	/* the first of the session: the spec's WARN, word for word */
+	assert_int_equal(count_exact(TP_LOG_WARN, "PROFT DFX backpressure TRIGGERED: "
+						  "free-queue-empty, pop-gate freeze OPENED — all "
+						  "AICPU lanes parked at their pop gate"),
 			 1);
 
 	/* ready queues not drained: stays frozen, no refill */
@@ -914,9 +926,9 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->fq_freeze_active), 0);
 	assert_false(atomic_load(&p->host_freeze_open));
 	assert_int_equal(atomic_load(&p->freeze_released), 1);
-	assert_int_equal(count_logs(TP_LOG_INFO, "PROFT DFX backpressure RELEASED: ready-queue "
-						  "drained AND free-queues refilled",
-				    NULL),
+	assert_int_equal(count_exact(TP_LOG_WARN, "PROFT DFX backpressure RELEASED: ready-queue "
+						  "drained AND free-queues refilled — AICPU lanes "
+						  "resume"),
 			 1);
 
 	/* after release the drain tops up again, from its own lane */
@@ -936,6 +948,9 @@ static void test_backpressure_state_machine(void **state)
 	assert_int_equal(atomic_load(&bpf->rq_freeze_active), 0);
 	assert_int_equal(atomic_load(&p->freeze_opened), 2);
 	assert_int_equal(atomic_load(&p->freeze_released), 2);
+	/* later pairs are DEBUG (below this threshold): still one WARN each */
+	assert_int_equal(count_logs(TP_LOG_WARN, "DFX backpressure", NULL), 2);
+	assert_int_equal(count_logs(-1, "DFX backpressure", NULL), 2);
 
 	/* both at once, with an entry pending on queue 1: both open; one
 	 * release clears both once drained and refilled */
