@@ -105,9 +105,9 @@ bool wk_pmu_decide(const struct tp_platform *plat, int requested, int rounds, ui
 		return false;
 	}
 	if (rounds > 1) {
-		/* WARN, as the reference's pytest path (spec/pmu.md §8.3): the
-		 * user asked for PMU and gets none. */
-		TP_WARN("PMU disabled: --rounds > 1 (benchmark rounds stay uninstrumented)");
+		/* WARN, as the reference's pytest path, word for word
+		 * (spec/pmu.md §8.3): the user asked for PMU and gets none. */
+		TP_WARN("PMU disabled: --rounds > 1");
 		return false;
 	}
 	*type = wk_pmu_event_type(plat, requested);

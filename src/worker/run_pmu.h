@@ -89,8 +89,8 @@ struct tp_run_result;
  * @rounds:    the Worker's rounds.
  * @type:      receives the event type when on.
  *
- * On iff @requested > 0 and @rounds == 1 (rounds > 1: one INFO line
- * `PMU disabled: --rounds > 1`). A negative @requested is still resolved
+ * On iff @requested > 0 and @rounds == 1 (rounds > 1: one WARN line
+ * `PMU disabled: --rounds > 1`, spec/pmu.md §8.3). A negative @requested is still resolved
  * (its WARN is logged) but leaves PMU off (spec §1.4 items 1, 4).
  */
 bool wk_pmu_decide(const struct tp_platform *plat, int requested, int rounds, uint32_t *type);

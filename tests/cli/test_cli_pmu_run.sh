@@ -113,10 +113,12 @@ out=$(TASKPROF_PMU_EVENT_TYPE=4 "$bin" run paged_attention --case CaseSmall1 \
 	-o "$root/envonly" 2>&1) || bad "env only failed: $out"
 [ -z "$(csv_of envonly)" ] || bad "the environment alone enabled PMU"
 
-# --rounds > 1: PMU off.
+# --rounds > 1: PMU off, with the spec's WARN word for word (spec/pmu.md §8.3).
 run rounds --rounds 2 --enable-pmu
 [ "$code" = 0 ] || bad "--rounds 2 --enable-pmu exited $code"
 [ -z "$(csv_of rounds)" ] || bad "--rounds 2 wrote pmu.csv"
+grep -qx '\[taskprof\] WARN  PMU disabled: --rounds > 1' <<<"$out" ||
+	bad "--rounds 2: no exact 'PMU disabled: --rounds > 1' line in: $out"
 
 # PMU and the swimlane in one run: both files, both complete.
 run both --enable-pmu --enable-l2-swimlane

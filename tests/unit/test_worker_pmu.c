@@ -421,11 +421,11 @@ static void test_bad_flag_values(void **state)
 	assert_false(r->pmu);
 	assert_non_null(strstr(err, "Invalid PMU event type 4294967295, using default"));
 	free(err);
-	/* --rounds > 1: off, one INFO line. */
+	/* --rounds > 1: off, the spec's WARN line word for word (§8.3). */
 	err = run_env(4, NULL, false, 2, r);
 	assert_false(r->pmu);
 	assert_int_equal(r->rounds, 2);
-	assert_non_null(strstr(err, "PMU disabled: --rounds > 1"));
+	assert_non_null(strstr(err, "[taskprof] WARN  PMU disabled: --rounds > 1\n"));
 	free(err);
 	free(r);
 }
