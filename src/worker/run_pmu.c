@@ -469,8 +469,18 @@ static int fill_result(struct wk_pmu *p, struct tp_run_result *res, struct pmu_r
 int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res)
 {
 	struct pmu_reconcile r;
+	/* The merge first, then the counts (spec/pmu.md §2.4, §5 step 3: the
+	 * merge runs inside reconcile, and a failed one counts 0 collected),
+	 * so the reconcile line and res->pmu_reconcile_ok tell of it. */
+	pmu_stop(p->c);
+	int rc = wk_pmu_export(p, res->pmu_csv, sizeof(res->pmu_csv), &res->pmu_rows);
+	char err[TP_ERROR_MSG_MAX] = "";
+	if (rc)
+		snprintf(err, sizeof(err), "%s", tp_last_error());
 	fill_result(p, res, &r);
-	return wk_pmu_export(p, res->pmu_csv, sizeof(res->pmu_csv), &res->pmu_rows);
+	if (rc)
+		tp_set_error(rc, "%s", err); /* the export's error is the run's */
+	return rc;
 }
 
 bool wk_pmu_lease_held(const struct wk_pmu *p)

@@ -11,8 +11,8 @@
  *     wk_pmu_open()      model + lease + pmu_open + pmu_start
  *     wk_pmu_wire()      hooks, kernel window hooks, single issue
  *     tp_engine_run()
- *     wk_pmu_stop()      pmu_stop + pmu_reconcile (+ the notes)
- *     wk_pmu_export()    <dir>/pmu.csv
+ *     wk_pmu_finish()    pmu_stop, the merge into <dir>/pmu.csv
+ *                        (wk_pmu_export), then pmu_reconcile (+ the notes)
  *     wk_pmu_close()     collector, lease reference, model
  *
  * A retained run (collect_across_runs) instead: wk_pmu_open_retained(),
@@ -153,9 +153,12 @@ int wk_pmu_cores(const struct wk_pmu *p);
 int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows);
 
 /**
- * wk_pmu_finish() - wk_pmu_stop then wk_pmu_export, filling @res's pmu_*
- * fields (figures, per-producer notes, the path).
- * Return: wk_pmu_export's (a reconcile mismatch is only reported).
+ * wk_pmu_finish() - stop, wk_pmu_export, then the reconcile (the merge
+ * is part of the reconcile, spec/pmu.md §2.4, §5 step 3: a failed merge
+ * counts 0 collected, so the reconcile reports the mismatch), filling
+ * @res's pmu_* fields (figures, per-producer notes, the path).
+ * Return: wk_pmu_export's, with its error (a reconcile mismatch is only
+ * reported).
  */
 int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res);
 

@@ -204,6 +204,22 @@ grep -q "^$pre pmu: .*pmu.csv.*$big" "$root/err" ||
 	bad "run --enable-pmu, ulimit -f 60: $(errors "$root/err")"
 left=$(find "$root/u" -name '*.tmp' ! -name '*.failed.tmp')
 [[ -z $left ]] || bad "run --enable-pmu, ulimit -f 60: left $left"
+# The merge alone failing: a5sim with 6 scheduler threads writes 6 shards
+# of about 15 KB, the merged pmu.csv about 94 KB. The merge is part of the
+# reconcile (spec/pmu.md §2.4, §5 step 3): a failed merge counts 0 rows
+# collected, so the reconcile line reports the mismatch and names the
+# merge, not a race (before, it said the counts matched).
+rm -rf "$root/u"
+limited 40 "$root/err" "$bin" run synthetic --enable-pmu -p a5sim --aicpu-threads 7 -o "$root/u"
+code=$?
+[[ $code -eq 1 ]] || bad "run --enable-pmu a5sim, ulimit -f 40: exit $code, expected 1"
+grep -q "^taskprof run: synthetic Default on a5sim failed: pmu: merging the shard files into .*/pmu.csv failed: write failed: $big; the shard files are kept as evidence" \
+	"$root/err" || bad "run --enable-pmu a5sim, ulimit -f 40: $(errors "$root/err")"
+grep -q "shard[0-9].tmp: write failed" "$root/err" &&
+	bad "run --enable-pmu a5sim, ulimit -f 40: a shard failed, not the merge: $(cat "$root/err")"
+grep -q "^\[taskprof\] WARN  PMU reconcile: record count mismatch (collected=0 + dropped=0 + mismatch=0 != device_total=[1-9][0-9]*, silent_loss=[1-9][0-9]*) — merging the shard files into pmu.csv failed, so no row is counted: pmu: merging the shard files into .*/pmu.csv failed: write failed: $big\$" \
+	"$root/err" || bad "run --enable-pmu a5sim, ulimit -f 40: no reconcile mismatch naming the merge: $(grep 'PMU reconcile' "$root/err")"
+grep -q "AICore/AICPU race" "$root/err" && bad "run --enable-pmu a5sim, ulimit -f 40: blames a race"
 
 # ---- ulimit -f: transport-demo ----------------------------------------------------
 if [[ ${TASKPROF_TEST_SANITIZE:-} != thread ]]; then # as for run above

@@ -425,11 +425,18 @@ static void test_row_failed_write(void **state)
 	(void)state;
 	struct tp_run_result r;
 	char name[128];
-	/* Default: the run fails, the partial merged file is removed. */
+	/* Default: the run fails, the partial merged file is removed. The
+	 * merge is part of the reconcile (spec/pmu.md §2.4, §5 step 3): a
+	 * failed one counts 0 rows collected, a mismatch. */
 	struct tp_worker *w = open_worker(false, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_WRITE, 0);
 	assert_true(run_pa(w, &r) < 0);
+	assert_non_null(strstr(tp_last_error(), "the shard files are kept as evidence"));
 	assert_false(csv_exists(&r));
+	assert_true(r.pmu_total > 0);
+	assert_int_equal(r.pmu_collected, 0);
+	assert_int_equal(r.pmu_dropped, 0);
+	assert_false(r.pmu_reconcile_ok);
 	snprintf(name, sizeof(name), "pmu.csv.e%llu.p%d.merge.tmp",
 		 (unsigned long long)r.pmu_run_epoch, (int)getpid());
 	assert_false(exists(r.output_dir, name));

@@ -62,6 +62,10 @@ struct pmu_collector {
 	struct pmu_dev dev;
 	struct pmu_shard *shards; /* num_threads (= live shards) */
 	bool started, stopped, exported, preserved;
+	/* pmu_export failed after the shard output was fine (opening,
+	 * writing or renaming pmu.csv): spec §2.4 / §5 count 0 collected. */
+	bool merge_failed;
+	char merge_why[1024];
 	uint64_t exported_rows;
 	uint64_t seeded_bytes, cap_bytes; /* pool bytes seeded (at start), ceiling */
 	_Atomic bool test_hold;           /* pmu_test_hold_collect */
@@ -456,8 +460,10 @@ int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 	r.mismatch = pr.pool[0].mismatch;
 	r.unflushed = pr.pool[0].unflushed;
 	/* Rows are collected only once they are on disk (spec §2.4: a failed
-	 * shard output counts nothing), so a failure shows as a mismatch. */
-	r.collected = r.io_failed ? 0 : rows;
+	 * shard output counts nothing) and, once the merge was tried, in
+	 * pmu.csv (spec §5 step 5: 0 if the merge failed), so a failure shows
+	 * as a mismatch. */
+	r.collected = r.io_failed || c->merge_failed ? 0 : rows;
 	uint64_t acc = r.collected + r.dropped + (a5 ? r.mismatch : 0);
 	r.silent_loss = (int64_t)(r.total - acc);
 	if (lost)
@@ -484,6 +490,15 @@ int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
 			") — the CSV shard output failed, so no row is counted: %s",
 			r.collected, r.dropped, mm, r.total, r.silent_loss, why);
+	} else if (acc != r.total && c->merge_failed) {
+		/* Not a race either: the rows did not reach pmu.csv. */
+		char mm[48] = "";
+		if (a5)
+			snprintf(mm, sizeof(mm), " + mismatch=%" PRIu64, r.mismatch);
+		TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64 " + dropped=%" PRIu64
+			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
+			") — merging the shard files into pmu.csv failed, so no row is counted: %s",
+			r.collected, r.dropped, mm, r.total, r.silent_loss, c->merge_why);
 	} else if (acc != r.total) {
 		if (a5)
 			TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64
@@ -663,6 +678,15 @@ out:
 	return rc;
 }
 
+/* The merge into pmu.csv failed with @rc (tp_last_error() says why):
+ * remembered for pmu_reconcile, which then counts no row collected. */
+static int note_merge_failure(struct pmu_collector *c, int rc)
+{
+	c->merge_failed = true;
+	snprintf(c->merge_why, sizeof(c->merge_why), "%s", tp_last_error());
+	return rc;
+}
+
 int pmu_export(struct pmu_collector *c, uint64_t *rows)
 {
 	if (rows)
@@ -707,7 +731,7 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 	if (rc) {
 		TP_ERROR("PmuCollector: failed to open CSV file: %s", tp_last_error());
 		preserve_shards(c);
-		return rc;
+		return note_merge_failure(c, rc);
 	}
 	errno = 0;
 	if (fwrite(c->header, 1, (size_t)c->header_len, tx.fp) != (size_t)c->header_len) {
@@ -716,12 +740,13 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 			 strerror(-rc));
 		tp_file_tx_abort(&tx, false);
 		preserve_shards(c);
-		return tp_set_error(rc, "pmu: %s: write failed: %s", c->csv_path, strerror(-rc));
+		tp_set_error(rc, "pmu: %s: write failed: %s", c->csv_path, strerror(-rc));
+		return note_merge_failure(c, rc);
 	}
 	if ((rc = merge_spans(c, tx.fp))) {
 		tp_file_tx_abort(&tx, false);
 		preserve_shards(c);
-		return rc;
+		return note_merge_failure(c, rc);
 	}
 	char tmp[4300];
 	snprintf(tmp, sizeof(tmp), "%s%s", c->csv_path, suffix);
@@ -729,7 +754,7 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 		TP_ERROR("PmuCollector: failed to flush merged CSV file: %s", tp_last_error());
 		unlink(tmp); /* the partial merged file is never left behind */
 		preserve_shards(c);
-		return rc;
+		return note_merge_failure(c, rc);
 	}
 	remove_shards(c);
 	c->exported = true;

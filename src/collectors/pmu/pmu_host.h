@@ -89,7 +89,8 @@ struct pmu_config {
  */
 struct pmu_reconcile {
 	uint64_t total;     /* Σ device total_record_count */
-	uint64_t collected; /* rows written to the shard files (0 on an I/O failure) */
+	uint64_t collected; /* rows written to the shard files (0 on an I/O failure,
+			     * and 0 when a pmu_export before it failed to merge) */
 	uint64_t dropped;   /* Σ device dropped + host losses */
 	uint64_t mismatch;  /* Σ a5 slot token mismatches */
 	uint64_t unflushed; /* records left in current buffers (device flush bug) */
@@ -148,6 +149,12 @@ void pmu_stop(struct pmu_collector *c);
  * mismatches, the equality) plus one TIMING line of the producer notes.
  * @c:   the collector.
  * @out: receives the figures; may be NULL.
+ *
+ * The reference merges the shard files inside its reconcile (spec §2.4,
+ * §5 step 3) and a failed merge counts 0 collected: call pmu_export()
+ * first for that order (the Worker does, wk_pmu_finish); a failed merge
+ * then makes collected 0 and the mismatch line names it. A retained run
+ * reconciles before its deferred merge (seed 000 §3.4).
  *
  * Return: 0 when collected + dropped + mismatch (a5) == total and no
  * shard I/O failed; -EPROTO otherwise (the log lines say why; no
