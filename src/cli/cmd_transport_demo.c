@@ -33,12 +33,14 @@ static void help(FILE *f)
 		"threads.  Prints the reconcile line (collected + dropped == total) and\n"
 		"the throughput, and writes OUTPUT_ROOT/transport_demo_<YYYYMMDD_HHMMSS>/\n"
 		"with instances.csv (records delivered per instance) and summary.txt\n"
-		"(the run's options and figures).\n\n"
+		"(the run's options and figures, drops by cause: the device's and the\n"
+		"host's).\n\n"
 		"options:\n"
 		"  -p, --platform NAME     a2a3sim (shared mapping, 50 MHz, <= 4 AICPU threads)\n"
 		"                          or a5sim (host shadow, 1 GHz, <= 7); default a2a3sim\n"
-		"  -t, --producers N       producer (AICPU) threads, up to the platform's\n"
-		"                          maximum; default 4\n"
+		"  -t, --producers N       producer (AICPU) threads, 1 to the platform's\n"
+		"                          AICPU threads (4 on a2a3sim, 7 on a5sim);\n"
+		"                          default 4\n"
 		"  -n, --records N         records per producer; default 2000000\n"
 		"      --instances N       instances (cores) per producer, 1..4; default 2\n"
 		"      --slow-collector NS busy delay per delivered buffer, 0..10000000 ns:\n"
@@ -52,7 +54,9 @@ static void help(FILE *f)
 		"still written), 2 bad usage\n");
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+/* @why (may be NULL): where the range comes from, printed after it. */
+static int parse_u64_why(const char *opt, const char *s, uint64_t lo, uint64_t hi,
+			 const char *why, uint64_t *out)
 {
 	char *end;
 	errno = 0;
@@ -60,12 +64,17 @@ static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, u
 	if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
 		fprintf(stderr,
 			"taskprof transport-demo: %s expects an integer from %" PRIu64 " to %" PRIu64
-			", got '%s'\n",
-			opt, lo, hi, s);
+			"%s%s%s, got '%s'\n",
+			opt, lo, hi, why ? " (" : "", why ? why : "", why ? ")" : "", s);
 		return -EINVAL;
 	}
 	*out = v;
 	return 0;
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	return parse_u64_why(opt, s, lo, hi, NULL, out);
 }
 
 static void progress(void *ud, uint64_t written, uint64_t target)
@@ -112,13 +121,20 @@ static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
 		"producer_ns_per_record %.2f\nproducer_cpu_ns_per_record %.2f\nbuffers %" PRIu64
 		"\nbackpressure_parks %" PRIu64 "\ndropped_no_buffer %" PRIu64
 		"\ndropped_ready_full %" PRIu64 "\ndropped_flush_failed %" PRIu64
-		"\ndropped_invalid %" PRIu64 "\n",
+		"\ndropped_invalid %" PRIu64 "\nhost_lost_bad_entry %" PRIu64
+		"\nhost_lost_unmapped %" PRIu64 "\nhost_lost_copy_failed %" PRIu64
+		"\nhost_lost_shard_full %" PRIu64 "\nhost_lost_collector %" PRIu64 "\n",
 		platform, cfg->producers, cfg->records_per_producer, cfg->instances_per_producer,
 		cfg->collector_delay_ns, tp_sys_cnt_freq(), r->total, r->collected, r->dropped, r->out_of_order,
 		r->reconcile_ok ? "ok" : "MISMATCH", r->elapsed_s, r->records_per_s,
 		r->producer_ns_per_record, r->producer_cpu_ns_per_record, r->buffers, r->freeze_opened,
 		r->rec.dropped_by_cause[TP_DROP_NO_BUFFER], r->rec.dropped_by_cause[TP_DROP_READY_FULL],
-		r->rec.dropped_by_cause[TP_DROP_FLUSH_FAILED], r->rec.dropped_by_cause[TP_DROP_INVALID]);
+		r->rec.dropped_by_cause[TP_DROP_FLUSH_FAILED], r->rec.dropped_by_cause[TP_DROP_INVALID],
+		r->rec.host_lost_by_cause[TP_HOST_LOST_BAD_ENTRY],
+		r->rec.host_lost_by_cause[TP_HOST_LOST_UNMAPPED],
+		r->rec.host_lost_by_cause[TP_HOST_LOST_COPY_FAILED],
+		r->rec.host_lost_by_cause[TP_HOST_LOST_SHARD_FULL],
+		r->rec.host_lost_by_cause[TP_HOST_LOST_COLLECTOR]);
 	return tp_file_tx_commit(&tx);
 }
 
@@ -135,6 +151,7 @@ int cmd_transport_demo(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	const char *platform = "a2a3sim", *out_root = "taskprof_output";
+	const char *producers_arg = NULL; /* checked once the platform is known */
 	uint64_t producers = 4, records = 2000000, instances = 2, slow = 0;
 	int c;
 	optind = 1;
@@ -146,7 +163,7 @@ int cmd_transport_demo(int argc, char **argv)
 			platform = optarg;
 			break;
 		case 't':
-			rc = parse_u64("--producers", optarg, 1, TP_MAX_AICPU_THREADS, &producers);
+			producers_arg = optarg;
 			break;
 		case 'n':
 			rc = parse_u64("--records", optarg, 1, UINT64_C(1000000000000), &records);
@@ -195,14 +212,14 @@ int cmd_transport_demo(int argc, char **argv)
 			platform);
 		return 2;
 	}
+	/* The platform's AICPU threads bound the producers, whatever order
+	 * -t and -p came in. */
 	uint64_t max_threads = a5 ? 7 : 4;
-	if (producers > max_threads) {
-		fprintf(stderr,
-			"taskprof transport-demo: %s has at most %" PRIu64
-			" AICPU threads, --producers %" PRIu64 " is too many\n",
-			platform, max_threads, producers);
+	char why[64];
+	snprintf(why, sizeof(why), "the AICPU threads of %s", platform);
+	if (producers_arg &&
+	    parse_u64_why("--producers", producers_arg, 1, max_threads, why, &producers))
 		return 2;
-	}
 	tp_sys_cnt_set_freq(a5 ? TP_SYS_CNT_FREQ_A5 : TP_SYS_CNT_FREQ_A2A3);
 
 	char stamp[32], dir[PATH_MAX];
