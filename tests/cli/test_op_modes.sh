@@ -355,6 +355,21 @@ msel "device0/in_b/0 block_dim=3" yes --replay-mode range --range-markers on \
 # Markers off: the range means nothing to the selection.
 msel "device0/outside_k/0 block_dim=1" no
 msel "device0/after_k/0 block_dim=4 device0/in_b/0 block_dim=3" no --launch-skip-before-match 2 -c 10
+say "I5m: a range name with line breaks stays one launch.txt value"
+for mode in kernel range; do
+	MARKERS_RANGE=$'r\nstatus=failed\nname=evil\r\tx' op_run "i5mc_$mode" --replay-mode "$mode" \
+		--range-markers on --aic-metrics BasicInfo -- "$APPS/markers"
+	d="${OPDIR:-/nonexistent}/device0/in_a/0"
+	if [ $OPRC = 0 ] && [ "$(kv "$d/launch.txt" range)" = "r_status=failed_name=evil__x" ] &&
+		[ "$(kv "$d/launch.txt" status)" = ok ] && [ "$(kv "$d/launch.txt" name)" = in_a ] &&
+		[ "$(grep -c '^status=' "$d/launch.txt")" = 1 ] &&
+		[ "$(grep -c '^name=' "$d/launch.txt")" = 1 ]; then
+		ok "I5m ($mode replay): range=$(kv "$d/launch.txt" range), status ok, name in_a"
+	else
+		bad "I5m ($mode replay): exit $OPRC, launch.txt: $(tr '\n' '|' <"$d/launch.txt" 2>&1)"
+		show "$WORK/i5mc_$mode.err"
+	fi
+done
 say "I5m: --range-markers on, no launch in a range selected: the note says why"
 op_run i5mn --range-markers on -k outside_k -- "$APPS/markers"
 if [ $OPRC = 0 ] && [ -z "$(launch_set "${OPDIR:-/nonexistent}")" ] &&

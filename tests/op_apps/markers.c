@@ -15,9 +15,14 @@
  * may be profiled; the launches outside still count for
  * --launch-skip-before-match. y must end at 4 wherever it was profiled.
  *
+ * MARKERS_RANGE in the environment names the range instead of "mr" (a
+ * name with control characters: launch.txt must keep one line per key).
+ *
  * OP_OUT_FILE gets y's bytes. Exit 0 / 1 (wrong result) / 2 (device
  * error), see op_app.h.
  */
+#include <stdlib.h>
+
 #include "op_app.h"
 
 #define APP "markers"
@@ -38,7 +43,8 @@ int main(void)
 	struct op_app_vec v = { .in = dx, .out = dy, .n = N };
 	if ((rc = op_app_launch(op_app_accumulate, "outside_k", 1, &v)) != 0)
 		return op_app_fail(APP, "launch outside_k", rc);
-	if ((rc = tp_rt_range_push("mr")) != 0)
+	const char *range = getenv("MARKERS_RANGE");
+	if ((rc = tp_rt_range_push(range ? range : "mr")) != 0)
 		return op_app_fail(APP, "tp_rt_range_push", rc);
 	if ((rc = op_app_launch(op_app_accumulate, "in_a", 2, &v)) != 0)
 		return op_app_fail(APP, "launch in_a", rc);

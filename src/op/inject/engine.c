@@ -1068,7 +1068,9 @@ struct rop {
 
 static _Thread_local struct {
 	bool open;
+	/* The name as pushed, in name_buf (inj_range_name_copy()). */
 	const char *name;
+	char name_buf[INJ_RANGE_NAME_BUF];
 	/* The captured operations, each allocated alone: a launch's lctx
 	 * and inj_launch point into its rop, so the rops must never move
 	 * when the list grows. */
@@ -1187,6 +1189,26 @@ static void rop_drop_last(void)
 	free(tl_r.v[--tl_r.n]);
 }
 
+const char *inj_range_name_copy(char buf[INJ_RANGE_NAME_BUF], const char *name)
+{
+	const size_t max = INJ_RANGE_NAME_BUF - 4;
+	size_t len = name ? strnlen(name, max + 1) : 0;
+	bool cut = len > max;
+	if (cut)
+		len = max;
+	if (len)
+		memcpy(buf, name, len);
+	if (cut) {
+		memcpy(buf + len, "...", 3);
+		len += 3;
+	}
+	buf[len] = '\0';
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '_';
+	return buf;
+}
+
 int inj_range_push(const char *name)
 {
 	int rc = g_inj.real.range_push ? g_inj.real.range_push(name) : -ENOSYS;
@@ -1198,7 +1220,7 @@ int inj_range_push(const char *name)
 			tl_exit_hooked = true;
 	}
 	tl_r.open = true;
-	tl_r.name = name;
+	tl_r.name = inj_range_name_copy(tl_r.name_buf, name);
 	tl_r.n = 0;
 	atomic_store_explicit(&tl_r.nlaunch, 0, memory_order_relaxed);
 	return 0;

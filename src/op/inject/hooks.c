@@ -613,6 +613,7 @@ static bool range_mode(void)
  * open on this thread (NULL: none). Launches run as usual; the launch
  * selection passes only those made inside a range (spec §4.6). */
 static _Thread_local const char *tl_marker;
+static _Thread_local char tl_marker_buf[INJ_RANGE_NAME_BUF]; /* inj_range_name_copy() */
 
 const char *inj_marker_range(void)
 {
@@ -639,7 +640,7 @@ HOOK_API int tp_rt_range_push(const char *name)
 		 * opens a range. */
 		rc = g_inj.real.range_push(name);
 		if (!rc)
-			tl_marker = name;
+			tl_marker = inj_range_name_copy(tl_marker_buf, name);
 	}
 	tl_depth--;
 	return rc;

@@ -145,6 +145,25 @@ int inj_engine_launch(struct inj_launch *l);
 /** inj_range_open() - whether the calling thread has a range open. */
 bool inj_range_open(void);
 
+/* Bytes of a range-name copy: up to 1,020 bytes of the name, "..." where
+ * it was cut, and the NUL. */
+#define INJ_RANGE_NAME_BUF 1024
+
+/**
+ * inj_range_name_copy() - the copy of a range name taskprof keeps.
+ * @buf:  INJ_RANGE_NAME_BUF bytes, written.
+ * @name: the name given to tp_rt_range_push() (NULL: "").
+ *
+ * Cut to INJ_RANGE_NAME_BUF - 4 bytes ("..." marks the cut), control
+ * characters as '_': it goes into launch.txt's key=value lines and
+ * one-line warnings, where a newline would start a new key (a range named
+ * "r\nstatus=failed" rewrote the launch's status). A copy, because the
+ * application's string may not outlive its push.
+ *
+ * Return: @buf.
+ */
+const char *inj_range_name_copy(char buf[INJ_RANGE_NAME_BUF], const char *name);
+
 /** inj_range_name() - the open range's name on this thread ("" if none). */
 const char *inj_range_name(void);
 
