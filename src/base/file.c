@@ -547,6 +547,11 @@ int tp_mkdir_p(const char *path, mode_t mode)
 
 int tp_read_file(const char *path, char **data_out, size_t *len_out)
 {
+	return tp_read_file_max(path, SIZE_MAX - 1, data_out, len_out);
+}
+
+int tp_read_file_max(const char *path, size_t max, char **data_out, size_t *len_out)
+{
 	if (!data_out)
 		return tp_set_error(-EINVAL, "tp_read_file: data_out is NULL");
 	*data_out = NULL;
@@ -606,6 +611,11 @@ int tp_read_file(const char *path, char **data_out, size_t *len_out)
 		if (n == 0)
 			break;
 		len += (size_t)n;
+		if (len > max) {
+			rc = tp_set_error(-EFBIG, "%s: more than %zu bytes (not a file of "
+					  "this kind)", path, max);
+			goto out;
+		}
 	}
 	buf[len] = '\0';
 

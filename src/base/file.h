@@ -281,4 +281,15 @@ bool tp_path_bad_link(const char *path, char *why, size_t len);
  */
 int tp_read_file(const char *path, char **data_out, size_t *len_out);
 
+/**
+ * tp_read_file_max() - tp_read_file() that stops past @max bytes.
+ * @path, @data_out, @len_out: as for tp_read_file().
+ * @max:      the most bytes the file may hold (a config file of a few KB:
+ *            /dev/zero or a huge file must not take the memory).
+ *
+ * Return: as tp_read_file(), or -EFBIG (message names @path and @max)
+ * once more than @max bytes were read.
+ */
+int tp_read_file_max(const char *path, size_t max, char **data_out, size_t *len_out);
+
 #endif /* TASKPROF_BASE_FILE_H */

@@ -320,7 +320,11 @@ int tp_op_config_read(const char *path, struct tp_op_config *c)
 	if (!path || !c)
 		return tp_set_error(-EINVAL, "config.txt: NULL argument");
 	char *data = NULL;
-	int rc = tp_read_file(path, &data, NULL);
+	/* config.txt is a few hundred bytes; 1 MiB bounds a wrong path
+	 * (TASKPROF_CONFIG=/dev/zero read until the memory ran out). */
+	int rc = tp_read_file_max(path, 1u << 20, &data, NULL);
+	if (rc == -EFBIG)
+		return tp_set_error(rc, "%s: more than 1 MiB: not a taskprof op config.txt", path);
 	if (rc)
 		return tp_set_error(rc, "%s: cannot read: %s", path, strerror(-rc));
 	tp_op_config_defaults(c);

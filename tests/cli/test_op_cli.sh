@@ -233,6 +233,17 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	grep -qE "^TASKPROF_CONFIG=$root/env/OPPROF_[0-9]{14}_[A-Z]{16}/config.txt\$" "$root/env.txt" ||
 		{ echo "FAIL: child TASKPROF_CONFIG"; fail=1; }
 	grep -qE '^TASKPROF_TARGET_PID=[0-9]+$' "$root/env.txt" || { echo "FAIL: target pid"; fail=1; }
+	# A TASKPROF_CONFIG that is no config file (/dev/zero, endless) is
+	# refused after 1 MiB, not read until the memory runs out.
+	# (Not under the sanitizers: their shadow memory needs more than the
+	# ulimit -v that bounds the old behaviour here.)
+	if [[ -x "$bindir/examples/op_accumulate" && -z ${TASKPROF_TEST_SANITIZE:-} ]]; then
+		err=$( (ulimit -v 2000000; TASKPROF_CONFIG=/dev/zero \
+			LD_PRELOAD="$bindir/libtaskprof_inject.so" timeout 60 \
+			"$bindir/examples/op_accumulate") 2>&1 >/dev/null)
+		[[ $err == *"/dev/zero: more than 1 MiB: not a taskprof op config.txt"* ]] ||
+			{ echo "FAIL: TASKPROF_CONFIG=/dev/zero: $err"; fail=1; }
+	fi
 	TASKPROF_PASS=7 "$bin" op -o "$root/env" -- sh -c 'env >"$0"' "$root/env.txt" 2>/dev/null
 	grep -q '^TASKPROF_PASS=' "$root/env.txt" && { echo "FAIL: stale TASKPROF_PASS in kernel replay"; fail=1; }
 	# An application that is also a taskprof op child keeps its own option
