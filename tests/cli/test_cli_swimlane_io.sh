@@ -434,6 +434,14 @@ run "empty --func-names" 2 "Error: empty path for --func-names" \
 run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
 
+# -o ending in '/' names a folder: refused (exit 2), nothing made.
+timeout $T "$bin" swimlane "$rec" -o "$q/slash/new/" >/dev/null 2>"$root/err"
+code=$?
+if [[ $code -ne 2 || -e $q/slash ]] ||
+   ! grep -qF "Error: $q/slash/new/: -o takes the trace's file name, not a folder" "$root/err"; then
+	bad "-o with a trailing slash: exit $code: $(cat "$root/err"); left: $(find "$q/slash" 2>&1)"
+fi
+
 # -o into folders that do not exist yet: made; when the trace cannot be
 # written (a 4 KiB file size limit: EFBIG), the folders it made go again,
 # and a folder that was there stays.

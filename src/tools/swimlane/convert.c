@@ -367,6 +367,13 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		fprintf(stderr, "Error: empty output path\n");
 		return 2;
 	}
+	/* "-o out/" names a folder: the trace is one file, and writing it as
+	 * "out" (the slash dropped) is not what was asked. */
+	if (a.output && a.output[strlen(a.output) - 1] == '/') {
+		fprintf(stderr, "Error: %s: -o takes the trace's file name, not a folder (e.g. "
+				"%smerged_swimlane.json)\n", a.output, a.output);
+		return 2;
+	}
 	if (a.deps_json && !*a.deps_json) {
 		fprintf(stderr, "Error: empty path for --deps-json\n");
 		return 2;
