@@ -129,18 +129,23 @@ static void *reader_main(void *arg)
 		if (r_deadline && gap > POLL_MS * 1000000ull + STOP_GAP_NS)
 			r_deadline += gap - POLL_MS * 1000000ull;
 		bool hung = r_deadline && now > r_deadline;
+		/* The launch folder as of the deadline: the launching thread
+		 * rewrites r_dir under the lock (inj_reader_watch). */
+		char dir[sizeof(r_dir)];
+		if (hung)
+			snprintf(dir, sizeof(dir), "%s", r_dir);
 		pthread_mutex_unlock(&r_mu);
 		if (hung) {
 			inj_log(TP_LOG_ERROR, "%s of %s: an execution did not finish within "
 				"pass_timeout_s=%u: %s; exiting with status %d",
 				g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION ? "profile"
 										  : "replay",
-				r_dir, g_inj.cfg.pass_timeout_s, inj_timeout_advice(),
+				dir, g_inj.cfg.pass_timeout_s, inj_timeout_advice(),
 				INJ_EXIT_FATAL);
 			char note[400];
 			snprintf(note, sizeof(note), "pass timed out after %u s; %s",
 				 g_inj.cfg.pass_timeout_s, inj_timeout_advice());
-			inj_fatal_launch_dir(r_dir, note);
+			inj_fatal_launch_dir(dir, note);
 			_exit(INJ_EXIT_FATAL);
 		}
 	}
