@@ -345,6 +345,11 @@ int tp_file_tx_commit(struct tp_file_tx *tx)
 				    "tp_file_tx_commit: transaction not open");
 
 	int rc = tx_close(tx);
+	/* An interrupt from here on can tell whether the output got into
+	 * place (cli/interrupt.c: "... was complete and is in place"). */
+	const bool publish = rc == 0 && !tx->direct && tx->tmpreg > 0;
+	if (publish)
+		tp_tmpreg_committing(tx->tmpreg, tx->path);
 	if (rc == 0 && !tx->direct && rename(tx->tmp_path, tx->path) != 0) {
 		int err = errno;
 		rc = tp_set_error(-err, "%s: cannot rename %s into place: %s", tx->path,
@@ -353,6 +358,8 @@ int tp_file_tx_commit(struct tp_file_tx *tx)
 	if (rc)
 		rc = tx_fail_temp(tx, rc);
 	tx_release(tx);
+	if (publish)
+		tp_tmpreg_committed(rc == 0);
 	return rc;
 }
 

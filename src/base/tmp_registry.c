@@ -33,6 +33,16 @@ static struct slot made_dirs;
 static size_t made_top_len;
 /* "<file>\0<line>": the line to append to file on an interrupt. */
 static struct slot note;
+/* The output being (or last) renamed into place, and the temp file's
+ * handle; committed_done once the rename and the handle's removal are
+ * over (written before the slot's publish / by its owner, read after the
+ * claim). */
+static struct slot committed;
+static int committed_handle;
+static _Atomic bool committed_done;
+/* Set by tp_tmpreg_unlink_all(): the committing output's temp file was
+ * gone (renamed) when the handler came. */
+static bool committed_renamed;
 
 /*
  * Take a FREE slot for writing. Relaxed: FREE publishes nothing (no one
@@ -117,12 +127,62 @@ void tp_tmpreg_set_dir(const char *dir)
 int tp_tmpreg_unlink_all(void)
 {
 	int removed = 0;
+	/* acquire: pairs with the publish of the committed slot; a peek (the
+	 * claim comes in tp_tmpreg_claim_committed()). */
+	const bool committing = atomic_load_explicit(&committed.state, memory_order_acquire) ==
+				SLOT_READY;
+	const int ch = committing ? committed_handle : 0;
+	bool ch_seen = false;
 	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
 		struct slot *s = &files[i];
-		if (slot_claim(s) && unlink(s->path) == 0)
+		if (!slot_claim(s))
+			continue;
+		int rc = unlink(s->path);
+		if (rc == 0)
 			removed++;
+		if (i + 1 == ch) {
+			ch_seen = true;
+			/* Its temp file gone: renamed into place. */
+			committed_renamed = rc != 0 && errno == ENOENT;
+		}
 	}
+	/* The handle no longer registered: removed after its rename. */
+	if (ch > 0 && !ch_seen)
+		committed_renamed = true;
 	return removed;
+}
+
+void tp_tmpreg_committing(int handle, const char *path)
+{
+	slot_free(&committed);
+	if (handle <= 0 || !path || strlen(path) >= PATH_MAX || !slot_take(&committed))
+		return;
+	memcpy(committed.path, path, strlen(path) + 1);
+	committed_handle = handle;
+	/* relaxed: published by the slot's release below. */
+	atomic_store_explicit(&committed_done, false, memory_order_relaxed);
+	slot_publish(&committed);
+}
+
+void tp_tmpreg_committed(bool renamed)
+{
+	if (!renamed) {
+		slot_free(&committed);
+		return;
+	}
+	/* relaxed: a handler that claims the slot after this store reads it
+	 * on this thread (signal handlers run on the committing thread of a
+	 * single-threaded command) or sees the temp file gone anyway. */
+	atomic_store_explicit(&committed_done, true, memory_order_relaxed);
+}
+
+const char *tp_tmpreg_claim_committed(void)
+{
+	if (!slot_claim(&committed))
+		return NULL;
+	/* relaxed: see tp_tmpreg_committed(). */
+	const bool done = atomic_load_explicit(&committed_done, memory_order_relaxed);
+	return done || committed_renamed ? committed.path : NULL;
 }
 
 const char *tp_tmpreg_claim_dir(void)
@@ -185,4 +245,6 @@ void tp_tmpreg_reset(void)
 	atomic_store_explicit(&run_dir.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&made_dirs.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&note.state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&committed.state, SLOT_FREE, memory_order_relaxed);
+	committed_renamed = false;
 }

@@ -122,6 +122,33 @@ void tp_tmpreg_set_note(const char *file, const char *line);
 bool tp_tmpreg_append_note(void);
 
 /**
+ * tp_tmpreg_committing() - publish that the temporary file of @handle is
+ * about to be renamed to @path (tp_file_tx_commit(), before its rename).
+ * @handle: from tp_tmpreg_add(); <= 0 publishes nothing.
+ * @path:   the output's final path.
+ * The last call wins.
+ */
+void tp_tmpreg_committing(int handle, const char *path);
+
+/**
+ * tp_tmpreg_committed() - the rename published by tp_tmpreg_committing()
+ * is over.
+ * @renamed: true: the output is in place (call after tp_tmpreg_remove() of
+ *           its handle); false: the rename failed (withdraws it).
+ */
+void tp_tmpreg_committed(bool renamed);
+
+/**
+ * tp_tmpreg_claim_committed() - the output last renamed into place, when
+ * the interrupt came after its rename (interrupt path, after
+ * tp_tmpreg_unlink_all(), which notes whether its temporary file was
+ * already gone). Async-signal-safe. Claims it for good.
+ * Return: the output's path, or NULL (none published, or its temporary
+ * file was still there: the output is not in place).
+ */
+const char *tp_tmpreg_claim_committed(void);
+
+/**
  * tp_tmpreg_reset() - free every slot, claimed ones included (tests only:
  * no other thread may use the registry meanwhile).
  */

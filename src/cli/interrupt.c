@@ -104,6 +104,7 @@ static void put_cleanup(void)
 	 * temporary file until the output is in place. */
 	const char *made = tp_tmpreg_remove_made_dirs();
 	const bool noted = tp_tmpreg_append_note();
+	const char *out = tp_tmpreg_claim_committed();
 	const char *dir = tp_tmpreg_claim_dir();
 	bool dir_gone = dir && rmdir(dir) == 0;
 	put("removed ");
@@ -122,6 +123,11 @@ static void put_cleanup(void)
 		put(dir);
 		if (noted)
 			put(" (its result.txt says what was not finished)");
+	} else if (out) {
+		/* The interrupt came after the output was renamed into place. */
+		put("; the output ");
+		put(out);
+		put(" was complete and is in place");
 	} else {
 		put("; no output was written");
 	}

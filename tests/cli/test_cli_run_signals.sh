@@ -210,6 +210,32 @@ else
 	else
 		echo "ok: swimlane_made -> $code: $msg"
 	fi
+	# Interrupted right after the trace was renamed into place (polling
+	# for it): the line must not say "no output was written" then. Either
+	# the process finished first (exit 0) or the line names the output.
+	hits=0
+	for i in 1 2 3; do
+		out=$root/done_$i.json
+		env --default-signal=INT,HUP "$bin" swimlane "$rec" -o "$out" >/dev/null 2>"$root/err" &
+		pid=$!
+		for _ in $(seq 3000); do
+			[[ -e $out ]] && break
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.005
+		done
+		kill -TERM $pid 2>/dev/null
+		wait $pid
+		code=$?
+		pid=
+		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+		want="taskprof swimlane: interrupted by SIGTERM: removed 0 temporary files; the output $out was complete and is in place"
+		if [[ $code -eq 143 && $msg == "$want" && -s $out ]]; then
+			hits=$((hits + 1))
+		elif [[ $code -ne 0 || ! -s $out ]]; then
+			echo "FAIL: swimlane_done_$i: exit $code, output $(ls -la "$out" 2>&1): $msg"; fail=1
+		fi
+	done
+	echo "ok: swimlane_done: $hits of 3 interrupts came after the rename and said so (the others: exit 0)"
 fi
 
 exit $fail
