@@ -481,24 +481,23 @@ int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 			 r.mismatch);
 	r.ok = acc == r.total && !r.io_failed;
 	char why[4400];
+	/* Not a race: once a shard file or the merge failed, no row is
+	 * counted (the rows did not reach pmu.csv). */
+	const char *lost_why = NULL;
 	if (acc != r.total && r.io_failed && shard_failure(c, why, sizeof(why))) {
-		/* Not a race: once a shard file failed, no row is counted. */
-		char mm[48] = "";
-		if (a5)
-			snprintf(mm, sizeof(mm), " + mismatch=%" PRIu64, r.mismatch);
-		TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64 " + dropped=%" PRIu64
-			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
-			") — the CSV shard output failed, so no row is counted: %s",
-			r.collected, r.dropped, mm, r.total, r.silent_loss, why);
+		lost_why = "the CSV shard output failed";
 	} else if (acc != r.total && c->merge_failed) {
-		/* Not a race either: the rows did not reach pmu.csv. */
+		lost_why = "merging the shard files into pmu.csv failed";
+		snprintf(why, sizeof(why), "%s", c->merge_why);
+	}
+	if (lost_why) {
 		char mm[48] = "";
 		if (a5)
 			snprintf(mm, sizeof(mm), " + mismatch=%" PRIu64, r.mismatch);
 		TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64 " + dropped=%" PRIu64
 			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
-			") — merging the shard files into pmu.csv failed, so no row is counted: %s",
-			r.collected, r.dropped, mm, r.total, r.silent_loss, c->merge_why);
+			") — %s, so no row is counted: %s",
+			r.collected, r.dropped, mm, r.total, r.silent_loss, lost_why, why);
 	} else if (acc != r.total) {
 		if (a5)
 			TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64
