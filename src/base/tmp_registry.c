@@ -45,15 +45,17 @@ static _Atomic bool committed_done;
 static bool committed_renamed;
 
 /*
- * Take a FREE slot for writing. Relaxed: FREE publishes nothing (no one
- * reads a path after freeing it, the handler only claims READY slots), and
- * the path written next is published by the release store of READY.
+ * Take a FREE slot for writing. Acquire on success: pairs with the release
+ * of slot_free(), so the previous owner's writes of the path happen before
+ * ours (two threads may pass one slot back and forth: the committed slot
+ * of concurrent tp_file_tx_commit() calls). The path written next is
+ * published by the release store of READY.
  */
 static bool slot_take(struct slot *s)
 {
 	int want = SLOT_FREE;
 	return atomic_compare_exchange_strong_explicit(&s->state, &want, SLOT_BUSY,
-						       memory_order_relaxed, memory_order_relaxed);
+						       memory_order_acquire, memory_order_relaxed);
 }
 
 /*
@@ -66,15 +68,16 @@ static void slot_publish(struct slot *s)
 }
 
 /*
- * The owner gives a READY slot back. Relaxed: the path is not read by its
- * next owner (it overwrites it) and the handler can no longer claim it; if
- * the handler claimed it first the CAS fails and the slot stays its.
+ * The owner gives a READY slot back. Release on success: pairs with the
+ * acquire of the next slot_take(), which then overwrites the path after
+ * every access of ours. If the handler claimed it first the CAS fails
+ * (relaxed: nothing is published then) and the slot stays its.
  */
 static void slot_free(struct slot *s)
 {
 	int want = SLOT_READY;
 	atomic_compare_exchange_strong_explicit(&s->state, &want, SLOT_FREE,
-						memory_order_relaxed, memory_order_relaxed);
+						memory_order_release, memory_order_relaxed);
 }
 
 /*
