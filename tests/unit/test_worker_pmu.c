@@ -40,6 +40,7 @@
 #include "runtime/orch.h"
 #include "taskprof/worker.h"
 #include "unit_helpers.h"
+#include "worker_pmu_helpers.h"
 #include "worker/run_pmu.h"
 
 /* ---- a parsed pmu.csv ---------------------------------------------------- */
@@ -93,8 +94,6 @@ static int col(const struct csv *c, const char *name)
 
 /* ---- running paged_attention --------------------------------------------- */
 
-static char *g_root;
-
 static int run_case(const char *platform, const char *case_name, int pmu, int rounds,
 		    int block_dim, struct tp_run_result *r)
 {
@@ -118,18 +117,13 @@ static int run_pa(const char *platform, int pmu, int rounds, int block_dim,
 static int setup(void **state)
 {
 	(void)state;
-	unsetenv(TP_PMU_ENV_EVENT_TYPE);
-	unsetenv(TP_PMU_ENV_EVENT_TYPE_ALIAS);
-	g_root = uh_mkdtemp();
-	return g_root ? 0 : -1;
+	return wp_setup_root();
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	uh_rm_rf(g_root);
-	g_root = NULL;
-	return 0;
+	return wp_teardown_root();
 }
 
 static const char *const PLATS[2] = { "a2a3sim", "a5sim" };

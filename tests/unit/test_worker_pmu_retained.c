@@ -40,19 +40,15 @@
 #include "platform/pmu_model.h"
 #include "taskprof/worker.h"
 #include "unit_helpers.h"
+#include "worker_pmu_helpers.h"
 #include "worker/run_pmu.h"
-
-static char *g_root;
 
 static int setup(void **state)
 {
 	(void)state;
-	unsetenv(TP_PMU_ENV_EVENT_TYPE);
-	unsetenv(TP_PMU_ENV_EVENT_TYPE_ALIAS);
 	wk_pmu_test_fault(WK_PMU_FAULT_NONE, 0);
 	wk_pmu_test_hold_writer(false);
-	g_root = uh_mkdtemp();
-	return g_root ? 0 : -1;
+	return wp_setup_root();
 }
 
 static int teardown(void **state)
@@ -60,9 +56,7 @@ static int teardown(void **state)
 	(void)state;
 	wk_pmu_test_fault(WK_PMU_FAULT_NONE, 0);
 	wk_pmu_test_hold_writer(false);
-	uh_rm_rf(g_root);
-	g_root = NULL;
-	return 0;
+	return wp_teardown_root();
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -81,11 +75,6 @@ static struct tp_worker *open_worker_on(const char *platform, bool across, int p
 static struct tp_worker *open_worker(bool across, int pmu)
 {
 	return open_worker_on("a2a3sim", across, pmu);
-}
-
-static int run_pa(struct tp_worker *w, struct tp_run_result *r)
-{
-	return tp_worker_run(w, tp_callable_find("paged_attention"), "CaseSmall1", r);
 }
 
 /* A callable that submits nothing: a run with zero records. */
@@ -115,14 +104,6 @@ static bool exists(const char *dir, const char *name)
 	struct stat st;
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	return stat(p, &st) == 0;
-}
-
-static bool csv_exists(const struct tp_run_result *r)
-{
-	char p[4300];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/pmu.csv", r->output_dir);
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /* printf(@fmt, @r's run_epoch) into one of a few rotating buffers: run
@@ -222,23 +203,6 @@ static int subdirs(const char *dir)
 	return n;
 }
 
-/* Log lines at ERROR, collected by a hook. */
-struct logbuf {
-	char text[16384];
-	size_t len;
-};
-
-static void log_hook(int level, const char *msg, void *ud)
-{
-	struct logbuf *b = ud;
-	if (level < TP_LOG_ERROR)
-		return;
-	int k = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\n", msg);
-	if (k > 0)
-		b->len = b->len + (size_t)k < sizeof(b->text) ? b->len + (size_t)k
-							      : sizeof(b->text) - 1;
-}
-
 /* ---- §3.4 row 1: after run() returns ------------------------------------- */
 
 static void test_row_after_run(void **state)
@@ -247,9 +211,9 @@ static void test_row_after_run(void **state)
 	struct tp_run_result r;
 	/* Default: the file exists when run() returns. */
 	struct tp_worker *w = open_worker(false, 2);
-	assert_int_equal(run_pa(w, &r), 0);
+	assert_int_equal(wp_run_pa(w, &r), 0);
 	assert_false(r.pmu_retained);
-	assert_true(csv_exists(&r));
+	assert_true(wp_csv_exists(&r));
 	assert_true(r.pmu_collected > 0);
 	char hdr0[1024];
 	assert_int_equal(csv_rows(&r, hdr0, sizeof(hdr0), r.pmu_run_epoch, 2), (int)r.pmu_collected);
@@ -259,14 +223,14 @@ static void test_row_after_run(void **state)
 	 * (a slow disk) it certainly does not. */
 	wk_pmu_test_hold_writer(true);
 	w = open_worker(true, 2);
-	assert_int_equal(run_pa(w, &r), 0);
+	assert_int_equal(wp_run_pa(w, &r), 0);
 	assert_true(r.pmu_retained);
 	assert_true(r.pmu);
 	assert_true(r.pmu_reconcile_ok);
 	assert_true(r.pmu_collected > 0);
 	assert_string_equal(r.pmu_csv, "");
 	assert_int_equal(r.pmu_rows, 0);
-	assert_false(csv_exists(&r));
+	assert_false(wp_csv_exists(&r));
 	/* Its rows wait in the shard files of its own epoch. */
 	int lines = 0;
 	assert_true(count_files(r.output_dir, ep("pmu.csv.e%llu.", &r), ".tmp", &lines) >= 1);
@@ -275,12 +239,12 @@ static void test_row_after_run(void **state)
 	/* Left alone, the background writer publishes it without a flush
 	 * (polled for at most 30 s of wall-clock time). */
 	struct tp_run_result r2;
-	assert_int_equal(run_pa(w, &r2), 0);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
 	for (uint64_t t0 = tp_now_ns();
-	     !(csv_exists(&r) && csv_exists(&r2)) && tp_now_ns() - t0 < 30000000000u;)
+	     !(wp_csv_exists(&r) && wp_csv_exists(&r2)) && tp_now_ns() - t0 < 30000000000u;)
 		usleep(1000);
-	assert_true(csv_exists(&r));
-	assert_true(csv_exists(&r2));
+	assert_true(wp_csv_exists(&r));
+	assert_true(wp_csv_exists(&r2));
 	char hdr[1024];
 	assert_int_equal(csv_rows(&r2, hdr, sizeof(hdr), r2.pmu_run_epoch, 2), (int)r2.pmu_collected);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
@@ -296,8 +260,8 @@ static void test_row_flush_is_the_barrier(void **state)
 	char hdr[1024];
 	/* Default: nothing to do, the flush has nothing to publish. */
 	struct tp_worker *w = open_worker(false, 2);
-	assert_int_equal(run_pa(w, &a), 0);
-	assert_true(csv_exists(&a));
+	assert_int_equal(wp_run_pa(w, &a), 0);
+	assert_true(wp_csv_exists(&a));
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
 	tp_worker_close(w);
 
@@ -308,15 +272,15 @@ static void test_row_flush_is_the_barrier(void **state)
 		/* Held writer: the flush itself must publish them. */
 		wk_pmu_test_hold_writer(true);
 		w = open_worker_on(plats[k], true, 2);
-		assert_int_equal(run_pa(w, &a), 0);
-		assert_int_equal(run_pa(w, &b), 0);
+		assert_int_equal(wp_run_pa(w, &a), 0);
+		assert_int_equal(wp_run_pa(w, &b), 0);
 		assert_true(a.pmu_collected > 0);
 		assert_int_equal(a.pmu_mismatch, 0);
-		assert_false(csv_exists(&a));
-		assert_false(csv_exists(&b));
+		assert_false(wp_csv_exists(&a));
+		assert_false(wp_csv_exists(&b));
 		assert_int_equal(tp_worker_flush_diagnostics(w), 0);
-		assert_true(csv_exists(&a));
-		assert_true(csv_exists(&b));
+		assert_true(wp_csv_exists(&a));
+		assert_true(wp_csv_exists(&b));
 		assert_int_equal(csv_rows(&a, hdr, sizeof(hdr), a.pmu_run_epoch, 2), (int)a.pmu_collected);
 		assert_int_equal(csv_rows(&b, hdr, sizeof(hdr), b.pmu_run_epoch, 2), (int)b.pmu_collected);
 		/* The temp files are gone once published. */
@@ -338,7 +302,7 @@ static void test_row_capacity(void **state)
 	/* Default: none await, so runs never queue up. */
 	struct tp_worker *w = open_worker(false, 2);
 	for (int i = 0; i < 3; i++)
-		assert_int_equal(run_pa(w, &r[i]), 0);
+		assert_int_equal(wp_run_pa(w, &r[i]), 0);
 	tp_worker_close(w);
 	assert_int_equal(subdirs(g_root), 3);
 
@@ -346,10 +310,10 @@ static void test_row_capacity(void **state)
 	 * (the background writer held: a slow disk). */
 	wk_pmu_test_hold_writer(true);
 	w = open_worker(true, 2);
-	assert_int_equal(run_pa(w, &r[0]), 0);
-	assert_int_equal(run_pa(w, &r[1]), 0);
+	assert_int_equal(wp_run_pa(w, &r[0]), 0);
+	assert_int_equal(wp_run_pa(w, &r[1]), 0);
 	assert_int_equal(subdirs(g_root), 5);
-	assert_int_equal(run_pa(w, &r[2]), -EBUSY);
+	assert_int_equal(wp_run_pa(w, &r[2]), -EBUSY);
 	assert_non_null(strstr(tp_last_error(), "both retained PMU runs are still unpublished"));
 	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu in ", &r[0])));
 	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu in ", &r[1])));
@@ -359,11 +323,11 @@ static void test_row_capacity(void **state)
 	assert_false(r[2].pmu);
 	/* After the flush there is room again; the refused call used no epoch. */
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
-	assert_int_equal(run_pa(w, &r[2]), 0);
+	assert_int_equal(wp_run_pa(w, &r[2]), 0);
 	assert_int_equal(r[2].pmu_run_epoch, r[1].pmu_run_epoch + 1);
 	wk_pmu_test_hold_writer(false);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
-	assert_true(csv_exists(&r[2]));
+	assert_true(wp_csv_exists(&r[2]));
 	tp_worker_close(w);
 }
 
@@ -378,7 +342,7 @@ static void test_row_zero_records_proved(void **state)
 	assert_int_equal(tp_worker_run(w, &EMPTY, NULL, &r), 0);
 	assert_true(r.pmu);
 	assert_int_equal(r.pmu_total, 0);
-	assert_false(csv_exists(&r));
+	assert_false(wp_csv_exists(&r));
 	tp_worker_close(w);
 
 	/* Retained: no file, and a success because the zero is proved. */
@@ -389,7 +353,7 @@ static void test_row_zero_records_proved(void **state)
 	assert_int_equal(r.pmu_dropped, 0);
 	assert_true(r.pmu_reconcile_ok);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);
-	assert_false(csv_exists(&r));
+	assert_false(wp_csv_exists(&r));
 	assert_int_equal(count_files(r.output_dir, "pmu.csv", "", NULL), 0);
 	tp_worker_close(w);
 }
@@ -411,9 +375,9 @@ static void test_row_zero_records_unknown(void **state)
 	assert_non_null(strstr(e, r.output_dir));
 	assert_non_null(strstr(e, "unknown"));
 	assert_non_null(strstr(e, "0 rows published"));
-	assert_false(csv_exists(&r));
-	struct logbuf lb = { .len = 0 };
-	tp_log_set_hook(log_hook, &lb);
+	assert_false(wp_csv_exists(&r));
+	struct wp_logbuf lb = { .len = 0 };
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 }
@@ -430,9 +394,9 @@ static void test_row_failed_write(void **state)
 	 * failed one counts 0 rows collected, a mismatch. */
 	struct tp_worker *w = open_worker(false, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_WRITE, 0);
-	assert_true(run_pa(w, &r) < 0);
+	assert_true(wp_run_pa(w, &r) < 0);
 	assert_non_null(strstr(tp_last_error(), "the shard files are kept as evidence"));
-	assert_false(csv_exists(&r));
+	assert_false(wp_csv_exists(&r));
 	assert_true(r.pmu_total > 0);
 	assert_int_equal(r.pmu_collected, 0);
 	assert_int_equal(r.pmu_dropped, 0);
@@ -442,15 +406,15 @@ static void test_row_failed_write(void **state)
 	assert_false(exists(r.output_dir, name));
 	/* ... and the next run is not refused. */
 	struct tp_run_result r2;
-	assert_int_equal(run_pa(w, &r2), 0);
-	assert_true(csv_exists(&r2));
+	assert_int_equal(wp_run_pa(w, &r2), 0);
+	assert_true(wp_csv_exists(&r2));
 	tp_worker_close(w);
 
 	/* Retained: the flush raises, the temp files stay as evidence, the
 	 * next run is refused until they are removed. */
 	wk_pmu_test_hold_writer(true); /* until the fault is in place */
 	w = open_worker(true, 2);
-	assert_int_equal(run_pa(w, &r), 0);
+	assert_int_equal(wp_run_pa(w, &r), 0);
 	assert_true(r.pmu_collected > 0);
 	char pmu_dir[4300];
 	snprintf(pmu_dir, sizeof(pmu_dir), "%s/pmu.csv", r.output_dir);
@@ -461,7 +425,7 @@ static void test_row_failed_write(void **state)
 	assert_non_null(strstr(e, ep("run_epoch %llu (", &r)));
 	assert_non_null(strstr(e, "write failed"));
 	assert_non_null(strstr(e, "temporary files are kept"));
-	assert_false(csv_exists(&r));
+	assert_false(wp_csv_exists(&r));
 	int lines = 0;
 	assert_true(count_files(r.output_dir, ep("pmu.csv.e%llu.", &r), ".failed.tmp", &lines) >= 1);
 	assert_int_equal(lines, (int)r.pmu_collected); /* every row is in the evidence */
@@ -470,19 +434,19 @@ static void test_row_failed_write(void **state)
 	assert_false(exists(r.output_dir, name));
 
 	int dirs = subdirs(g_root);
-	assert_int_equal(run_pa(w, &r2), -EEXIST);
+	assert_int_equal(wp_run_pa(w, &r2), -EEXIST);
 	assert_non_null(strstr(tp_last_error(), "still holds a failed run's temporary files"));
 	assert_non_null(strstr(tp_last_error(), r.output_dir));
 	assert_int_equal(subdirs(g_root), dirs); /* nothing ran */
 	/* Read them, remove them: the destination is usable again. */
 	remove_files(r.output_dir, "pmu.csv.e", ".tmp");
-	assert_int_equal(run_pa(w, &r2), 0);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
 	assert_true(r2.pmu_retained);
 	/* The failure stays sticky, yet the new run is published. */
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
-	assert_true(csv_exists(&r2));
-	struct logbuf lb = { .len = 0 };
-	tp_log_set_hook(log_hook, &lb);
+	assert_true(wp_csv_exists(&r2));
+	struct wp_logbuf lb = { .len = 0 };
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 }
@@ -496,7 +460,7 @@ static void test_faq_raises_with_file(void **state)
 	char hdr[1024];
 	struct tp_worker *w = open_worker(true, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_DROP, 5);
-	assert_int_equal(run_pa(w, &r), 0);
+	assert_int_equal(wp_run_pa(w, &r), 0);
 	assert_int_equal(r.pmu_dropped, 5);
 	assert_int_equal(r.pmu_total, r.pmu_collected + 5);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
@@ -508,10 +472,10 @@ static void test_faq_raises_with_file(void **state)
 	assert_non_null(strstr(tp_last_error(), want));
 	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu (", &r)));
 	/* The rows that exist are real, and published. */
-	assert_true(csv_exists(&r));
+	assert_true(wp_csv_exists(&r));
 	assert_int_equal(csv_rows(&r, hdr, sizeof(hdr), r.pmu_run_epoch, 2), (int)r.pmu_collected);
-	struct logbuf lb = { .len = 0 };
-	tp_log_set_hook(log_hook, &lb);
+	struct wp_logbuf lb = { .len = 0 };
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 }
@@ -524,31 +488,31 @@ static void test_faq_sticky(void **state)
 	struct tp_run_result r[4];
 	struct tp_worker *w = open_worker(true, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_DROP, 1);
-	assert_int_equal(run_pa(w, &r[0]), 0);
+	assert_int_equal(wp_run_pa(w, &r[0]), 0);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "incomplete"));
 	/* A clean run on a new collector: still raises, naming the first. */
-	assert_int_equal(run_pa(w, &r[1]), 0);
+	assert_int_equal(wp_run_pa(w, &r[1]), 0);
 	assert_true(r[1].pmu_reconcile_ok);
 	assert_int_equal(r[1].pmu_dropped, 0);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "sticky for this Worker"));
 	assert_non_null(strstr(tp_last_error(), ep("run_epoch %llu (", &r[0])));
-	assert_true(csv_exists(&r[1]));
+	assert_true(wp_csv_exists(&r[1]));
 	/* PMU off, then on again: still sticky. */
 	assert_int_equal(tp_worker_set_pmu_event_type(w, 0), 0);
-	assert_int_equal(run_pa(w, &r[2]), 0);
+	assert_int_equal(wp_run_pa(w, &r[2]), 0);
 	assert_false(r[2].pmu);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_int_equal(tp_worker_set_pmu_event_type(w, 2), 0);
-	assert_int_equal(run_pa(w, &r[3]), 0);
+	assert_int_equal(wp_run_pa(w, &r[3]), 0);
 	assert_true(r[3].pmu_retained);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "sticky for this Worker"));
 	assert_non_null(strstr(tp_last_error(), "dropped=1"));
-	assert_true(csv_exists(&r[3]));
-	struct logbuf lb = { .len = 0 };
-	tp_log_set_hook(log_hook, &lb);
+	assert_true(wp_csv_exists(&r[3]));
+	struct wp_logbuf lb = { .len = 0 };
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 }
@@ -559,13 +523,13 @@ static void test_faq_close_reports(void **state)
 {
 	(void)state;
 	struct tp_run_result r;
-	struct logbuf lb = { .len = 0 };
+	struct wp_logbuf lb = { .len = 0 };
 	/* A failure already reported by a flush: close reports it again. */
 	struct tp_worker *w = open_worker(true, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_DROP, 3);
-	assert_int_equal(run_pa(w, &r), 0);
+	assert_int_equal(wp_run_pa(w, &r), 0);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
-	tp_log_set_hook(log_hook, &lb);
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 	char want[256];
@@ -581,27 +545,27 @@ static void test_faq_close_reports(void **state)
 	wk_pmu_test_hold_writer(true);
 	w = open_worker(true, 2);
 	wk_pmu_test_fault(WK_PMU_FAULT_DROP, 4);
-	assert_int_equal(run_pa(w, &r), 0);
-	assert_false(csv_exists(&r)); /* held: close's flush publishes it */
-	tp_log_set_hook(log_hook, &lb);
+	assert_int_equal(wp_run_pa(w, &r), 0);
+	assert_false(wp_csv_exists(&r)); /* held: close's flush publishes it */
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 	snprintf(want, sizeof(want), "tp_worker_close: PMU flush_diagnostics: run_epoch %llu (",
 		 (unsigned long long)r.pmu_run_epoch);
 	assert_non_null(strstr(lb.text, want));
 	assert_non_null(strstr(lb.text, "dropped=4"));
-	assert_true(csv_exists(&r));
+	assert_true(wp_csv_exists(&r));
 	wk_pmu_test_hold_writer(false);
 
 	/* A clean Worker: close logs no error. */
 	memset(&lb, 0, sizeof(lb));
 	w = open_worker(true, 2);
-	assert_int_equal(run_pa(w, &r), 0);
-	tp_log_set_hook(log_hook, &lb);
+	assert_int_equal(wp_run_pa(w, &r), 0);
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 	assert_null(strstr(lb.text, "tp_worker_close"));
-	assert_true(csv_exists(&r));
+	assert_true(wp_csv_exists(&r));
 }
 
 /* ---- each retained run frozen to its own event type and columns ----------- */
@@ -612,9 +576,9 @@ static void test_frozen_event_type(void **state)
 	struct tp_run_result a, b;
 	char ha[1024], hb[1024], want[1024];
 	struct tp_worker *w = open_worker(true, 2);
-	assert_int_equal(run_pa(w, &a), 0);
+	assert_int_equal(wp_run_pa(w, &a), 0);
 	assert_int_equal(tp_worker_set_pmu_event_type(w, 4), 0);
-	assert_int_equal(run_pa(w, &b), 0);
+	assert_int_equal(wp_run_pa(w, &b), 0);
 	assert_int_equal(a.pmu_event_type, 2);
 	assert_int_equal(b.pmu_event_type, 4);
 	assert_int_equal(tp_worker_flush_diagnostics(w), 0);

@@ -32,6 +32,7 @@
 #include "runtime/orch.h"
 #include "taskprof/worker.h"
 #include "unit_helpers.h"
+#include "worker_pmu_helpers.h"
 #include "worker/run_pmu.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -50,53 +51,16 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-static char *g_root;
-
 static int setup(void **state)
 {
 	(void)state;
-	unsetenv(TP_PMU_ENV_EVENT_TYPE);
-	unsetenv(TP_PMU_ENV_EVENT_TYPE_ALIAS);
-	g_root = uh_mkdtemp();
-	return g_root ? 0 : -1;
+	return wp_setup_root();
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	uh_rm_rf(g_root);
-	g_root = NULL;
-	return 0;
-}
-
-static int run_pa(struct tp_worker *w, struct tp_run_result *r)
-{
-	return tp_worker_run(w, tp_callable_find("paged_attention"), "CaseSmall1", r);
-}
-
-static bool csv_exists(const struct tp_run_result *r)
-{
-	char p[4300];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/pmu.csv", r->output_dir);
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
-/* Log lines at ERROR, collected by a hook. */
-struct logbuf {
-	char text[16384];
-	size_t len;
-};
-
-static void log_hook(int level, const char *msg, void *ud)
-{
-	struct logbuf *b = ud;
-	if (level < TP_LOG_ERROR)
-		return;
-	int k = snprintf(b->text + b->len, sizeof(b->text) - b->len, "%s\n", msg);
-	if (k > 0)
-		b->len = b->len + (size_t)k < sizeof(b->text) ? b->len + (size_t)k
-							      : sizeof(b->text) - 1;
+	return wp_teardown_root();
 }
 
 /* A callable whose one AIV kernel busy-waits g_spin_ms (wall time): with a
@@ -160,11 +124,11 @@ static void test_faq_stalled_run_raises(void **state)
 	assert_non_null(strstr(e, r.output_dir));
 	assert_non_null(strstr(e, "unknown: the run failed before its graph completed ("));
 	assert_non_null(strstr(e, "made no progress"));
-	assert_int_equal(run_pa(w, &r2), 0);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "sticky for this Worker"));
-	struct logbuf lb = { .len = 0 };
-	tp_log_set_hook(log_hook, &lb);
+	struct wp_logbuf lb = { .len = 0 };
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 
@@ -181,15 +145,15 @@ static void test_faq_stalled_run_raises(void **state)
 	assert_non_null(strstr(e, "unknown: the run stalled"));
 	assert_non_null(strstr(e, "0 rows published"));
 	/* Sticky: a later good run is published, yet the flush still fails. */
-	assert_int_equal(run_pa(w, &r2), 0);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
 	assert_true(r2.pmu_retained);
 	assert_true(r2.pmu_reconcile_ok);
 	assert_int_equal(tp_worker_flush_diagnostics(w), -EIO);
 	assert_non_null(strstr(tp_last_error(), "sticky for this Worker"));
 	assert_non_null(strstr(tp_last_error(), "unknown: the run stalled"));
-	assert_true(csv_exists(&r2));
+	assert_true(wp_csv_exists(&r2));
 	memset(&lb, 0, sizeof(lb));
-	tp_log_set_hook(log_hook, &lb);
+	tp_log_set_hook(wp_log_errors, &lb);
 	tp_worker_close(w);
 	tp_log_set_hook(NULL, NULL);
 	assert_non_null(strstr(lb.text, "tp_worker_close: PMU flush_diagnostics: an earlier PMU "
