@@ -122,7 +122,10 @@ static void help(FILE *f)
 		"      --instr on|off        pass the hidden instrumentation buffer: tp_mark*\n"
 		"                            and tp_scalar_* points of the kernel land in\n"
 		"                            Instrumentation.csv, ScalarSections.csv,\n"
-		"                            trace.json [default on]\n\n"
+		"                            trace.json [default on]\n"
+		"      --instr-cap N         instrumentation points kept per block; the\n"
+		"                            rest are counted as not fitting [1..1048576,\n"
+		"                            default 4096]\n\n"
 		"replay:\n"
 		"      --replay-mode kernel|application|range\n"
 		"                            kernel: replay each profiled launch inside APP\n"
@@ -348,7 +351,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 {
 	enum { OPT_SKIP_BEFORE = 256, OPT_SKIP, OPT_METRICS, OPT_EVENTS, OPT_MODE, OPT_WARM,
 	       OPT_CACHE, OPT_RESTORE, OPT_MEMLIM, OPT_MATCH, OPT_APPMODE, OPT_MARKERS,
-	       OPT_KILL, OPT_TIMEOUT, OPT_LIST, OPT_TARGET, OPT_INSTR };
+	       OPT_KILL, OPT_TIMEOUT, OPT_LIST, OPT_TARGET, OPT_INSTR, OPT_INSTR_CAP };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"kernel-name", required_argument, NULL, 'k'},
@@ -370,6 +373,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		{"list-passes", no_argument, NULL, OPT_LIST},
 		{"target-processes", required_argument, NULL, OPT_TARGET},
 		{"instr", required_argument, NULL, OPT_INSTR},
+		{"instr-cap", required_argument, NULL, OPT_INSTR_CAP},
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
@@ -493,6 +497,9 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 			break;
 		case OPT_INSTR:
 			rc = parse_on_off("--instr", optarg, &c->instr);
+			break;
+		case OPT_INSTR_CAP:
+			rc = parse_u32("--instr-cap", optarg, 1, TP_OP_INSTR_CAP_MAX, &c->instr_cap);
 			break;
 		case 'h':
 			errno = 0;

@@ -194,4 +194,25 @@ else
 	bad "--instr off: want the launch folder without Instrumentation.csv"
 fi
 
+# 10 points per block (block_begin ... block_end): with room for 4, each
+# block keeps its first 4 and the warning names the option that keeps more.
+say "instr: --instr-cap 4 keeps 4 points per block and says how to keep more"
+OP_OUT_FILE=$WORK/cap.bin op_run cap --instr-cap 4 --aic-metrics PipeUtilization -- "$APPS/instr"
+[ $OPRC = 0 ] || { bad "--instr-cap 4: taskprof op exited $OPRC"; show "$WORK/cap.err"; }
+same_bytes "instr --instr-cap 4" "$WORK/ref.bin" "$WORK/cap.bin"
+n=$(grep -c 'block [0-3]: 6 instrumentation points did not fit (taskprof op --instr-cap N keeps more per block)' "$WORK/cap.err")
+[ "$n" = $BLOCKS ] && ok "--instr-cap 4: $n warnings of 6 points not kept" ||
+	{ bad "--instr-cap 4: $n of $BLOCKS warnings"; show "$WORK/cap.err"; }
+C=${OPDIR:-/nonexistent}/device0/instr_kernel/0
+rows=$(awk -F, 'NR > 1 { c[$1]++ } END { for (b in c) print b ":" c[b] }' "$C/Instrumentation.csv" 2>/dev/null | sort | tr '\n' ' ')
+[ "$rows" = "0:4 1:4 2:4 3:4 " ] && ok "--instr-cap 4: Instrumentation.csv rows per block $rows" ||
+	bad "--instr-cap 4: Instrumentation.csv rows per block '$rows', want 4 each"
+[ "$(kv "${OPDIR:-/nonexistent}/config.txt" instr_cap)" = 4 ] && ok "config.txt instr_cap=4" ||
+	bad "config.txt: instr_cap is '$(kv "${OPDIR:-/nonexistent}/config.txt" instr_cap)', want 4"
+"$TP" op --instr-cap 0 -- "$APPS/instr" >"$WORK/cap0.out" 2>"$WORK/cap0.err"
+rc=$?
+[ $rc = 2 ] && grep -q "^taskprof op: --instr-cap expects an integer from 1 to 1048576, got '0'$" "$WORK/cap0.err" &&
+	ok "--instr-cap 0: exit 2 and the option's range" ||
+	{ bad "--instr-cap 0: exit $rc"; show "$WORK/cap0.err"; }
+
 finish

@@ -1200,8 +1200,8 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		goto out;
 	for (size_t i = 0; i < r->in.novf; i++)
 		tp_op_merge_warn(&r->m, "%s: block %u: %" PRIu64 " instrumentation points did "
-				 "not fit (raise instr_cap)", path, r->in.ovf_block[i],
-				 r->in.ovf_count[i]);
+				 "not fit (taskprof op --instr-cap N keeps more per block)", path,
+				 r->in.ovf_block[i], r->in.ovf_count[i]);
 	derive(r);
 	if (!r->consistent)
 		tp_op_merge_warn(&r->m, "%s: output hashes differ across passes: the kernel is not "
