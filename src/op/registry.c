@@ -553,10 +553,11 @@ static int spill_fits(const char *path, uint64_t bytes)
 		/* A margin for the report written next to it. */
 		uint64_t margin = 16ull << 20;
 		if (avail < bytes || avail - bytes < margin)
-			return tp_set_error(-ENOSPC, "spilling the snapshot to %s needs %llu bytes; "
-					    "its file system has %llu free (No space left on "
-					    "device)", path, (unsigned long long)bytes,
-					    (unsigned long long)avail);
+			return tp_set_error(-ENOSPC, "spilling the snapshot to %s needs %llu bytes "
+					    "and %llu more kept free for the report; its file "
+					    "system has %llu free (No space left on device)",
+					    path, (unsigned long long)bytes,
+					    (unsigned long long)margin, (unsigned long long)avail);
 	}
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&

@@ -362,6 +362,33 @@ else
 	bad "I11 degraded: taskprof op exited $OPRC"
 	show "$WORK/i11d.err"
 fi
+
+# The spill keeps 16 MiB free for the report: on a 50 MiB file system the
+# 40 MiB snapshot fits, the margin does not, and the note says both
+# (needs root for the tmpfs mount: CI runs as root).
+say "I11: big_mem, --replay-mem-limit 4K, output on a 50 MiB tmpfs: no spill, the note names the 16 MiB kept free"
+M=$WORK/i11n
+mkdir -p "$M"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=50m tmpfs "$M" 2>/dev/null; then
+	OP_OUT_FILE=$WORK/i11n.bin timeout "$OP_TIMEOUT" "$TP" op -o "$M" --warm-up 1 \
+		--replay-mem-limit 4K --aic-metrics "$METRICS" -- "$APPS/big_mem" \
+		>"$WORK/i11n.out" 2>"$WORK/i11n.err"
+	rc=$?
+	d=$(ls -d "$M"/OPPROF_*/device0/big_acc/0 2>/dev/null | head -1)
+	note=$(kv "${d:-/nonexistent}/launch.txt" note)
+	if [ $rc = 0 ] && [ "$(kv "${d:-/nonexistent}/launch.txt" status)" = degraded ] &&
+		grep -q 'spilling the snapshot to .*/dump/snapshot.bin needs 4[0-9]* bytes and 16777216 more kept free for the report; its file system has [0-9]* free (No space left on device)' <<<"$note"; then
+		ok "I11 no room: exit 0, status=degraded, note: $note"
+	else
+		bad "I11 no room: exit $rc, want status=degraded and the margin in the note"
+		show "$WORK/i11n.err"
+		[ -n "$d" ] && show "$d/launch.txt"
+	fi
+	same_bytes "I11 no room" "$WORK/i11.ref" "$WORK/i11n.bin"
+	umount "$M"
+else
+	echo "   skipped: needs root and a tmpfs mount"
+fi
 unset TASKPROF_DEVICE_MEM_MB
 
 finish
