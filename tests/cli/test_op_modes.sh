@@ -468,6 +468,16 @@ else
 	bad "I12r span: want the warning, a table row with status skipped and '2 not replayed'"
 	show "$WORK/i12s.err"
 fi
+# The skip is said once: no "pass N missing" line per pass of a skipped
+# launch; its summary.json keeps one note.
+n=$(grep -c 'pass [0-9]* missing' "$WORK/i12s.err")
+w=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["warnings"])' \
+	"${OPDIR:-/nonexistent}/device0/rd_acc0/0/summary.json" 2>&1)
+if [ "$n" = 0 ] && [ "$w" = "['not measured (status skipped): every event is N/A']" ]; then
+	ok "I12r span: no 'pass N missing' lines; summary.json warnings $w"
+else
+	bad "I12r span: $n 'pass N missing' lines (want 0); summary.json warnings: $w"
+fi
 
 say "I12r: range_device popswitch (a range on device 0 popped while device 1 is current)"
 OP_OUT_FILE=$WORK/i12p.ref app_run i12p.plain "$APPS/range_device" popswitch

@@ -283,6 +283,15 @@ static void test_merge_union_and_last_pass(void **state)
 	assert_true(tp_op_merge_value(&m, 0, 0, TP_OP_AIV, 0x08, &v));
 	assert_int_equal(v, 900);
 	assert_int_equal(tp_op_merge_find(&m, 0, 0)->total_cycles[TP_OP_AIV], 1980);
+	/* Not measured on purpose: only the absent pass 2's groups are N/A, and
+	 * one line (not one per pass) is kept. */
+	assert_int_equal(m.missing_groups, 0);
+	tp_op_merge_unmeasured(&m, plan, "skipped");
+	assert_int_equal(m.missing_groups, (1u << TP_OP_G_MEMORY) | (1u << TP_OP_G_MEMORY_L0));
+	const char *last = strstr(m.warn, "not measured");
+	assert_non_null(last);
+	assert_string_equal(last, "not measured (status skipped): every event is N/A\n");
+	assert_null(strstr(m.warn, "missing"));
 	tp_op_merge_fini(&m);
 	free(plan);
 }

@@ -17,14 +17,9 @@
 
 static const char *const cname[2] = { "AIC", "AIV" };
 
-void tp_op_merge_warn(struct tp_op_merge *m, const char *fmt, ...)
+/* Keep @line in @m's warnings (one line each, '\n'-separated). */
+static void keep_warning(struct tp_op_merge *m, const char *line)
 {
-	char line[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	TP_WARN("%s", line);
 	size_t n = strlen(line);
 	char *w = realloc(m->warn, m->warn_len + n + 2);
 	if (!w)
@@ -34,6 +29,17 @@ void tp_op_merge_warn(struct tp_op_merge *m, const char *fmt, ...)
 	m->warn_len += n;
 	m->warn[m->warn_len++] = '\n';
 	m->warn[m->warn_len] = '\0';
+}
+
+void tp_op_merge_warn(struct tp_op_merge *m, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	TP_WARN("%s", line);
+	keep_warning(m, line);
 }
 
 int tp_op_merge_init(struct tp_op_merge *m, uint32_t npasses)
@@ -339,10 +345,12 @@ int tp_op_merge_add_file(struct tp_op_merge *m, const char *path, uint32_t pass,
 	return rc;
 }
 
-void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_op_plan *plan,
-			 const char *path)
+/* The groups of @plan's arch with an event in pass @pass (0 without a
+ * plan or past its passes); *@nev gets the pass's AIC and AIV event counts. */
+static uint32_t pass_groups(const struct tp_op_plan *plan, uint32_t pass, uint32_t nev[2])
 {
-	uint32_t groups = 0, nev[2] = { 0, 0 };
+	uint32_t groups = 0;
+	nev[0] = nev[1] = 0;
 	if (plan && pass < plan->npasses) {
 		for (int c = 0; c < 2; c++) {
 			nev[c] = plan->pass[pass].n[c];
@@ -350,6 +358,26 @@ void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_o
 				groups |= tp_op_groups_of_event(plan->arch, c, plan->pass[pass].ev[c][k]);
 		}
 	}
+	return groups;
+}
+
+void tp_op_merge_unmeasured(struct tp_op_merge *m, const struct tp_op_plan *plan,
+			    const char *status)
+{
+	uint32_t nev[2];
+	for (uint32_t p = 0; p < m->npasses; p++)
+		if (!m->pass_present[p])
+			m->missing_groups |= pass_groups(plan, p, nev);
+	char line[512];
+	snprintf(line, sizeof(line), "not measured (status %s): every event is N/A", status);
+	keep_warning(m, line);
+}
+
+void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_op_plan *plan,
+			 const char *path)
+{
+	uint32_t nev[2];
+	uint32_t groups = pass_groups(plan, pass, nev);
 	m->missing_groups |= groups;
 	char list[256] = "";
 	size_t off = 0;

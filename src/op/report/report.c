@@ -1180,16 +1180,21 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		rc = tp_set_error(-ENOMEM, "report: out of memory");
 		goto out;
 	}
+	const bool skipped = !strcmp(r->li.status, "skipped");
 	for (uint32_t p = 0; p < np; p++) {
 		snprintf(path, sizeof(path), "%s/dump/pass_%u.bin", launch_dir, p);
 		rc = tp_op_merge_add_file(&r->m, path, p, &cfg->plan);
 		if (rc == -ENOENT) {
-			tp_op_merge_missing(&r->m, p, &cfg->plan, path);
+			/* A skipped launch has no pass files: one note below. */
+			if (!skipped)
+				tp_op_merge_missing(&r->m, p, &cfg->plan, path);
 			rc = 0;
 		}
 		if (rc)
 			goto out;
 	}
+	if (skipped)
+		tp_op_merge_unmeasured(&r->m, &cfg->plan, r->li.status);
 	snprintf(path, sizeof(path), "%s/dump/replay.txt", launch_dir);
 	rc = read_replay_txt(path, r->replay, np);
 	if (rc)

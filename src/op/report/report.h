@@ -240,6 +240,17 @@ void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_o
 			 const char *path);
 
 /**
+ * tp_op_merge_unmeasured() - the launch was not measured on purpose (its
+ * launch.txt status, e.g. "skipped": a range replay left it out): every
+ * pass without a file marks its groups N/A as tp_op_merge_missing() does,
+ * and @m's warnings get one line, "not measured (status @status): every
+ * event is N/A", which is not logged (whoever skipped the launch said why).
+ * Call it after the passes' files were read.
+ */
+void tp_op_merge_unmeasured(struct tp_op_merge *m, const struct tp_op_plan *plan,
+			    const char *status);
+
+/**
  * tp_op_merge_value() - the merged value of event @id on @core of block
  * (@block_id, @sub_block).
  * Return: true with *@v set; false when N/A.
