@@ -493,13 +493,20 @@ struct tp_pmu_model *wk_pmu_model(struct wk_pmu *p)
 	return p->model;
 }
 
+void wk_pmu_drop_lease(struct wk_pmu *p)
+{
+	if (!p || !p->lease)
+		return;
+	wk_pmu_lease_release(p->lease, p->dev);
+	p->lease = NULL;
+}
+
 void wk_pmu_close(struct wk_pmu *p)
 {
 	if (!p)
 		return;
 	pmu_close(p->c);
-	if (p->lease)
-		wk_pmu_lease_release(p->lease, p->dev);
+	wk_pmu_drop_lease(p);
 	tp_pmu_model_destroy(p->model);
 	free(p);
 }
@@ -542,9 +549,7 @@ int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res)
 	res->pmu_csv[0] = 0;
 	res->pmu_rows = 0;
 	/* Everything tied to the device goes now: it closes after this run. */
-	if (p->lease)
-		wk_pmu_lease_release(p->lease, p->dev);
-	p->lease = NULL;
+	wk_pmu_drop_lease(p);
 	tp_pmu_model_destroy(p->model);
 	p->model = NULL;
 	pmu_release_pool(p->c);

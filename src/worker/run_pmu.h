@@ -172,6 +172,16 @@ struct tp_pmu_model *wk_pmu_model(struct wk_pmu *p);
  *  destroy the model. NULL is a no-op. */
 void wk_pmu_close(struct wk_pmu *p);
 
+/**
+ * wk_pmu_drop_lease() - give back this collection's reference to the
+ * Worker's channel-53 lease now (seed 000 §7.0), for a collection that is
+ * never closed: one left with a device whose AICore threads a stall left
+ * running (worker.c). The lease guards the counters of runs to come; the
+ * stalled run's are abandoned. NULL, or a collection without a lease
+ * reference (none taken, retired, dropped before), is a no-op.
+ */
+void wk_pmu_drop_lease(struct wk_pmu *p);
+
 /* ---- retained runs (collect_across_runs, seed 000 §3.4, FAQ) -----------
  *
  * A retained run is opened with wk_pmu_open_retained() (its pool may grow

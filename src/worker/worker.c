@@ -899,6 +899,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			TP_WARN("PMU: run_epoch %" PRIu64 " is not retained: AICore threads of the "
 				"stalled run still run, so its records stay unpublished",
 				w->run_epoch);
+			wk_pmu_drop_lease(w->pmu);
 			leave_with_device(w->pmu);
 			w->pmu = NULL;
 			/* Not a proved-complete run: the flush reports it, and the
@@ -923,10 +924,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		}
 		if (w->pmu) {
 			int prc = wk_pmu_finish(w->pmu, res);
-			if (cores_left)
+			if (cores_left) {
+				wk_pmu_drop_lease(w->pmu);
 				leave_with_device(w->pmu);
-			else
+			} else {
 				wk_pmu_close(w->pmu);
+			}
 			w->pmu = NULL;
 			/* A failed pmu.csv write fails the run; a reconcile
 			 * mismatch is logged and reported (res->pmu_reconcile_ok). */

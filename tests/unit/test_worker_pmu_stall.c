@@ -158,6 +158,23 @@ static void test_faq_stalled_run_raises(void **state)
 	tp_log_set_hook(NULL, NULL);
 	assert_non_null(strstr(lb.text, "tp_worker_close: PMU flush_diagnostics: an earlier PMU "
 					"run failed"));
+
+	/* The collection left with the device gave back its share of the
+	 * Worker's channel-53 lease: the next Worker on the device holds it. */
+	struct tp_worker_config plain = cfg;
+	plain.collect_across_runs = false;
+	w = tp_worker_open(&plain);
+	assert_non_null(w);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
+	assert_true(r2.pmu_lease_held);
+	/* The same for a stalled run that is not retained. */
+	assert_int_equal(tp_worker_run(w, &SPIN, NULL, &r), -ETIMEDOUT);
+	tp_worker_close(w);
+	w = tp_worker_open(&plain);
+	assert_non_null(w);
+	assert_int_equal(wp_run_pa(w, &r2), 0);
+	assert_true(r2.pmu_lease_held);
+	tp_worker_close(w);
 }
 
 int main(void)
