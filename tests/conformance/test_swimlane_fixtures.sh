@@ -86,8 +86,8 @@ extra_err="Warning: 4 of 8 producer-consumer pairs of deps.json have no dependen
 for 3 tasks with no record to anchor on: 1 dummy task without a dummy_task record (t5); \
 1 task without task rows or a predicated_skip record (t7); 1 alloc_tensors task (not in \
 deps.json tasks[]) without an orch_submit record (t0); the records are level 1: dummy_task \
-/ predicated_skip markers need level 3; alloc bars need level-4 orchestrator records, which \
-host_build_graph does not write"
+/ predicated_skip markers need level 3; alloc bars need level-4 orchestrator records and \
+the records are level 1"
 run_case C_level1_v2rows stdout.txt
 extra_err=
 

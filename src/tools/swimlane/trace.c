@@ -2323,8 +2323,10 @@ static int warn_unanchored(struct gen *g)
 			 "(a5sim host_build_graph writes none)"))
 		goto nomem;
 	if (n_kind[UA_ALLOC] && !(pd->has_orch && pd->n_orch) &&
-	    sb_printf(b, "; alloc bars need level-4 orchestrator records, which "
-			 "host_build_graph does not write"))
+	    (pd->level < 4 ? sb_printf(b, "; alloc bars need level-4 orchestrator records and "
+					  "the records are level %d", pd->level)
+			   : sb_printf(b, "; alloc bars need level-4 orchestrator records, which "
+					  "host_build_graph does not write")))
 		goto nomem;
 	fprintf(g->o->err, "%s\n", b->s);
 out:
