@@ -851,8 +851,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	tp_tmpreg_set_dir(res->output_dir);
 
 	/* The name map goes with swimlane, dep_gen or PMU (spec §3.4): the
-	 * converter and `taskprof pmu` find it beside their inputs. */
-	if ((w->dep_gen || w->swimlane_level || w->pmu_event_type > 0) &&
+	 * converter and `taskprof pmu` find it beside their inputs. Not for a
+	 * PMU that --rounds > 1 turned off: no pmu.csv to name. */
+	if ((w->dep_gen || w->swimlane_level || pmu_on) &&
 	    (rc = wk_write_name_map(res->output_dir, cal, cs->name, res->name_map,
 				    sizeof(res->name_map))))
 		goto out;

@@ -117,6 +117,10 @@ out=$(TASKPROF_PMU_EVENT_TYPE=4 "$bin" run paged_attention --case CaseSmall1 \
 run rounds --rounds 2 --enable-pmu
 [ "$code" = 0 ] || bad "--rounds 2 --enable-pmu exited $code"
 [ -z "$(csv_of rounds)" ] || bad "--rounds 2 wrote pmu.csv"
+# Nothing to name without pmu.csv: no name map, no "name map:" line.
+nm=$(ls "$root"/rounds/*/name_map_*.json 2>/dev/null)
+[ -z "$nm" ] || bad "--rounds 2 --enable-pmu wrote a name map for no pmu.csv: $nm"
+! grep -q '^name map: ' <<<"$out" || bad "--rounds 2 --enable-pmu printed a name map line"
 grep -qx '\[taskprof\] WARN  PMU disabled: --rounds > 1' <<<"$out" ||
 	bad "--rounds 2: no exact 'PMU disabled: --rounds > 1' line in: $out"
 
