@@ -100,24 +100,28 @@ static void set_default(int sig)
 static void put_cleanup(void)
 {
 	int removed = tp_tmpreg_unlink_all();
-	/* After the files: a folder made for an output holds only its
-	 * temporary file until the output is in place. */
-	const char *made = tp_tmpreg_remove_made_dirs();
 	const bool noted = tp_tmpreg_append_note();
 	const char *out = tp_tmpreg_claim_committed();
 	const char *dir = tp_tmpreg_claim_dir();
 	bool dir_gone = dir && rmdir(dir) == 0;
+	/* After the files and the run folder: a folder made for an output
+	 * holds only its temporary file (or the run folder) until the output
+	 * is in place. */
+	const char *made = tp_tmpreg_remove_made_dirs();
 	put("removed ");
 	put_uint((unsigned)removed);
 	put(removed == 1 ? " temporary file" : " temporary files");
+	if (dir_gone) {
+		put(" and the empty run folder ");
+		put(dir);
+	}
 	if (made) {
 		put(" and the folder ");
 		put(made);
 		put(" made for the output");
 	}
 	if (dir_gone) {
-		put(" and the empty run folder ");
-		put(dir);
+		/* said above */
 	} else if (dir) {
 		put("; what was written before is in ");
 		put(dir);

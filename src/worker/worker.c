@@ -46,6 +46,9 @@ struct tp_worker {
 	int rounds;
 	int early_dispatch; /* tp_worker_config.early_dispatch */
 	char *output_root;
+	/* tp_mkdir_missing_len() of output_root when a run of this Worker
+	 * made it (0: it existed): removed at close if still empty. */
+	size_t root_made_len;
 	bool dep_gen;
 	struct wk_depgen *dg; /* the running round's dep_gen, or NULL */
 	int swimlane_level;
@@ -164,6 +167,14 @@ void tp_worker_close(struct tp_worker *w)
 	if (w->pmu_across && wk_pmu_flush(&w->pmu_ret))
 		TP_ERROR("tp_worker_close: %s", tp_last_error());
 	wk_pmu_retention_fini(&w->pmu_ret);
+	if (w->root_made_len) {
+		/* The folders a run made for the output root, if no run left
+		 * anything there (runs that failed before writing remove their
+		 * folders). */
+		tp_tmpreg_set_made_dirs(NULL, 0);
+		if (tp_rmdir_made(w->output_root, w->root_made_len))
+			TP_DEBUG("worker: removed the empty output root %s", w->output_root);
+	}
 	free(w->output_root);
 	free(w);
 }
@@ -216,7 +227,8 @@ static int check_run_dir(const char *dir, const struct stat *made)
 	return 0;
 }
 
-static int make_run_dir(const char *root, const char *label, char *dir, size_t len)
+static int make_run_dir(const char *root, const char *label, char *dir, size_t len,
+			size_t *root_made_len)
 {
 	char stamp[32], safe[160];
 	time_t now = time(NULL);
@@ -224,9 +236,16 @@ static int make_run_dir(const char *root, const char *label, char *dir, size_t l
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
 	sanitize(safe, sizeof(safe), label);
+	const size_t missing = tp_mkdir_missing_len(root);
 	int rc = tp_mkdir_p(root, 0755);
 	if (rc)
 		return rc;
+	if (missing && !*root_made_len) {
+		/* Made here: removed again if nothing comes into it (at close,
+		 * or by the interrupt handler after the run folder). */
+		*root_made_len = missing;
+		tp_tmpreg_set_made_dirs(root, missing);
+	}
 	for (int n = 1; n < 1000; n++) {
 		int k = n == 1 ? snprintf(dir, len, "%s/%s_%s", root, safe, stamp)
 			       : snprintf(dir, len, "%s/%s_%s_%d", root, safe, stamp, n);
@@ -839,7 +858,8 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 
 	char label[160];
 	snprintf(label, sizeof(label), "%s_%s", cal->name, cs->name);
-	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir))))
+	if ((rc = make_run_dir(w->output_root, label, res->output_dir, sizeof(res->output_dir),
+				 &w->root_made_len)))
 		goto out;
 	made_dir = true;
 	struct stat dir_st;

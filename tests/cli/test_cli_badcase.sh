@@ -93,7 +93,7 @@ fi
 
 # crashed MODE[+LABEL] CODE REGEX [ARGS...]: a run that must end with exit
 # CODE, its last stderr line matching REGEX (grep -E), and no run folder
-# left
+# left (nor $root/MODE, which -o made for it)
 crashed() {
 	local m=$1 code=$2 re=$3
 	shift 3
@@ -109,23 +109,23 @@ if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
 	echo "crash and exit() cases skipped under ${TASKPROF_TEST_SANITIZE}"
 else
 	crashed segv_kernel 139 \
-		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/segv_kernel/badcase_Default_[0-9_]+$"
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) $aicore; $gone $root/segv_kernel/badcase_Default_[0-9_]+ and the folder $root/segv_kernel made for the output$"
 	crashed abort_generate 134 \
 		"^taskprof run: crashed: SIGABRT \(abort\) in thread taskprof \(the main thread: the case's generate\(\)\); removed 0 temporary files; no output was written$"
 	# the orchestration: on the orchestrator's AICPU thread, or on the
 	# main thread under host_build_graph
 	crashed segv_orch 139 \
-		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-aicpu3 \(an AICPU thread: the case's orchestration\); $gone $root/segv_orch/badcase_Default_[0-9_]+$"
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread tp0-aicpu3 \(an AICPU thread: the case's orchestration\); $gone $root/segv_orch/badcase_Default_[0-9_]+ and the folder $root/segv_orch made for the output$"
 	crashed segv_orch+hbg 139 \
-		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: the case's orchestration\); $gone $root/segv_orch\+hbg/badcase_Default_[0-9_]+$" \
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: the case's orchestration\); $gone $root/segv_orch\+hbg/badcase_Default_[0-9_]+ and the folder $root/segv_orch\+hbg made for the output$" \
 		--runtime host_build_graph
 	# exit() from the 8 AICores at once: one reports, the others wait
 	# (their exit() never reaches the case's status), exit 1 even for
 	# exit(0)
 	crashed exit_kernel 1 \
-		"^taskprof run: the run was ended by exit\(3\) $aicore, not by taskprof: the run did not finish; $gone $root/exit_kernel/badcase_Default_[0-9_]+$"
+		"^taskprof run: the run was ended by exit\(3\) $aicore, not by taskprof: the run did not finish; $gone $root/exit_kernel/badcase_Default_[0-9_]+ and the folder $root/exit_kernel made for the output$"
 	crashed exit0_kernel 1 \
-		"^taskprof run: the run was ended by exit\(0\) $aicore, not by taskprof: the run did not finish; $gone $root/exit0_kernel/badcase_Default_[0-9_]+$"
+		"^taskprof run: the run was ended by exit\(0\) $aicore, not by taskprof: the run did not finish; $gone $root/exit0_kernel/badcase_Default_[0-9_]+ and the folder $root/exit0_kernel made for the output$"
 	# the case's own code before any run: its constructors, its entry
 	# point, and a callable pointer that points nowhere
 	crashed abort_ctor 134 \
@@ -136,7 +136,7 @@ else
 		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) in thread taskprof \(the main thread: reading the struct tp_callable the case's tp_case_callable\(\) returned\); removed 0 temporary files; no output was written$"
 	# a stack overflow: the line comes from the thread's alternate stack
 	crashed stack_kernel 139 \
-		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) from a stack overflow $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+$"
+		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) from a stack overflow $aicore; $gone $root/stack_kernel/badcase_Default_[0-9_]+ and the folder $root/stack_kernel made for the output$"
 	# on the main thread, whose report runs on the alternate stack
 	# cli_crash_install() gives it, with the limit that was hit (a finite
 	# one: an unlimited stack would grow into the heap first)

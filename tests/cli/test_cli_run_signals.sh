@@ -108,6 +108,43 @@ for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup 
 		echo "FAIL: $what: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
 	fi
 done
+# No collector, so nothing written yet, and -o names folders that did not
+# exist: the empty run folder goes, and so do the folders made for it.
+rm -f "$root/mark.start"
+SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
+	--stall-timeout 0 -o "$root/made/deeper" >"$root/out" 2>"$root/err" &
+pid=$!
+for _ in $(seq 1200); do
+	[[ -e $root/mark.start ]] && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.05
+done
+kill -TERM $pid
+wait $pid
+code=$?
+pid=
+msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+if [[ $code -ne 143 ]] ||
+	! [[ $msg =~ ^"taskprof run: interrupted by SIGTERM: removed 0 temporary files and the empty run folder $root/made/deeper/slowcase_"[A-Za-z0-9_]+" and the folder $root/made made for the output"$ ]] ||
+	[[ -e $root/made ]]; then
+	echo "FAIL: slow_made: exit $code, want 143, the made folders named and gone: $msg"
+	ls -R "$root/made" 2>/dev/null | head -5
+	fail=1
+else
+	echo "ok: slow_made -> $code: $msg"
+fi
+# A run that fails before writing anything leaves no folder either: the
+# orchestration fails before its first submit (exit 1), and -o made two
+# folders for the run folder.
+BADCASE=fail_orch "$bin" run "$(dirname "$bin")/tests/case_so/libbadcase.so" \
+	-o "$root/made2/deeper" >/dev/null 2>&1
+code=$?
+if [[ $code -ne 1 || -e $root/made2 ]]; then
+	echo "FAIL: failed run with -o NEW/DIRS: exit $code, $root/made2 $([[ -e $root/made2 ]] && echo left || echo gone)"
+	fail=1
+else
+	echo "ok: failed run with -o NEW/DIRS: exit $code, the folders it made are gone"
+fi
 # `taskprof swimlane` interrupted by SIGHUP while it writes its trace to
 # a FIFO whose reader does not read (the write blocks): it has no run
 # folder, so the line says nothing was written.
