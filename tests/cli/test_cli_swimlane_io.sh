@@ -396,6 +396,21 @@ has_line "quirks sched-overhead kind" "$root/err" \
 	"taskprof sched-overhead: warning: 1 scheduler phase record(s) without a kind: left out of Part 5"
 has_line "quirks sched-overhead metadata" "$root/err" \
 	"taskprof sched-overhead: warning: metadata.core_to_thread has 3 entries for the 4 cores of core_types: the cores without one get no scheduler thread (no complete -> ready arrows, left out of sched-overhead's counts)"
+# edges written {"from": .., "to": ..} (no pred / succ): skipped as the
+# reference skips them, and both tools say how many (adversarial trial of
+# 2 Dec: the verdict changed without a word)
+e=$root/edges_from
+mkdir -p "$e"
+cp "$rec" "$e/l2_swimlane_records.json"
+sed -e 's/"pred":/"from":/g' -e 's/"succ":/"to":/g' "$a/deps.json" >"$e/deps.json"
+n_e=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["edges"]))' "$a/deps.json")
+w_e="Warning: $e/deps.json: $n_e of $n_e edges[] entries skipped (edges[0]: no integer pred and succ)"
+timeout $T "$bin" swimlane "$e/l2_swimlane_records.json" -o "$e/t.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "edges_from: swimlane exit not 0: $(cat "$root/err")"
+has_line "edges_from swimlane" "$root/err" "$w_e"
+timeout $T "$bin" sched-overhead "$e/l2_swimlane_records.json" >/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "edges_from: sched-overhead exit not 0: $(cat "$root/err")"
+has_line "edges_from sched-overhead" "$root/err" "$w_e"
 # core_types (and core_to_thread) cut to cores 0 and 1: the rows of cores
 # 2 and 3 are typed AIV without a word from the reference; taskprof says so
 # (hostile finding of 2 Dec)

@@ -602,6 +602,20 @@ static void test_deps_variants(void **state)
 	assert_int_equal(sl_deps_block_num(&d, UINT64_MAX), 4);
 	assert_int_equal(sl_deps_block_num(&d, 9), 1);
 	assert_int_equal(sl_deps_block_num(&d, 3), 1);
+	/* what was skipped is said, the first of each kind named */
+	assert_string_equal(d.quirks_warning,
+			    "deps.json: 1 task id listed twice (tasks[4]: task_id 3 again; the later "
+			    "entry is used); 1 kernel_ids list not of 3 entries (tasks[1]: 2; expected "
+			    "AIC, AIV0, AIV1: the task is left without func_ids); 1 tasks[] entry "
+			    "without an integer task_id (tasks[3]; skipped); 4 of 7 edges[] entries "
+			    "skipped (edges[1]: not an object)");
+	sl_deps_free(&d);
+	/* every edge without integer ids: all skipped, the first one's reason */
+	assert_int_equal(deps_mem("{\"tasks\": [{\"task_id\": 1}], \"edges\": [{\"from\": 1, \"to\": 2},"
+				  "{\"pred\": 1, \"succ\": null}]}", &d), 0);
+	assert_int_equal(d.n_edges, 0);
+	assert_string_equal(d.quirks_warning, "deps.json: 2 of 2 edges[] entries skipped (edges[0]: "
+			    "no integer pred and succ)");
 	sl_deps_free(&d);
 
 	assert_int_equal(deps_mem("{\"tasks\": [], \"tensors\": [{\"x\": [[[]]]}]}", &d), 0);

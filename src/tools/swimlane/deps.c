@@ -14,8 +14,10 @@
  *     an array, a tasks[] entry that is not an object, kernel_ids elements
  *     that are not integers: errors (-EINVAL, message naming the key path);
  *   - edges[] entries that are not objects, or whose pred / succ is missing
- *     or not an integer (number or numeric string): skipped (§3.3);
- *   - tasks[] entries without a parsable task_id: skipped; a block_num that
+ *     or not an integer (number or numeric string): skipped (§3.3), and
+ *     counted in sl_deps.quirks_warning;
+ *   - tasks[] entries without a parsable task_id: skipped (counted there
+ *     too); a block_num that
  *     cannot be parsed counts as 1 (§3.3), but a JSON number that is not an
  *     integer (2.5) is an error (taskprof decision: not a block count);
  *   - a key repeated in one object (edges[0].pred twice): an error;
@@ -64,7 +66,23 @@ struct drd {
 	size_t n_dup, dup_idx, n_badkids, badkids_idx;
 	uint64_t dup_tid;
 	int64_t badkids_n;
+	/* tasks[] entries without a parsable task_id; edges[] entries that are
+	 * not objects or lack an integer pred / succ (skipped, §3.3): how
+	 * many, and the first one's index (and why, for an edge) */
+	size_t n_notid, notid_idx;
+	size_t edge_idx, cur_edge_idx, n_edge_skip, edge_skip_idx;
+	const char *edge_skip_why;
 };
+
+/* An edges[] entry skipped as the reference skips it (§3.3), counted for
+ * sl_deps.quirks_warning. */
+static void edge_skipped(struct drd *r, size_t idx, const char *why)
+{
+	if (!r->n_edge_skip++) {
+		r->edge_skip_idx = idx;
+		r->edge_skip_why = why;
+	}
+}
 
 static int oom(struct js_parser *p)
 {
@@ -134,8 +152,11 @@ static bool soft_u64(const struct js_value *v, uint64_t *out, bool *neg)
 static int task_end(struct drd *r, struct js_parser *p)
 {
 	struct sl_deps *d = r->out;
-	if (!r->has_tid)
+	if (!r->has_tid) {
+		if (!r->n_notid++)
+			r->notid_idx = r->task_idx;
 		return 0;
+	}
 	/* block map: max(int(block_num, default 1), 1) */
 	uint32_t bn = !r->block_set ? 1
 		      : r->block == 0 ? 1
@@ -191,8 +212,11 @@ static int task_end(struct drd *r, struct js_parser *p)
 static int edge_end(struct drd *r, struct js_parser *p)
 {
 	struct sl_deps *d = r->out;
-	if (r->edge_bad || !r->has_pred || !r->has_succ)
-		return 0; /* skipped, like the reference (§3.3) */
+	if (r->edge_bad || !r->has_pred || !r->has_succ) {
+		/* skipped, like the reference (§3.3) */
+		edge_skipped(r, r->cur_edge_idx, "no integer pred and succ");
+		return 0;
+	}
 	struct edge_key k = { r->pred, r->succ };
 	uint32_t *s = jx_probe(&r->pv->eix, edge_hash_of(k.pred, k.succ), edge_eq, d, &k);
 	if (*s)
@@ -262,9 +286,13 @@ static int dp_start(void *ctx, struct js_parser *p, enum js_type t)
 	case T_KIDS:
 		return js_fail(p, "expected an integer kernel id, got %s", js_type_name(t));
 	case T_EDGES:
-		if (t != JS_OBJECT)
-			return 0; /* not a dict: skipped (§3.3) */
+		if (t != JS_OBJECT) {
+			/* not a dict: skipped (§3.3) */
+			edge_skipped(r, r->edge_idx++, "not an object");
+			return 0;
+		}
 		r->has_pred = r->has_succ = r->edge_bad = false;
+		r->cur_edge_idx = r->edge_idx++;
 		return T_EDGE;
 	case T_EDGE:
 		if (JS_KEY(p, "pred") || JS_KEY(p, "succ"))
@@ -327,7 +355,8 @@ static int dp_value(void *ctx, struct js_parser *p, const struct js_value *v)
 		return rc;
 	}
 	case T_EDGES:
-		return 0; /* not a dict: skipped */
+		edge_skipped(r, r->edge_idx++, "not an object"); /* skipped (§3.3) */
+		return 0;
 	case T_EDGE:
 		if (JS_KEY(p, "pred")) {
 			r->has_pred = soft_u64(v, &r->pred, NULL);
@@ -398,8 +427,8 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		sl_deps_free(out);
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
 	}
-	if (r.n_dup || r.n_badkids) {
-		char dup[160] = "", kids[200] = "";
+	if (r.n_dup || r.n_badkids || r.n_notid || r.n_edge_skip) {
+		char dup[160] = "", kids[200] = "", notid[160] = "", eskip[200] = "";
 		if (r.n_dup)
 			snprintf(dup, sizeof(dup), "%zu task id%s listed twice (tasks[%zu]: task_id "
 				 "%llu again; the later entry is used)", r.n_dup,
@@ -411,7 +440,16 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 				 "without func_ids)", r.n_dup ? "; " : "", r.n_badkids,
 				 r.n_badkids == 1 ? "" : "s", r.badkids_idx,
 				 (long long)r.badkids_n, r.n_badkids == 1 ? " is" : "s are");
-		if (asprintf(&out->quirks_warning, "%s: %s%s", name, dup, kids) < 0) {
+		if (r.n_notid)
+			snprintf(notid, sizeof(notid), "%s%zu tasks[] entr%s without an integer "
+				 "task_id (tasks[%zu]; skipped)", r.n_dup || r.n_badkids ? "; " : "",
+				 r.n_notid, r.n_notid == 1 ? "y" : "ies", r.notid_idx);
+		if (r.n_edge_skip)
+			snprintf(eskip, sizeof(eskip), "%s%zu of %zu edges[] entr%s skipped (edges[%zu]: "
+				 "%s)", r.n_dup || r.n_badkids || r.n_notid ? "; " : "",
+				 r.n_edge_skip, r.edge_idx, r.n_edge_skip == 1 ? "y" : "ies",
+				 r.edge_skip_idx, r.edge_skip_why);
+		if (asprintf(&out->quirks_warning, "%s: %s%s%s%s", name, dup, kids, notid, eskip) < 0) {
 			out->quirks_warning = NULL;
 			sl_deps_free(out);
 			return tp_set_error(-ENOMEM, "%s: out of memory", name);

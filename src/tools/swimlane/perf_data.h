@@ -240,7 +240,10 @@ void sl_perf_data_free(struct sl_perf_data *d);
  * @quirks_warning: what the reader let pass as the reference does, for the
  *               tools to print: task ids listed twice (the later entry is
  *               used), kernel_ids lists not of 3 entries (left out of the
- *               kernel map); the first of each is named. NULL: none.
+ *               kernel map), tasks[] entries without an integer task_id
+ *               and edges[] entries that are not objects or lack an
+ *               integer pred / succ (both skipped, §3.3); the first of each
+ *               is named. NULL: none.
  */
 struct sl_deps {
 	bool has_edges;

@@ -1002,7 +1002,10 @@ static void usage(FILE *f)
 		"A deps.json whose tasks[] does not list the records' tasks (another case\n"
 		"or run), or that has neither tasks nor edges, gets a warning on stderr, and\n"
 		"what needs the DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout /\n"
-		"fanin, Part 6) prints a \"skipped\" note instead (exit 0).\n\n"
+		"fanin, Part 6) prints a \"skipped\" note instead (exit 0). One with no\n"
+		"tasks[] entries but edges between the records' tasks is used as it is (the\n"
+		"report needs only the edges); edges[] entries without integer pred / succ\n"
+		"are skipped, with a warning that counts them.\n\n"
 		"exit status: 0 report printed, 1 missing or unreadable input, or no\n"
 		"scheduler phases (Parts 1-4 are printed first), 2 bad usage\n");
 }
