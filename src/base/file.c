@@ -132,7 +132,13 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			return tp_set_error(-ENOMEM, "%s: out of memory", tx->path);
 		}
 		tx_track(tx);
+		if (tx->tmpreg == -ECANCELED)
+			return tp_set_error(-ECANCELED, "%s: not written: the process is being "
+					    "interrupted", tx->path);
 		int fd = open(tx->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		const int open_err = errno;
+		tp_tmpreg_created(tx->tmpreg);
+		errno = open_err;
 		if (fd < 0 && errno == EEXIST) {
 			tx_untrack(tx); /* someone else's file */
 			continue;
@@ -243,10 +249,16 @@ int tp_file_tx_begin_flags(struct tp_file_tx *tx, const char *path, const char *
 			rc = tp_set_error(-ENOMEM, "%s: out of memory", path);
 		} else {
 			tx_track(tx);
-			if (!(tx->fp = fopen(tx->tmp_path, "wb"))) {
+			if (tx->tmpreg == -ECANCELED) {
+				rc = tp_set_error(-ECANCELED, "%s: not written: the process is "
+						  "being interrupted", tx->path);
+			} else if (!(tx->fp = fopen(tx->tmp_path, "wb"))) {
 				int err = errno;
+				tp_tmpreg_created(tx->tmpreg);
 				rc = tp_set_error(-err, "%s: cannot open for writing: %s",
 						  tx->tmp_path, strerror(err));
+			} else {
+				tp_tmpreg_created(tx->tmpreg);
 			}
 		}
 	}

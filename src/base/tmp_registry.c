@@ -6,7 +6,9 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -25,6 +27,16 @@ struct slot {
 };
 
 static struct slot files[TP_TMPREG_SLOTS];
+_Static_assert(TP_TMPREG_SLOTS <= 64, "tp_tmpreg_unlink_all() keeps a 64-bit mask of slots");
+/* [i]: files[i] was registered and its file may be being created
+ * (tp_tmpreg_add() until tp_tmpreg_created() / tp_tmpreg_remove()). */
+static _Atomic bool creating_slot[TP_TMPREG_SLOTS];
+/* How many creating_slot[] are set; the handler waits for 0 before its
+ * second pass, so no file is created behind its back and left. */
+static _Atomic int creating;
+/* Set by the handler (tp_tmpreg_unlink_all()) before its first pass:
+ * tp_tmpreg_add() then refuses (the process is ending). */
+static _Atomic bool closing;
 static struct slot run_dir;
 /* The deepest folder made for an output; made_top_len: the length of the
  * shallowest one, a prefix of it (written before the slot's publish, read
@@ -93,29 +105,88 @@ static bool slot_claim(struct slot *s)
 						       memory_order_acquire, memory_order_relaxed);
 }
 
+/* End slot @i's creation window (see creating_slot); once only. */
+static void creation_done(int i)
+{
+	/* release: the writer's file creation happens before the handler's
+	 * acquire load of `creating` that sees it done (its second pass then
+	 * finds the file). The exchange makes a second call a no-op. */
+	if (atomic_exchange_explicit(&creating_slot[i], false, memory_order_relaxed))
+		atomic_fetch_sub_explicit(&creating, 1, memory_order_release);
+}
+
 int tp_tmpreg_add(const char *path)
 {
 	size_t n = strlen(path);
 	if (n >= PATH_MAX)
 		return -ENAMETOOLONG;
+	/* seq_cst, with the handler's seq_cst store of closing and load of
+	 * creating: either this sees closing (and creates nothing) or the
+	 * handler sees this creation pending and waits for it. */
+	atomic_fetch_add_explicit(&creating, 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&closing, memory_order_seq_cst)) {
+		atomic_fetch_sub_explicit(&creating, 1, memory_order_relaxed);
+		return -ECANCELED;
+	}
 	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
 		struct slot *s = &files[i];
 		if (!slot_take(s))
 			continue;
 		memcpy(s->path, path, n + 1);
+		/* relaxed: read only by creation_done() on this slot's owner. */
+		atomic_store_explicit(&creating_slot[i], true, memory_order_relaxed);
 		slot_publish(s);
 		return i + 1;
 	}
+	atomic_fetch_sub_explicit(&creating, 1, memory_order_relaxed);
 	TP_DEBUG("tmp_registry: %d slots taken; %s is not removed on an interrupt",
 		 TP_TMPREG_SLOTS, path);
 	return -ENOSPC;
+}
+
+void tp_tmpreg_created(int handle)
+{
+	if (handle <= 0 || handle > TP_TMPREG_SLOTS)
+		return;
+	creation_done(handle - 1);
 }
 
 void tp_tmpreg_remove(int handle)
 {
 	if (handle <= 0 || handle > TP_TMPREG_SLOTS)
 		return;
+	creation_done(handle - 1);
 	slot_free(&files[handle - 1]);
+}
+
+/* Claim and unlink every READY file slot, setting bit i of *@mine for
+ * each slot i claimed. Return: files removed. */
+static int unlink_pass(int ch, bool *ch_seen, uint64_t *mine)
+{
+	int removed = 0;
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
+		struct slot *s = &files[i];
+		if (!slot_claim(s))
+			continue;
+		*mine |= 1ull << i;
+		int rc = unlink(s->path);
+		if (rc == 0)
+			removed++;
+		if (i + 1 == ch) {
+			*ch_seen = true;
+			/* Its temp file gone: renamed into place. */
+			committed_renamed = rc != 0 && errno == ENOENT;
+		}
+	}
+	return removed;
+}
+
+/* CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe). */
+static long long mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 void tp_tmpreg_set_dir(const char *dir)
@@ -136,19 +207,27 @@ int tp_tmpreg_unlink_all(void)
 				SLOT_READY;
 	const int ch = committing ? committed_handle : 0;
 	bool ch_seen = false;
-	for (int i = 0; i < TP_TMPREG_SLOTS; i++) {
-		struct slot *s = &files[i];
-		if (!slot_claim(s))
-			continue;
-		int rc = unlink(s->path);
-		if (rc == 0)
-			removed++;
-		if (i + 1 == ch) {
-			ch_seen = true;
-			/* Its temp file gone: renamed into place. */
-			committed_renamed = rc != 0 && errno == ENOENT;
-		}
+	/* seq_cst: see tp_tmpreg_add(). From here no new file is registered. */
+	atomic_store_explicit(&closing, true, memory_order_seq_cst);
+	uint64_t mine = 0;
+	removed += unlink_pass(ch, &ch_seen, &mine);
+	/* A writer may be creating a file it registered (claimed above, its
+	 * unlink too early) on another thread: wait for it, then remove what
+	 * it made. Bounded: the writer may be this very thread, interrupted
+	 * between its registration and its open. acquire: pairs with
+	 * creation_done()'s release. */
+	const long long deadline = mono_ns() + TP_TMPREG_CREATE_WAIT_NS;
+	while (atomic_load_explicit(&creating, memory_order_seq_cst) > 0 &&
+	       mono_ns() < deadline)
+		;
+	if (atomic_load_explicit(&creating, memory_order_acquire) == 0) {
+		/* The slots claimed above whose files came after their unlink:
+		 * unlink again (the claim keeps the path; ENOENT is fine). */
+		for (int i = 0; i < TP_TMPREG_SLOTS; i++)
+			if ((mine >> i & 1) && unlink(files[i].path) == 0)
+				removed++;
 	}
+	removed += unlink_pass(ch, &ch_seen, &mine);
 	/* The handle no longer registered: removed after its rename. */
 	if (ch > 0 && !ch_seen)
 		committed_renamed = true;
@@ -250,4 +329,8 @@ void tp_tmpreg_reset(void)
 	atomic_store_explicit(&note.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&committed.state, SLOT_FREE, memory_order_relaxed);
 	committed_renamed = false;
+	for (int i = 0; i < TP_TMPREG_SLOTS; i++)
+		atomic_store_explicit(&creating_slot[i], false, memory_order_relaxed);
+	atomic_store_explicit(&creating, 0, memory_order_relaxed);
+	atomic_store_explicit(&closing, false, memory_order_relaxed);
 }

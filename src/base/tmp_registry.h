@@ -26,6 +26,11 @@
  * trace); more are not removed on an interrupt (logged at DEBUG). */
 #define TP_TMPREG_SLOTS 64
 
+/* How long the interrupt handler waits, in ns, for writers between their
+ * tp_tmpreg_add() and tp_tmpreg_created() (another thread creating a file
+ * it registered) before its last pass. */
+#define TP_TMPREG_CREATE_WAIT_NS 200000000LL
+
 /**
  * tp_tmpreg_add() - register @path as a temporary file to remove if the
  * process is interrupted.
@@ -33,14 +38,27 @@
  *        against the working directory at removal time).
  *
  * Call before creating the file, so that no instant exists when the file
- * is there and not registered.
+ * is there and not registered, and call tp_tmpreg_created() once the
+ * creation was tried (made or failed): until then an interrupt handler on
+ * another thread waits for it (TP_TMPREG_CREATE_WAIT_NS at most), so that
+ * a file created just after its first pass is removed too.
  *
- * Return: a handle > 0 for tp_tmpreg_remove(); -ENAMETOOLONG (@path of
- * PATH_MAX bytes or more) or -ENOSPC (every slot taken). A negative return
- * only means the file is not removed on an interrupt; pass it to
- * tp_tmpreg_remove() all the same (it ignores handles <= 0).
+ * Return: a handle > 0 for tp_tmpreg_created() and tp_tmpreg_remove();
+ * -ECANCELED when an interrupt handler is removing the files (the process
+ * is ending): create nothing then; -ENAMETOOLONG (@path of PATH_MAX bytes
+ * or more) or -ENOSPC (every slot taken): the file is not removed on an
+ * interrupt, create it all the same. Pass any return to
+ * tp_tmpreg_created() / tp_tmpreg_remove() (they ignore handles <= 0).
  */
 int tp_tmpreg_add(const char *path);
+
+/**
+ * tp_tmpreg_created() - the file of @handle was created, or its creation
+ * failed: the interrupt handler need not wait for it any more.
+ * @handle: from tp_tmpreg_add(); <= 0 does nothing. A second call, or one
+ *          after tp_tmpreg_remove(), does nothing.
+ */
+void tp_tmpreg_created(int handle);
 
 /**
  * tp_tmpreg_remove() - forget a registration (the file was renamed into
@@ -60,9 +78,12 @@ void tp_tmpreg_set_dir(const char *dir);
 /**
  * tp_tmpreg_unlink_all() - remove every registered file (interrupt path).
  *
- * Async-signal-safe: unlink(2) and atomics only. Claims each registered
- * slot for good, so a writer's later tp_tmpreg_remove() leaves it alone and
- * a second call removes nothing twice.
+ * Async-signal-safe: unlink(2), clock_gettime(2) and atomics only. Claims
+ * each registered slot for good, so a writer's later tp_tmpreg_remove()
+ * leaves it alone and a second call removes nothing twice. From its start
+ * tp_tmpreg_add() refuses; writers on other threads still creating a file
+ * they registered are waited for (TP_TMPREG_CREATE_WAIT_NS at most), and
+ * what they made is removed too.
  *
  * Return: the number of files removed (those that no longer existed, e.g.
  * just renamed into place, are not counted).

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/prctl.h>
@@ -201,23 +202,59 @@ static void put_signal(int sig)
 		put(" (the CPU time limit, ulimit -t, was reached)");
 }
 
+/* The first interrupting signal and when it came (CLOCK_MONOTONIC, ns; 0
+ * until stored), to tell a repeat of it from a user's second signal. */
+static _Atomic int g_first_sig;
+static _Atomic int64_t g_first_ns;
+
+/* A repeat of the first signal within this long is the same request sent
+ * twice (GNU timeout signals the command and then its process group; a
+ * supervisor may do the same): ignored, the clean-up goes on. */
+#define REPEAT_WINDOW_NS 1000000000LL
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts; /* clock_gettime: async-signal-safe (POSIX.1-2008) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 static void on_interrupt(int sig)
 {
-	/* A second signal of any of these kills at once, during the clean-up. */
-	for (size_t i = 0; i < N_INT_SIGS; i++)
-		set_default(g_int_sigs[i]);
+	const int64_t now = mono_ns();
+	int none = 0;
+	/* Relaxed: the first signal and its time are read back only by later
+	 * deliveries of this handler, for the repeat test below; a delivery
+	 * that sees the signal but not yet the time (0) takes it as a repeat. */
+	if (atomic_compare_exchange_strong_explicit(&g_first_sig, &none, sig,
+						    memory_order_relaxed, memory_order_relaxed))
+		atomic_store_explicit(&g_first_ns, now, memory_order_relaxed);
 	int who = elect();
-	if (who == REENTERED) {
+	if (who != ELECTED) {
+		/* A report is under way (this thread's own clean-up, another
+		 * thread's, or a crash report). */
+		const int64_t t0 = atomic_load_explicit(&g_first_ns, memory_order_relaxed);
+		const bool repeat =
+			sig == atomic_load_explicit(&g_first_sig, memory_order_relaxed) &&
+			now - t0 < REPEAT_WINDOW_NS;
+		if (repeat && who == REENTERED)
+			return; /* back to the clean-up it interrupted */
+		if (repeat)
+			wait_for_reporter(); /* its report ends the process */
+		/* Another signal, or the same one later: the user insists,
+		 * e.g. a clean-up stuck on a hung file system. Die at once. */
+		for (size_t i = 0; i < N_INT_SIGS; i++)
+			set_default(g_int_sigs[i]);
 		raise(sig);
 		_exit(128 + sig);
 	}
-	if (who == OTHER_REPORTS)
-		wait_for_reporter(); /* its report ends the process */
 	put(g_cmd);
 	put(": interrupted by ");
 	put_signal(sig);
 	put(": ");
 	put_cleanup();
+	for (size_t i = 0; i < N_INT_SIGS; i++)
+		set_default(g_int_sigs[i]);
 	raise(sig); /* SIG_DFL now, and not blocked (SA_NODEFER): we die here */
 	_exit(128 + sig);
 }
@@ -237,9 +274,11 @@ void cli_interrupt_install(const char *cmd)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_interrupt;
-		/* Nothing blocked while it runs, so the handler's own reset
-		 * makes a second signal fatal at once; no SA_RESTART: a wait
-		 * cut short only ends sooner, the handler never returns. */
+		/* Nothing blocked while it runs, so a second signal during
+		 * the clean-up reaches the handler, which ignores a quick
+		 * repeat of the first and dies at once on anything else; no
+		 * SA_RESTART: a wait cut short only ends sooner, the handler
+		 * returns only to a clean-up it interrupted. */
 		sigemptyset(&sa.sa_mask);
 		sa.sa_flags = SA_NODEFER;
 		sigaction(g_int_sigs[i], &sa, NULL);

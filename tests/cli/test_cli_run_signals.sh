@@ -195,6 +195,49 @@ else
 	echo "ok: transport-demo TERM -> 143, empty folder removed"
 fi
 
+# The same signal twice at once: GNU timeout signals the command, then its
+# process group. The repeat is ignored: one whole line, the folder removed
+# (adversarial trial of 2 Dec: 7 of 12 lines cut short, 2 folders left).
+bad_td=0
+for i in 1 2 3 4; do
+	timeout -s TERM 1 "$bin" transport-demo -t 2 -n 1000000000 -o "$root/tdt$i" >/dev/null 2>"$root/err"
+	code=$?
+	msg=$(grep -v '^\[taskprof\]' "$root/err")
+	if [[ $code -ne 124 ]] ||
+		! [[ $msg =~ ^"taskprof transport-demo: interrupted by SIGTERM: removed 0 temporary files and the empty run folder $root/tdt$i/transport_demo_"[0-9_]+$ ]] ||
+		compgen -G "$root/tdt$i/*" >/dev/null; then
+		echo "FAIL: transport-demo under timeout ($i): exit $code: $msg; left: $(ls "$root/tdt$i" 2>&1)"
+		bad_td=1
+	fi
+done
+[[ $bad_td -eq 0 ]] && echo "ok: transport-demo under timeout, 4 times: one whole line, folder removed, 124" || fail=1
+
+# taskprof run: two SIGTERMs at once inside the slow kernel, every
+# collector on: one whole line, no temporary file left, 143.
+rm -f "$root/mark.start"
+SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
+	--stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu -o "$root/dbl" \
+	>"$root/out" 2>"$root/err" &
+pid=$!
+for _ in $(seq 1200); do
+	[[ -e $root/mark.start ]] && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.05
+done
+kill -TERM $pid; kill -TERM $pid
+wait $pid
+code=$?
+pid=
+msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+dir=$(ls -d "$root"/dbl/*/ 2>/dev/null)
+dir=${dir%/}
+if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM: removed "*" temporary file"*"; what was written before is in $dir" ]] ||
+	[[ -n $(find "$root/dbl" -name '*.tmp') ]]; then
+	echo "FAIL: double SIGTERM: exit $code: $msg; tmp: $(find "$root/dbl" -name '*.tmp')"; fail=1
+else
+	echo "ok: double SIGTERM -> 143: $msg"
+fi
+
 if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
 	echo "skip: Case1 interrupts (TSan: the run takes minutes)"
 	exit $fail

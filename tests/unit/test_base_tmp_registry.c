@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,6 +65,9 @@ static void test_unlink_registered_only(void **state)
 	assert_true(ha > 0 && hb > 0 && hc > 0);
 	touch(a);
 	touch(b);
+	tp_tmpreg_created(ha);
+	tp_tmpreg_created(hb);
+	tp_tmpreg_created(hc); /* tried: its creation failed */
 	/* c registered but never created: not counted. b done with: kept. */
 	tp_tmpreg_remove(hb);
 	assert_int_equal(tp_tmpreg_unlink_all(), 1);
@@ -188,6 +193,7 @@ static void test_file_tx_registers(void **state)
 	assert_int_equal(tp_tmpreg_unlink_all(), 0); /* committed: nothing left */
 	assert_true(exists(path));
 
+	tp_tmpreg_reset(); /* a handler ran: a new process, as it were */
 	assert_int_equal(tp_file_tx_begin(&tx, path, ".mine.tmp"), 0);
 	assert_true(tx.tmpreg > 0);
 	snprintf(tmp, sizeof(tmp), "%s", tx.tmp_path);
@@ -229,6 +235,65 @@ static void *churn_thread(void *arg)
 	return NULL;
 }
 
+/* A writer on another thread registered its file and creates it only
+ * after the handler's first pass: the handler waits for its
+ * tp_tmpreg_created() and removes the file (adversarial trial of 2 Dec: a
+ * PMU shard created just then was left). */
+struct late {
+	const char *path;
+	int handle;
+	_Atomic int registered;
+};
+
+static void *late_writer(void *arg)
+{
+	struct late *l = arg;
+	l->handle = tp_tmpreg_add(l->path);
+	atomic_store(&l->registered, 1);
+	usleep(50000); /* the handler's first pass runs meanwhile */
+	touch(l->path);
+	tp_tmpreg_created(l->handle);
+	return NULL;
+}
+
+static void test_late_creation(void **state)
+{
+	(void)state;
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/late.tmp", dir);
+	struct late l = { .path = p };
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, late_writer, &l), 0);
+	while (!atomic_load(&l.registered))
+		usleep(100);
+	assert_true(l.handle > 0);
+	assert_int_equal(tp_tmpreg_unlink_all(), 1);
+	assert_false(exists(p));
+	pthread_join(t, NULL);
+	assert_false(exists(p));
+	/* From the handler's start nothing new is registered: the caller is
+	 * told not to create its file. */
+	char q[PATH_MAX];
+	snprintf(q, sizeof(q), "%s/after.tmp", dir);
+	assert_int_equal(tp_tmpreg_add(q), -ECANCELED);
+	struct tp_file_tx tx;
+	assert_int_equal(tp_file_tx_begin(&tx, q, NULL), -ECANCELED);
+	assert_false(exists(q));
+	/* A writer that never reports its creation delays the handler by
+	 * TP_TMPREG_CREATE_WAIT_NS at most. */
+	tp_tmpreg_reset();
+	int h = tp_tmpreg_add(q);
+	assert_true(h > 0);
+	touch(q);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(tp_tmpreg_unlink_all(), 1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long long ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + (t1.tv_nsec - t0.tv_nsec);
+	assert_true(ns >= TP_TMPREG_CREATE_WAIT_NS);
+	assert_false(exists(q));
+}
+
 static void test_concurrent_writers(void **state)
 {
 	(void)state;
@@ -257,6 +322,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_run_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_made_dirs_and_note, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_tx_registers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_late_creation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_writers, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

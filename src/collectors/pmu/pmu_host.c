@@ -179,9 +179,16 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		shard_path(c, shard, ".tmp", path, sizeof(path));
 		/* Removed on SIGINT / SIGTERM / SIGHUP until merged or preserved. */
 		s->tmpreg = tp_tmpreg_add(path);
+		if (s->tmpreg == -ECANCELED) {
+			/* Interrupted: the process is ending; create nothing. */
+			shard_fail(s, "open", ECANCELED);
+			return true;
+		}
 		s->fp = fopen(path, "w");
+		int open_err = errno;
+		tp_tmpreg_created(s->tmpreg);
 		if (!s->fp) {
-			int err = errno;
+			int err = open_err;
 			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s", path,
 				 strerror(err));
 			shard_fail(s, "open", err);
