@@ -88,11 +88,18 @@ static void progress(void *ud, uint64_t written, uint64_t target)
 
 /* A run that fails before writing its outputs leaves no empty folder
  * behind, as `taskprof run` (rmdir removes only an empty one). */
+/* -o's folders this run made (tp_mkdir_missing_len() of the root before
+ * tp_mkdir_p(); 0: it existed), removed with the run folder on a failure. */
+static char g_root[PATH_MAX];
+static size_t g_root_made;
+
 static void remove_empty_dir(const char *dir)
 {
 	if (rmdir(dir) != 0 && errno != ENOTEMPTY && errno != EEXIST)
 		fprintf(stderr, "taskprof transport-demo: cannot remove the empty output folder "
 				"%s: %s\n", dir, strerror(errno));
+	else if (g_root_made)
+		(void)tp_rmdir_made(g_root, g_root_made); /* only while empty */
 }
 
 static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
@@ -110,9 +117,13 @@ static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
 			r->per_instance ? r->per_instance[i] : 0);
 	if ((rc = tp_file_tx_commit(&tx)))
 		return rc;
+	char csv[PATH_MAX + 32];
+	snprintf(csv, sizeof(csv), "%s", path);
 	snprintf(path, sizeof(path), "%s/summary.txt", dir);
-	if ((rc = tp_file_tx_begin(&tx, path, NULL)))
+	if ((rc = tp_file_tx_begin(&tx, path, NULL))) {
+		unlink(csv); /* all or nothing: the caller then removes the folder */
 		return rc;
+	}
 	fprintf(tx.fp,
 		"platform %s\nproducers %d\nrecords_per_producer %" PRIu64
 		"\ninstances_per_producer %u\nslow_collector_ns %" PRIu64 "\nclock_freq_hz %" PRIu64 "\n"
@@ -135,7 +146,10 @@ static int write_outputs(const char *dir, const struct tp_loadgen_config *cfg,
 		r->rec.host_lost_by_cause[TP_HOST_LOST_COPY_FAILED],
 		r->rec.host_lost_by_cause[TP_HOST_LOST_SHARD_FULL],
 		r->rec.host_lost_by_cause[TP_HOST_LOST_COLLECTOR]);
-	return tp_file_tx_commit(&tx);
+	rc = tp_file_tx_commit(&tx);
+	if (rc)
+		unlink(csv); /* all or nothing, as above */
+	return rc;
 }
 
 int cmd_transport_demo(int argc, char **argv)
@@ -229,9 +243,16 @@ int cmd_transport_demo(int argc, char **argv)
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
 	/* The folder is the uniqueness boundary: a second run in the same
 	 * second gets a _2, _3, ... suffix instead of overwriting. */
+	const size_t root_missing = tp_mkdir_missing_len(out_root);
 	if (tp_mkdir_p(out_root, 0755) != 0) {
 		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
 		return 1;
+	}
+	if (root_missing && strlen(out_root) < sizeof(g_root)) {
+		snprintf(g_root, sizeof(g_root), "%s", out_root);
+		g_root_made = root_missing;
+		/* an interrupt removes them too, after the empty run folder */
+		tp_tmpreg_set_made_dirs(out_root, root_missing);
 	}
 	int made = -1;
 	for (int n = 1; n < 1000 && made != 0; n++) {
@@ -243,6 +264,8 @@ int cmd_transport_demo(int argc, char **argv)
 		if (made != 0 && errno != EEXIST) {
 			fprintf(stderr, "taskprof transport-demo: cannot create output folder %s: %s\n",
 				dir, strerror(errno));
+			if (g_root_made)
+				(void)tp_rmdir_made(g_root, g_root_made);
 			return 1;
 		}
 	}

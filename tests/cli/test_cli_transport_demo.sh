@@ -51,5 +51,25 @@ for s in "$root"/ok/transport_demo_*/summary.txt; do
 done
 [[ $(ls -d "$root"/ok/transport_demo_* 2>/dev/null | wc -l) -eq 2 ]] || bad "expected 2 run folders"
 
+# A full disk: summary.txt cannot be written. All or nothing: exit 1, the
+# message, and no half-written run folder (nor the -o folders it made).
+# Needs root for the tmpfs mount (CI runs as root).
+sm=$root/small
+mkdir -p "$sm"
+if [[ $(id -u) -eq 0 ]] && mount -t tmpfs -o size=4k tmpfs "$sm" 2>/dev/null; then
+	"$bin" transport-demo -n 1000 --instances 4 -o "$sm/x/y" >/dev/null 2>"$root/err"
+	code=$?
+	left=$(find "$sm" -mindepth 1)
+	if [[ $code -eq 1 ]] && grep -q "^taskprof transport-demo: cannot write outputs: $sm/x/y/transport_demo_[0-9_]*/summary.txt: .*No space left on device$" "$root/err" &&
+		[[ -z $left ]]; then
+		echo "ok: full disk: exit 1, the message, nothing left"
+	else
+		bad "full disk: exit $code, left: $left; $(cat "$root/err")"
+	fi
+	umount "$sm"
+else
+	echo "skipped: full disk (needs root and a tmpfs mount)"
+fi
+
 [[ $fail -eq 0 ]] && echo "PASS test_cli_transport_demo"
 exit $fail
