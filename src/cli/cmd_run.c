@@ -493,6 +493,19 @@ static int print_pmu_summary(const char *csv, int *out_err)
 	return rc ? -EIO : 0;
 }
 
+/* A value that is an option (`--case -p a5sim`: getopt took "-p" as the
+ * case): say so, instead of a later "unexpected argument 'a5sim'". A value
+ * that really starts with '-' can be written as --opt=./-x for a folder.
+ * Return: 0, or 2 with the message. */
+static int not_an_option(const char *opt, const char *v)
+{
+	if (v[0] != '-' || !v[1])
+		return 0;
+	fprintf(stderr, "taskprof run: %s expects a value, got '%s', which is an option (see "
+			"taskprof run --help)\n", opt, v);
+	return 2;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	enum { OPT_CASE = 256, OPT_RUNTIME, OPT_BLOCK_DIM, OPT_AICPU, OPT_ROUNDS,
@@ -524,12 +537,15 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case OPT_CASE:
 			case_name = optarg;
+			rc = not_an_option("--case", optarg);
 			break;
 		case 'p':
 			cfg.platform = optarg;
+			rc = not_an_option("-p/--platform", optarg);
 			break;
 		case OPT_RUNTIME:
 			cfg.runtime = optarg;
+			rc = not_an_option("--runtime", optarg);
 			break;
 		case OPT_BLOCK_DIM:
 			/* The platform's own bound is checked by tp_worker_open(). */
@@ -566,6 +582,7 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 			cfg.output_root = optarg;
+			rc = not_an_option("-o/--output", optarg);
 			break;
 		case 'h':
 			help(stdout);

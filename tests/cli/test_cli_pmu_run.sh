@@ -94,6 +94,14 @@ out=$("$bin" run paged_attention --enable-l2-swimlane top -o "$root/nonum3" 2>&1
 out=$("$bin" run paged_attention extra -o "$root/nonum4" 2>&1)
 [ "$?" = 2 ] && [ "$out" = "taskprof run: unexpected argument 'extra'" ] ||
 	bad "an extra argument: '$out'"
+# A value-taking option followed by an option: the option is named, not
+# the argument left over (adversarial trial of 2 Dec).
+for v in "--case|-p|--case" "--runtime|--block-dim|--runtime" "-o|-p|-o/--output" "-p|--case|-p/--platform"; do
+	IFS='|' read -r opt val name <<<"$v"
+	out=$("$bin" run paged_attention "$opt" "$val" a5sim 2>&1)
+	[ "$?" = 2 ] && [ "$out" = "taskprof run: $name expects a value, got '$val', which is an option (see taskprof run --help)" ] ||
+		bad "$opt $val: '$out'"
+done
 
 # The environment override, and invalid values that keep the flag's type.
 out=$(TASKPROF_PMU_EVENT_TYPE=7 "$bin" run paged_attention --case CaseSmall1 \
