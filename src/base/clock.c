@@ -123,6 +123,10 @@ static bool tsc_calibrate(void)
 				     / ns_mult);
 	tp_sys_cnt_state_.off = scaled - t1;  /* mod 2^64 on purpose */
 	tp_sys_cnt_state_.use_tsc = true;
+	unsigned int eax, ebx, ecx, edx;
+	tp_sys_cnt_state_.use_rdtscp =
+		(unsigned int)__get_cpuid_max(0x80000000, NULL) >= 0x80000001u &&
+		__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (edx & (1u << 27));
 	TP_DEBUG("clock: TSC at %llu Hz, calibrated over %llu ns",
 		 (unsigned long long)hz, (unsigned long long)dn);
 	return true;
@@ -145,6 +149,7 @@ static void choose_source(void)
 	}
 
 	tp_sys_cnt_state_.use_tsc = false;
+	tp_sys_cnt_state_.use_rdtscp = false;
 	tp_sys_cnt_state_.off = 0;
 	ns_mult = 1ULL << TP_SYS_CNT_SHIFT_;   /* monotonic: ns → ns */
 
@@ -160,6 +165,7 @@ static void choose_source(void)
 			TP_WARN("TASKPROF_CLOCK=tsc: calibration failed; using "
 				"CLOCK_MONOTONIC_RAW");
 		tp_sys_cnt_state_.use_tsc = false;
+		tp_sys_cnt_state_.use_rdtscp = false;
 		tp_sys_cnt_state_.off = 0;
 		ns_mult = 1ULL << TP_SYS_CNT_SHIFT_;
 	}

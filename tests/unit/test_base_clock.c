@@ -98,6 +98,16 @@ static void test_monotonic(void **state)
 	(void)state;
 	assert_int_equal(check_monotonic(TP_SYS_CNT_FREQ_A5, 1000000), 0);
 	assert_int_equal(check_monotonic(TP_SYS_CNT_FREQ_A2A3, 1000000), 0);
+	/* tp_sys_cnt_after_loads() (rdtscp, or lfence + rdtsc) is the same
+	 * clock: mixed with tp_sys_cnt() it never goes back, and it advances. */
+	tp_sys_cnt_set_freq(TP_SYS_CNT_FREQ_A5);
+	uint64_t first = tp_sys_cnt(), prev = first;
+	for (int k = 0; k < 1000000; k++) {
+		uint64_t now = k & 1 ? tp_sys_cnt_after_loads() : tp_sys_cnt();
+		assert_true(now >= prev);
+		prev = now;
+	}
+	assert_true(prev > first);
 }
 
 /* The counter is CLOCK_MONOTONIC_RAW scaled: check the absolute value. */
@@ -191,10 +201,12 @@ static uint64_t child_first[CHILD_THREADS];
 static void *first_use_thread(void *arg)
 {
 	int i = (int)(intptr_t)arg;
-	child_first[i] = tp_sys_cnt();
+	/* Odd threads make their first call, which calibrates, through
+	 * tp_sys_cnt_after_loads(); every thread mixes the two reads. */
+	child_first[i] = i & 1 ? tp_sys_cnt_after_loads() : tp_sys_cnt();
 	uint64_t prev = child_first[i];
 	for (int k = 0; k < 100000; k++) {
-		uint64_t now = tp_sys_cnt();
+		uint64_t now = k & 1 ? tp_sys_cnt_after_loads() : tp_sys_cnt();
 		if (now < prev)
 			child_first[i] = 0;
 		prev = now;
