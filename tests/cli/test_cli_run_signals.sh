@@ -108,17 +108,23 @@ for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup 
 		echo "FAIL: $what: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
 	fi
 done
+# start_slow ARGS...: `taskprof run` of the 20 s slow kernel in the
+# background (pid in $pid, stdout / stderr in $root/out / err), returning
+# once the kernel has started (or the run has ended).
+start_slow() {
+	rm -f "$root/mark.start"
+	SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
+		"$@" >"$root/out" 2>"$root/err" &
+	pid=$!
+	for _ in $(seq 1200); do
+		[[ -e $root/mark.start ]] && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+}
 # No collector, so nothing written yet, and -o names folders that did not
 # exist: the empty run folder goes, and so do the folders made for it.
-rm -f "$root/mark.start"
-SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
-	--stall-timeout 0 -o "$root/made/deeper" >"$root/out" 2>"$root/err" &
-pid=$!
-for _ in $(seq 1200); do
-	[[ -e $root/mark.start ]] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
+start_slow --stall-timeout 0 -o "$root/made/deeper"
 kill -TERM $pid
 wait $pid
 code=$?
@@ -214,16 +220,7 @@ done
 
 # taskprof run: two SIGTERMs at once inside the slow kernel, every
 # collector on: one whole line, no temporary file left, 143.
-rm -f "$root/mark.start"
-SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
-	--stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu -o "$root/dbl" \
-	>"$root/out" 2>"$root/err" &
-pid=$!
-for _ in $(seq 1200); do
-	[[ -e $root/mark.start ]] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
+start_slow --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu -o "$root/dbl"
 kill -TERM $pid; kill -TERM $pid
 wait $pid
 code=$?
