@@ -518,6 +518,16 @@ size_t tp_mkdir_missing_len(const char *path)
 	size_t n = path ? strlen(path) : 0;
 	if (!n || n >= PATH_MAX)
 		return 0;
+	/* A "." or ".." component: the folders made are not the prefixes of
+	 * the path that tp_rmdir_made() would remove ("new/../old" makes "new"
+	 * and names the old "old"), so nothing is reported as made. */
+	for (const char *c = path; *c;) {
+		size_t k = strcspn(c, "/");
+		if ((k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		c += k;
+		c += strspn(c, "/");
+	}
 	char buf[PATH_MAX];
 	memcpy(buf, path, n + 1);
 	struct stat st;
@@ -539,6 +549,9 @@ bool tp_rmdir_made(char *path, size_t top_len)
 	size_t n = strlen(path);
 	if (!top_len || top_len > n)
 		return false;
+	/* "out/a/b/": the trailing slashes are not a component. */
+	while (n > top_len && path[n - 1] == '/')
+		path[--n] = '\0';
 	for (;;) {
 		if (rmdir(path) != 0)
 			return false;

@@ -228,8 +228,9 @@ int tp_mkdir_p(const char *path, mode_t mode);
  *
  * Return: the length in bytes of the shallowest prefix of @path, ending at
  * a component, that does not exist ("out" for "out/a/b" when there is no
- * "out"), or 0 when @path exists (or is empty): what tp_mkdir_p() will
- * make, for tp_rmdir_made().
+ * "out"), or 0 when @path exists (or is empty), or has a "." or ".."
+ * component (the folders made are then not prefixes of @path): what
+ * tp_mkdir_p() will make, for tp_rmdir_made().
  */
 size_t tp_mkdir_missing_len(const char *path);
 

@@ -497,9 +497,11 @@ static int print_pmu_summary(const char *csv, int *out_err)
  * case): say so, instead of a later "unexpected argument 'a5sim'". A value
  * that really starts with '-' can be written as --opt=./-x for a folder.
  * Return: 0, or 2 with the message. */
-static int not_an_option(const char *opt, const char *v)
+static int not_an_option(const char *opt, const char *v, char **argv)
 {
-	if (v[0] != '-' || !v[1])
+	/* Only a value given as the next argument: "--output=-x" and "-o-x"
+	 * are attached on purpose. */
+	if (v[0] != '-' || !v[1] || optind < 1 || v != argv[optind - 1])
 		return 0;
 	fprintf(stderr, "taskprof run: %s expects a value, got '%s', which is an option (see "
 			"taskprof run --help)\n", opt, v);
@@ -537,15 +539,15 @@ int cmd_run(int argc, char **argv)
 		switch (c) {
 		case OPT_CASE:
 			case_name = optarg;
-			rc = not_an_option("--case", optarg);
+			rc = not_an_option("--case", optarg, argv);
 			break;
 		case 'p':
 			cfg.platform = optarg;
-			rc = not_an_option("-p/--platform", optarg);
+			rc = not_an_option("-p/--platform", optarg, argv);
 			break;
 		case OPT_RUNTIME:
 			cfg.runtime = optarg;
-			rc = not_an_option("--runtime", optarg);
+			rc = not_an_option("--runtime", optarg, argv);
 			break;
 		case OPT_BLOCK_DIM:
 			/* The platform's own bound is checked by tp_worker_open(). */
@@ -582,7 +584,7 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 			cfg.output_root = optarg;
-			rc = not_an_option("-o/--output", optarg);
+			rc = not_an_option("-o/--output", optarg, argv);
 			break;
 		case 'h':
 			help(stdout);

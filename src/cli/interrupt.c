@@ -236,7 +236,7 @@ static void on_interrupt(int sig)
 		const int64_t t0 = atomic_load_explicit(&g_first_ns, memory_order_relaxed);
 		const bool repeat =
 			sig == atomic_load_explicit(&g_first_sig, memory_order_relaxed) &&
-			now - t0 < REPEAT_WINDOW_NS;
+			(t0 == 0 || now - t0 < REPEAT_WINDOW_NS);
 		if (repeat && who == REENTERED)
 			return; /* back to the clean-up it interrupted */
 		if (repeat)

@@ -102,6 +102,9 @@ for v in "--case|-p|--case" "--runtime|--block-dim|--runtime" "-o|-p|-o/--output
 	[ "$?" = 2 ] && [ "$out" = "taskprof run: $name expects a value, got '$val', which is an option (see taskprof run --help)" ] ||
 		bad "$opt $val: '$out'"
 done
+# A value attached to its option is taken as it is.
+out=$("$bin" run paged_attention --case=-x 2>&1)
+[ "$?" = 2 ] && ! grep -q "which is an option" <<<"$out" || bad "--case=-x: '$out'"
 
 # The environment override, and invalid values that keep the flag's type.
 out=$(TASKPROF_PMU_EVENT_TYPE=7 "$bin" run paged_attention --case CaseSmall1 \

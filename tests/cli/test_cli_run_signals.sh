@@ -151,6 +151,13 @@ if [[ $code -ne 1 || -e $root/made2 ]]; then
 else
 	echo "ok: failed run with -o NEW/DIRS: exit $code, the folders it made are gone"
 fi
+# A folder that was there before is never removed, even named through a
+# folder the run made ("new/../pre": adversarial trial, it removed "pre").
+mkdir -p "$root/pre dir"
+BADCASE=fail_orch "$bin" run "$(dirname "$bin")/tests/case_so/libbadcase.so" \
+	-o "$root/new3/../pre dir" >/dev/null 2>&1
+[[ -d "$root/pre dir" ]] && echo "ok: -o NEW/../OLD: the old folder stays" ||
+	{ echo "FAIL: -o NEW/../OLD removed the folder that was there"; fail=1; }
 # `taskprof swimlane` interrupted by SIGHUP while it writes its trace to
 # a FIFO whose reader does not read (the write blocks): it has no run
 # folder, so the line says nothing was written.

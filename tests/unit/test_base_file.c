@@ -511,6 +511,27 @@ static void test_mkdir_made(void **state)
 	assert_false(tp_rmdir_made(buf, 0));
 	assert_false(tp_rmdir_made(buf, strlen(buf) + 1));
 
+	/* A trailing slash: every folder made goes (it stopped after the
+	 * deepest one). */
+	char *ts = join("had/q/r/");
+	const size_t tq = tp_mkdir_missing_len(ts);
+	assert_int_equal(tp_mkdir_p(ts, 0755), 0);
+	snprintf(buf, sizeof(buf), "%s", ts);
+	assert_true(tp_rmdir_made(buf, tq));
+	char *q = join("had/q");
+	assert_false(is_dir(q));
+	assert_true(is_dir(had));
+	/* "new/../had": the folders made are not the path's prefixes, so
+	 * none is reported made (removing by the path would take "had"). */
+	char *dd = join("new/../had");
+	assert_int_equal(tp_mkdir_missing_len(dd), 0);
+	char *dot = join("new/./x");
+	assert_int_equal(tp_mkdir_missing_len(dot), 0);
+	free(dot);
+	free(dd);
+	free(q);
+	free(ts);
+
 	free(x);
 	free(z);
 	free(y);
