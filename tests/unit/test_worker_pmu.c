@@ -114,18 +114,6 @@ static int run_pa(const char *platform, int pmu, int rounds, int block_dim,
 	return run_case(platform, "CaseSmall1", pmu, rounds, block_dim, r);
 }
 
-static int setup(void **state)
-{
-	(void)state;
-	return wp_setup_root();
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return wp_teardown_root();
-}
-
 static const char *const PLATS[2] = { "a2a3sim", "a5sim" };
 static const int TYPES[7] = { 1, 2, 4, 5, 6, 7, 8 };
 
@@ -769,18 +757,18 @@ int main(void)
 	/* The INFO lines (env override, rounds) are asserted. */
 	tp_log_set_threshold(TP_LOG_INFO);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_every_event_type, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_run_epoch_process_unique, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pipe_utilization_truth, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memory_exact, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_func_id_every_core, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_single_issue, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_flag_values, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_env_override, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_writer_no_lease, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_writer_other_owner, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_foreign_writer_with_lease, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lease_refcount, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_event_type, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_run_epoch_process_unique, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_pipe_utilization_truth, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_memory_exact, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_func_id_every_core, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_single_issue, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_bad_flag_values, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_env_override, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_foreign_writer_no_lease, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_foreign_writer_other_owner, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_foreign_writer_with_lease, wp_setup_root, wp_teardown_root),
+		cmocka_unit_test_setup_teardown(test_lease_refcount, wp_setup_root, wp_teardown_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,7 @@ static int setup(void **state)
 	(void)state;
 	wk_pmu_test_fault(WK_PMU_FAULT_NONE, 0);
 	wk_pmu_test_hold_writer(false);
-	return wp_setup_root();
+	return wp_setup_root(state);
 }
 
 static int teardown(void **state)
@@ -56,7 +56,7 @@ static int teardown(void **state)
 	(void)state;
 	wk_pmu_test_fault(WK_PMU_FAULT_NONE, 0);
 	wk_pmu_test_hold_writer(false);
-	return wp_teardown_root();
+	return wp_teardown_root(state);
 }
 
 /* ---- helpers ------------------------------------------------------------- */

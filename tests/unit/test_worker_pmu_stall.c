@@ -51,18 +51,6 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-static int setup(void **state)
-{
-	(void)state;
-	return wp_setup_root();
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return wp_teardown_root();
-}
-
 /* A callable whose one AIV kernel busy-waits g_spin_ms (wall time): with a
  * short stall timeout the run stalls. A stalled run's scheduler waits 500
  * ms for its cores' exit (runtime/sched.c STUCK_EXIT_NS), so a kernel much
@@ -181,7 +169,7 @@ int main(void)
 {
 	tp_log_set_threshold(TP_LOG_WARN);
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_faq_stalled_run_raises, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_faq_stalled_run_raises, wp_setup_root, wp_teardown_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

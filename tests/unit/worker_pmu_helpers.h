@@ -28,17 +28,20 @@
 
 static char *g_root;
 
-/* Make g_root; the PMU event type comes from the tests' configs only. */
-static inline int wp_setup_root(void)
+/* cmocka fixtures. Make g_root; the PMU event type comes from the tests'
+ * configs only. */
+static inline int wp_setup_root(void **state)
 {
+	(void)state;
 	unsetenv(TP_PMU_ENV_EVENT_TYPE);
 	unsetenv(TP_PMU_ENV_EVENT_TYPE_ALIAS);
 	g_root = uh_mkdtemp();
 	return g_root ? 0 : -1;
 }
 
-static inline int wp_teardown_root(void)
+static inline int wp_teardown_root(void **state)
 {
+	(void)state;
 	uh_rm_rf(g_root);
 	g_root = NULL;
 	return 0;
