@@ -105,7 +105,7 @@ int dpe_attach(struct tp_dpe *w, struct tp_shm_header *h, uint32_t instance, uin
 	    h->num_kinds == 0 || h->num_kinds > TP_MAX_KINDS)
 		return -EINVAL;
 	struct tp_buffer_state *st = tp_shm_state(h, instance);
-	if (st->kind >= h->num_kinds)
+	if (st->kind >= h->num_kinds || h->kinds[st->kind].record_size == 0)
 		return -EINVAL;
 	*w = (struct tp_dpe){
 		.h = h,
@@ -115,6 +115,8 @@ int dpe_attach(struct tp_dpe *w, struct tp_shm_header *h, uint32_t instance, uin
 		.kind = st->kind,
 		.cap = h->kinds[st->kind].records_per_buffer,
 		.rsize = h->kinds[st->kind].record_size,
+		.pf_records = (TP_DPE_PREFETCH_BYTES + h->kinds[st->kind].record_size - 1) /
+			      h->kinds[st->kind].record_size,
 		.hooks = hooks,
 		.hook_ud = hook_ud,
 	};

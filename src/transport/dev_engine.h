@@ -44,6 +44,19 @@ struct tp_dpe_hooks {
 	void (*on_switch_complete)(struct tp_dpe *w, struct tp_buf_hdr *buf);
 };
 
+/*
+ * How far ahead of the record being written dpe_reserve() asks for the
+ * buffer's line, in bytes. A buffer comes back from the host after the
+ * collector copied it on another CPU, long enough ago that its lines have
+ * left the producer's caches; without the hint every new line is a store
+ * miss that stalls the writer (an AICPU thread, on the critical path)
+ * while the line arrives: about 100 ns per task at swimlane level 4
+ * (docs/swimlane-cost.md, 2 Dec 2026). 256 bytes: four lines, a few
+ * records of every kind, enough time for a line to arrive; 128 to 1,024
+ * measured alike.
+ */
+#define TP_DPE_PREFETCH_BYTES 256u
+
 /**
  * struct tp_dpe - one producer's cached view of one instance; filled by
  * dpe_attach(), used by one thread at a time. Pointers are device
@@ -56,6 +69,7 @@ struct tp_dpe {
 	uint32_t count;            /* records in cur (mirrors cur->count) */
 	uint32_t cap;              /* records per buffer of this kind */
 	uint32_t rsize;            /* bytes per record */
+	uint32_t pf_records;       /* records spanning TP_DPE_PREFETCH_BYTES, rounded up */
 	uint32_t seq;              /* current buffer sequence number */
 	uint32_t q;                /* ready queue (AICPU thread) index */
 	uint32_t instance;
@@ -80,8 +94,9 @@ struct tp_dpe {
  * keeps it, with its count, sequence number and total.
  *
  * Return: 0, or -EINVAL when @w is NULL, @h is not a pool header (magic),
- * @instance / @q is out of range, or the header's slot count, kind count
- * or the instance's kind is invalid. Sets no tp_last_error() message.
+ * @instance / @q is out of range, or the header's slot count, kind count,
+ * the instance's kind or that kind's record size (0) is invalid. Sets no
+ * tp_last_error() message.
  */
 int dpe_attach(struct tp_dpe *w, struct tp_shm_header *h, uint32_t instance, uint32_t q,
 	       const struct tp_dpe_hooks *hooks, void *hook_ud);
@@ -127,8 +142,15 @@ static inline void *dpe_reserve(struct tp_dpe *w)
 	/* relaxed: the device is the only writer; the host reads the counter
 	 * at reconcile, after the device threads have been joined. */
 	atomic_store_explicit(&w->st->total_record_count, w->total, memory_order_relaxed);
-	if (__builtin_expect(w->cur != NULL, 1))
-		return tp_buf_record(w->cur, w->rsize, w->count);
+	if (__builtin_expect(w->cur != NULL, 1)) {
+		char *p = tp_buf_record(w->cur, w->rsize, w->count);
+		/* A hint for the line TP_DPE_PREFETCH_BYTES ahead, for writing
+		 * (it cannot fault); only inside this buffer's records, so that
+		 * it never pulls a line of a buffer the host is reading. */
+		if (w->pf_records < w->cap - w->count)
+			__builtin_prefetch(p + TP_DPE_PREFETCH_BYTES, 1, 3);
+		return p;
+	}
 	return dpe_reserve_slow(w);
 }
 

@@ -254,6 +254,11 @@ static void test_attach_takes_first_buffer(void **state)
 	f->h->magic ^= 1;
 	assert_int_equal(dpe_attach(&w, f->h, 0, 0, &hooks, &l), -EINVAL);
 	f->h->magic ^= 1;
+	/* a kind of 0-byte records (a corrupted header) */
+	uint32_t rs = f->h->kinds[0].record_size;
+	f->h->kinds[0].record_size = 0;
+	assert_int_equal(dpe_attach(&w, f->h, 1, 1, &hooks, &l), -EINVAL);
+	f->h->kinds[0].record_size = rs;
 	assert_string_equal(l.ev, "");
 	assert_int_equal(fq_head(f, 1), 0);
 
@@ -261,6 +266,8 @@ static void test_attach_takes_first_buffer(void **state)
 	assert_ptr_equal(w.cur, B(f->bufs[1][0]));
 	assert_int_equal(w.cap, CAP);
 	assert_int_equal(w.rsize, RSIZE);
+	/* the prefetch hint's reach: 256 bytes of 16-byte records */
+	assert_int_equal(w.pf_records, 16);
 	assert_int_equal(w.seq, 0);
 	assert_int_equal(w.q, 1);
 	assert_int_equal(w.instance, 1);
