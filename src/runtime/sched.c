@@ -65,6 +65,15 @@ static inline void sample_depth(struct tp_engine *e, int16_t d[3])
 	}
 }
 
+/* Whether the scheduler's phase bars are recorded (swimlane level 3 and
+ * up): only then does the loop stamp its phases. With the hooks on for
+ * other records alone (swimlane levels 1-2, PMU) no phase stamp is taken:
+ * every one is an rdtsc on the AICPU threads' CPU. */
+static inline bool phase_hooks(const struct tp_engine *e)
+{
+	return e->hooks_on && (e->hooks.on_phase || e->hooks.on_phase_detail);
+}
+
 /* The phase anchor moved: remember the depths at the next phase's start. */
 static inline void mark(struct tp_engine *e, struct tp_sched_thread *t)
 {
@@ -121,7 +130,7 @@ static inline void phase_mark(struct tp_engine *e, struct tp_sched_thread *t,
 static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct tp_slot *s)
 {
 	/* HBG emits no resolve bars and reclaims nothing (spec §3). */
-	const bool hooks = e->hooks_on && !e->hbg;
+	const bool hooks = phase_hooks(e) && !e->hbg;
 	int16_t d0[3] = { 0, 0, 0 };
 	struct tp_dep_node *fanout = tp_slot_mark_completed(s);
 	/* The bar times the fanout walk: a task without consumers (every
@@ -781,6 +790,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 {
 	struct tp_sched_thread *t = &e->sched[idx];
 	const bool hooks = e->hooks_on;
+	const bool phases = phase_hooks(e); /* stamp the loop's phases */
 	t->bell = tp_aicpu_doorbell(cpu);
 	tp_sched_cur_thread = idx;
 	t->rel.n = 0;
@@ -835,7 +845,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 	while (!atomic_load_explicit(&e->abort_all, memory_order_acquire)) {
 		t->loop_iter++;
 		uint64_t t_phase = 0;
-		if (hooks) {
+		if (phases) {
 			if (carry) {
 				t_phase = carry; /* depth_mark is that instant's */
 				carry = 0;
@@ -852,7 +862,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		/* 1: completion poll (+ resolve). */
 		if (t->n_running) {
 			uint32_t n = poll_completion(e, t);
-			if (hooks) {
+			if (phases) {
 				uint64_t now = tp_sys_cnt();
 				if (n)
 					phase_mark(e, t, TP_PHASE_COMPLETE, t_phase, now, n, NULL);
@@ -868,7 +878,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint32_t n = tp_async_poll(e, done, TP_MAX_ASYNC_WAITS);
 			for (uint32_t i = 0; i < n; i++)
 				complete_task(e, t, done[i]);
-			if (hooks) {
+			if (phases) {
 				uint64_t now = tp_sys_cnt();
 				phase_mark(e, t, TP_PHASE_ASYNC_POLL, t_phase, now, n, NULL);
 				t_phase = now;
@@ -880,7 +890,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			uint64_t d0 = 0;
 			int16_t dd0[3] = { 0, 0, 0 };
 			uint32_t n = drain_dummies(e, t, &d0, dd0);
-			if (n && hooks && e->dummy_path) {
+			if (n && phases && e->dummy_path) {
 				t_phase = tp_sys_cnt();
 				phase_mark(e, t, TP_PHASE_DUMMY, d0, t_phase, n, dd0);
 			}
@@ -888,7 +898,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		}
 		/* 4: dispatch. */
 		uint32_t nd = dispatch_ready(e, t);
-		if (nd && hooks) {
+		if (nd && phases) {
 			uint64_t now = tp_sys_cnt();
 			phase_mark(e, t, TP_PHASE_DISPATCH, t_phase, now, nd, NULL);
 			t_phase = now;
@@ -898,13 +908,13 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		if (early_possible(e, t)) {
 			uint64_t e0 = 0;
 			int16_t de0[3] = { 0, 0, 0 };
-			if (hooks) {
+			if (phases) {
 				e0 = tp_sys_cnt();
 				if (e->hooks.on_phase_detail)
 					sample_depth(e, de0);
 			}
 			uint32_t ne = try_early_dispatch(e, t);
-			if (ne && hooks) {
+			if (ne && phases) {
 				t_phase = tp_sys_cnt();
 				phase_mark(e, t, TP_PHASE_EARLY_DISPATCH, e0, t_phase, ne, de0);
 			}
@@ -921,13 +931,13 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		if (t->rel.n) {
 			uint64_t r0 = 0;
 			int16_t dr0[3] = { 0, 0, 0 };
-			if (hooks) {
+			if (phases) {
 				r0 = tp_sys_cnt();
 				if (e->hooks.on_phase_detail)
 					sample_depth(e, dr0);
 			}
 			uint32_t n = tp_release_flush(&t->rel, tp_engine_on_consumed, e);
-			if (n && hooks)
+			if (n && phases)
 				phase_at(e, t, TP_PHASE_RELEASE, r0, tp_sys_cnt(), n, dr0);
 			continue;
 		}
