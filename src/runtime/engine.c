@@ -248,7 +248,7 @@ void tp_engine_early_ring(struct tp_engine *e, struct tp_slot *s)
 	const int core = p->early_core;
 	const uint32_t tok = p->early_token;
 	uint64_t ts = 0;
-	if (e->hooks_on) {
+	if (e->stamp_tasks) {
 		/* Profiling decision (docs/swimlane.md "Early dispatch"): a gated
 		 * task counts as dispatched when its doorbell is written, not when
 		 * it was staged, so its swimlane dispatch never precedes its
@@ -562,6 +562,8 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	if (cfg->hooks) {
 		e->hooks = *cfg->hooks;
 		e->hooks_on = true;
+		e->stamp_tasks = e->hooks.on_dispatch || e->hooks.on_fin ||
+				 e->hooks.on_early_doorbell;
 	}
 
 	tp_clear_error();

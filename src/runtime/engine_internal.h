@@ -241,6 +241,10 @@ struct tp_engine {
 	struct tp_device *dev;
 	int block_dim, num_cores, num_sched;
 	bool hooks_on;  /* the one predictable branch */
+	/* Per-task dispatch / finish stamps wanted: a hook that receives them
+	 * (on_dispatch, on_fin, on_early_doorbell) is set. A run with only
+	 * the Worker's on_sched_window (profiling off) takes none. */
+	bool stamp_tasks;
 	struct tp_sched_hooks hooks;
 
 	struct tp_ring rings[TP_MAX_RING_DEPTH];

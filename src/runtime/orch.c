@@ -357,8 +357,9 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	      tp_task_id *out_id)
 {
 	struct tp_engine *e = o->e;
-	/* HBG: the orchestrator is on the host, no orch records (spec §3). */
-	const bool hooks = e->hooks_on && !e->hbg;
+	/* HBG: the orchestrator is on the host, no orch records (spec §3);
+	 * without an on_orch_submit hook no stamp is taken. */
+	const bool hooks = e->hooks_on && !e->hbg && e->hooks.on_orch_submit != NULL;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
 	int32_t kid[3] = { kernel_id[0], kernel_id[1], kernel_id[2] };
 	int rc;
@@ -516,7 +517,7 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 		tp_engine_early_consider(e, slot); /* producers already on cores */
 	if (out_id)
 		*out_id = id;
-	if (hooks && e->hooks.on_orch_submit)
+	if (hooks)
 		e->hooks.on_orch_submit(e->hooks.ud, id, o->submit_idx, t0, tp_sys_cnt());
 	o->submit_idx++;
 	return rc;
@@ -546,7 +547,7 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 		     struct tp_tensor *out, tp_task_id *out_id)
 {
 	struct tp_engine *e = o->e;
-	const bool hooks = e->hooks_on && !e->hbg;
+	const bool hooks = e->hooks_on && !e->hbg && e->hooks.on_orch_submit != NULL;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
 	struct tp_task_args args;
 	int rc;
@@ -598,7 +599,7 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 	atomic_fetch_add_explicit(&e->completed_tasks, 1, memory_order_release);
 	if (out_id)
 		*out_id = a.task_id;
-	if (hooks && e->hooks.on_orch_submit)
+	if (hooks)
 		e->hooks.on_orch_submit(e->hooks.ud, a.task_id, o->submit_idx, t0, tp_sys_cnt());
 	o->submit_idx++;
 	return rc;

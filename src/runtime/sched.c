@@ -253,7 +253,7 @@ static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
 	if (ce->pending && tok == ce->pending_token) {
 		/* Pending token, ACK or FIN: the core is serial, so the
 		 * running task is done; the pending one too if FIN. */
-		uint64_t fin_ts = e->hooks_on ? tp_sys_cnt_after_loads() : 0;
+		uint64_t fin_ts = e->stamp_tasks ? tp_sys_cnt_after_loads() : 0;
 		finish_running(e, t, ce, fin_ts);
 		promote_pending(e, t, ce, true);
 		if (!fin)
@@ -273,7 +273,7 @@ static uint32_t core_transition(struct tp_engine *e, struct tp_sched_thread *t,
 	if (ce->pending)
 		return 0; /* running FIN, normal pending: wait for its ACK */
 	/* Running token, FIN, no pending: done, core → idle. */
-	uint64_t fin_ts = e->hooks_on ? tp_sys_cnt_after_loads() : 0;
+	uint64_t fin_ts = e->stamp_tasks ? tp_sys_cnt_after_loads() : 0;
 	finish_running(e, t, ce, fin_ts);
 	promote_pending(e, t, ce, true);
 	return 1;
@@ -337,7 +337,7 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 	if (gated && tp_reg_read(e->dev, ce->core_id, TP_REG_DATA_MAIN_BASE_HI) == tok)
 		tp_reg_write(e->dev, ce->core_id, TP_REG_DATA_MAIN_BASE_HI, 0);
 	const bool as_pending = ce->running != NULL;
-	uint64_t ts = e->hooks_on ? tp_sys_cnt() : 0;
+	uint64_t ts = e->stamp_tasks ? tp_sys_cnt() : 0;
 	if (as_pending) {
 		if (!ce->running_acked || ce->pending || e->cfg.single_issue) {
 			/* A bug: the core could lose a token. */
