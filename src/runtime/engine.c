@@ -564,6 +564,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		e->hooks_on = true;
 		e->stamp_tasks = e->hooks.on_dispatch || e->hooks.on_fin ||
 				 e->hooks.on_early_doorbell;
+		e->stamp_phases = e->hooks.on_phase || e->hooks.on_phase_detail;
 	}
 
 	tp_clear_error();

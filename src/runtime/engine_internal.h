@@ -245,6 +245,12 @@ struct tp_engine {
 	 * (on_dispatch, on_fin, on_early_doorbell) is set. A run with only
 	 * the Worker's on_sched_window (profiling off) takes none. */
 	bool stamp_tasks;
+	/* The scheduler's phase bars are recorded (on_phase or
+	 * on_phase_detail: swimlane level 3 and up): only then does its loop
+	 * stamp its phases. Every stamp is an rdtsc on the AICPU threads'
+	 * CPU, which swimlane levels 1-2, PMU-only and unprofiled runs do
+	 * not pay for bars nobody writes. */
+	bool stamp_phases;
 	struct tp_sched_hooks hooks;
 
 	struct tp_ring rings[TP_MAX_RING_DEPTH];

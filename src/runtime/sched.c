@@ -65,15 +65,6 @@ static inline void sample_depth(struct tp_engine *e, int16_t d[3])
 	}
 }
 
-/* Whether the scheduler's phase bars are recorded (swimlane level 3 and
- * up): only then does the loop stamp its phases. With the hooks on for
- * other records alone (swimlane levels 1-2, PMU) no phase stamp is taken:
- * every one is an rdtsc on the AICPU threads' CPU. */
-static inline bool phase_hooks(const struct tp_engine *e)
-{
-	return e->hooks_on && (e->hooks.on_phase || e->hooks.on_phase_detail);
-}
-
 /* The phase anchor moved: remember the depths at the next phase's start. */
 static inline void mark(struct tp_engine *e, struct tp_sched_thread *t)
 {
@@ -130,7 +121,7 @@ static inline void phase_mark(struct tp_engine *e, struct tp_sched_thread *t,
 static void complete_task(struct tp_engine *e, struct tp_sched_thread *t, struct tp_slot *s)
 {
 	/* HBG emits no resolve bars and reclaims nothing (spec §3). */
-	const bool hooks = phase_hooks(e) && !e->hbg;
+	const bool hooks = e->stamp_phases && !e->hbg;
 	int16_t d0[3] = { 0, 0, 0 };
 	struct tp_dep_node *fanout = tp_slot_mark_completed(s);
 	/* The bar times the fanout walk: a task without consumers (every
@@ -677,7 +668,7 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 	 * dummies complete without a record. */
 	const bool hooks = e->hooks_on && e->dummy_path;
 	while (n < DUMMY_BATCH && (s = tp_rq_pop(&e->dummy))) {
-		if (n == 0 && hooks) {
+		if (n == 0 && hooks && e->stamp_phases) { /* the dummy bar's start */
 			*start = tp_sys_cnt();
 			if (e->hooks.on_phase_detail)
 				sample_depth(e, d0);
@@ -790,7 +781,7 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 {
 	struct tp_sched_thread *t = &e->sched[idx];
 	const bool hooks = e->hooks_on;
-	const bool phases = phase_hooks(e); /* stamp the loop's phases */
+	const bool phases = e->stamp_phases;
 	t->bell = tp_aicpu_doorbell(cpu);
 	tp_sched_cur_thread = idx;
 	t->rel.n = 0;
