@@ -233,6 +233,12 @@ uint64_t tp_sys_cnt_freq(void)
 	return atomic_load_explicit(&sys_cnt_freq, memory_order_relaxed);
 }
 
+bool tp_sys_cnt_calibrated(void)
+{
+	/* acquire: as in tp_sys_cnt(); mult is non-zero once calibrated. */
+	return atomic_load_explicit(&tp_sys_cnt_state_.mult, memory_order_acquire) != 0;
+}
+
 const char *tp_sys_cnt_source(void)
 {
 	/* acquire: as in tp_sys_cnt(); a non-zero mult publishes use_tsc. */

@@ -95,6 +95,14 @@ void tp_sys_cnt_set_freq(uint64_t hz);
 uint64_t tp_sys_cnt_freq(void);
 
 /**
+ * tp_sys_cnt_calibrated() - whether tp_sys_cnt() has calibrated already.
+ *
+ * Return: true once the first read (or tp_sys_cnt_source()) has chosen
+ * the source and its scale; a read before that takes about 20 ms.
+ */
+bool tp_sys_cnt_calibrated(void);
+
+/**
  * tp_sys_cnt_source() - which clock feeds tp_sys_cnt().
  *
  * Calibrates on first use, like tp_sys_cnt().
