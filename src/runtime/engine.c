@@ -562,8 +562,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 	if (cfg->hooks) {
 		e->hooks = *cfg->hooks;
 		e->hooks_on = true;
-		e->stamp_tasks = e->hooks.on_dispatch || e->hooks.on_fin ||
-				 e->hooks.on_early_doorbell;
+		e->stamp_tasks = e->hooks.task_times;
 		e->stamp_phases = e->hooks.on_phase || e->hooks.on_phase_detail;
 	}
 

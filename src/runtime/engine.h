@@ -291,6 +291,12 @@ struct tp_sched_hooks {
 	 *               kernel body and its kernel_hooks.on_kernel_end, before
 	 *               its FIN (a5 PMU staging). */
 	void (*on_aicore_done)(void *ud, int core, tp_task_id task, uint32_t reg_task_id);
+	/* @task_times:  the hooks above use the times on_dispatch, on_fin and
+	 *               on_early_doorbell pass (swimlane level 2 and up).
+	 *               Without it those times are 0 and not stamped: a
+	 *               PMU-only or level-1 run needs the calls, not the
+	 *               times, and each stamp costs the AICPU threads. */
+	bool task_times;
 };
 
 struct tp_tensor;

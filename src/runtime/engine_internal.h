@@ -241,9 +241,10 @@ struct tp_engine {
 	struct tp_device *dev;
 	int block_dim, num_cores, num_sched;
 	bool hooks_on;  /* the one predictable branch */
-	/* Per-task dispatch / finish stamps wanted: a hook that receives them
-	 * (on_dispatch, on_fin, on_early_doorbell) is set. A run with only
-	 * the Worker's on_sched_window (profiling off) takes none. */
+	/* Per-task dispatch / finish stamps wanted (hooks.task_times: a hook
+	 * uses the times on_dispatch, on_fin, on_early_doorbell pass). A run
+	 * with only the Worker's on_sched_window (profiling off), PMU only or
+	 * swimlane level 1 takes none. */
 	bool stamp_tasks;
 	/* The scheduler's phase bars are recorded (on_phase or
 	 * on_phase_detail: swimlane level 3 and up): only then does its loop

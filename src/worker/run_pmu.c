@@ -330,6 +330,7 @@ void wk_pmu_wire(struct wk_pmu *p, struct tp_sched_hooks *h, struct tp_engine_co
 		.on_sched_cores_down = h_cores_down,
 		/* a2a3 reads at FIN on the AICPU: no AICore staging step. */
 		.on_aicore_done = p->a5 || h->on_aicore_done ? h_aicore_done : NULL,
+		.task_times = h->task_times, /* the PMU uses none */
 		.ud = p,
 	};
 	*h = n;

@@ -189,6 +189,8 @@ void wk_swimlane_wire(struct wk_swimlane *s, struct tp_sched_hooks *h)
 	}
 	if (s->level >= 4)
 		n.on_orch_submit = h_orch;
+	/* The AICPU task records (level 2 and up) carry dispatch and finish. */
+	n.task_times = h->task_times || s->level >= 2;
 	*h = n;
 }
 

@@ -134,6 +134,7 @@ static int run(int aicpu_threads, enum tp_runtime_mode mode, uint64_t stall_ms, 
 		.on_phase = h_phase,
 		.on_fin = h_fin,
 		.on_dispatch = h_dispatch,
+		.task_times = true, /* the checks below read the times */
 		.ud = p,
 	};
 	struct tp_engine_config cfg = {

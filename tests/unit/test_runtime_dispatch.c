@@ -215,6 +215,7 @@ static int run(int aicpu_threads, int block_dim, bool single_issue, tp_orch_fn f
 		.on_dummy = h_dummy,
 		.on_pending_dispatch = h_pending,
 		.on_predicated_skip = h_skip,
+		.task_times = true, /* the checks below read the times */
 		.ud = p,
 	};
 	struct tp_engine_config cfg = {

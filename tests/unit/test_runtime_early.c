@@ -162,6 +162,7 @@ static int run(int aicpu_threads, bool early, bool single, tp_orch_fn fn, void *
 		.on_fin = h_fin,
 		.on_early_dispatch = h_staged,
 		.on_early_doorbell = h_bell,
+		.task_times = true, /* the checks below read the times */
 		.ud = p,
 	};
 	struct tp_engine_config cfg = {

@@ -152,11 +152,21 @@ static void h_dispatch(void *ud, int th, int core, tp_task_id t, int f, uint32_t
 	(void)th, (void)core, (void)t, (void)f, (void)tok, (void)ts;
 	atomic_fetch_add(&((struct hook_counts *)ud)->dispatch, 1);
 }
+/* Whether run() asks for the dispatch / finish times (hooks.task_times). */
+static bool g_task_times = true;
+
 static void h_fin(void *ud, int th, int core, tp_task_id t, int f, uint32_t tok,
 		  uint64_t d, uint64_t fin)
 {
 	(void)th, (void)core, (void)t, (void)f, (void)tok;
-	assert_true(fin >= d);
+	if (g_task_times) {
+		assert_true(d > 0);
+		assert_true(fin >= d);
+	} else {
+		/* not asked for: neither stamped */
+		assert_int_equal(d, 0);
+		assert_int_equal(fin, 0);
+	}
 	atomic_fetch_add(&((struct hook_counts *)ud)->fin, 1);
 }
 static void h_dummy(void *ud, int th, tp_task_id t, uint64_t ts)
@@ -191,6 +201,7 @@ static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_or
 		.on_dummy = h_dummy,
 		.on_sched_window = h_window,
 		.on_orch_submit = h_submit,
+		.task_times = g_task_times,
 		.ud = hc,
 	};
 	struct tp_engine_config cfg = {
@@ -352,6 +363,15 @@ static void check_wide(int threads)
 }
 
 static void test_wide_1sched(void **s) { (void)s; check_wide(2); }
+/* A run whose hooks do not ask for task times gets none (a PMU-only or
+ * swimlane level-1 run stamps no dispatch / finish). */
+static void test_wide_no_task_times(void **s)
+{
+	(void)s;
+	g_task_times = false;
+	check_wide(4);
+	g_task_times = true;
+}
 static void test_wide_3sched(void **s) { (void)s; check_wide(4); }
 
 /* ---- dummy task and alloc_tensors -------------------------------------- */
@@ -689,6 +709,7 @@ int main(void)
 		cmocka_unit_test(test_alternate_3sched),
 		cmocka_unit_test(test_wide_1sched),
 		cmocka_unit_test(test_wide_3sched),
+		cmocka_unit_test(test_wide_no_task_times),
 		cmocka_unit_test(test_dummy_1sched),
 		cmocka_unit_test(test_dummy_3sched),
 		cmocka_unit_test(test_pa_small1_1sched),

@@ -221,6 +221,7 @@ static int run(int aicpu_threads, const struct tp_kernel_entry *k, int nk, tp_or
 		.on_orch_submit = h_submit,
 		.on_predicated_skip = h_skip,
 		.on_graph_built = h_built,
+		.task_times = true, /* the checks below read the times */
 		.ud = hc,
 	};
 	struct tp_engine_config cfg = {
