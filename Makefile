@@ -7,7 +7,8 @@
 #                     `taskprof run paged_attention --case CaseSmall1
 #                     --enable-l2-swimlane --enable-dep-gen --enable-pmu` (Perfetto
 #                     trace, pmu.csv and its summary), then `taskprof op` on the
-#                     tiled matmul example (per-block PMU metrics over replay passes)
+#                     tiled matmul example (per-block PMU metrics over replay passes),
+#                     then the retained-PMU-runs example (examples/worker_retained)
 #   make asan         ASan+UBSan build in build-asan/, run every test
 #   make tsan         TSan build in build-tsan/, run every test
 #   make fuzz         clang + ASan/UBSan + libFuzzer build in build-fuzz/, run
@@ -63,6 +64,9 @@ demo: deps
 	mkdir -p $(BUILD_DIR)/demo-op
 	./$(BUILD_DIR)/taskprof op --output $(BUILD_DIR)/demo-op -- ./$(BUILD_DIR)/examples/op_matmul
 	@echo "The operator profile of the matmul kernel is in the OPPROF_* folder printed above (docs/op.md)."
+	@echo
+	./$(BUILD_DIR)/examples/example_worker_retained outputs
+	@echo "Retained PMU runs: three runs in one Worker (collect_across_runs), their pmu.csv files listed above (docs/pmu.md \"Retained runs\")."
 
 asan: deps
 	$(call configure,$(ASAN_DIR),address)

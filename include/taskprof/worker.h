@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "taskprof/case.h"
+#include "taskprof/taskprof.h" /* tp_last_error() */
 
 #ifdef __cplusplus
 extern "C" {
