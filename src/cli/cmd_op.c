@@ -20,6 +20,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -166,7 +167,8 @@ static void help(FILE *f)
 		"                            (needed by range replay) [default off]\n"
 		"      --target-processes main|all\n"
 		"                            main: only the process taskprof started; all:\n"
-		"                            its child processes too [default main]\n\n"
+		"                            its child processes too, waited for when they\n"
+		"                            outlive it [default main]\n\n"
 		"output:\n"
 		"  -o, --output DIR          parent folder of OPPROF_* [default: the current\n"
 		"                            folder]; created when missing\n"
@@ -633,9 +635,81 @@ static int exec_errno_of(const char *path)
 }
 
 /*
+ * What the kernel would refuse, or execvp() would run with /bin/sh (its
+ * fallback for an ENOEXEC file, which makes a corrupt binary look like an
+ * application that printed "not found" and exited 127), said before the
+ * run: a #! script whose interpreter is missing or not executable, a file
+ * that starts like an ELF file but whose identification bytes are not
+ * valid or are for another machine, a binary file (a NUL byte in its first
+ * 256 bytes) that is neither. A text file without #! is left to execvp(),
+ * which runs it with /bin/sh as a shell would. @path: the file found for
+ * @app. Return: 0, or -errno with the message set.
+ */
+static int check_format(const char *path, const char *app)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* not readable (execute-only): the exec decides */
+	unsigned char b[256];
+	ssize_t n;
+	do
+		n = read(fd, b, sizeof(b));
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	if (n >= 2 && b[0] == '#' && b[1] == '!') {
+		ssize_t i = 2;
+		while (i < n && (b[i] == ' ' || b[i] == '\t'))
+			i++;
+		ssize_t s0 = i;
+		while (i < n && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
+			i++;
+		if (i == s0 || i == n)
+			return 0; /* no interpreter, or a line too long: the exec decides */
+		char interp[256];
+		snprintf(interp, sizeof(interp), "%.*s", (int)(i - s0), (const char *)b + s0);
+		if (access(interp, X_OK) == 0)
+			return 0;
+		int e = errno;
+		return tp_set_error(-e, "cannot execute '%s': its interpreter '%s' (line 1, #!): %s",
+				    app, interp, strerror(e));
+	}
+	if (n >= 4 && !memcmp(b, "\x7f" "ELF", 4)) {
+#if defined(__x86_64__)
+		const unsigned machine = 62; /* EM_X86_64 */
+#elif defined(__aarch64__)
+		const unsigned machine = 183; /* EM_AARCH64 */
+#else
+		const unsigned machine = 0; /* not checked */
+#endif
+		/* e_ident: class 1|2, data 1|2, version 1; e_machine at 18. */
+		bool ok = n >= 20 && (b[4] == 1 || b[4] == 2) && (b[5] == 1 || b[5] == 2) &&
+			  b[6] == 1;
+		unsigned m = ok ? (b[5] == 1 ? (unsigned)b[18] | (unsigned)b[19] << 8
+					     : (unsigned)b[19] | (unsigned)b[18] << 8) : 0;
+		if (!ok)
+			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (it starts like an "
+					    "ELF file, but its header is not valid)", app,
+					    strerror(ENOEXEC));
+		if (machine && m != machine)
+			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (an ELF file for "
+					    "another machine: e_machine %u, this one is %u)", app,
+					    strerror(ENOEXEC), m, machine);
+		return 0;
+	}
+	if (memchr(b, 0, (size_t)n))
+		return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (a binary file that is "
+				    "neither an ELF executable nor a #! script)", app,
+				    strerror(ENOEXEC));
+	return 0;
+}
+
+/*
  * Checks before anything is created that APP can be executed, as
  * execvp() would find it: a name with a '/' as it is, else the first
- * executable file of that name in $PATH (unset: /bin:/usr/bin). The
+ * executable file of that name in $PATH (unset: /bin:/usr/bin), and that
+ * its format is one the exec can run (check_format()). The
  * application's own exec failing later (it changed in between) is still
  * reported by op_exec_app(). Return: 0; -errno with the message set
  * ("cannot execute 'APP': reason").
@@ -647,6 +721,8 @@ static int check_app(const char *app)
 		e = ENOENT;
 	} else if (strchr(app, '/')) {
 		e = exec_errno_of(app);
+		if (!e)
+			return check_format(app, app);
 	} else {
 		const char *path = getenv("PATH");
 		if (!path)
@@ -661,7 +737,7 @@ static int check_app(const char *app)
 			if (w > 0 && (size_t)w < sizeof(cand)) {
 				int ce = exec_errno_of(cand);
 				if (!ce)
-					return 0;
+					return check_format(cand, app);
 				if (ce == EACCES)
 					e = EACCES; /* found, not executable: unless a later one is */
 			}
@@ -1047,11 +1123,12 @@ static bool interrupted_before_pass(const char *path)
  * switch; they have a table row); *@failed set when one failed
  * (reported). */
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,
-		      int *unmeasured, int *notreplayed, bool *failed)
+		      int *unmeasured, int *notreplayed, int *lfailed, bool *failed)
 {
 	*complete = 0;
 	*unmeasured = 0;
 	*notreplayed = 0;
+	*lfailed = 0;
 	struct op_dir *dirs;
 	size_t n;
 	if (list_launch_dirs(out, &dirs, &n)) {
@@ -1109,6 +1186,8 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 		}
 		if (!strcmp(sum[done].status, "skipped"))
 			(*notreplayed)++;
+		else if (!strcmp(sum[done].status, "failed"))
+			(*lfailed)++;
 		done++;
 	}
 	if (done) {
@@ -1121,6 +1200,20 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 	free(dirs);
 	*complete = (int)done;
 	return (int)n;
+}
+
+/*
+ * Whether the injector ended the application with a fatal error: its exit
+ * status is OP_INJECT_FAILURE_STATUS and the injector left its mark
+ * (OP_INJECT_FAILURE_MARK) in @out. Without the mark, status
+ * 70 is the application's own (EX_SOFTWARE is a common exit status).
+ */
+static bool injector_failed(const char *out, int code)
+{
+	char mark[4200];
+	return code == OP_INJECT_FAILURE_STATUS &&
+	       !op_pathf(mark, sizeof(mark), "%s/%s", out, OP_INJECT_FAILURE_MARK) &&
+	       access(mark, F_OK) == 0;
 }
 
 /*
@@ -1299,7 +1392,7 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 			return -1;
 		}
-		if (code == OP_INJECT_FAILURE_STATUS) {
+		if (injector_failed(out, code)) {
 			report_injector_failure(out, i);
 			return -1;
 		}
@@ -1433,7 +1526,7 @@ int cmd_op(int argc, char **argv)
 	warn_debug_env(o);
 
 	struct op_exec x = { .inject_lib = inject, .config_path = config, .pass = -1,
-			     .argv = argv + app };
+			     .argv = argv + app, .wait_all = o->cfg.target_all };
 	int code;
 	bool app_replay = o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION, inj_failed = false;
 	if (app_replay) {
@@ -1453,7 +1546,7 @@ int cmd_op(int argc, char **argv)
 			remove_unused_dir(dir);
 			goto out;
 		}
-		if (code == OP_INJECT_FAILURE_STATUS) {
+		if (injector_failed(dir, code)) {
 			report_injector_failure(dir, -1);
 			goto out;
 		}
@@ -1465,8 +1558,9 @@ int cmd_op(int argc, char **argv)
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
 	bool failed = inj_failed;
-	int complete = 0, unmeasured = 0, notreplayed = 0;
-	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &notreplayed, &failed);
+	int complete = 0, unmeasured = 0, notreplayed = 0, lfailed = 0;
+	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &notreplayed, &lfailed,
+			   &failed);
 	if (n == 0 && !failed)
 		write_note(o, dir, count_app_launches(dir, app_replay));
 	if (n > 0) {
@@ -1499,6 +1593,14 @@ int cmd_op(int argc, char **argv)
 			snprintf(inc + l, sizeof(inc) - l, "; %d not replayed (status skipped, see "
 				 "above)", notreplayed);
 			complete -= notreplayed;
+		}
+		/* Reported (a table row, status failed: a kernel that failed,
+		 * a range never popped) with no measured pass to show. */
+		if (lfailed) {
+			size_t l = strlen(inc);
+			snprintf(inc + l, sizeof(inc) - l, "; %d failed (status failed, see above)",
+				 lfailed);
+			complete -= lfailed;
 		}
 		if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "

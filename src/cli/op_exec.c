@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -118,6 +119,46 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		g_early = pass;
 	}
 	errno = saved;
+}
+
+/*
+ * --target-processes all, after the application (@app) ended: wait for
+ * the processes it left running, which the subreaper made taskprof's
+ * children, so that their launches are profiled before the report. Says
+ * so once, with the pids, and stops at the first SIGINT / SIGTERM / SIGHUP
+ * (on_signal counts it; g_child is 0, so nothing is forwarded and those
+ * processes go on, unreported).
+ */
+static void wait_leftovers(pid_t app)
+{
+	const int seen_at = g_interrupts;
+	bool said = false;
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, WNOHANG);
+		if (w > 0)
+			continue;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) /* ECHILD: none left */
+			return;
+		if (g_interrupts != seen_at) {
+			fprintf(stderr, "taskprof op: stopped waiting for the application's "
+					"remaining processes; their launches after this are not "
+					"in the report\n");
+			return;
+		}
+		if (!said) {
+			fprintf(stderr, "taskprof op: the application (pid %d) ended; waiting for "
+					"the processes it left running (--target-processes all "
+					"profiles them; Ctrl-C stops the wait)\n", (int)app);
+			said = true;
+		}
+		/* No child has changed state: look again in 50 ms (a blocking
+		 * waitpid would not see the interrupt count change). */
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
 }
 
 /* A "NAME=value" string on the heap, or NULL. */
@@ -427,6 +468,10 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 	 * application signal readiness before the parent runs again) waits,
 	 * then finds the child to pass it on to. The child unblocks them
 	 * before exec. */
+	/* --target-processes all: the application's processes that outlive
+	 * it are reparented to taskprof, which waits for them (below). */
+	if (x->wait_all)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigset_t fwd, old_mask;
 	sigemptyset(&fwd);
 	sigaddset(&fwd, SIGINT);
@@ -507,6 +552,8 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		rc = tp_set_error(-errno, "waitpid %d: %s", (int)pid, strerror(errno));
 		goto restore;
 	}
+	if (x->wait_all)
+		wait_leftovers(pid);
 	if (got == (ssize_t)sizeof(exec_errno)) {
 		rc = tp_set_error(-exec_errno, "cannot execute '%s': %s", x->argv[0],
 				  strerror(exec_errno));
@@ -522,6 +569,8 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		rc = 1;
 	}
 restore:
+	if (x->wait_all)
+		(void)prctl(PR_SET_CHILD_SUBREAPER, 0);
 	res->interrupted = g_interrupts > 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

@@ -29,6 +29,10 @@ int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
 /* Exit status the injector uses when the profiler itself failed inside the
  * application (EX_SOFTWARE of sysexits.h; docs/op.md "Exit status"). */
 #define OP_INJECT_FAILURE_STATUS 70
+/* The file the injector leaves in the session's output folder when it
+ * exits with OP_INJECT_FAILURE_STATUS (op/inject/inject.h INJ_FATAL_MARK):
+ * without it, status 70 is the application's own. */
+#define OP_INJECT_FAILURE_MARK "injector_failed.txt"
 
 /**
  * struct op_exec - one execution of the application under the injector.
@@ -40,12 +44,18 @@ int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
  *               variable is then removed from the environment).
  * @argv:        the application and its arguments, NULL-terminated; argv[0]
  *               is looked up in PATH when it has no '/'.
+ * @wait_all:    --target-processes all: taskprof is the subreaper of the
+ *               application's processes and, once the application has
+ *               ended, waits for every process it left running (they are
+ *               profiled too), saying so; a SIGINT / SIGTERM / SIGHUP
+ *               then stops the wait (those processes go on).
  */
 struct op_exec {
 	const char *inject_lib;
 	const char *config_path;
 	int pass;
 	char *const *argv;
+	bool wait_all;
 };
 
 /**

@@ -1008,9 +1008,37 @@ bool tp_op_window_owned(void)
 	return tl_window;
 }
 
+/* -EINVAL (the runtime's double-free error, platform/dev_memory.c) when
+ * @p of @device is queued; g_gate_mu held. */
+static int refuse_queued(void *p, int device)
+{
+	for (size_t i = 0; i < g_ndeferred; i++)
+		if (g_deferred[i].p == p && g_deferred[i].device == device)
+			return tp_set_error(-EINVAL, "tp_rt_free: device %d memory: free of %p "
+					    "refused: double free (already freed inside a range; "
+					    "that free runs after the range's last pass)",
+					    device, p);
+	return 0;
+}
+
+int tp_op_deferred_refuse(void *p, int device)
+{
+	pthread_mutex_lock(&g_gate_mu);
+	int rc = refuse_queued(p, device);
+	pthread_mutex_unlock(&g_gate_mu);
+	return rc;
+}
+
 int tp_op_defer_free(void *p, int device)
 {
 	pthread_mutex_lock(&g_gate_mu);
+	/* Already queued (by this range or another thread's): the first free
+	 * stands, so this one is a double free, refused at the call. */
+	int rc = refuse_queued(p, device);
+	if (rc) {
+		pthread_mutex_unlock(&g_gate_mu);
+		return rc;
+	}
 	if (g_ndeferred == g_capdeferred) {
 		size_t cap = g_capdeferred ? 2 * g_capdeferred : 16;
 		struct deferred *nv = realloc(g_deferred, cap * sizeof(*nv));

@@ -276,9 +276,21 @@ bool tp_op_window_owned(void);
 /**
  * tp_op_defer_free() - queue a free of @p, an allocation of @device, for
  * the calling thread (a range's free, performed after its last pass by
- * tp_op_deferred_flush() on the same thread). Return: 0; -ENOMEM.
+ * tp_op_deferred_flush() on the same thread). Return: 0; -ENOMEM; -EINVAL
+ * when @p of @device is queued already (a double free: refused at the
+ * call, as the runtime refuses it; nothing queued).
  */
 int tp_op_defer_free(void *p, int device);
+
+/**
+ * tp_op_deferred_refuse() - check a free of @p on @device made outside any
+ * range against the queued frees.
+ * Return: 0 when @p is not queued; -EINVAL (the runtime's double-free
+ * error, tp_last_error() set) when a range already freed it: the queued
+ * free stands and this one must not reach the runtime (the range's replay
+ * still uses the block).
+ */
+int tp_op_deferred_refuse(void *p, int device);
 
 /** tp_op_deferred_count() - frees the calling thread has queued. */
 size_t tp_op_deferred_count(void);

@@ -37,6 +37,12 @@ out=$("$bin" pmu "$root/pmu.csv") || bad "pmu exited $?"
 has "$out" "$root/pmu.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
 has "$out" "func_id 3: 2 rows (AIC 2, AIV 0), pmu_total_cycles mean 2000.0 median 2000.0"
 has "$out" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 median 4000.0"
+# A UTF-8 byte-order mark before the header (a spreadsheet's export) is
+# skipped: the same summary.
+{ printf '\xef\xbb\xbf'; cat "$root/pmu.csv"; } >"$root/bom.csv"
+outb=$("$bin" pmu "$root/bom.csv") || bad "pmu bom.csv exited $?"
+has "$outb" "$root/bom.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
+has "$outb" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 median 4000.0"
 # func 3: cube 2000 of 4000 cycles = 50 %, mte1 800/4000 = 20 %.
 grep -qE '^  cube_busy_cycles +1000\.0 +50\.0%$' <<<"$out" || bad "cube share: $out"
 grep -qE '^  mte1_busy_cycles +400\.0 +20\.0%$' <<<"$out" || bad "mte1 share: $out"

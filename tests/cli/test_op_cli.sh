@@ -198,6 +198,18 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	chmod -x "$root/notexec"
 	expect 1 "cannot execute '$root/notexec': Permission denied" -o "$root/o" "$root/notexec"
 	expect 1 "cannot execute '$root': Is a directory" -o "$root/o" "$root"
+	# Formats the exec would refuse, or execvp would hand to /bin/sh (a
+	# corrupt binary then "ran" and exited 127): said before the run.
+	printf '#!/nonexistent/interp -x\necho hi\n' >"$root/badinterp"
+	printf '\177ELFgarbage\n' >"$root/badelf"
+	printf 'ab\000cd\001' >"$root/binary"
+	chmod +x "$root/badinterp" "$root/badelf" "$root/binary"
+	expect 1 "cannot execute '$root/badinterp': its interpreter '/nonexistent/interp' (line 1, #!): No such file or directory" \
+		-o "$root/o" "$root/badinterp"
+	expect 1 "cannot execute '$root/badelf': Exec format error (it starts like an ELF file, but its header is not valid)" \
+		-o "$root/o" "$root/badelf"
+	expect 1 "cannot execute '$root/binary': Exec format error (a binary file that is neither an ELF executable nor a #! script)" \
+		-o "$root/o" "$root/binary"
 	expect 1 "cannot execute 'no-such-tp-app': No such file or directory (searched \$PATH)" \
 		-o "$root/o" no-such-tp-app
 	# found in $PATH after a non-executable file of the same name
@@ -435,8 +447,11 @@ SH
 	# A run that fails stops the replay with its exit code.
 	expect 4 "application replay stopped: run 3 of 3 (pass 2) exited with status 4" -o "$root/ar5" $AR \
 		-- sh -c 'test "$TASKPROF_PASS" != 2 || exit 4'
-	# The injector's failure status is a profiler failure.
-	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c 'exit 70'
+	# The injector's failure status with its mark is a profiler failure;
+	# status 70 without the mark is the application's own.
+	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c \
+		'echo "pid $$: test" >"$(dirname "$TASKPROF_CONFIG")/injector_failed.txt"; exit 70'
+	expect 70 "no kernel launch was profiled" -o "$root/ar5" -- sh -c 'exit 70'
 else
 	echo "skip: $bindir/libtaskprof_inject.so not built: runs not tested"
 fi

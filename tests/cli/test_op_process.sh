@@ -6,7 +6,9 @@
 #       registered: out is restored, output identical to unprofiled
 #   I15 forker: a child process's launch is ignored by default (only the
 #       parent's launch folder) and profiled with --target-processes all
-#       (both folders); outputs correct either way
+#       (both folders); outputs correct either way; with "orphan" (the
+#       parent exits at once, its child launches later) taskprof op waits
+#       for the child and reports its launch
 #   I16 many_blocks: 5000 blocks in one launch (more than a read, more than
 #       a channel's ring): every pass file holds exactly 5000 BLOCK
 #       records, one LAUNCH record and the END_OF_PASS records, and
@@ -82,6 +84,23 @@ if [ -n "$OPDIR" ]; then
 		bad "I15 all: launch.txt pids '$pp' / '$cp', want two different pids"
 	st=$(kv "$OPDIR/device0/child_acc/0/launch.txt" status)
 	[ "$st" = ok ] || bad "I15 all: child_acc status '$st', want ok"
+fi
+
+say "I15: 'forker orphan' with --target-processes all: the child the application left running is waited for"
+# The parent exits at once; its child launches 500 ms later. taskprof op is
+# the subreaper and waits for it, so its launch is in the report.
+op_run i15o -c 10 --target-processes all --aic-metrics $M -- "$APPS/forker" orphan
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want="device0/child_acc/0 block_dim=4"
+if [ $OPRC = 0 ] && [ "$got" = "$want" ] && [ -s "$OPDIR/device0/child_acc/0/OpBasicInfo.csv" ] &&
+	grep -q '^taskprof op: the application (pid [0-9]*) ended; waiting for the processes it left running' "$WORK/i15o.err" &&
+	grep -q '^taskprof op: profiled 1 kernel launch;' "$WORK/i15o.err" &&
+	grep -q '^child_acc ' "$WORK/i15o.out"; then
+	ok "I15 orphan: exit 0, folders $got with its report, the wait said"
+else
+	bad "I15 orphan: exit $OPRC, folders '$got', want 0, '$want' with OpBasicInfo.csv, the wait said and the table row"
+	show "$WORK/i15o.err"
+	show "$WORK/i15o.out"
 fi
 
 if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then

@@ -38,6 +38,16 @@
 #      only reads it, application replay, and the examples get none
 #   R14 launch.txt has args_size (spec §4.12): 256 for args on the stack (the
 #      window read), 0 for NULL args, 256 for a range's captured copy
+#   R15 an application that exits 70 itself (EX_SOFTWARE): taskprof op exits
+#      70 with the whole profile, not "the profiler failed" (the injector's
+#      own status 70 comes with its injector_failed.txt mark)
+#   R16 a double tp_rt_free inside a range: the second returns the runtime's
+#      -EINVAL at the call under range replay too (it used to return 0),
+#      and no deferred free fails at the pop
+#   R17 a SIGINT during a replay pass that never ends: the application ends
+#      by it 3 s later (exit 130, the launch status=interrupted), not at the
+#      60 s pass timeout; the ranges never popped of R6 count as failed,
+#      not profiled
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -358,5 +368,72 @@ if [ "$a1" = 256 ] && [ "$a2" = 0 ] && [ "$a3" = 256 ]; then
 else
 	bad "R14: args_size '$a1' '$a2' '$a3', want 256 0 256"
 fi
+
+say "R15: the application's own exit status 70 is passed on, with its profile"
+op_run r15 -- "$R" exit70
+d=${OPDIR:-/nonexistent}/device0/exit70_acc/0
+if [ $OPRC = 70 ] && [ -s "$d/OpBasicInfo.csv" ] && [ "$(kv "$d/launch.txt" status)" = ok ] &&
+	! grep -q 'the profiler failed' "$WORK/r15.err" &&
+	grep -q '^taskprof op: profiled 1 kernel launch;' "$WORK/r15.err" &&
+	[ ! -e "${OPDIR:-/nonexistent}/injector_failed.txt" ]; then
+	ok "R15: exit 70, OpBasicInfo.csv written, status=ok, no injector failure reported"
+else
+	bad "R15: exit $OPRC, want 70 with the launch profiled and no 'the profiler failed'"
+	show "$WORK/r15.err"
+fi
+
+say "R16: a double free inside a range fails at the call, as the runtime fails it"
+app_run r16.plain "$R" dfree
+op_run r16 --replay-mode range --range-markers on -- "$R" dfree
+want16='robust dfree: free1=0 free2=-22 pop=0'
+if grep -qx "$want16" "$WORK/r16.plain.out" && grep -qx "$want16" "$WORK/r16.out" && [ $OPRC = 0 ] &&
+	grep -q 'robust dfree: checksum .*: ok' "$WORK/r16.out" &&
+	! grep -q 'deferred tp_rt_free failed' "$WORK/r16.err"; then
+	ok "R16: '$want16' unprofiled and under range replay, output right"
+else
+	bad "R16: want '$want16' in both runs (exit $OPRC)"
+	show "$WORK/r16.plain.out"
+	show "$WORK/r16.out"
+	show "$WORK/r16.err"
+fi
+
+say "R17: a SIGINT during a pass that never ends ends the run within seconds"
+rm -rf "$WORK/r17"
+mkdir -p "$WORK/r17"
+# A background job of this (non-interactive) shell would start with SIGINT
+# ignored, which taskprof op keeps ignored: python starts it with the
+# default disposition, as a terminal would.
+r17=$(python3 - "$TP" "$WORK/r17" "$R" <<'PY' 2>"$WORK/r17.py.err"
+import signal, subprocess, sys, time
+tp, out, app = sys.argv[1:4]
+t = time.time()
+with open(out + ".out", "w") as o, open(out + ".err", "w") as e:
+    p = subprocess.Popen([tp, "op", "-o", out, "--pass-timeout", "60", "--", app, "hangpass"],
+                         stdout=o, stderr=e)
+    # Inside the hung pass (pass 1 of 4) by then.
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    try:
+        rc = p.wait(timeout=40)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = "hung"
+print(rc, int(time.time() - t))
+PY
+)
+set -- $r17
+d=$(ls -d "$WORK"/r17/OPPROF_*/device0/hang_k/0 2>/dev/null | head -1)
+if [ "${1:-}" = 130 ] && [ "${2:-99}" -lt 20 ] && [ "$(kv "${d:-/nonexistent}/launch.txt" status)" = interrupted ] &&
+	grep -q 'interrupt: finishing the pass in progress' "$WORK/r17.err" &&
+	grep -q 'did not end within 3 s of the SIGINT' "$WORK/r17.err"; then
+	ok "R17: exit 130 after $2 s (pass timeout 60 s), status=interrupted"
+else
+	bad "R17: got '${r17:-none}' (want exit 130 within 20 s) and status '$(kv "${d:-/nonexistent}/launch.txt" status)' (want interrupted)"
+	show "$WORK/r17.err"
+	show "$WORK/r17.py.err"
+fi
+grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&
+	ok "R17 (R6): the 3 launches of ranges never popped count as failed, not profiled" ||
+	{ bad "R17 (R6): want 'profiled 0 kernel launches; 3 failed'"; show "$WORK/r6.err"; }
 
 finish

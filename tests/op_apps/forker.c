@@ -15,6 +15,10 @@
  * polling its channels) while it forks; the child launches "child_acc" on
  * device 1, which the parent never opened, and must be profiled there.
  *
+ * With the argument "orphan" the parent forks and exits 0 at once, without
+ * touching the device; the child, left running, waits 500 ms and then
+ * launches "child_acc" (`--target-processes all` must wait for it).
+ *
  * OP_OUT_FILE gets the parent's out bytes. Exit 0 / 1 / 2, see op_app.h.
  */
 #include <string.h>
@@ -65,9 +69,25 @@ static int work(const char *name, float seed, int dump, int dev, int reset)
 int main(int argc, char **argv)
 {
 	int after = argc > 1 && !strcmp(argv[1], "after");
-	if (argc > 1 && !after) {
-		fprintf(stderr, "%s: usage: %s [after] (got '%s')\n", APP, APP, argv[1]);
+	int orphan = argc > 1 && !strcmp(argv[1], "orphan");
+	if (argc > 1 && !after && !orphan) {
+		fprintf(stderr, "%s: usage: %s [after|orphan] (got '%s')\n", APP, APP, argv[1]);
 		return 2;
+	}
+	if (orphan) {
+		fflush(stdout);
+		pid_t o = fork();
+		if (o < 0) {
+			perror("forker: fork");
+			return 2;
+		}
+		if (o == 0) {
+			usleep(500 * 1000);
+			_exit(work("child_acc", 10, 0, 0, 1));
+		}
+		printf("%s: parent (pid %d) exits, child %d left running\n", APP, (int)getpid(),
+		       (int)o);
+		return 0;
 	}
 	int parent = 0;
 	if (after && (parent = work("parent_acc", 0, 1, 0, 0)) != 0)

@@ -33,6 +33,15 @@
  *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
  *             with _exit(3) when the kernel runs a second time (a replay
  *             pass): its launch folder is left without launch.txt.
+ *   exit70    one launch of "exit70_acc", checked, then exit(70): the
+ *             application's own status 70 (EX_SOFTWARE), which taskprof
+ *             op must pass on, not take for its injector's failure.
+ *   dfree     inside a range: allocate, launch, free the block twice,
+ *             pop; prints the three return codes, which must be the
+ *             runtime's (0, -EINVAL, 0) under range replay too.
+ *   hangpass  one launch of "hang_k", whose kernel spins for ever when it
+ *             runs a second time (a replay pass): a SIGINT must still end
+ *             the run promptly.
  *
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
@@ -370,6 +379,53 @@ static int m_exitpass(void)
 	return one_launch("exitpass", exitpass_k, "exitpass_k");
 }
 
+static int m_exit70(void)
+{
+	int rc = one_launch("exit70", op_app_accumulate, "exit70_acc");
+	if (rc)
+		return rc;
+	fflush(stdout);
+	exit(70);
+}
+
+static int m_dfree(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL, *t = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (!rc)
+		rc = tp_rt_malloc((void **)&t, 4096);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	if ((rc = tp_rt_range_push("dfree")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
+	if ((rc = op_app_launch(op_app_accumulate, "dfree_acc", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "launch dfree_acc", rc);
+	int f1 = tp_rt_free(t);
+	int f2 = tp_rt_free(t);
+	int pop = tp_rt_range_pop();
+	printf("%s dfree: free1=%d free2=%d pop=%d\n", APP, f1, f2, pop);
+	return finish("dfree", dout, want);
+}
+
+static _Atomic uint32_t hang_runs;
+
+static void hang_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	/* relaxed: a lone counter; only block 0 counts. */
+	if (block_idx == 0 &&
+	    atomic_fetch_add_explicit(&hang_runs, 1, memory_order_relaxed) == 1)
+		for (;;)
+			pause();
+	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+static int m_hangpass(void)
+{
+	return one_launch("hangpass", hang_k, "hang_k");
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -395,9 +451,15 @@ int main(int argc, char **argv)
 		return m_rangebad();
 	if (!strcmp(m, "rangefail"))
 		return m_rangefail();
+	if (!strcmp(m, "exit70"))
+		return m_exit70();
+	if (!strcmp(m, "dfree"))
+		return m_dfree();
+	if (!strcmp(m, "hangpass"))
+		return m_hangpass();
 	if (!strcmp(m, "reusefd") && argc > 2)
 		return m_reusefd(argv[2]);
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass|rangebad|rangefail|reusefd FILE\n", APP);
+			"exitpass|rangebad|rangefail|exit70|dfree|hangpass|reusefd FILE\n", APP);
 	return 2;
 }

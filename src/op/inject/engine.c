@@ -278,6 +278,11 @@ static void write_launch_txt(const struct lctx *c)
 
 void inj_fatal_launch_dir(const char *dir, const char *note)
 {
+	inj_end_launch_dir(dir, "failed", note);
+}
+
+void inj_end_launch_dir(const char *dir, const char *status, const char *note)
+{
 	struct lctx *c = e_cur;
 	if (!c || strcmp(c->dir, dir))
 		return;
@@ -285,7 +290,7 @@ void inj_fatal_launch_dir(const char *dir, const char *note)
 	char spill[4400];
 	snprintf(spill, sizeof(spill), "%s/dump/snapshot.bin", c->dir);
 	(void)unlink(spill);
-	c->status = "failed";
+	c->status = status;
 	snprintf(c->note, sizeof(c->note), "%s", note);
 	write_launch_txt(c);
 	if (c->replay_len)
@@ -302,7 +307,7 @@ static void fatal_restore(struct lctx *c)
 	char note[600];
 	snprintf(note, sizeof(note), "restore failed: %.500s", msg);
 	inj_fatal_launch_dir(c->dir, note);
-	_exit(INJ_EXIT_FATAL);
+	inj_exit_fatal(note);
 }
 
 static void replay_line(struct lctx *c, uint32_t p, uint64_t restored, uint64_t hash,
@@ -541,7 +546,7 @@ static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_b
 		char note[400];
 		snprintf(note, sizeof(note), "pass drain timed out; %s", inj_timeout_advice());
 		inj_fatal_launch_dir(c->dir, note);
-		_exit(INJ_EXIT_FATAL);
+		inj_exit_fatal(note);
 	}
 	return 0;
 }

@@ -222,16 +222,50 @@ void inj_progress(const char *fmt, ...)
 /* ---- signals --------------------------------------------------------------- */
 
 /* SIGINT: during a replay only note it (the current pass finishes, the
- * launch is written as interrupted, the application's launch runs);
- * otherwise behave as the default action. Async-signal-safe. */
+ * launch is written as interrupted, the application's launch runs) and
+ * say so; a second SIGINT during the same replay, or a pass that does not
+ * end within INJ_SIGINT_GRACE_NS of the first (the reader thread checks,
+ * inj_sigint_ns()), ends the process as SIGINT would. Otherwise behave as
+ * the default action. Async-signal-safe (write, fstat, clock_gettime). */
+static _Atomic uint64_t g_sigint_ns;
 static void on_sigint(int sig)
 {
-	if (atomic_load_explicit(&g_replaying, memory_order_relaxed)) {
+	if (atomic_load_explicit(&g_replaying, memory_order_relaxed) &&
+	    !atomic_load_explicit(&g_sigint, memory_order_relaxed)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+		/* relaxed: read by the reader thread's watchdog only, which
+		 * is late by a poll at worst. */
+		atomic_store_explicit(&g_sigint_ns,
+				      (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+				      memory_order_relaxed);
 		atomic_store_explicit(&g_sigint, 1, memory_order_relaxed);
+		static const char msg[] = "taskprof op: interrupt: finishing the pass in "
+					  "progress (Ctrl-C again to stop at once)\n";
+		if (stderr_ours() && write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* The note is cosmetic. */
+		}
 		return;
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+uint64_t inj_sigint_ns(void)
+{
+	if (!atomic_load_explicit(&g_sigint, memory_order_relaxed))
+		return 0;
+	return atomic_load_explicit(&g_sigint_ns, memory_order_relaxed);
+}
+
+void inj_sigint_now(void)
+{
+	signal(SIGINT, SIG_DFL);
+	/* Other threads may have SIGINT blocked: send it to the process. */
+	kill(getpid(), SIGINT);
+	/* Delivered to some thread by now or soon; never come back. */
+	for (;;)
+		pause();
 }
 
 bool inj_interrupted(void)
@@ -288,10 +322,31 @@ static void atfork_child(void)
 			 (long)getpid());
 }
 
+void inj_exit_fatal(const char *why)
+{
+	const char *cfg = getenv("TASKPROF_CONFIG");
+	const char *slash = cfg ? strrchr(cfg, '/') : NULL;
+	char path[4400], line[700];
+	if (slash && (size_t)(slash - cfg) + sizeof(INJ_FATAL_MARK) + 1 < sizeof(path)) {
+		int dl = (int)(slash - cfg);
+		snprintf(path, sizeof(path), "%.*s/%s", dl, cfg, INJ_FATAL_MARK);
+		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			int n = snprintf(line, sizeof(line), "pid %ld: %.600s\n", (long)getpid(),
+					 why ? why : "fatal injector error");
+			if (n > (int)sizeof(line) - 1)
+				n = (int)sizeof(line) - 1;
+			(void)!write(fd, line, (size_t)n);
+			close(fd);
+		}
+	}
+	_exit(INJ_EXIT_FATAL);
+}
+
 static void fatal_config(const char *what)
 {
 	fprintf(stderr, "taskprof op: injector: %s\n", what);
-	_exit(INJ_EXIT_FATAL);
+	inj_exit_fatal(what);
 }
 
 static void inj_init(void)
@@ -527,11 +582,16 @@ HOOK_API int tp_rt_free(void *dev_ptr)
 		rc = inj_range_free(dev_ptr);
 	} else {
 		int t = tp_op_gate_enter();
-		/* Pre-hook: the entry and its snapshot go first, so the
-		 * address can never be restored once it is reused. */
-		if (dev_ptr)
-			(void)tp_op_reg_remove(dev_ptr);
-		rc = g_inj.real.free(dev_ptr);
+		/* A block another thread's open range freed is a double free
+		 * (that free stands; its replay still uses the block). */
+		rc = dev_ptr ? tp_op_deferred_refuse(dev_ptr, inj_device()) : 0;
+		if (!rc) {
+			/* Pre-hook: the entry and its snapshot go first, so the
+			 * address can never be restored once it is reused. */
+			if (dev_ptr)
+				(void)tp_op_reg_remove(dev_ptr);
+			rc = g_inj.real.free(dev_ptr);
+		}
 		tp_op_gate_exit(t);
 	}
 	tl_depth--;

@@ -74,6 +74,15 @@ void inj_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 void inj_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /** inj_progress() - one "taskprof op: ..." line to stderr (and the log). */
 void inj_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How long a pass may go on after a SIGINT before the process ends as
+ * SIGINT would (the reader's watchdog; a hung or slow kernel). */
+#define INJ_SIGINT_GRACE_NS 3000000000ull
+/** inj_sigint_ns() - when (CLOCK_MONOTONIC_RAW ns) a SIGINT arrived during a
+ *  replay; 0 when none did. */
+uint64_t inj_sigint_ns(void);
+/** inj_sigint_now() - end the process by SIGINT's default action (the
+ *  watchdog, after the pass outlived INJ_SIGINT_GRACE_NS). */
+__attribute__((noreturn)) void inj_sigint_now(void);
 /** inj_interrupted() - whether SIGINT arrived during a replay. */
 bool inj_interrupted(void);
 /** inj_set_replaying() - tell the SIGINT handler a replay runs (a SIGINT
@@ -258,7 +267,27 @@ int inj_reader_wait(int timeout_ms);
 void inj_reader_atfork_child(void);
 
 /** inj_fatal_launch_dir() - launch.txt status=failed for @dir; used by the
- *  fatal paths before _exit(INJ_EXIT_FATAL). */
+ *  fatal paths before inj_exit_fatal(). */
 void inj_fatal_launch_dir(const char *dir, const char *note);
+/** inj_end_launch_dir() - launch.txt with @status ("failed", or
+ *  "interrupted": the passes done so far are reported) and @note for
+ *  @dir, the launch in progress, before the process ends. */
+void inj_end_launch_dir(const char *dir, const char *status, const char *note);
+
+/* Name of the file a fatal injector error leaves beside the config file
+ * (TASKPROF_CONFIG's folder: the session's output folder), so that the
+ * launcher tells the injector's exit status 70 from an application that
+ * exits 70 itself (the launcher's OP_INJECT_FAILURE_MARK). */
+#define INJ_FATAL_MARK "injector_failed.txt"
+
+/**
+ * inj_exit_fatal() - end the process after a fatal injector error: write
+ * INJ_FATAL_MARK (one line "pid <pid>: <@why>") into the folder of
+ * TASKPROF_CONFIG, then _exit(INJ_EXIT_FATAL). Allocates nothing and takes
+ * no lock (a stack buffer, open / write / close), so a thread may call it
+ * while others hold the injector's locks.
+ * @why: one-line reason (NULL: none).
+ */
+__attribute__((noreturn)) void inj_exit_fatal(const char *why);
 
 #endif /* TASKPROF_OP_INJECT_H */

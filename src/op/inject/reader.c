@@ -129,12 +129,25 @@ static void *reader_main(void *arg)
 		if (r_deadline && gap > POLL_MS * 1000000ull + STOP_GAP_NS)
 			r_deadline += gap - POLL_MS * 1000000ull;
 		bool hung = r_deadline && now > r_deadline;
+		/* A SIGINT the pass in progress outlived by the grace: end
+		 * now, as the SIGINT would have (a hung kernel would hold
+		 * the interrupt until the pass timeout otherwise). */
+		const uint64_t si = inj_sigint_ns();
+		const bool cut = !hung && r_deadline && si && now > si + INJ_SIGINT_GRACE_NS;
 		/* The launch folder as of the deadline: the launching thread
 		 * rewrites r_dir under the lock (inj_reader_watch). */
 		char dir[sizeof(r_dir)];
-		if (hung)
+		if (hung || cut)
 			snprintf(dir, sizeof(dir), "%s", r_dir);
 		pthread_mutex_unlock(&r_mu);
+		if (cut) {
+			inj_log(TP_LOG_WARN, "%s: the execution in progress did not end within "
+				"%llu s of the SIGINT: ending the application as the SIGINT "
+				"would", dir, INJ_SIGINT_GRACE_NS / 1000000000ull);
+			inj_end_launch_dir(dir, "interrupted",
+					   "SIGINT during a pass that did not end within 3 s");
+			inj_sigint_now();
+		}
 		if (hung) {
 			inj_log(TP_LOG_ERROR, "%s of %s: an execution did not finish within "
 				"pass_timeout_s=%u: %s; exiting with status %d",
@@ -146,7 +159,7 @@ static void *reader_main(void *arg)
 			snprintf(note, sizeof(note), "pass timed out after %u s; %s",
 				 g_inj.cfg.pass_timeout_s, inj_timeout_advice());
 			inj_fatal_launch_dir(dir, note);
-			_exit(INJ_EXIT_FATAL);
+			inj_exit_fatal(note);
 		}
 	}
 	free(tmp);

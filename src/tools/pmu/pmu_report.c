@@ -111,6 +111,10 @@ static int bad(const struct pmu_csv *c, size_t line, const char *fmt, const char
 
 static int parse_header(struct pmu_csv *c, char *line)
 {
+	/* A UTF-8 byte-order mark (a spreadsheet's "CSV UTF-8" export) is
+	 * no part of the first column's name. */
+	if (!strncmp(line, "\xEF\xBB\xBF", 3))
+		line += 3;
 	char *f[256];
 	int n = split(line, f, 256);
 	if (n > 256)
