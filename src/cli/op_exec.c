@@ -8,6 +8,7 @@
  * child only fills in its own pid, restores signal state and execs, so
  * nothing in it allocates or takes a lock.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -121,26 +122,93 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
+/* Whether process @pid runs with TASKPROF_CONFIG=@config (one of this
+ * session's: the application and the processes it started inherit it;
+ * anything else taskprof itself starts, such as a sanitizer's symbolizer,
+ * does not). Reads /proc/PID/environ, the environment it started with. */
+static bool in_session(pid_t pid, const char *config)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	static const char key[] = "TASKPROF_CONFIG=";
+	const size_t want = sizeof(key) - 1 + strlen(config);
+	char buf[8192], ent[PATH_MAX + sizeof(key)];
+	size_t el = 0;
+	bool found = false, over = false;
+	ssize_t n;
+	while (!found && (n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && !found; i++) {
+			if (buf[i]) {
+				if (el < sizeof(ent) - 1)
+					ent[el++] = buf[i];
+				else
+					over = true;
+				continue;
+			}
+			found = !over && el == want && !memcmp(ent, key, sizeof(key) - 1) &&
+				!memcmp(ent + sizeof(key) - 1, config, want - (sizeof(key) - 1));
+			el = 0;
+			over = false;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* The living children of this process (every thread's, as the subreaper
+ * got them) that run in this session; up to @max of their pids in @pids.
+ * Return: how many. */
+static int session_children(const char *config, pid_t *pids, int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		char path[300];
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
+		FILE *f = fopen(path, "re");
+		if (!f)
+			continue;
+		long pid;
+		while (fscanf(f, "%ld", &pid) == 1)
+			if (in_session((pid_t)pid, config)) {
+				if (n < max)
+					pids[n] = (pid_t)pid;
+				n++;
+			}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 /*
  * --target-processes all, after the application (@app) ended: wait for
- * the processes it left running, which the subreaper made taskprof's
- * children, so that their launches are profiled before the report. Says
- * so once, with the pids, and stops at the first SIGINT / SIGTERM / SIGHUP
- * (on_signal counts it; g_child is 0, so nothing is forwarded and those
- * processes go on, unreported).
+ * the processes of this session (TASKPROF_CONFIG=@config) it left running,
+ * which the subreaper made taskprof's children, so that their launches
+ * are profiled before the report. Says so once, with their pids, and stops
+ * at the first SIGINT / SIGTERM / SIGHUP (on_signal counts it; g_child is
+ * 0, so nothing is forwarded and those processes go on, unreported).
+ * Other children that exit meanwhile are reaped (no zombies are left).
  */
-static void wait_leftovers(pid_t app)
+static void wait_leftovers(pid_t app, const char *config)
 {
 	const int seen_at = g_interrupts;
 	bool said = false;
 	for (;;) {
 		int st;
-		pid_t w = waitpid(-1, &st, WNOHANG);
-		if (w > 0)
-			continue;
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) /* ECHILD: none left */
+		while (waitpid(-1, &st, WNOHANG) > 0)
+			;
+		pid_t left[8];
+		int n = session_children(config, left, 8);
+		if (!n)
 			return;
 		if (g_interrupts != seen_at) {
 			fprintf(stderr, "taskprof op: stopped waiting for the application's "
@@ -149,13 +217,21 @@ static void wait_leftovers(pid_t app)
 			return;
 		}
 		if (!said) {
+			char list[160] = "";
+			size_t l = 0;
+			for (int i = 0; i < n && i < 8 && l < sizeof(list); i++)
+				l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%d",
+						      i ? ", " : "", (int)left[i]);
 			fprintf(stderr, "taskprof op: the application (pid %d) ended; waiting for "
-					"the processes it left running (--target-processes all "
-					"profiles them; Ctrl-C stops the wait)\n", (int)app);
+					"the %d process%s it left running (pid %s%s; "
+					"--target-processes all profiles them; Ctrl-C stops the "
+					"wait)\n", (int)app, n, n == 1 ? "" : "es", list,
+				n > 8 ? ", ..." : "");
 			said = true;
 		}
-		/* No child has changed state: look again in 50 ms (a blocking
-		 * waitpid would not see the interrupt count change). */
+		/* Look again in 50 ms (a blocking waitpid would not see the
+		 * interrupt count change, nor a process that is not ours to
+		 * wait for). */
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -553,7 +629,7 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		goto restore;
 	}
 	if (x->wait_all)
-		wait_leftovers(pid);
+		wait_leftovers(pid, x->config_path);
 	if (got == (ssize_t)sizeof(exec_errno)) {
 		rc = tp_set_error(-exec_errno, "cannot execute '%s': %s", x->argv[0],
 				  strerror(exec_errno));

@@ -46,9 +46,10 @@ int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
  *               is looked up in PATH when it has no '/'.
  * @wait_all:    --target-processes all: taskprof is the subreaper of the
  *               application's processes and, once the application has
- *               ended, waits for every process it left running (they are
- *               profiled too), saying so; a SIGINT / SIGTERM / SIGHUP
- *               then stops the wait (those processes go on).
+ *               ended, waits for every process of this session (its
+ *               TASKPROF_CONFIG in their environment) it left running
+ *               (they are profiled too), saying so; a SIGINT / SIGTERM /
+ *               SIGHUP then stops the wait (those processes go on).
  */
 struct op_exec {
 	const char *inject_lib;

@@ -93,7 +93,7 @@ op_run i15o -c 10 --target-processes all --aic-metrics $M -- "$APPS/forker" orph
 got=$(launch_set "${OPDIR:-/nonexistent}")
 want="device0/child_acc/0 block_dim=4"
 if [ $OPRC = 0 ] && [ "$got" = "$want" ] && [ -s "$OPDIR/device0/child_acc/0/OpBasicInfo.csv" ] &&
-	grep -q '^taskprof op: the application (pid [0-9]*) ended; waiting for the processes it left running' "$WORK/i15o.err" &&
+	grep -q '^taskprof op: the application (pid [0-9]*) ended; waiting for the 1 process it left running (pid [0-9]*;' "$WORK/i15o.err" &&
 	grep -q '^taskprof op: profiled 1 kernel launch;' "$WORK/i15o.err" &&
 	grep -q '^child_acc ' "$WORK/i15o.out"; then
 	ok "I15 orphan: exit 0, folders $got with its report, the wait said"
