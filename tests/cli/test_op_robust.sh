@@ -398,6 +398,13 @@ else
 fi
 
 say "R17: a SIGINT during a pass that never ends ends the run within seconds"
+if [ "${TASKPROF_TEST_SANITIZE:-}" = thread ]; then
+	# ThreadSanitizer runs an asynchronous signal's handler only when the
+	# thread it was delivered to next enters one of its interceptors; the
+	# simulated device threads spin without any, so the handler may never
+	# run there (the R17 case: a pass that never ends).
+	ok "R17: skipped under TSan"
+else
 rm -rf "$WORK/r17"
 mkdir -p "$WORK/r17"
 # A background job of this (non-interactive) shell would start with SIGINT
@@ -431,6 +438,7 @@ else
 	bad "R17: got '${r17:-none}' (want exit 130 within 20 s) and status '$(kv "${d:-/nonexistent}/launch.txt" status)' (want interrupted)"
 	show "$WORK/r17.err"
 	show "$WORK/r17.py.err"
+fi
 fi
 grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&
 	ok "R17 (R6): the 3 launches of ranges never popped count as failed, not profiled" ||
