@@ -638,10 +638,12 @@ static int exec_errno_of(const char *path)
  * What the kernel would refuse, or execvp() would run with /bin/sh (its
  * fallback for an ENOEXEC file, which makes a corrupt binary look like an
  * application that printed "not found" and exited 127), said before the
- * run: a #! script whose interpreter is missing or not executable, a file
+ * run: a #! script whose interpreter is missing, a folder or not
+ * executable (a CRLF #! line names one with a carriage return), a file
  * that starts like an ELF file but whose identification bytes are not
- * valid or are for another machine, a binary file (a NUL byte in its first
- * 256 bytes) that is neither. A text file without #! is left to execvp(),
+ * valid, a binary file (a NUL byte in its first 256 bytes) that is
+ * neither. A binary the kernel still refuses fails in op_exec_app(),
+ * which never hands a binary to /bin/sh. A text file without #! is left to execvp(),
  * which runs it with /bin/sh as a shell would. @path: the file found for
  * @app. Return: 0, or -errno with the message set.
  */
@@ -663,39 +665,42 @@ static int check_format(const char *path, const char *app)
 		while (i < n && (b[i] == ' ' || b[i] == '\t'))
 			i++;
 		ssize_t s0 = i;
-		while (i < n && b[i] != ' ' && b[i] != '\t' && b[i] != '\n' && b[i] != '\r')
+		/* The kernel ends the name at a blank or the line's end; a
+		 * carriage return (CRLF line ends) is part of it. */
+		while (i < n && b[i] != ' ' && b[i] != '\t' && b[i] != '\n')
 			i++;
 		if (i == s0 || i == n)
 			return 0; /* no interpreter, or a line too long: the exec decides */
+		const bool cr = b[i - 1] == '\r';
 		char interp[256];
-		snprintf(interp, sizeof(interp), "%.*s", (int)(i - s0), (const char *)b + s0);
-		if (access(interp, X_OK) == 0)
+		snprintf(interp, sizeof(interp), "%.*s", (int)(i - s0 - (cr ? 1 : 0)),
+			 (const char *)b + s0);
+		struct stat ist;
+		int e = 0;
+		if (cr)
+			e = ENOENT;
+		else if (stat(interp, &ist))
+			e = errno;
+		else if (S_ISDIR(ist.st_mode))
+			e = EISDIR;
+		else if (access(interp, X_OK))
+			e = errno;
+		if (!e)
 			return 0;
-		int e = errno;
-		return tp_set_error(-e, "cannot execute '%s': its interpreter '%s' (line 1, #!): %s",
-				    app, interp, strerror(e));
+		return tp_set_error(-(e == EISDIR ? EACCES : e),
+				    "cannot execute '%s': its interpreter '%s%s' (line 1, #!): %s%s",
+				    app, interp, cr ? "\\r" : "", strerror(e),
+				    cr ? " (the line ends in a carriage return: a file with CRLF "
+					 "line ends)" : "");
 	}
 	if (n >= 4 && !memcmp(b, "\x7f" "ELF", 4)) {
-#if defined(__x86_64__)
-		const unsigned machine = 62; /* EM_X86_64 */
-#elif defined(__aarch64__)
-		const unsigned machine = 183; /* EM_AARCH64 */
-#else
-		const unsigned machine = 0; /* not checked */
-#endif
-		/* e_ident: class 1|2, data 1|2, version 1; e_machine at 18. */
-		bool ok = n >= 20 && (b[4] == 1 || b[4] == 2) && (b[5] == 1 || b[5] == 2) &&
-			  b[6] == 1;
-		unsigned m = ok ? (b[5] == 1 ? (unsigned)b[18] | (unsigned)b[19] << 8
-					     : (unsigned)b[19] | (unsigned)b[18] << 8) : 0;
-		if (!ok)
+		/* e_ident: class 1|2, data 1|2, version 1 (anything deeper,
+		 * such as a truncated file, the exec itself refuses, and
+		 * op_exec_app() reports it without /bin/sh). */
+		if (n < 7 || (b[4] != 1 && b[4] != 2) || (b[5] != 1 && b[5] != 2) || b[6] != 1)
 			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (it starts like an "
 					    "ELF file, but its header is not valid)", app,
 					    strerror(ENOEXEC));
-		if (machine && m != machine)
-			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (an ELF file for "
-					    "another machine: e_machine %u, this one is %u)", app,
-					    strerror(ENOEXEC), m, machine);
 		return 0;
 	}
 	if (memchr(b, 0, (size_t)n))
@@ -1217,6 +1222,26 @@ static bool injector_failed(const char *out, int code)
 }
 
 /*
+ * The injector left its mark in @out although the application did not end
+ * with OP_INJECT_FAILURE_STATUS: the failure was in another process of
+ * the application (--target-processes all), which exited 70 while the
+ * application went on. Says so with the mark's lines. Return: whether
+ * there was a mark.
+ */
+static bool report_other_injector_failure(const char *out)
+{
+	char mark[4200], *data = NULL;
+	if (op_pathf(mark, sizeof(mark), "%s/%s", out, OP_INJECT_FAILURE_MARK) ||
+	    tp_read_file(mark, &data, NULL))
+		return false;
+	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+		fprintf(stderr, "taskprof op: the profiler failed inside a process of the "
+				"application (%.600s); see %s/taskprof.log\n", l, out);
+	free(data);
+	return true;
+}
+
+/*
  * The injector failed (exit status 70): say so, and name each launch it
  * marked status=failed with its note (a restore that failed, a pass that
  * timed out), from the launch.txt of every <out>/device<D>/<name>/<k>/
@@ -1552,6 +1577,9 @@ int cmd_op(int argc, char **argv)
 		}
 		report_phase_signals(dir);
 		inj_failed = report_run(&res, -1, dir);
+		/* A child's injector failed while the application went on. */
+		if (report_other_injector_failure(dir))
+			inj_failed = true;
 		if (res.interrupted)
 			fprintf(stderr, "taskprof op: interrupted; reporting what was collected\n");
 	}

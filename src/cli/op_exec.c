@@ -77,6 +77,8 @@ int op_inject_path(char *buf, size_t len)
 static volatile sig_atomic_t g_child;
 /* SIGINT, SIGTERM and SIGHUP received while the application runs. */
 static volatile sig_atomic_t g_interrupts;
+/* The last of them (wait_leftovers(): the exit status it makes). */
+static volatile sig_atomic_t g_last_sig;
 /* The signal to pass on that arrived before the child was started (0 when
  * none): sent to it as soon as it exists (op_exec_app()). */
 static volatile sig_atomic_t g_early;
@@ -103,6 +105,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	int saved = errno;
 	bool from_tty = si && si->si_code == SI_KERNEL;
 	g_interrupts = g_interrupts + 1;
+	g_last_sig = sig;
 	int pass = 0;
 	if (g_interrupts >= 2)
 		pass = SIGKILL;
@@ -125,21 +128,26 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 /* Whether process @pid runs with TASKPROF_CONFIG=@config (one of this
  * session's: the application and the processes it started inherit it;
  * anything else taskprof itself starts, such as a sanitizer's symbolizer,
- * does not). Reads /proc/PID/environ, the environment it started with. */
+ * does not). Reads /proc/PID/environ, the environment it started with.
+ * A process whose environment cannot be read (it exited after it was
+ * listed: a zombie reads empty, a reaped one is gone) counts as in the
+ * session: its children may have just been handed to taskprof, and the
+ * caller looks again after reaping it. */
 static bool in_session(pid_t pid, const char *config)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return true;
 	static const char key[] = "TASKPROF_CONFIG=";
 	const size_t want = sizeof(key) - 1 + strlen(config);
 	char buf[8192], ent[PATH_MAX + sizeof(key)];
 	size_t el = 0;
-	bool found = false, over = false;
+	bool found = false, over = false, any = false;
 	ssize_t n;
 	while (!found && (n = read(fd, buf, sizeof(buf))) > 0) {
+		any = true;
 		for (ssize_t i = 0; i < n && !found; i++) {
 			if (buf[i]) {
 				if (el < sizeof(ent) - 1)
@@ -155,7 +163,7 @@ static bool in_session(pid_t pid, const char *config)
 		}
 	}
 	close(fd);
-	return found;
+	return found || !any;
 }
 
 /* The living children of this process (every thread's, as the subreaper
@@ -193,15 +201,20 @@ static int session_children(const char *config, pid_t *pids, int max)
  * --target-processes all, after the application (@app) ended: wait for
  * the processes of this session (TASKPROF_CONFIG=@config) it left running,
  * which the subreaper made taskprof's children, so that their launches
- * are profiled before the report. Says so once, with their pids, and stops
- * at the first SIGINT / SIGTERM / SIGHUP (on_signal counts it; g_child is
- * 0, so nothing is forwarded and those processes go on, unreported).
- * Other children that exit meanwhile are reaped (no zombies are left).
+ * are profiled before the report. Says so once, with their pids. A SIGINT
+ * / SIGTERM / SIGHUP (on_signal counts it; g_child is 0, so nothing is
+ * forwarded) lets them go on for up to LEFTOVER_GRACE_NS more, the time a
+ * pass in progress gets after a Ctrl-C (a terminal's Ctrl-C reached them
+ * too), then the wait stops; a second one stops it at once. Other children
+ * that exit meanwhile are reaped (no zombies are left). Return: the
+ * signal that stopped the wait, 0 when every process ended.
  */
-static void wait_leftovers(pid_t app, const char *config)
+#define LEFTOVER_GRACE_NS 4000000000ull
+static int wait_leftovers(pid_t app, const char *config)
 {
 	const int seen_at = g_interrupts;
-	bool said = false;
+	bool said = false, said_stop = false;
+	uint64_t stop_at = 0;
 	for (;;) {
 		int st;
 		while (waitpid(-1, &st, WNOHANG) > 0)
@@ -209,12 +222,24 @@ static void wait_leftovers(pid_t app, const char *config)
 		pid_t left[8];
 		int n = session_children(config, left, 8);
 		if (!n)
-			return;
-		if (g_interrupts != seen_at) {
-			fprintf(stderr, "taskprof op: stopped waiting for the application's "
-					"remaining processes; their launches after this are not "
-					"in the report\n");
-			return;
+			return said_stop ? g_last_sig : 0;
+		const int got = g_interrupts - seen_at;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		const uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+		if (got && !said_stop) {
+			stop_at = t + LEFTOVER_GRACE_NS;
+			said_stop = true;
+			fprintf(stderr, "taskprof op: interrupted: giving the application's remaining "
+					"process%s up to %llu s to write what %s measured (again to "
+					"stop at once)\n", n == 1 ? "" : "es",
+				LEFTOVER_GRACE_NS / 1000000000ull, n == 1 ? "it" : "they");
+		}
+		if (got >= 2 || (said_stop && t >= stop_at)) {
+			fprintf(stderr, "taskprof op: stopped waiting for the application's %d "
+					"remaining process%s; %s launches after this are not in "
+					"the report\n", n, n == 1 ? "" : "es", n == 1 ? "its" : "their");
+			return g_last_sig;
 		}
 		if (!said) {
 			char list[160] = "";
@@ -235,6 +260,84 @@ static void wait_leftovers(pid_t app, const char *config)
 		struct timespec ts = { 0, 50 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
+}
+
+/* Whether the first 256 bytes of @path hold no NUL byte (a text file:
+ * a shell script without #!). In the forked child: no allocation. */
+static bool looks_text(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	char b[256];
+	ssize_t n = read(fd, b, sizeof(b));
+	close(fd);
+	return n >= 0 && !memchr(b, 0, (size_t)n);
+}
+
+/* execve(@path); a text file the kernel does not run (ENOEXEC: no #!)
+ * runs with /bin/sh, as execvp() does; a binary one fails with ENOEXEC
+ * (execvp() would hand it to /bin/sh too, which prints "not found" and
+ * exits 127: a corrupt executable would look like an application that
+ * failed). Returns only on failure, errno set. */
+static void exec_file(const char *path, char *const argv[], char *const envp[])
+{
+	execve(path, argv, envp);
+	if (errno != ENOEXEC || !looks_text(path))
+		return;
+	size_t argc = 0;
+	while (argv[argc])
+		argc++;
+	if (argc > 4096) {
+		errno = E2BIG;
+		return;
+	}
+	char *sh_argv[argc + 2];
+	sh_argv[0] = (char *)"sh";
+	sh_argv[1] = (char *)path;
+	for (size_t i = 1; i <= argc; i++)
+		sh_argv[i + 1] = argv[i];
+	execve("/bin/sh", sh_argv, envp);
+	errno = ENOEXEC;
+}
+
+/* execvpe() without its /bin/sh fallback for binary files (exec_file()):
+ * @argv[0] as it is when it has a '/', else the first entry of $PATH
+ * (unset: /bin:/usr/bin) that runs. Returns only on failure, errno set
+ * (EACCES when a file was found but none could run, as execvp()). */
+static void exec_app(char *const argv[], char *const envp[])
+{
+	const char *file = argv[0];
+	if (!*file) {
+		errno = ENOENT;
+		return;
+	}
+	if (strchr(file, '/')) {
+		exec_file(file, argv, envp);
+		return;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	int saved = ENOENT;
+	for (const char *p = path;;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		char cand[PATH_MAX];
+		/* an empty entry is the current directory (execvp) */
+		int w = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", file);
+		if (w > 0 && (size_t)w < sizeof(cand)) {
+			exec_file(cand, argv, envp);
+			if (errno == EACCES)
+				saved = EACCES;
+			else if (errno != ENOENT && errno != ENOTDIR)
+				return; /* found, and it failed: that error */
+		}
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	errno = saved;
 }
 
 /* A "NAME=value" string on the heap, or NULL. */
@@ -590,7 +693,7 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		 * application inherits (its number is in the environment). */
 		int keep = fcntl(sfd[1], F_SETFD, 0);
 		(void)keep;
-		execvpe(x->argv[0], x->argv, env);
+		exec_app(x->argv, env);
 		int e = errno;
 		ssize_t w = write(pfd[1], &e, sizeof(e));
 		(void)w;
@@ -628,8 +731,7 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		rc = tp_set_error(-errno, "waitpid %d: %s", (int)pid, strerror(errno));
 		goto restore;
 	}
-	if (x->wait_all)
-		wait_leftovers(pid, x->config_path);
+	int left_sig = x->wait_all ? wait_leftovers(pid, x->config_path) : 0;
 	if (got == (ssize_t)sizeof(exec_errno)) {
 		rc = tp_set_error(-exec_errno, "cannot execute '%s': %s", x->argv[0],
 				  strerror(exec_errno));
@@ -644,6 +746,10 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 	} else {
 		rc = 1;
 	}
+	/* Interrupted while waiting for the processes the application left:
+	 * as an interrupt after the application's end (docs/op.md). */
+	if (left_sig)
+		rc = 128 + left_sig;
 restore:
 	if (x->wait_all)
 		(void)prctl(PR_SET_CHILD_SUBREAPER, 0);

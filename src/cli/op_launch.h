@@ -49,7 +49,9 @@ int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(
  *               ended, waits for every process of this session (its
  *               TASKPROF_CONFIG in their environment) it left running
  *               (they are profiled too), saying so; a SIGINT / SIGTERM /
- *               SIGHUP then stops the wait (those processes go on).
+ *               SIGHUP then gives them up to 4 s more and stops the wait
+ *               (those processes go on; op_exec_app() returns 128 + the
+ *               signal), a second one at once.
  */
 struct op_exec {
 	const char *inject_lib;

@@ -210,6 +210,17 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 		-o "$root/o" "$root/badelf"
 	expect 1 "cannot execute '$root/binary': Exec format error (a binary file that is neither an ELF executable nor a #! script)" \
 		-o "$root/o" "$root/binary"
+	# A valid ELF header on a truncated file: the exec refuses it, and
+	# taskprof does not hand it to /bin/sh (which said "not found", 127).
+	head -c 64 /bin/true >"$root/trunc"
+	printf '#!/bin/sh\r\necho hi\r\n' >"$root/crlf"
+	printf '#!/tmp\necho hi\n' >"$root/dirinterp"
+	chmod +x "$root/trunc" "$root/crlf" "$root/dirinterp"
+	expect 1 "cannot execute '$root/trunc': Exec format error" -o "$root/ot" "$root/trunc"
+	[[ -z $(ls -A "$root/ot" 2>/dev/null) ]] || { echo "FAIL: the exec failure of trunc left $(ls "$root/ot")"; fail=1; }
+	expect 1 "its interpreter '/bin/sh\\r' (line 1, #!): No such file or directory (the line ends in a carriage return" \
+		-o "$root/o" "$root/crlf"
+	expect 1 "its interpreter '/tmp' (line 1, #!): Is a directory" -o "$root/o" "$root/dirinterp"
 	expect 1 "cannot execute 'no-such-tp-app': No such file or directory (searched \$PATH)" \
 		-o "$root/o" no-such-tp-app
 	# found in $PATH after a non-executable file of the same name
@@ -452,6 +463,11 @@ SH
 	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c \
 		'echo "pid $$: test" >"$(dirname "$TASKPROF_CONFIG")/injector_failed.txt"; exit 70'
 	expect 70 "no kernel launch was profiled" -o "$root/ar5" -- sh -c 'exit 70'
+	# The mark with another status: a process of the application failed
+	# (--target-processes all) while the application went on.
+	expect 1 "the profiler failed inside a process of the application (pid 12345: test)" \
+		-o "$root/ar5" -- sh -c \
+		'echo "pid 12345: test" >"$(dirname "$TASKPROF_CONFIG")/injector_failed.txt"; exit 0'
 else
 	echo "skip: $bindir/libtaskprof_inject.so not built: runs not tested"
 fi

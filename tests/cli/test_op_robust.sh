@@ -43,10 +43,13 @@
 #      own status 70 comes with its injector_failed.txt mark)
 #   R16 a double tp_rt_free inside a range: the second returns the runtime's
 #      -EINVAL at the call under range replay too (it used to return 0),
-#      and no deferred free fails at the pop
+#      a copy into the freed block its -EFAULT, and no deferred free fails
+#      at the pop
 #   R17 a SIGINT during a replay pass that never ends: the application ends
 #      by it 3 s later (exit 130, the launch status=interrupted), not at the
-#      60 s pass timeout; the ranges never popped of R6 count as failed,
+#      60 s pass timeout; the same when the application's own execution
+#      after the passes hangs (R17b: no pass deadline there; the 4 passes
+#      are kept and reported); the ranges never popped of R6 count as failed,
 #      not profiled
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
@@ -385,7 +388,7 @@ fi
 say "R16: a double free inside a range fails at the call, as the runtime fails it"
 app_run r16.plain "$R" dfree
 op_run r16 --replay-mode range --range-markers on -- "$R" dfree
-want16='robust dfree: free1=0 free2=-22 pop=0'
+want16='robust dfree: free1=0 free2=-22 copy=-14 pop=0'
 if grep -qx "$want16" "$WORK/r16.plain.out" && grep -qx "$want16" "$WORK/r16.out" && [ $OPRC = 0 ] &&
 	grep -q 'robust dfree: checksum .*: ok' "$WORK/r16.out" &&
 	! grep -q 'deferred tp_rt_free failed' "$WORK/r16.err"; then
@@ -410,13 +413,16 @@ mkdir -p "$WORK/r17"
 # A background job of this (non-interactive) shell would start with SIGINT
 # ignored, which taskprof op keeps ignored: python starts it with the
 # default disposition, as a terminal would.
-r17=$(python3 - "$TP" "$WORK/r17" "$R" <<'PY' 2>"$WORK/r17.py.err"
+# r17_run OUT MODE: taskprof op --warm-up 1 on robust MODE, a SIGINT 2 s
+# in; prints "<exit code|hung> <seconds>".
+r17_run() {
+python3 - "$TP" "$1" "$R" "$2" <<'PY' 2>"$1.py.err"
 import signal, subprocess, sys, time
-tp, out, app = sys.argv[1:4]
+tp, out, app, mode = sys.argv[1:5]
 t = time.time()
 with open(out + ".out", "w") as o, open(out + ".err", "w") as e:
-    p = subprocess.Popen([tp, "op", "-o", out, "--pass-timeout", "60", "--", app, "hangpass"],
-                         stdout=o, stderr=e)
+    p = subprocess.Popen([tp, "op", "-o", out, "--warm-up", "1", "--pass-timeout", "60",
+                          "--", app, mode], stdout=o, stderr=e)
     # Inside the hung pass (pass 1 of 4) by then.
     time.sleep(2)
     p.send_signal(signal.SIGINT)
@@ -427,7 +433,9 @@ with open(out + ".out", "w") as o, open(out + ".err", "w") as e:
         rc = "hung"
 print(rc, int(time.time() - t))
 PY
-)
+}
+mkdir -p "$WORK/r17b"
+r17=$(r17_run "$WORK/r17" hangpass)
 set -- $r17
 d=$(ls -d "$WORK"/r17/OPPROF_*/device0/hang_k/0 2>/dev/null | head -1)
 if [ "${1:-}" = 130 ] && [ "${2:-99}" -lt 20 ] && [ "$(kv "${d:-/nonexistent}/launch.txt" status)" = interrupted ] &&
@@ -438,6 +446,21 @@ else
 	bad "R17: got '${r17:-none}' (want exit 130 within 20 s) and status '$(kv "${d:-/nonexistent}/launch.txt" status)' (want interrupted)"
 	show "$WORK/r17.err"
 	show "$WORK/r17.py.err"
+fi
+# The application's own execution, after the 4 measured passes, hangs:
+# it has no pass deadline, but the SIGINT still ends it, and the launch
+# keeps its 4 passes.
+r17b=$(r17_run "$WORK/r17b" hanglast)
+set -- $r17b
+d=$(ls -d "$WORK"/r17b/OPPROF_*/device0/hanglast_k/0 2>/dev/null | head -1)
+if [ "${1:-}" = 130 ] && [ "${2:-99}" -lt 20 ] &&
+	[ "$(kv "${d:-/nonexistent}/launch.txt" status)" = interrupted ] &&
+	[ "$(kv "${d:-/nonexistent}/launch.txt" passes_done)" = 4 ] &&
+	grep -q '^hanglast_k ' "$WORK/r17b.out"; then
+	ok "R17b: the application's own execution hung: exit 130 after $2 s, status=interrupted, 4 passes kept and reported"
+else
+	bad "R17b: got '${r17b:-none}' (want exit 130 within 20 s), status '$(kv "${d:-/nonexistent}/launch.txt" status)', passes_done '$(kv "${d:-/nonexistent}/launch.txt" passes_done)' (want interrupted, 4, a table row)"
+	show "$WORK/r17b.err"
 fi
 fi
 grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&

@@ -37,11 +37,14 @@
  *             application's own status 70 (EX_SOFTWARE), which taskprof
  *             op must pass on, not take for its injector's failure.
  *   dfree     inside a range: allocate, launch, free the block twice,
- *             pop; prints the three return codes, which must be the
- *             runtime's (0, -EINVAL, 0) under range replay too.
+ *             copy 16 bytes into it, pop; prints the four return codes,
+ *             which must be the runtime's (0, -EINVAL, -EFAULT, 0) under
+ *             range replay too.
  *   hangpass  one launch of "hang_k", whose kernel spins for ever when it
  *             runs a second time (a replay pass): a SIGINT must still end
  *             the run promptly.
+ *   hanglast  the same on its 6th execution (with --warm-up 1 and 4
+ *             passes: the application's own, after the measured passes).
  *
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
@@ -404,8 +407,10 @@ static int m_dfree(void)
 		return op_app_fail(APP, "launch dfree_acc", rc);
 	int f1 = tp_rt_free(t);
 	int f2 = tp_rt_free(t);
+	static const float h[4] = { 1, 2, 3, 4 };
+	int cp = tp_rt_memcpy(t, h, sizeof(h), TP_RT_MEMCPY_HOST_TO_DEVICE);
 	int pop = tp_rt_range_pop();
-	printf("%s dfree: free1=%d free2=%d pop=%d\n", APP, f1, f2, pop);
+	printf("%s dfree: free1=%d free2=%d copy=%d pop=%d\n", APP, f1, f2, cp, pop);
 	return finish("dfree", dout, want);
 }
 
@@ -424,6 +429,25 @@ static void hang_k(uint32_t block_idx, uint32_t block_dim, void *p)
 static int m_hangpass(void)
 {
 	return one_launch("hangpass", hang_k, "hang_k");
+}
+
+static _Atomic uint32_t hanglast_runs;
+
+/* Spins for ever on its 6th execution: with --warm-up 1 and 4 passes, the
+ * application's own execution after the passes. */
+static void hanglast_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	/* relaxed: a lone counter; only block 0 counts. */
+	if (block_idx == 0 &&
+	    atomic_fetch_add_explicit(&hanglast_runs, 1, memory_order_relaxed) == 5)
+		for (;;)
+			pause();
+	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+static int m_hanglast(void)
+{
+	return one_launch("hanglast", hanglast_k, "hanglast_k");
 }
 
 int main(int argc, char **argv)
@@ -457,9 +481,11 @@ int main(int argc, char **argv)
 		return m_dfree();
 	if (!strcmp(m, "hangpass"))
 		return m_hangpass();
+	if (!strcmp(m, "hanglast"))
+		return m_hanglast();
 	if (!strcmp(m, "reusefd") && argc > 2)
 		return m_reusefd(argv[2]);
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass|rangebad|rangefail|exit70|dfree|hangpass|reusefd FILE\n", APP);
+			"exitpass|rangebad|rangefail|exit70|dfree|hangpass|hanglast|reusefd FILE\n", APP);
 	return 2;
 }

@@ -1267,6 +1267,10 @@ static bool in_one_alloc(const void *p, size_t n)
 	struct tp_op_alloc a;
 	if (tp_op_reg_lookup(p, &a) || a.device != inj_device())
 		return false;
+	/* Freed in a range already (the free waits for the last pass):
+	 * for the runtime it is no allocation any more. */
+	if (tp_op_deferred_refuse((void *)a.base, a.device))
+		return false;
 	return n <= a.size - ((uintptr_t)p - a.base);
 }
 

@@ -313,8 +313,11 @@ static void atfork_child(void)
 	inj_reader_atfork_child();
 	inj_engine_atfork_child();
 	atomic_store_explicit(&g_replaying, 0, memory_order_relaxed);
-	/* target_processes=main: a child forwards everything. */
-	if (g_inj.active && !g_inj.cfg.target_all)
+	/* target_processes=main, or application replay (which matches the
+	 * main process's launches only, docs/op.md): a child forwards
+	 * everything. */
+	if (g_inj.active && (!g_inj.cfg.target_all ||
+			     g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION))
 		g_inj.active = false;
 	else if (g_inj.active && g_inj.cfg.replay_mode != TP_OP_REPLAY_APPLICATION)
 		snprintf(g_inj.launches_path + strlen(g_inj.base),
@@ -322,15 +325,29 @@ static void atfork_child(void)
 			 (long)getpid());
 }
 
+/* INJ_FATAL_MARK's path, from TASKPROF_CONFIG as the process started
+ * (the application may change its environment later). */
+static char g_mark[4400];
+
+static void set_mark_path(const char *cfg)
+{
+	const char *slash = cfg ? strrchr(cfg, '/') : NULL;
+	if (slash && (size_t)(slash - cfg) + sizeof(INJ_FATAL_MARK) + 1 < sizeof(g_mark))
+		snprintf(g_mark, sizeof(g_mark), "%.*s/%s", (int)(slash - cfg), cfg,
+			 INJ_FATAL_MARK);
+}
+
+/* At load, before the application's main() can change its environment. */
+__attribute__((constructor)) static void capture_mark_path(void)
+{
+	set_mark_path(getenv("TASKPROF_CONFIG"));
+}
+
 void inj_exit_fatal(const char *why)
 {
-	const char *cfg = getenv("TASKPROF_CONFIG");
-	const char *slash = cfg ? strrchr(cfg, '/') : NULL;
-	char path[4400], line[700];
-	if (slash && (size_t)(slash - cfg) + sizeof(INJ_FATAL_MARK) + 1 < sizeof(path)) {
-		int dl = (int)(slash - cfg);
-		snprintf(path, sizeof(path), "%.*s/%s", dl, cfg, INJ_FATAL_MARK);
-		int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	char line[700];
+	if (g_mark[0]) {
+		int fd = open(g_mark, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			int n = snprintf(line, sizeof(line), "pid %ld: %.600s\n", (long)getpid(),
 					 why ? why : "fatal injector error");
@@ -369,11 +386,13 @@ static void inj_init(void)
 	const char *cfg = getenv("TASKPROF_CONFIG");
 	if (!cfg || !*cfg)
 		return;
+	set_mark_path(cfg);
 	if (tp_op_config_read(cfg, &g_inj.cfg))
 		fatal_config(tp_last_error());
 	const struct tp_op_config *c = &g_inj.cfg;
 	const char *tp = getenv("TASKPROF_TARGET_PID");
-	if (tp && *tp && !c->target_all && atol(tp) != (long)getpid())
+	if (tp && *tp && (!c->target_all || c->replay_mode == TP_OP_REPLAY_APPLICATION) &&
+	    atol(tp) != (long)getpid())
 		return;
 	status_open();
 	char path[4300];

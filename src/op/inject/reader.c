@@ -129,11 +129,13 @@ static void *reader_main(void *arg)
 		if (r_deadline && gap > POLL_MS * 1000000ull + STOP_GAP_NS)
 			r_deadline += gap - POLL_MS * 1000000ull;
 		bool hung = r_deadline && now > r_deadline;
-		/* A SIGINT the pass in progress outlived by the grace: end
-		 * now, as the SIGINT would have (a hung kernel would hold
-		 * the interrupt until the pass timeout otherwise). */
+		/* A SIGINT the execution in progress outlived by the grace:
+		 * end now, as the SIGINT would have (a hung kernel would hold
+		 * the interrupt until the pass timeout otherwise; the
+		 * application's own execution after the passes has no
+		 * deadline, so it is not required here). */
 		const uint64_t si = inj_sigint_ns();
-		const bool cut = !hung && r_deadline && si && now > si + INJ_SIGINT_GRACE_NS;
+		const bool cut = !hung && si && now > si + INJ_SIGINT_GRACE_NS;
 		/* The launch folder as of the deadline: the launching thread
 		 * rewrites r_dir under the lock (inj_reader_watch). */
 		char dir[sizeof(r_dir)];
@@ -145,7 +147,7 @@ static void *reader_main(void *arg)
 				"%llu s of the SIGINT: ending the application as the SIGINT "
 				"would", dir, INJ_SIGINT_GRACE_NS / 1000000000ull);
 			inj_end_launch_dir(dir, "interrupted",
-					   "SIGINT during a pass that did not end within 3 s");
+					   "SIGINT during an execution that did not end within 3 s");
 			inj_sigint_now();
 		}
 		if (hung) {
