@@ -719,6 +719,26 @@ static int check_format(const char *path, const char *app)
  * reported by op_exec_app(). Return: 0; -errno with the message set
  * ("cannot execute 'APP': reason").
  */
+struct app_find {
+	const char *app;
+	int e;  /* errno so far: ENOENT, or EACCES once a file was found */
+	int rc; /* check_format() of the one found */
+};
+
+/* op_path_each() step of check_app(): 1 at the first executable file. */
+static int find_one(const char *cand, void *arg)
+{
+	struct app_find *f = arg;
+	int ce = exec_errno_of(cand);
+	if (!ce) {
+		f->rc = check_format(cand, f->app);
+		return 1;
+	}
+	if (ce == EACCES)
+		f->e = EACCES; /* found, not executable: unless a later one is */
+	return 0;
+}
+
 static int check_app(const char *app)
 {
 	int e = ENOENT;
@@ -729,30 +749,11 @@ static int check_app(const char *app)
 		if (!e)
 			return check_format(app, app);
 	} else {
-		const char *path = getenv("PATH");
-		if (!path)
-			path = "/bin:/usr/bin";
-		for (const char *p = path;;) {
-			const char *c = strchr(p, ':');
-			size_t n = c ? (size_t)(c - p) : strlen(p);
-			char cand[PATH_MAX];
-			/* an empty entry is the current directory (execvp) */
-			int w = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "",
-					 app);
-			if (w > 0 && (size_t)w < sizeof(cand)) {
-				int ce = exec_errno_of(cand);
-				if (!ce)
-					return check_format(cand, app);
-				if (ce == EACCES)
-					e = EACCES; /* found, not executable: unless a later one is */
-			}
-			if (!c)
-				break;
-			p = c + 1;
-		}
+		struct app_find f = { app, ENOENT, 0 };
+		if (op_path_each(app, find_one, &f))
+			return f.rc;
+		e = f.e;
 	}
-	if (!e)
-		return 0;
 	return tp_set_error(-e, "cannot execute '%s': %s%s", app, strerror(e),
 			    strchr(app, '/') ? "" : " (searched $PATH)");
 }

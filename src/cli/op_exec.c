@@ -301,9 +301,50 @@ static void exec_file(const char *path, char *const argv[], char *const envp[])
 	errno = ENOEXEC;
 }
 
+int op_path_each(const char *file, int (*fn)(const char *cand, void *arg), void *arg)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		char cand[PATH_MAX];
+		int w = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", file);
+		if (w > 0 && (size_t)w < sizeof(cand)) {
+			int r = fn(cand, arg);
+			if (r)
+				return r;
+		}
+		if (!c)
+			return 0;
+		p = c + 1;
+	}
+}
+
+struct exec_try {
+	char *const *argv, *const *envp;
+	int saved; /* errno to report when no candidate ran */
+};
+
+/* op_path_each() step of exec_app(): 1 (stop) when @cand was found but
+ * failed with an error other than EACCES. */
+static int exec_one(const char *cand, void *arg)
+{
+	struct exec_try *t = arg;
+	exec_file(cand, t->argv, t->envp);
+	if (errno == EACCES)
+		t->saved = EACCES;
+	else if (errno != ENOENT && errno != ENOTDIR) {
+		t->saved = errno;
+		return 1;
+	}
+	return 0;
+}
+
 /* execvpe() without its /bin/sh fallback for binary files (exec_file()):
- * @argv[0] as it is when it has a '/', else the first entry of $PATH
- * (unset: /bin:/usr/bin) that runs. Returns only on failure, errno set
+ * @argv[0] as it is when it has a '/', else each candidate of $PATH
+ * (op_path_each()) until one runs. Returns only on failure, errno set
  * (EACCES when a file was found but none could run, as execvp()). */
 static void exec_app(char *const argv[], char *const envp[])
 {
@@ -316,28 +357,9 @@ static void exec_app(char *const argv[], char *const envp[])
 		exec_file(file, argv, envp);
 		return;
 	}
-	const char *path = getenv("PATH");
-	if (!path)
-		path = "/bin:/usr/bin";
-	int saved = ENOENT;
-	for (const char *p = path;;) {
-		const char *c = strchr(p, ':');
-		size_t n = c ? (size_t)(c - p) : strlen(p);
-		char cand[PATH_MAX];
-		/* an empty entry is the current directory (execvp) */
-		int w = snprintf(cand, sizeof(cand), "%.*s%s%s", (int)n, p, n ? "/" : "", file);
-		if (w > 0 && (size_t)w < sizeof(cand)) {
-			exec_file(cand, argv, envp);
-			if (errno == EACCES)
-				saved = EACCES;
-			else if (errno != ENOENT && errno != ENOTDIR)
-				return; /* found, and it failed: that error */
-		}
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	errno = saved;
+	struct exec_try t = { argv, envp, ENOENT };
+	(void)op_path_each(file, exec_one, &t);
+	errno = t.saved;
 }
 
 /* A "NAME=value" string on the heap, or NULL. */

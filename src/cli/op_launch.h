@@ -62,6 +62,16 @@ struct op_exec {
 };
 
 /**
+ * op_path_each() - call @fn(candidate, @arg) for each file execvp() would
+ * try for @file, a name without '/': "<entry>/@file" for each entry of
+ * $PATH in order (unset: /bin:/usr/bin; an empty entry is the current
+ * folder; a candidate longer than PATH_MAX is passed over), until @fn
+ * returns non-zero. Allocates nothing (usable in a forked child).
+ * Return: the first non-zero value of @fn, or 0.
+ */
+int op_path_each(const char *file, int (*fn)(const char *cand, void *arg), void *arg);
+
+/**
  * op_inject_path() - where libtaskprof_inject.so is: the directory of the
  * running taskprof binary (/proc/self/exe) + "/libtaskprof_inject.so".
  * @buf: receives the absolute path.

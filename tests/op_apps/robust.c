@@ -414,16 +414,24 @@ static int m_dfree(void)
 	return finish("dfree", dout, want);
 }
 
-static _Atomic uint32_t hang_runs;
-
-static void hang_k(uint32_t block_idx, uint32_t block_dim, void *p)
+/* Block 0 spins for ever on execution @nth (from 0) of the kernel that
+ * counts in @runs; the others accumulate. */
+static void hang_on(_Atomic uint32_t *runs, uint32_t nth, uint32_t block_idx,
+		    uint32_t block_dim, void *p)
 {
 	/* relaxed: a lone counter; only block 0 counts. */
-	if (block_idx == 0 &&
-	    atomic_fetch_add_explicit(&hang_runs, 1, memory_order_relaxed) == 1)
+	if (block_idx == 0 && atomic_fetch_add_explicit(runs, 1, memory_order_relaxed) == nth)
 		for (;;)
 			pause();
 	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+static _Atomic uint32_t hang_runs, hanglast_runs;
+
+/* Hangs on its 2nd execution: a replay pass. */
+static void hang_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	hang_on(&hang_runs, 1, block_idx, block_dim, p);
 }
 
 static int m_hangpass(void)
@@ -431,18 +439,11 @@ static int m_hangpass(void)
 	return one_launch("hangpass", hang_k, "hang_k");
 }
 
-static _Atomic uint32_t hanglast_runs;
-
-/* Spins for ever on its 6th execution: with --warm-up 1 and 4 passes, the
+/* Hangs on its 6th execution: with --warm-up 1 and 4 passes, the
  * application's own execution after the passes. */
 static void hanglast_k(uint32_t block_idx, uint32_t block_dim, void *p)
 {
-	/* relaxed: a lone counter; only block 0 counts. */
-	if (block_idx == 0 &&
-	    atomic_fetch_add_explicit(&hanglast_runs, 1, memory_order_relaxed) == 5)
-		for (;;)
-			pause();
-	op_app_elementwise(p, block_idx, block_dim, 1);
+	hang_on(&hanglast_runs, 5, block_idx, block_dim, p);
 }
 
 static int m_hanglast(void)

@@ -386,7 +386,8 @@ static void inj_init(void)
 	const char *cfg = getenv("TASKPROF_CONFIG");
 	if (!cfg || !*cfg)
 		return;
-	set_mark_path(cfg);
+	if (!g_mark[0]) /* the constructor did not run first */
+		set_mark_path(cfg);
 	if (tp_op_config_read(cfg, &g_inj.cfg))
 		fatal_config(tp_last_error());
 	const struct tp_op_config *c = &g_inj.cfg;
