@@ -1388,7 +1388,8 @@ static void report_phase_signals(const char *dir)
 }
 
 /* Application replay: one run per pass, then match them. @stopped: set
- * when a run failed and nothing is to be reported. Return: the
+ * when a run failed, or an interrupt came before any run completed, and
+ * nothing is to be reported. Return: the
  * application's exit code, or -1 (profiler failure, reported). */
 static int run_application_replay(const struct op_opts *o, struct op_exec *x, const char *out,
 				  bool *stopped)
@@ -1429,6 +1430,13 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 			return -1;
 		}
 		if (res.interrupted) {
+			if (!runs) {
+				fprintf(stderr, "taskprof op: interrupted during run 1 of %d (pass "
+						"0), before any run completed: no report (what it "
+						"wrote is in %s/raw/run_0/)\n", passes, out);
+				*stopped = true;
+				return code;
+			}
 			fprintf(stderr, "taskprof op: interrupted during run %d of %d (pass %d); the "
 					"report uses the %d run%s completed before it\n",
 				i + 1, passes, i, runs, runs == 1 ? "" : "s");

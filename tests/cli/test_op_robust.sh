@@ -50,13 +50,14 @@
 #      60 s pass timeout; the same when the application's own execution
 #      after the passes hangs (R17b: no pass deadline there; the 4 passes
 #      are kept and reported); the ranges never popped of R6 count as failed,
-#      not profiled
+#      not profiled; application replay interrupted in its first run exits
+#      130 with no report (R17c), in its second reports the first (R17d)
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 R=$APPS/robust
-need "$R" "$APPS/host_write" "$APPS/deterministic" "$EX/op_accumulate"
+need "$R" "$APPS/slow" "$APPS/host_write" "$APPS/deterministic" "$EX/op_accumulate"
 OP_TIMEOUT=60
 # R4 and R6 end the process with threads still running, on purpose: not a
 # leak to report under TSan (races are still reported).
@@ -461,6 +462,56 @@ if [ "${1:-}" = 130 ] && [ "${2:-99}" -lt 20 ] &&
 else
 	bad "R17b: got '${r17b:-none}' (want exit 130 within 20 s), status '$(kv "${d:-/nonexistent}/launch.txt" status)', passes_done '$(kv "${d:-/nonexistent}/launch.txt" passes_done)' (want interrupted, 4, a table row)"
 	show "$WORK/r17b.err"
+fi
+# Application replay (one run per pass) interrupted: in the first run, no
+# run completed, so there is nothing to report (exit 130, no NOTE.txt
+# blaming the selection, the run's files kept); in the second, the report
+# uses the first run.
+# r17_app OUT RUN MS: taskprof op --replay-mode application on slow MS, a
+# SIGINT 0.5 s after "run RUN of" appears; prints "<exit code|hung>".
+r17_app() {
+python3 - "$TP" "$1" "$APPS/slow" "$2" "$3" <<'PY' 2>"$1.py.err"
+import signal, subprocess, sys, time
+tp, out, app, run, ms = sys.argv[1:6]
+with open(out + ".out", "w") as o, open(out + ".err", "w") as e:
+    p = subprocess.Popen([tp, "op", "-o", out, "--replay-mode", "application", "--", app, ms],
+                         stdout=o, stderr=e)
+    t = time.time()
+    while time.time() - t < 60 and p.poll() is None:
+        if ("application replay: run %s of" % run) in open(out + ".err").read():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = "hung"
+print(rc)
+PY
+}
+mkdir -p "$WORK/r17c" "$WORK/r17d"
+r17c=$(r17_app "$WORK/r17c" 1 5000)
+d=$(ls -d "$WORK"/r17c/OPPROF_* 2>/dev/null | head -1)
+if [ "$r17c" = 130 ] && [ -n "$d" ] && [ ! -e "$d/NOTE.txt" ] && [ -d "$d/raw/run_0" ] &&
+	grep -q 'interrupted during run 1 of 4 (pass 0), before any run completed: no report' \
+		"$WORK/r17c.err" && ! grep -q 'no kernel launch was profiled' "$WORK/r17c.err"; then
+	ok "R17c: application replay interrupted in run 1: exit 130, no report, raw/run_0 kept"
+else
+	bad "R17c: got '${r17c:-none}' (want 130, no NOTE.txt, raw/run_0, the 'before any run completed' line)"
+	show "$WORK/r17c.err"
+fi
+r17d=$(r17_app "$WORK/r17d" 2 3000)
+d=$(ls -d "$WORK"/r17d/OPPROF_*/device0/slow_acc/0 2>/dev/null | head -1)
+if [ "$r17d" = 130 ] &&
+	grep -q 'interrupted during run 2 of 4 (pass 1); the report uses the 1 run completed before it' \
+		"$WORK/r17d.err" && [ -n "$d" ] && grep -q '^slow_acc ' "$WORK/r17d.out"; then
+	ok "R17d: application replay interrupted in run 2: exit 130, the report from run 1"
+else
+	bad "R17d: got '${r17d:-none}' (want 130, the 'uses the 1 run' line, slow_acc reported)"
+	show "$WORK/r17d.err"
+	show "$WORK/r17d.out"
 fi
 fi
 grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&
