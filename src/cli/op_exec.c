@@ -205,16 +205,19 @@ static int session_children(const char *config, pid_t *pids, int max)
  * / SIGTERM / SIGHUP (on_signal counts it; g_child is 0, so nothing is
  * forwarded) lets them go on for up to LEFTOVER_GRACE_NS more, the time a
  * pass in progress gets after a Ctrl-C (a terminal's Ctrl-C reached them
- * too), then the wait stops; a second one stops it at once. Other children
+ * too), then the wait stops; a second one stops it at once. A process
+ * found stopped is named once per stop. Other children
  * that exit meanwhile are reaped (no zombies are left). Return: the
  * signal that stopped the wait, 0 when every process ended.
  */
 #define LEFTOVER_GRACE_NS 4000000000ull
+static bool is_stopped(pid_t pid);
 static int wait_leftovers(pid_t app, const char *config)
 {
 	const int seen_at = g_interrupts;
 	bool said = false, said_stop = false;
 	uint64_t stop_at = 0;
+	pid_t stopped_said = 0; /* the stopped process last named, 0: none */
 	for (;;) {
 		int st;
 		while (waitpid(-1, &st, WNOHANG) > 0)
@@ -254,6 +257,18 @@ static int wait_leftovers(pid_t app, const char *config)
 				n > 8 ? ", ..." : "");
 			said = true;
 		}
+		/* A stopped process (SIGSTOP, a debugger) ends only once it is
+		 * continued: say so, once per process and stop, lest the wait be
+		 * taken for a hang. */
+		pid_t stopped = 0;
+		for (int i = 0; i < n && i < 8 && !stopped; i++)
+			if (is_stopped(left[i]))
+				stopped = left[i];
+		if (stopped && stopped != stopped_said)
+			fprintf(stderr, "taskprof op: process %d, which the application left running, "
+					"is stopped; the wait goes on until it continues (kill -CONT "
+					"%d) or Ctrl-C stops the wait\n", (int)stopped, (int)stopped);
+		stopped_said = stopped;
 		/* Look again in 50 ms (a blocking waitpid would not see the
 		 * interrupt count change, nor a process that is not ours to
 		 * wait for). */

@@ -8,7 +8,9 @@
 #       parent's launch folder) and profiled with --target-processes all
 #       (both folders); outputs correct either way; with "orphan" (the
 #       parent exits at once, its child launches later) taskprof op waits
-#       for the child and reports its launch
+#       for the child and reports its launch; that child stopped
+#       (SIGSTOP) while it is waited for is named once as stopped, and
+#       its launch is reported after SIGCONT
 #   I16 many_blocks: 5000 blocks in one launch (more than a read, more than
 #       a channel's ring): every pass file holds exactly 5000 BLOCK
 #       records, one LAUNCH record and the END_OF_PASS records, and
@@ -101,6 +103,50 @@ else
 	bad "I15 orphan: exit $OPRC, folders '$got', want 0, '$want' with OpBasicInfo.csv, the wait said and the table row"
 	show "$WORK/i15o.err"
 	show "$WORK/i15o.out"
+fi
+
+say "I15: the child the application left running is stopped (SIGSTOP): the wait says so, and goes on after SIGCONT"
+# The child is stopped as soon as the wait names it (its launch comes
+# 500 ms later), continued once taskprof op has said it is stopped.
+rm -rf "$WORK/i15s" && mkdir -p "$WORK/i15s"
+i15s=$(python3 - "$TP" "$WORK/i15s" "$APPS/forker" "$M" <<'PY' 2>"$WORK/i15s.py.err"
+import os, re, signal, subprocess, sys, time
+tp, out, app, m = sys.argv[1:5]
+with open(out + ".out", "w") as o, open(out + ".err", "w") as e:
+    p = subprocess.Popen([tp, "op", "-o", out, "-c", "10", "--target-processes", "all",
+                          "--aic-metrics", m, "--", app, "orphan"], stdout=o, stderr=e)
+    child, said, t = None, False, time.time()
+    while time.time() - t < 60 and p.poll() is None:
+        err = open(out + ".err").read()
+        if child is None:
+            g = re.search(r"left running \(pid (\d+);", err)
+            if g:
+                child = int(g.group(1))
+                os.kill(child, signal.SIGSTOP)
+        elif "process %d, which the application left running, is stopped" % child in err:
+            said = True
+            time.sleep(0.3)
+            os.kill(child, signal.SIGCONT)
+            break
+        time.sleep(0.02)
+    try:
+        rc = p.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        if child:
+            os.kill(child, signal.SIGKILL)
+        p.kill()
+        rc = "hung"
+print(rc, "said" if said else "unsaid")
+PY
+)
+d=$(ls -d "$WORK"/i15s/OPPROF_*/device0/child_acc/0 2>/dev/null | head -1)
+if [ "$i15s" = "0 said" ] && [ -n "$d" ] && [ -s "$d/OpBasicInfo.csv" ] &&
+	[ "$(grep -c 'which the application left running, is stopped' "$WORK/i15s.err")" = 1 ]; then
+	ok "I15 stopped: exit 0, the stop said once, the child's launch profiled after SIGCONT"
+else
+	bad "I15 stopped: got '${i15s:-none}' (want '0 said'), launch folder '${d:-none}', the stop said $(grep -c 'is stopped' "$WORK/i15s.err" 2>/dev/null) times (want 1)"
+	show "$WORK/i15s.err"
+	show "$WORK/i15s.py.err"
 fi
 
 if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
