@@ -362,6 +362,20 @@ static void test_critical_path_waits(void **state)
 				    "predecessor that ran)\n"));
 	assert_null(strstr(buf, "of Scheduler injected"));
 	free(buf);
+
+	/* a path whose span (to the last task's AICPU finish) ends past the
+	 * window (first start -> last AICore end): only the overlap counts,
+	 * 100 - 60 = 40 us of the 100 */
+	struct sl_so_cpath past = {.found = true, .hops = 0, .span = 50, .exec = 2, .sched = 40,
+				   .window = 100, .first_task = 4, .first_offset = 60};
+	f = open_memstream(&buf, &len);
+	sl_so_print_part6(f, &past, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    (the path covers 40.0% of the 100.0 us window: it begins "
+				    "at task t4, which started 60.0 us into the window and has no "
+				    "predecessor that ran; the span goes on past the window's last "
+				    "end to the AICPU's finish of the path's last task)\n"));
+	free(buf);
 }
 
 /* Part 6's note: only when Compute + Scheduler injected pass 101% of the

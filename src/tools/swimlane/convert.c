@@ -367,11 +367,14 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		fprintf(stderr, "Error: empty output path\n");
 		return 2;
 	}
-	/* "-o out/" names a folder: the trace is one file, and writing it as
-	 * "out" (the slash dropped) is not what was asked. */
-	if (a.output && a.output[strlen(a.output) - 1] == '/') {
+	/* "-o out/" or "-o DIR" of an existing folder names a folder: the
+	 * trace is one file, and writing it as "out" (the slash dropped) is
+	 * not what was asked, nor is replacing the folder. */
+	struct stat ost;
+	const bool slash = a.output && a.output[strlen(a.output) - 1] == '/';
+	if (slash || (a.output && stat(a.output, &ost) == 0 && S_ISDIR(ost.st_mode))) {
 		fprintf(stderr, "Error: %s: -o takes the trace's file name, not a folder (e.g. "
-				"%smerged_swimlane.json)\n", a.output, a.output);
+				"%s%smerged_swimlane.json)\n", a.output, a.output, slash ? "" : "/");
 		return 2;
 	}
 	if (a.deps_json && !*a.deps_json) {
