@@ -144,6 +144,15 @@ expect_err v1_legacy.json 1 "metadata missing/zero clock_freq_hz: 0"
 expect_err no_level.json 1 "Error: $E/no_level.json: l2_swimlane_level"
 expect_err broken.json 1 "Error: $E/broken.json: line 1, column 25"
 expect_err unmatched.json 0 "Warning: 1 aicpu_task(s) had no matching AICore record (top offenders: core 3: 1); the missing AICore buffer(s) were dropped on rotation. Bump PLATFORM_AICORE_BUFFERS_PER_CORE if you see this regularly." --deps-json "$WORK/A_level4_full/deps.json"
+# sched-overhead reads the same rows and leaves the unmatched one out: it
+# says so too (Part 1 counts the 7 matched tasks).
+"$TP" sched-overhead "$E/unmatched.json" --deps-json "$WORK/A_level4_full/deps.json" \
+	>"$E/out.txt" 2>"$E/err.txt"
+rc=$?
+[ $rc -eq 0 ] && grep -qxF "taskprof sched-overhead: warning: 1 aicpu_task(s) had no matching AICore record (top offenders: core 3: 1); the missing AICore buffer(s) were dropped on rotation. Bump PLATFORM_AICORE_BUFFERS_PER_CORE if you see this regularly." "$E/err.txt" \
+	&& grep -q "^  Total tasks: 7 " "$E/out.txt" \
+	&& pass "sched-overhead unmatched.json: the warning, 7 tasks" \
+	|| { fail "sched-overhead unmatched.json: exit $rc"; cat "$E/err.txt"; }
 expect_err level_str.json 0 "Warning: no usable deps.json at $E/deps.json"
 grep -q "Warning: no usable" "$E/err.txt" && [ "$(wc -l <"$E/err.txt")" -eq 1 ] \
 	&& pass "level_str.json: only the deps warning" || fail "level_str.json: unexpected stderr"

@@ -1337,6 +1337,12 @@ int sl_sched_overhead_main(int argc, char **argv)
 				perf_path, why[0] ? why : "status FAILED");
 		}
 	}
+	/* The shared reader's §2.4 warning, as taskprof swimlane gives it: the
+	 * rows without an AICore partner are left out of every part. */
+	if (pd.unmatched_warning) {
+		fflush(stdout);
+		fprintf(stderr, "taskprof sched-overhead: warning: %s\n", pd.unmatched_warning);
+	}
 	printf("Perf data:  %s\n", perf_path);
 	if (have_deps)
 		printf("Deps JSON:  %s\n", deps_path);
