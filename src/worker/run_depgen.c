@@ -144,6 +144,12 @@ void wk_depgen_orch_done(struct wk_depgen *d)
 	d->flushed = true;
 }
 
+bool wk_depgen_submitted(const struct wk_depgen *d)
+{
+	/* The orchestrator thread's count, read after its join. */
+	return d && d->w.dpe.total > 0;
+}
+
 int wk_depgen_close(struct wk_depgen *d, const char *dir, struct dg_summary *sum)
 {
 	if (!d)

@@ -37,6 +37,14 @@ const struct tp_orch_hooks *wk_depgen_hooks(struct wk_depgen *d);
 void wk_depgen_orch_done(struct wk_depgen *d);
 
 /**
+ * wk_depgen_submitted() - whether the orchestrator wrote a record (a
+ * submitted task or an edge): @d holds a graph, whole or in part, whether
+ * or not its tasks then ran. Call after the AICPU threads were joined.
+ * False for NULL.
+ */
+bool wk_depgen_submitted(const struct wk_depgen *d);
+
+/**
  * wk_depgen_close() - stop, reconcile and, when @dir is not NULL, write
  * @dir/deps.json; then free @d (NULL: no-op, returns 0).
  * @sum: receives the figures (may be NULL).

@@ -978,12 +978,13 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		if (w->dg) {
 			struct dg_summary ds;
 			/* Written also when the round failed, if the records or
-			 * pmu.csv of what ran were, or tasks completed (a stall
-			 * after them): the graph of what was submitted goes beside
-			 * them (a run that failed before any task ran and wrote
-			 * nothing still leaves no folder). */
+			 * pmu.csv of what ran were, tasks completed (a stall after
+			 * them), or tasks were submitted (a stall on the first
+			 * ones: what was submitted is what a user needs to see
+			 * why). A run that failed before it submitted a task and
+			 * wrote nothing leaves no folder. */
 			const bool beside = !rc || res->swimlane_records[0] || res->pmu_csv[0] ||
-					    res->tasks > 0;
+					    res->tasks > 0 || wk_depgen_submitted(w->dg);
 			int drc = wk_depgen_close(w->dg, beside ? res->output_dir : NULL, &ds);
 			w->dg = NULL;
 			keep_first_error(&rc, run_err, sizeof(run_err), drc, round_failed);

@@ -145,6 +145,24 @@ else
 	echo "FAIL: stall after 3 tasks, dep_gen only: exit $code, folder '$dir', tasks '$ntasks': $(tail -n 2 "$root/err")"
 	fail=1
 fi
+# A stall on the very first task (no task ever completes), dep_gen,
+# swimlane and PMU on: no records or rows to write, but the graph was
+# submitted whole: the run keeps its deps.json (1 task) beside a
+# result.txt saying FAILED (it used to remove the folder).
+SLOWCASE_MS=100000 "$bin" run "$so" --stall-timeout 0.5 --enable-dep-gen --enable-l2-swimlane \
+	--enable-pmu -o "$root/dg0" >"$root/out" 2>"$root/err"
+code=$?
+dir=$(ls -d "$root"/dg0/slowcase_Default_* 2>/dev/null | head -1)
+ntasks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tasks"]))' \
+	"$dir/deps.json" 2>/dev/null)
+if [[ $code -eq 1 && -n $dir && $ntasks == 1 ]] && grep -qx "status FAILED" "$dir/result.txt" &&
+   grep -q "^error runtime: scheduler thread .*made no progress for" "$dir/result.txt" &&
+   [[ $(tail -n 1 "$root/err") == "taskprof run: what was written before the failure is in $dir (its result.txt says the run failed)" ]]; then
+	echo "ok: stall on the first task: deps.json of the 1 submitted task kept, result.txt FAILED with the stall"
+else
+	echo "FAIL: stall on the first task: exit $code, folder '$dir', tasks '$ntasks': $(tail -n 2 "$root/err")"
+	fail=1
+fi
 run 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
 	run "$so" --stall-timeout 5 -o "$root/o"
 run 0 "PASS" run "$so" --stall-timeout 0 -o "$root/o"
