@@ -43,8 +43,12 @@ static struct slot run_dir;
  * after its claim). */
 static struct slot made_dirs;
 static size_t made_top_len;
-/* "<file>\0<line>": the line to append to file on an interrupt. */
+/* "<file>\0<line>\0<unless>": the line to append to file on an interrupt,
+ * unless that path exists ("" : none). */
 static struct slot note;
+/* "<name>\0<text>": the file to create in the run folder on an
+ * interrupt, if it is not there. */
+static struct slot unfinished;
 /* The output being (or last) renamed into place, and the temp file's
  * handle; committed_done once the rename and the handle's removal are
  * over (written before the slot's publish / by its owner, read after the
@@ -292,29 +296,95 @@ const char *tp_tmpreg_remove_made_dirs(void)
 	return tp_rmdir_made(made_dirs.path, made_top_len) ? made_dirs.path : NULL;
 }
 
-void tp_tmpreg_set_note(const char *file, const char *line)
+void tp_tmpreg_set_note(const char *file, const char *line, const char *unless)
 {
 	slot_free(&note);
 	if (!file || !line)
 		return;
-	size_t nf = strlen(file), nl = strlen(line);
-	if (nf + 1 + nl >= PATH_MAX || !slot_take(&note))
+	if (!unless)
+		unless = "";
+	size_t nf = strlen(file), nl = strlen(line), nu = strlen(unless);
+	if (nf + 1 + nl + 1 + nu >= PATH_MAX || !slot_take(&note))
 		return;
 	memcpy(note.path, file, nf + 1);
 	memcpy(note.path + nf + 1, line, nl + 1);
+	memcpy(note.path + nf + 1 + nl + 1, unless, nu + 1);
 	slot_publish(&note);
 }
 
-bool tp_tmpreg_append_note(void)
+/* @name, taken in @dir unless it starts with '/', into @buf (PATH_MAX
+ * bytes). Async-signal-safe (strlen, memcpy: POSIX.1-2016). Return: @buf,
+ * or NULL when a relative name has no @dir or the path is too long. */
+static const char *in_dir(const char *dir, const char *name, char *buf)
+{
+	size_t nn = strlen(name);
+	if (name[0] == '/') {
+		memcpy(buf, name, nn + 1);
+		return buf;
+	}
+	if (!dir)
+		return NULL;
+	size_t nd = strlen(dir);
+	if (nd + 1 + nn >= PATH_MAX)
+		return NULL;
+	memcpy(buf, dir, nd);
+	buf[nd] = '/';
+	memcpy(buf + nd + 1, name, nn + 1);
+	return buf;
+}
+
+/* Interrupt path only (one reporter at a time): the joined paths. */
+static char note_file[PATH_MAX], note_unless[PATH_MAX], unfinished_file[PATH_MAX];
+
+bool tp_tmpreg_append_note(const char *dir)
 {
 	if (!slot_claim(&note))
 		return false;
 	const char *line = note.path + strlen(note.path) + 1;
-	int fd = open(note.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	const char *unless = line + strlen(line) + 1;
+	const char *file = in_dir(dir, note.path, note_file);
+	if (!file)
+		return false;
+	if (*unless) {
+		const char *u = in_dir(dir, unless, note_unless);
+		if (!u || access(u, F_OK) == 0)
+			return false;
+	}
+	int fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	size_t n = strlen(line);
 	bool ok = write(fd, line, n) == (ssize_t)n;
+	close(fd);
+	return ok;
+}
+
+void tp_tmpreg_set_unfinished(const char *name, const char *text)
+{
+	slot_free(&unfinished);
+	if (!name || !text)
+		return;
+	size_t nn = strlen(name), nt = strlen(text);
+	if (nn + 1 + nt >= PATH_MAX || !slot_take(&unfinished))
+		return;
+	memcpy(unfinished.path, name, nn + 1);
+	memcpy(unfinished.path + nn + 1, text, nt + 1);
+	slot_publish(&unfinished);
+}
+
+bool tp_tmpreg_mark_unfinished(const char *dir)
+{
+	if (!dir || !slot_claim(&unfinished))
+		return false;
+	const char *text = unfinished.path + strlen(unfinished.path) + 1;
+	const char *file = in_dir(dir, unfinished.path, unfinished_file);
+	if (!file)
+		return false;
+	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return false;
+	size_t n = strlen(text);
+	bool ok = write(fd, text, n) == (ssize_t)n;
 	close(fd);
 	return ok;
 }
@@ -327,6 +397,7 @@ void tp_tmpreg_reset(void)
 	atomic_store_explicit(&run_dir.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&made_dirs.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&note.state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&unfinished.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&committed.state, SLOT_FREE, memory_order_relaxed);
 	committed_renamed = false;
 	for (int i = 0; i < TP_TMPREG_SLOTS; i++)

@@ -126,21 +126,52 @@ const char *tp_tmpreg_remove_made_dirs(void);
 /**
  * tp_tmpreg_set_note() - a line to append to an existing file if the
  * process is interrupted (result.txt: "trace INTERRUPTED ...").
- * @file: the file (not created if missing), or NULL to withdraw.
- * @line: the bytes to append, newline included.
- * The last call wins; the two together must be shorter than PATH_MAX
+ * @file:   the file (not created if missing), or NULL to withdraw. A name
+ *          without a leading '/' is taken in the run folder of the
+ *          interrupt (tp_tmpreg_set_dir()), which need not exist yet.
+ * @line:   the bytes to append, newline included.
+ * @unless: a path (relative as @file), or NULL: the line is not appended
+ *          when it exists by then (the output the line says is missing:
+ *          one renamed into place just before the interrupt).
+ * The last call wins; the three together must be shorter than PATH_MAX
  * bytes, else nothing is published.
  */
-void tp_tmpreg_set_note(const char *file, const char *line);
+void tp_tmpreg_set_note(const char *file, const char *line, const char *unless);
 
 /**
  * tp_tmpreg_append_note() - append the published line to its file
- * (interrupt path). Async-signal-safe: open(2) with O_APPEND, one write(2).
- * Claims the note for good.
- * Return: whether the whole line was written (false: none published, the
- * file could not be opened, or a short write).
+ * (interrupt path; after tp_tmpreg_unlink_all(), so that an output whose
+ * rename was under way is either in place or gone). Async-signal-safe:
+ * access(2), open(2) with O_APPEND, one write(2). Claims the note for good.
+ * @dir: the run folder (tp_tmpreg_claim_dir()) for relative names; NULL:
+ *       a note with one is not appended.
+ * Return: whether the whole line was written (false: none published, its
+ * @unless path exists, the file could not be opened, or a short write).
  */
-bool tp_tmpreg_append_note(void);
+bool tp_tmpreg_append_note(const char *dir);
+
+/**
+ * tp_tmpreg_set_unfinished() - a file to create in the run folder if the
+ * process is interrupted before it exists (result.txt: "status FAILED",
+ * "error interrupted ..."), so that a folder left behind says it is not a
+ * finished run.
+ * @name: a name in the run folder, or NULL to withdraw.
+ * @text: its whole content.
+ * The last call wins; the two together must be shorter than PATH_MAX
+ * bytes, else nothing is published.
+ */
+void tp_tmpreg_set_unfinished(const char *name, const char *text);
+
+/**
+ * tp_tmpreg_mark_unfinished() - create the published file in @dir if it
+ * does not exist (interrupt path, after tp_tmpreg_unlink_all(): the
+ * file's own writer can no longer rename one into place).
+ * Async-signal-safe: open(2) with O_CREAT | O_EXCL, one write(2). Claims
+ * it for good.
+ * @dir: the run folder (tp_tmpreg_claim_dir()); NULL: nothing is done.
+ * Return: whether the file was created with the whole text.
+ */
+bool tp_tmpreg_mark_unfinished(const char *dir);
 
 /**
  * tp_tmpreg_committing() - publish that the temporary file of @handle is

@@ -674,7 +674,23 @@ int cmd_run(int argc, char **argv)
 	 * a phase still going after 2 s gets a line on stderr. */
 	tp_progress_enable("taskprof run", stderr);
 	cli_exit_guard(true);
+	/* Interrupted before the worker wrote result.txt: a folder left with
+	 * outputs in it gets one saying so (the tools then warn that the run
+	 * did not finish). Interrupted after it, while a trace is still due
+	 * (the worker ends, then the conversion below): its result.txt says
+	 * the trace was not made, unless the trace was already in place. */
+	tp_tmpreg_set_unfinished("result.txt",
+				 "status FAILED\nerror interrupted before the run ended: the files "
+				 "here are what it had written by then\n");
+	if (cfg.l2_swimlane_level)
+		tp_tmpreg_set_note("result.txt",
+				   "trace INTERRUPTED (merged_swimlane.json was not written; "
+				   "taskprof swimlane on this folder makes it)\n",
+				   "merged_swimlane.json");
 	int rc = tp_worker_run(w, cal, case_name, r);
+	tp_tmpreg_set_unfinished(NULL, NULL);
+	if (rc || !r->swimlane_records[0])
+		tp_tmpreg_set_note(NULL, NULL, NULL); /* no trace is due */
 	cli_exit_guard(false);
 	tp_progress_phase("closing the worker");
 	tp_worker_close(w);
@@ -737,17 +753,12 @@ int cmd_run(int argc, char **argv)
 					"which and why): the trace is incomplete\n",
 				r->swimlane_dropped, r->swimlane_total);
 		tp_progress_phase("converting the swimlane records into a Perfetto trace");
-		/* Interrupted (or crashed) while converting: result.txt says the
-		 * trace was not made, as it does when the converter fails. */
-		char result_txt[4200];
-		if (snprintf(result_txt, sizeof(result_txt), "%s/result.txt", r->output_dir) <
-		    (int)sizeof(result_txt))
-			tp_tmpreg_set_note(result_txt,
-					   "trace INTERRUPTED (merged_swimlane.json was not "
-					   "written; taskprof swimlane on this folder makes it)\n");
+		/* Interrupted (or crashed) until the trace is in place:
+		 * result.txt says the trace was not made, as it does when the
+		 * converter fails (the note published before the run). */
 		int crc = convert_swimlane(r->swimlane_records, r->output_dir, trace, sizeof(trace),
 					   &out_err);
-		tp_tmpreg_set_note(NULL, NULL);
+		tp_tmpreg_set_note(NULL, NULL, NULL);
 		tp_progress_phase(NULL);
 		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",

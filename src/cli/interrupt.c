@@ -101,10 +101,17 @@ static void set_default(int sig)
 static void put_cleanup(void)
 {
 	int removed = tp_tmpreg_unlink_all();
-	const bool noted = tp_tmpreg_append_note();
 	const char *out = tp_tmpreg_claim_committed();
 	const char *dir = tp_tmpreg_claim_dir();
 	bool dir_gone = dir && rmdir(dir) == 0;
+	/* A folder that stays says what was not finished: a line appended to
+	 * its result.txt, or a result.txt saying the run was interrupted when
+	 * it had none yet. */
+	bool noted = false;
+	if (!dir_gone) {
+		noted = tp_tmpreg_append_note(dir);
+		noted |= tp_tmpreg_mark_unfinished(dir);
+	}
 	/* After the files and the run folder: a folder made for an output
 	 * holds only its temporary file (or the run folder) until the output
 	 * is in place. */

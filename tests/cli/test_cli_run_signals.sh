@@ -76,8 +76,11 @@ interrupt() {
 	dir=${dir%/}
 	if [[ $code -ne $want ]]; then
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
-	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir${want_note:-}" ]]; then
+	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
+	elif [[ -z ${trace_due:-} ]] && ! [[ $(cat "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror interrupted before the run ended: the files here are what it had written by then' ]]; then
+		# Interrupted before the run wrote its result.txt: one says so.
+		echo "FAIL: $what: result.txt is '$(cat "$dir/result.txt" 2>&1)', want the interrupted mark"; fail=1
 	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
 		echo "FAIL: $what: expected one line, got: $msg"; fail=1
 	elif [[ -n $(find "$out" -name '*.tmp') ]]; then
@@ -235,8 +238,8 @@ pid=
 msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 dir=$(ls -d "$root"/dbl/*/ 2>/dev/null)
 dir=${dir%/}
-if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM: removed "*" temporary file"*"; what was written before is in $dir" ]] ||
-	[[ -n $(find "$root/dbl" -name '*.tmp') ]]; then
+if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM: removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]] ||
+	[[ -n $(find "$root/dbl" -name '*.tmp') ]] || ! grep -qx "status FAILED" "$dir/result.txt"; then
 	echo "FAIL: double SIGTERM: exit $code: $msg; tmp: $(find "$root/dbl" -name '*.tmp')"; fail=1
 else
 	echo "ok: double SIGTERM -> 143: $msg"
@@ -253,7 +256,7 @@ interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
 # During the conversion run does at the end: merged_swimlane.json.*.tmp.
 # The run had passed: its result.txt gets a line saying the trace was not
 # made, and the message points to it.
-want_note=" (its result.txt says what was not finished)" \
+trace_due=1 \
 	interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen
 if [[ -e $root/convert_int ]] && compgen -G "$root/convert_int/*/merged_swimlane.json" >/dev/null; then

@@ -151,19 +151,19 @@ static void test_made_dirs_and_note(void **state)
 
 	char res[PATH_MAX];
 	snprintf(res, sizeof(res), "%s/result.txt", dir);
-	assert_false(tp_tmpreg_append_note()); /* none published */
-	tp_tmpreg_set_note(res, "trace INTERRUPTED\n");
-	assert_false(tp_tmpreg_append_note()); /* the file is not created */
+	assert_false(tp_tmpreg_append_note(NULL)); /* none published */
+	tp_tmpreg_set_note(res, "trace INTERRUPTED\n", NULL);
+	assert_false(tp_tmpreg_append_note(NULL)); /* the file is not created */
 	assert_false(exists(res));
 	tp_tmpreg_reset();
 	FILE *f = fopen(res, "w");
 	assert_non_null(f);
 	fputs("PASS\n", f);
 	fclose(f);
-	tp_tmpreg_set_note(res, "first\n");
-	tp_tmpreg_set_note(res, "trace INTERRUPTED\n"); /* the last one wins */
-	assert_true(tp_tmpreg_append_note());
-	assert_false(tp_tmpreg_append_note()); /* claimed once */
+	tp_tmpreg_set_note(res, "first\n", NULL);
+	tp_tmpreg_set_note(res, "trace INTERRUPTED\n", NULL); /* the last one wins */
+	assert_true(tp_tmpreg_append_note(NULL));
+	assert_false(tp_tmpreg_append_note(NULL)); /* claimed once */
 	char got[64] = "";
 	f = fopen(res, "r");
 	assert_non_null(f);
@@ -172,9 +172,61 @@ static void test_made_dirs_and_note(void **state)
 	got[n] = '\0';
 	assert_string_equal(got, "PASS\ntrace INTERRUPTED\n");
 	tp_tmpreg_reset();
-	tp_tmpreg_set_note(res, "x\n");
-	tp_tmpreg_set_note(NULL, NULL);
-	assert_false(tp_tmpreg_append_note());
+	tp_tmpreg_set_note(res, "x\n", NULL);
+	tp_tmpreg_set_note(NULL, NULL, NULL);
+	assert_false(tp_tmpreg_append_note(NULL));
+
+	/* Relative names are taken in the folder given at the interrupt; the
+	 * line is not appended once the @unless output is in place. */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_note("result.txt", "trace INTERRUPTED\n", "trace.json");
+	assert_false(tp_tmpreg_append_note(NULL)); /* no folder for a relative name */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_note("result.txt", "trace INTERRUPTED\n", "trace.json");
+	char trace[PATH_MAX];
+	snprintf(trace, sizeof(trace), "%s/trace.json", dir);
+	f = fopen(trace, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_false(tp_tmpreg_append_note(dir)); /* the trace is there */
+	assert_int_equal(unlink(trace), 0);
+	tp_tmpreg_reset();
+	tp_tmpreg_set_note("result.txt", "trace INTERRUPTED\n", "trace.json");
+	assert_true(tp_tmpreg_append_note(dir));
+	f = fopen(res, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, "PASS\ntrace INTERRUPTED\n"
+				 "trace INTERRUPTED\n");
+
+	/* The unfinished mark: created only where there is none. */
+	tp_tmpreg_reset();
+	assert_false(tp_tmpreg_mark_unfinished(dir)); /* none published */
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
+	assert_false(tp_tmpreg_mark_unfinished(dir)); /* result.txt exists: kept */
+	assert_int_equal(unlink(res), 0);
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
+	assert_false(tp_tmpreg_mark_unfinished(NULL)); /* no folder */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "first\n");
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n"); /* the last one wins */
+	assert_true(tp_tmpreg_mark_unfinished(dir));
+	assert_false(tp_tmpreg_mark_unfinished(dir)); /* claimed once */
+	f = fopen(res, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, "status FAILED\n");
+	assert_int_equal(unlink(res), 0);
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "x\n");
+	tp_tmpreg_set_unfinished(NULL, NULL); /* withdrawn */
+	assert_false(tp_tmpreg_mark_unfinished(dir));
+	assert_false(exists(res));
 }
 
 /* tp_file_tx: registered from before its temporary file exists until it
