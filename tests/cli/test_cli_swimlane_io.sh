@@ -449,6 +449,15 @@ run "empty --func-names" 2 "Error: empty path for --func-names" \
 run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
 
+# A receive_to_start_cycles larger than its start_cycles: the spec's base
+# rule (§2.2) draws the receive at a negative time; the run warns.
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1])); r=b["aicore_tasks"][0]; r[5]=r[3]+1000; json.dump(b,open(sys.argv[2],"w"))' \
+	"$rec" "$q/r2s.json"
+timeout $T "$bin" swimlane "$q/r2s.json" -o "$q/r2s.trace.json" >/dev/null 2>"$root/err"
+code=$?
+[[ $code -eq 0 ]] && grep -qxF "Warning: $q/r2s.json: 1 aicore_tasks row(s) have a receive_to_start_cycles larger than their start_cycles: their receive comes before the counter's zero, drawn at a negative time" "$root/err" ||
+	bad "receive before zero: exit $code: $(cat "$root/err")"
+
 # -o ending in '/' names a folder: refused (exit 2), nothing made.
 timeout $T "$bin" swimlane "$rec" -o "$q/slash/new/" >/dev/null 2>"$root/err"
 code=$?

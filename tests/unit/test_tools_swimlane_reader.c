@@ -320,6 +320,7 @@ static void test_mem_u64_and_variants(void **state)
 	assert_int_equal(d.tasks[1].core_id, 1);
 	assert_int_equal(d.tasks[2].core_id, 0);
 	assert_true(d.tasks[1].start_us == -30 * 0.001); /* 50 - 80, negative */
+	assert_int_equal(d.n_r2s_over, 1); /* 60 > 50: counted for the warning */
 	assert_int_equal(d.tasks[1].core_type, SL_AIV);
 	assert_int_equal(d.tasks[2].core_type, SL_AIC);
 	sl_perf_data_free(&d);

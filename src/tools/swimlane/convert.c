@@ -630,6 +630,13 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				"dummy, early_dispatch, resolve, ...): not drawn\n", input,
 			pd.n_unknown_phases, sl_printable(pd.first_unknown_phase, kb, sizeof(kb)));
 	}
+	if (pd.n_r2s_over) {
+		fflush(stdout);
+		fprintf(stderr, "Warning: %s: %" PRIu64 " aicore_tasks row(s) have a "
+				"receive_to_start_cycles larger than their start_cycles: their "
+				"receive comes before the counter's zero, drawn at a negative time\n",
+			input, pd.n_r2s_over);
+	}
 	if (pd.n_aicore_orphans) {
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicore_tasks row(s) have no matching "

@@ -890,7 +890,12 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 		if (c->end < c->start)
 			return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, c->end,
 				       c->start);
-		if (c->start > c->r2s) /* the receive time, start - r2s (§2.2) */
+		/* The receive time, start - r2s (§2.2): a receive at or before
+		 * the counter's zero is no base candidate, as the spec has it,
+		 * and lands at a negative time; the caller warns. */
+		if (c->r2s > c->start)
+			r->out->n_r2s_over++;
+		if (c->start > c->r2s)
 			base_cand(r, c->start - c->r2s);
 		base_cand(r, c->end);
 		return 0;

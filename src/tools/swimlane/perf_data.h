@@ -191,6 +191,10 @@ struct sl_perf_data {
 	/* Scheduler phase records without a kind (or a null one): phase
 	 * "unknown" too (§1.9), not drawn. */
 	uint64_t n_kindless_phases;
+	/* AICore rows whose receive_to_start_cycles exceeds start_cycles: the
+	 * receive (start - r2s) is no base candidate (§2.2) and lands at a
+	 * negative time. */
+	uint64_t n_r2s_over;
 	char *unmatched_warning;
 	/* private: string storage etc. */
 	void *priv;
