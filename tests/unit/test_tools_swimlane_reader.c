@@ -611,6 +611,19 @@ static void test_deps_variants(void **state)
 			    "without an integer task_id (tasks[3]; skipped); 4 of 7 edges[] entries "
 			    "skipped (edges[1]: not an object)");
 	sl_deps_free(&d);
+	/* kernel_ids that is not a list (a number, null, an object): the task
+	 * is left out of the kernel map, and said so; one without kernel_ids
+	 * is no quirk */
+	assert_int_equal(deps_mem("{\"tasks\": [{\"task_id\": 1}, {\"task_id\": 2, \"kernel_ids\": -1},"
+				  "{\"task_id\": 3, \"kernel_ids\": null}, {\"task_id\": 4, "
+				  "\"kernel_ids\": {}}, {\"task_id\": 5, \"kernel_ids\": [1, 2, 3]}], "
+				  "\"edges\": []}", &d), 0);
+	assert_int_equal(d.n_tasks, 1);
+	assert_int_equal(d.n_bad_kernel_ids, 3);
+	assert_string_equal(d.quirks_warning, "deps.json: 3 kernel_ids lists not of 3 entries "
+			    "(tasks[1]: not a list; expected AIC, AIV0, AIV1: the tasks are left "
+			    "without func_ids)");
+	sl_deps_free(&d);
 	/* every edge without integer ids: all skipped, the first one's reason */
 	assert_int_equal(deps_mem("{\"tasks\": [{\"task_id\": 1}], \"edges\": [{\"from\": 1, \"to\": 2},"
 				  "{\"pred\": 1, \"succ\": null}]}", &d), 0);

@@ -23,7 +23,7 @@
  *   - a key repeated in one object (edges[0].pred twice): an error;
  *   - no "edges" key (or null): has_edges false with the §3.3 warning text.
  * A task id listed twice resolves to its later entry (JSON dict semantics).
- * Both that and a kernel_ids list not of 3 entries are said in
+ * Both that and a kernel_ids not a list of 3 entries are said in
  * sl_deps.quirks_warning (the tools print it): they let the trace label
  * tasks wrongly or not at all without being errors of the format.
  */
@@ -53,6 +53,7 @@ struct drd {
 	size_t cap_tasks, cap_block, cap_edges;
 	/* the tasks[] entry being read */
 	bool has_tid, kids_list, block_set;
+	bool kids_key; /* a kernel_ids key, list or not */
 	uint64_t tid;
 	int32_t kids[3];
 	int64_t n_kids;
@@ -183,9 +184,9 @@ static int task_end(struct drd *r, struct js_parser *p)
 			return oom(p);
 	}
 	/* kernel map: only entries with a kernel_ids list of length 3 */
-	if (r->kids_list && r->n_kids != 3 && !r->n_badkids++) {
+	if (r->kids_key && (!r->kids_list || r->n_kids != 3) && !r->n_badkids++) {
 		r->badkids_idx = r->task_idx;
-		r->badkids_n = r->n_kids;
+		r->badkids_n = r->kids_list ? r->n_kids : -1; /* -1: not a list */
 	}
 	if (!r->kids_list || r->n_kids != 3)
 		return 0;
@@ -266,20 +267,20 @@ static int dp_start(void *ctx, struct js_parser *p, enum js_type t)
 	case T_TASKS:
 		if (t != JS_OBJECT)
 			return js_fail(p, "expected a task object, got %s", js_type_name(t));
-		r->has_tid = r->kids_list = r->block_set = false;
+		r->has_tid = r->kids_list = r->block_set = r->kids_key = false;
 		r->n_kids = 0;
 		memset(r->kids, 0, sizeof(r->kids));
 		return T_TASK;
 	case T_TASK:
 		if (JS_KEY(p, "kernel_ids") && t == JS_ARRAY) {
-			r->kids_list = true;
+			r->kids_list = r->kids_key = true;
 			r->n_kids = 0;
 			return T_KIDS;
 		}
 		if (JS_KEY(p, "task_id"))
 			r->has_tid = false; /* a container is no id */
 		else if (JS_KEY(p, "kernel_ids"))
-			r->kids_list = false;
+			r->kids_list = false, r->kids_key = true;
 		else if (JS_KEY(p, "block_num"))
 			r->block_set = false;
 		return 0;
@@ -345,6 +346,7 @@ static int dp_value(void *ctx, struct js_parser *p, const struct js_value *v)
 				r->block = 1; /* max(int(...), 1) */
 		} else if (JS_KEY(p, "kernel_ids")) {
 			r->kids_list = false;
+			r->kids_key = true;
 		}
 		return 0;
 	case T_KIDS: {
@@ -427,6 +429,7 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		sl_deps_free(out);
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
 	}
+	out->n_bad_kernel_ids = r.n_badkids;
 	if (r.n_dup || r.n_badkids || r.n_notid || r.n_edge_skip) {
 		char dup[160] = "", kids[200] = "", notid[160] = "", eskip[200] = "";
 		if (r.n_dup)
@@ -434,12 +437,17 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 				 "%llu again; the later entry is used)", r.n_dup,
 				 r.n_dup == 1 ? "" : "s", r.dup_idx,
 				 (unsigned long long)r.dup_tid);
+		char first[48];
+		if (r.badkids_n < 0)
+			snprintf(first, sizeof(first), "not a list");
+		else
+			snprintf(first, sizeof(first), "%lld", (long long)r.badkids_n);
 		if (r.n_badkids)
 			snprintf(kids, sizeof(kids), "%s%zu kernel_ids list%s not of 3 entries "
-				 "(tasks[%zu]: %lld; expected AIC, AIV0, AIV1: the task%s left "
+				 "(tasks[%zu]: %s; expected AIC, AIV0, AIV1: the task%s left "
 				 "without func_ids)", r.n_dup ? "; " : "", r.n_badkids,
-				 r.n_badkids == 1 ? "" : "s", r.badkids_idx,
-				 (long long)r.badkids_n, r.n_badkids == 1 ? " is" : "s are");
+				 r.n_badkids == 1 ? "" : "s", r.badkids_idx, first,
+				 r.n_badkids == 1 ? " is" : "s are");
 		if (r.n_notid)
 			snprintf(notid, sizeof(notid), "%s%zu tasks[] entr%s without an integer "
 				 "task_id (tasks[%zu]; skipped)", r.n_dup || r.n_badkids ? "; " : "",
@@ -520,6 +528,7 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 {
 	out->rows = pd->n_tasks;
 	out->no_tasks = d->n_tasks == 0;
+	out->bad_kernel_ids = d->n_bad_kernel_ids > 0;
 	out->unlisted = 0;
 	out->off_edges = 0;
 	for (size_t i = 0; i < pd->n_tasks; i++)
@@ -568,7 +577,10 @@ void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *re
 		"Warning: %zu of %zu task rows of %s have a task_id that %s does not list (%s): "
 		"%s.\n",
 		c->unlisted, c->rows, records_path, deps_path,
-		c->no_tasks ? "it lists no tasks: is it a dep_gen deps.json?"
-			    : "is it from another case or run?",
+		c->bad_kernel_ids ? "is it from another case or run? Or are they among its "
+				    "entries whose kernel_ids is not a list of 3, left out as "
+				    "said above?"
+		: c->no_tasks	  ? "it lists no tasks: is it a dep_gen deps.json?"
+				  : "is it from another case or run?",
 		consequence);
 }

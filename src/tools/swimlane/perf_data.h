@@ -262,6 +262,9 @@ struct sl_deps {
 	size_t n_block_tasks;
 	uint64_t *block_task_id;
 	uint32_t *block_value;
+	/* tasks[] entries left out of the kernel map: a kernel_ids that is
+	 * not a list of 3 (said in @quirks_warning) */
+	size_t n_bad_kernel_ids;
 	void *priv; /* hash indexes */
 };
 
@@ -320,6 +323,7 @@ uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
 struct sl_deps_cover {
 	size_t rows, unlisted, off_edges;
 	bool no_tasks;
+	bool bad_kernel_ids; /* some tasks[] entries were left out for it */
 };
 
 /**
