@@ -792,6 +792,17 @@ static void test_name_map_variants(void **state)
 	assert_null(m.orchestrator_name);
 	sl_name_map_free(&m);
 
+	/* lone surrogate escapes, high or low, become one '?' each; a pair
+	 * stays the character it encodes (U+1F600: F0 9F 98 80) */
+	assert_int_equal(nm_mem("{\"orchestrator_name\": \"o\\udc00\", \"callable_id_to_name\": "
+				"{\"1\": \"\\ud800lone\", \"2\": \"\\udc00x\\udfffy\", "
+				"\"3\": \"\\ud83d\\ude00\"}}", &m), 0);
+	assert_string_equal(sl_name_map_get(&m, 1), "?lone");
+	assert_string_equal(sl_name_map_get(&m, 2), "?x?y");
+	assert_string_equal(sl_name_map_get(&m, 3), "\xF0\x9F\x98\x80");
+	assert_string_equal(m.orchestrator_name, "o?");
+	sl_name_map_free(&m);
+
 	char missing[4096];
 	snprintf(missing, sizeof(missing), "%s", src_path(FIX "B_level4_nodeps/name_map.json"));
 	assert_int_equal(sl_read_name_map(missing, &m), -ENOENT);

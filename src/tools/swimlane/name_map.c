@@ -91,6 +91,25 @@ static int nm_start(void *ctx, struct js_parser *p, enum js_type t)
 	return js_fail(p, "expected a name string, got %s", js_type_name(t));
 }
 
+/* A lone surrogate escape ("\udc00") reaches us UTF-8-encoded (ED A0..BF
+ * xx: not valid UTF-8; the parser already turns a lone high one into '?'):
+ * one '?' for it too, so names print and serialise as valid UTF-8. In
+ * place; @s stays NUL-terminated. */
+static void no_surrogates(char *s)
+{
+	char *w = s;
+	for (const char *q = s; *q;) {
+		const unsigned char *u = (const unsigned char *)q;
+		if (u[0] == 0xED && u[1] >= 0xA0 && u[1] <= 0xBF && (u[2] & 0xC0) == 0x80) {
+			*w++ = '?';
+			q += 3;
+		} else {
+			*w++ = *q++;
+		}
+	}
+	*w = '\0';
+}
+
 static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 {
 	struct nrd *r = ctx;
@@ -108,7 +127,10 @@ static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 			if (memchr(v->s, '\0', v->len))
 				return js_fail(p, "expected a name, got a string with a NUL character");
 			m->orchestrator_name = js_strndup(v->s, v->len);
-			return m->orchestrator_name ? 0 : oom(p);
+			if (!m->orchestrator_name)
+				return oom(p);
+			no_surrogates(m->orchestrator_name);
+			return 0;
 		}
 		if (JS_KEY(p, "callable_id_to_name"))
 			return js_fail(p, "expected an object {\"<func_id>\": \"<name>\"}, got %s",
@@ -140,6 +162,7 @@ static int nm_value(void *ctx, struct js_parser *p, const struct js_value *v)
 	char *s = js_strndup(v->s, v->len);
 	if (!s)
 		return oom(p);
+	no_surrogates(s);
 	m->func_id[m->n] = id;
 	m->name[m->n] = s;
 	m->n++;
