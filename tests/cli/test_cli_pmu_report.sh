@@ -51,6 +51,15 @@ grep -qE '^  vec_busy_cycles +2000\.0 +40\.0%$' <<<"$out" || bad "vec share: $ou
 grep -qE '^  mte2_busy_cycles +700\.0 +14\.0%$' <<<"$out" || bad "mte2 share: $out"
 # icache columns are not pipes: a mean, no share.
 grep -qE '^  icache_req +0\.0$' <<<"$out" || bad "icache line: $out"
+# The rows above count no more busy cycles than in all: no warning. One
+# that does (the 2nd data row: vec 500 of 10) is said once, named.
+err=$("$bin" pmu "$root/pmu.csv" 2>&1 >/dev/null)
+[[ -z $err ]] || bad "warning on a sound file: $err"
+{ echo "$PIPE"; echo "0,0,0x1,3,0,1000,0,500,10,200,100,0,0,0,2,4"
+  echo "0,0,0x2,3,0,10,500,2,3,4,5,6,7,8,2,4"; } >"$root/over.csv"
+err=$("$bin" pmu "$root/over.csv" 2>&1 >/dev/null)
+[[ $err == "taskprof pmu: warning: $root/over.csv: 1 row counts more busy cycles than pmu_total_cycles (the first: data row 2, vec_busy_cycles 500 > 10): the shares of total go past 100%" ]] ||
+	bad "busy > total: $err"
 echo "ok: PIPE_UTILIZATION summary"
 
 # Names: the unique sibling name map, or --func-names (func 7 has no name).

@@ -337,6 +337,32 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 	}
 	fputc('\n', out);
 	const bool pipe = c->event_type == 2;
+	if (pipe) {
+		/* A pipe busy for more cycles than the row counted in all is not
+		 * what the device reports: its share goes past 100%. Said on
+		 * stderr, once, the first such row named. */
+		size_t over = 0, first = 0;
+		int first_k = 0;
+		for (size_t r = 0; r < c->nrows; r++)
+			for (int k = 0; k < c->ncnt; k++)
+				if (strstr(c->cols[NFIXED + k], "busy") &&
+				    c->rows[r].cnt[k] > c->rows[r].total) {
+					if (!over++) {
+						first = r;
+						first_k = k;
+					}
+					break;
+				}
+		if (over) {
+			fflush(out);
+			fprintf(stderr, "taskprof pmu: warning: %s: %zu row%s count%s more busy cycles "
+					"than pmu_total_cycles (the first: data row %zu, %s %" PRIu64
+					" > %" PRIu64 "): the shares of total go past 100%%\n",
+				c->path, over, over == 1 ? "" : "s", over == 1 ? "s" : "",
+				first + 1, c->cols[NFIXED + first_k], c->rows[first].cnt[first_k],
+				c->rows[first].total);
+		}
+	}
 	int w = 16;
 	for (int k = 0; k < c->ncnt; k++) {
 		int l = (int)strlen(c->cols[NFIXED + k]);
