@@ -674,14 +674,15 @@ int cmd_run(int argc, char **argv)
 	 * a phase still going after 2 s gets a line on stderr. */
 	tp_progress_enable("taskprof run", stderr);
 	cli_exit_guard(true);
-	/* Interrupted before the worker wrote result.txt: a folder left with
-	 * outputs in it gets one saying so (the tools then warn that the run
+	/* Interrupted (or crashed) before the worker wrote result.txt: a
+	 * folder left with outputs in it gets one saying so (the tools then warn that the run
 	 * did not finish). Interrupted after it, while a trace is still due
 	 * (the worker ends, then the conversion below): its result.txt says
 	 * the trace was not made, unless the trace was already in place. */
 	tp_tmpreg_set_unfinished("result.txt",
-				 "status FAILED\nerror interrupted before the run ended: the files "
-				 "here are what it had written by then\n");
+				 "status FAILED\nerror the run was cut short (interrupted, crashed or "
+				 "ended by the case's exit(): taskprof's last line on stderr said "
+				 "which); the files here are what it had written by then\n");
 	if (cfg.l2_swimlane_level)
 		tp_tmpreg_set_note("result.txt",
 				   "trace INTERRUPTED (merged_swimlane.json was not written; "

@@ -78,7 +78,7 @@ interrupt() {
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
 	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
-	elif [[ -z ${trace_due:-} ]] && ! [[ $(cat "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror interrupted before the run ended: the files here are what it had written by then' ]]; then
+	elif [[ -z ${trace_due:-} ]] && ! [[ $(cat "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror the run was cut short (interrupted, crashed or ended by the case\'s exit(): taskprof\'s last line on stderr said which); the files here are what it had written by then' ]]; then
 		# Interrupted before the run wrote its result.txt: one says so.
 		echo "FAIL: $what: result.txt is '$(cat "$dir/result.txt" 2>&1)', want the interrupted mark"; fail=1
 	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
