@@ -152,9 +152,9 @@ bool tp_tmpreg_append_note(const char *dir);
 
 /**
  * tp_tmpreg_set_unfinished() - a file to create in the run folder if the
- * process is interrupted before it exists (result.txt: "status FAILED",
- * "error interrupted ..."), so that a folder left behind says it is not a
- * finished run.
+ * process is interrupted (or crashes) before it exists (result.txt:
+ * "status FAILED", "error the run was cut short ..."), so that a folder
+ * left behind says it is not a finished run.
  * @name: a name in the run folder, or NULL to withdraw.
  * @text: its whole content.
  * The last call wins; the two together must be shorter than PATH_MAX

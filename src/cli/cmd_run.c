@@ -675,10 +675,11 @@ int cmd_run(int argc, char **argv)
 	tp_progress_enable("taskprof run", stderr);
 	cli_exit_guard(true);
 	/* Interrupted (or crashed) before the worker wrote result.txt: a
-	 * folder left with outputs in it gets one saying so (the tools then warn that the run
-	 * did not finish). Interrupted after it, while a trace is still due
-	 * (the worker ends, then the conversion below): its result.txt says
-	 * the trace was not made, unless the trace was already in place. */
+	 * folder left with outputs in it gets one saying so (the tools then
+	 * warn that the run did not finish). Interrupted after it, while a
+	 * trace is still due (the worker ends, then the conversion below):
+	 * its result.txt says the trace was not made, unless the trace was
+	 * already in place. */
 	tp_tmpreg_set_unfinished("result.txt",
 				 "status FAILED\nerror the run was cut short (interrupted, crashed or "
 				 "ended by the case's exit(): taskprof's last line on stderr said "
