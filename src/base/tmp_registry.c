@@ -296,20 +296,29 @@ const char *tp_tmpreg_remove_made_dirs(void)
 	return tp_rmdir_made(made_dirs.path, made_top_len) ? made_dirs.path : NULL;
 }
 
+/* Publish @n strings into @s back to back, each with its NUL; nothing
+ * when they do not fit in PATH_MAX bytes or the slot is taken. */
+static void slot_set_strings(struct slot *s, const char *const *str, int n)
+{
+	size_t len[3], total = 0;
+	for (int i = 0; i < n; i++)
+		total += (len[i] = strlen(str[i])) + 1;
+	if (total > PATH_MAX || !slot_take(s))
+		return;
+	char *w = s->path;
+	for (int i = 0; i < n; i++) {
+		memcpy(w, str[i], len[i] + 1);
+		w += len[i] + 1;
+	}
+	slot_publish(s);
+}
+
 void tp_tmpreg_set_note(const char *file, const char *line, const char *unless)
 {
 	slot_free(&note);
-	if (!file || !line)
-		return;
-	if (!unless)
-		unless = "";
-	size_t nf = strlen(file), nl = strlen(line), nu = strlen(unless);
-	if (nf + 1 + nl + 1 + nu >= PATH_MAX || !slot_take(&note))
-		return;
-	memcpy(note.path, file, nf + 1);
-	memcpy(note.path + nf + 1, line, nl + 1);
-	memcpy(note.path + nf + 1 + nl + 1, unless, nu + 1);
-	slot_publish(&note);
+	if (file && line)
+		slot_set_strings(&note, (const char *const[]){ file, line, unless ? unless : "" },
+				 3);
 }
 
 /* @name, taken in @dir unless it starts with '/', into @buf (PATH_MAX
@@ -333,6 +342,19 @@ static const char *in_dir(const char *dir, const char *name, char *buf)
 	return buf;
 }
 
+/* open(2) @file with @flags (0644 if created), one write(2) of @text, close.
+ * Async-signal-safe. Return: whether the whole text was written. */
+static bool write_whole(const char *file, int flags, const char *text)
+{
+	int fd = open(file, flags, 0644);
+	if (fd < 0)
+		return false;
+	size_t n = strlen(text);
+	bool ok = write(fd, text, n) == (ssize_t)n;
+	close(fd);
+	return ok;
+}
+
 /* Interrupt path only (one reporter at a time): the joined paths. */
 static char note_file[PATH_MAX], note_unless[PATH_MAX], unfinished_file[PATH_MAX];
 
@@ -350,26 +372,14 @@ bool tp_tmpreg_append_note(const char *dir)
 		if (!u || access(u, F_OK) == 0)
 			return false;
 	}
-	int fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	size_t n = strlen(line);
-	bool ok = write(fd, line, n) == (ssize_t)n;
-	close(fd);
-	return ok;
+	return write_whole(file, O_WRONLY | O_APPEND | O_CLOEXEC, line);
 }
 
 void tp_tmpreg_set_unfinished(const char *name, const char *text)
 {
 	slot_free(&unfinished);
-	if (!name || !text)
-		return;
-	size_t nn = strlen(name), nt = strlen(text);
-	if (nn + 1 + nt >= PATH_MAX || !slot_take(&unfinished))
-		return;
-	memcpy(unfinished.path, name, nn + 1);
-	memcpy(unfinished.path + nn + 1, text, nt + 1);
-	slot_publish(&unfinished);
+	if (name && text)
+		slot_set_strings(&unfinished, (const char *const[]){ name, text }, 2);
 }
 
 bool tp_tmpreg_mark_unfinished(const char *dir)
@@ -380,13 +390,7 @@ bool tp_tmpreg_mark_unfinished(const char *dir)
 	const char *file = in_dir(dir, unfinished.path, unfinished_file);
 	if (!file)
 		return false;
-	int fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return false;
-	size_t n = strlen(text);
-	bool ok = write(fd, text, n) == (ssize_t)n;
-	close(fd);
-	return ok;
+	return write_whole(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, text);
 }
 
 void tp_tmpreg_reset(void)
