@@ -57,6 +57,7 @@
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,7 +348,7 @@ static void usage(FILE *f)
 		"               (default: both 0 and 100)\n"
 		"  -D           the device half only (device_path_ns)\n"
 		"  -v           one line per pair too\n"
-		"  -h           this text\n",
+		"  -h, --help   this text\n",
 		MAX_REPEATS);
 }
 
@@ -369,7 +370,9 @@ int main(int argc, char **argv)
 {
 	int repeats = 15, c;
 	const char *plat = NULL;
-	while ((c = getopt(argc, argv, "n:r:p:l:b:t:S:Dvh")) != -1) {
+	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+						 {NULL, 0, NULL, 0}};
+	while ((c = getopt_long(argc, argv, "n:r:p:l:b:t:S:Dvh", longopts, NULL)) != -1) {
 		if (c == 'n')
 			g_tasks = (uint64_t)int_arg(c, optarg, 1, 10000000);
 		else if (c == 'r')

@@ -712,7 +712,23 @@ out:
 	return rc;
 }
 
-char *tp_newest_run_file(const char *name, char **outputs)
+/* Why @p (lstat-able, not a candidate) was left out, for the message of
+ * tp_newest_run_file(): @st_rc / @err are those of stat(@p, @st). */
+static const char *skip_reason(const char *p, int st_rc, int err, const struct stat *st)
+{
+	struct stat l;
+	if (st_rc != 0 && err == ENOENT && lstat(p, &l) == 0 && S_ISLNK(l.st_mode))
+		return "a symbolic link whose target does not exist";
+	if (st_rc != 0)
+		return strerror(err);
+	if (S_ISDIR(st->st_mode))
+		return "a folder, not a file";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO, not a regular file";
+	return "not a regular file";
+}
+
+char *tp_newest_run_file(const char *name, char **outputs, char **skipped)
 {
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
@@ -720,6 +736,8 @@ char *tp_newest_run_file(const char *name, char **outputs)
 	char *dir = NULL, *best = NULL, *best_run = NULL;
 	if (outputs)
 		*outputs = NULL;
+	if (skipped)
+		*skipped = NULL;
 	if (asprintf(&dir, "%s/outputs", strcmp(cwd, "/") ? cwd : "") < 0)
 		return NULL;
 	struct timespec best_m = { 0, 0 };
@@ -733,7 +751,15 @@ char *tp_newest_run_file(const char *name, char **outputs)
 			struct stat st;
 			if (asprintf(&p, "%s/%s/%s", dir, e->d_name, name) < 0)
 				break;
-			bool newer = stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+			int st_rc = stat(p, &st), err = errno;
+			bool cand = st_rc == 0 && S_ISREG(st.st_mode);
+			struct stat l;
+			/* a name that is there (also as a dangling link) but no candidate */
+			if (!cand && skipped && !*skipped &&
+			    (st_rc == 0 || (err != ENOENT && err != ENOTDIR) || lstat(p, &l) == 0) &&
+			    asprintf(skipped, "%s: %s", p, skip_reason(p, st_rc, err, &st)) < 0)
+				*skipped = NULL;
+			bool newer = cand &&
 				     (!best || st.st_mtim.tv_sec > best_m.tv_sec ||
 				      (st.st_mtim.tv_sec == best_m.tv_sec &&
 				       (st.st_mtim.tv_nsec > best_m.tv_nsec ||

@@ -158,11 +158,16 @@ void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
  * @name:    file name in a run folder, e.g. "pmu.csv".
  * @outputs: set to "<cwd>/outputs" (for the caller's message; free it),
  *           or NULL when out of memory. May be NULL.
+ * @skipped: set to "<path>: <why>" for the first outputs/<run>/@name that
+ *           exists as a name but was left out (a symbolic link whose
+ *           target does not exist, a FIFO, a folder, one stat() refuses),
+ *           for the caller's "none found" message (free it); NULL when
+ *           none was. May be NULL.
  *
  * Return: the path (free it), or NULL when there is none (or out of
  * memory).
  */
-char *tp_newest_run_file(const char *name, char **outputs);
+char *tp_newest_run_file(const char *name, char **outputs, char **skipped);
 
 /**
  * tp_run_failed() - whether the run folder of @file (a file in it, such

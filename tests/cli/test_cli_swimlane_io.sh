@@ -138,11 +138,24 @@ run "sched-overhead --deps-json FIFO" 1 \
 pushd "$f" >/dev/null || exit 1
 timeout $T "$bin" swimlane -o "$f/x.json" >/dev/null 2>"$root/err"
 [[ $? -eq 1 ]] || bad "auto-detected FIFO: exit not 1"
-[[ $(head -1 "$root/err") == "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs" ]] ||
+[[ $(head -2 "$root/err") == "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs
+(left out: $f/outputs/run1/l2_swimlane_records.json: a FIFO, not a regular file)" ]] ||
 	bad "auto-detected FIFO: $(cat "$root/err")"
 timeout $T "$bin" sched-overhead >/dev/null 2>"$root/err"
 [[ $? -eq 1 ]] || bad "sched-overhead auto-detected FIFO: exit not 1"
-only_line "$root/err" "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs"
+[[ $(cat "$root/err") == "Error: No outputs/*/l2_swimlane_records.json found under $f/outputs
+(left out: $f/outputs/run1/l2_swimlane_records.json: a FIFO, not a regular file)" ]] ||
+	bad "sched-overhead auto-detected FIFO: $(cat "$root/err")"
+# a dangling link in its place is named as one
+mkdir -p "$f/outputs/run0"
+ln -s "$f/no/such.json" "$f/outputs/run0/l2_swimlane_records.json"
+rm "$f/outputs/run1/l2_swimlane_records.json"
+timeout $T "$bin" swimlane -o "$f/x.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "auto-detected dangling link: exit not 1"
+[[ $(sed -n 2p "$root/err") == "(left out: $f/outputs/run0/l2_swimlane_records.json: a symbolic link whose target does not exist)" ]] ||
+	bad "auto-detected dangling link: $(cat "$root/err")"
+rm "$f/outputs/run0/l2_swimlane_records.json"
+mkfifo "$f/outputs/run1/l2_swimlane_records.json"
 popd >/dev/null || exit 1
 [[ ! -e $f/x.json ]] || bad "a FIFO input produced a trace"
 # a sibling deps.json that is a FIFO is skipped like a missing one

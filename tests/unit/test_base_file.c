@@ -761,10 +761,11 @@ static void test_newest_run_file(void **state)
 	char old_cwd[4096];
 	assert_non_null(getcwd(old_cwd, sizeof(old_cwd)));
 	assert_int_equal(chdir(dir), 0);
-	char *outputs = NULL;
-	assert_null(tp_newest_run_file("x.json", &outputs));
+	char *outputs = NULL, *skipped = (char *)"unset";
+	assert_null(tp_newest_run_file("x.json", &outputs, &skipped));
 	assert_non_null(outputs);
 	assert_non_null(strstr(outputs, "/outputs"));
+	assert_null(skipped);
 	free(outputs);
 	static const char *runs[] = { "outputs/a", "outputs/b", "outputs/c", "outputs/.h",
 				      "outputs/d" };
@@ -781,17 +782,42 @@ static void test_newest_run_file(void **state)
 	assert_int_equal(utimensat(AT_FDCWD, "outputs/b/x.json", t, 0), 0);
 	t[0].tv_sec = t[1].tv_sec = 3000;
 	assert_int_equal(utimensat(AT_FDCWD, "outputs/.h/x.json", t, 0), 0);
-	char *best = tp_newest_run_file("x.json", NULL);
+	char *best = tp_newest_run_file("x.json", NULL, &skipped);
 	assert_non_null(best);
 	assert_non_null(strstr(best, "/outputs/b/x.json"));
 	free(best);
+	/* the FIFO is named as left out; a plain file in outputs/ (no run
+	 * folder) and a run without the name are not */
+	assert_non_null(skipped);
+	assert_non_null(strstr(skipped, "/outputs/c/x.json: a FIFO, not a regular file"));
+	free(skipped);
 	/* the same time: the run name that sorts first */
 	t[0].tv_sec = t[1].tv_sec = 2000;
 	assert_int_equal(utimensat(AT_FDCWD, "outputs/a/x.json", t, 0), 0);
-	best = tp_newest_run_file("x.json", NULL);
+	best = tp_newest_run_file("x.json", NULL, NULL);
 	assert_non_null(best);
 	assert_non_null(strstr(best, "/outputs/a/x.json"));
 	free(best);
+	/* only left-out names: NULL, and the dangling link or folder named
+	 * with why */
+	write_plain("outputs/README", "r");
+	best = tp_newest_run_file("z.json", NULL, &skipped);
+	assert_null(best);
+	assert_null(skipped);
+	assert_int_equal(symlink("/no/such/target", "outputs/a/z.json"), 0);
+	best = tp_newest_run_file("z.json", NULL, &skipped);
+	assert_null(best);
+	assert_non_null(skipped);
+	assert_non_null(
+		strstr(skipped, "/outputs/a/z.json: a symbolic link whose target does not exist"));
+	free(skipped);
+	assert_int_equal(unlink("outputs/a/z.json"), 0);
+	assert_int_equal(tp_mkdir_p("outputs/b/z.json", 0755), 0);
+	best = tp_newest_run_file("z.json", NULL, &skipped);
+	assert_null(best);
+	assert_non_null(skipped);
+	assert_non_null(strstr(skipped, "/outputs/b/z.json: a folder, not a file"));
+	free(skipped);
 	assert_int_equal(chdir(old_cwd), 0);
 }
 

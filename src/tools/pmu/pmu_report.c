@@ -518,16 +518,18 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
  * input; NULL with a message when there is none. The caller frees it. */
 static char *newest_pmu_csv(void)
 {
-	char *outputs = NULL;
-	char *best = tp_newest_run_file("pmu.csv", &outputs);
+	char *outputs = NULL, *skipped = NULL;
+	char *best = tp_newest_run_file("pmu.csv", &outputs, &skipped);
 	if (!best && outputs)
 		fprintf(stderr, "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under %s "
-				"(run with --enable-pmu first, or name the file)\n", outputs);
+				"(run with --enable-pmu first, or name the file)%s%s%s\n", outputs,
+			skipped ? "; left out " : "", skipped ? skipped : "", "");
 	else if (!best)
 		fprintf(stderr, "taskprof pmu: out of memory\n");
 	else
 		fprintf(stderr, "taskprof pmu: using %s (the newest outputs/*/pmu.csv)\n", best);
 	free(outputs);
+	free(skipped);
 	return best;
 }
 

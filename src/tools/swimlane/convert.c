@@ -208,17 +208,20 @@ static char *norm_path(const char *p)
 /* §5.3 auto-detection: newest ./outputs/<*>/l2_swimlane_records.json. */
 static char *auto_input(bool verbose)
 {
-	char *outputs = NULL;
-	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs);
+	char *outputs = NULL, *skipped = NULL;
+	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs, &skipped);
 	if (!best && outputs) {
 		fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
 			outputs);
+		if (skipped)
+			fprintf(stderr, "(left out: %s)\n", skipped);
 		fprintf(stderr, "Run a test with --enable-l2-swimlane first, or specify an explicit "
 				"input.\n");
 	} else if (best && verbose) {
 		printf("Auto-selected latest file: %s\n", best);
 	}
 	free(outputs);
+	free(skipped);
 	return best;
 }
 

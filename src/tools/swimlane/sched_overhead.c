@@ -1091,15 +1091,17 @@ static const char *err_sans_path(const char *path)
  * absolute path (Path.cwd() / "outputs" / ...). */
 static int auto_detect(char *out, size_t len)
 {
-	char *outputs = NULL;
-	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs);
+	char *outputs = NULL, *skipped = NULL;
+	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs, &skipped);
 	int rc = 0;
 	if (!best) {
 		fflush(stdout);
 		if (outputs)
 			fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
 				outputs);
-		else
+		if (outputs && skipped)
+			fprintf(stderr, "(left out: %s)\n", skipped);
+		else if (!outputs)
 			fprintf(stderr, "Error: out of memory\n");
 		rc = outputs ? -ENOENT : -ENOMEM;
 	} else if (strlen(best) >= len) {
@@ -1111,6 +1113,7 @@ static int auto_detect(char *out, size_t len)
 	}
 	free(best);
 	free(outputs);
+	free(skipped);
 	return rc;
 }
 
