@@ -82,6 +82,9 @@ struct tp_device {
 	struct tp_launch_config launch;
 	struct tp_kernel_hooks hooks;
 	bool running;
+	/* tp_device_wait() has logged this launch's late AICore threads at
+	 * ERROR once; a later call (tp_device_close()) logs them at DEBUG. */
+	bool late_logged;
 	unsigned aicpu_slice_us; /* host scheduling slice of AICPU threads, 0: default */
 	bool aicpu_pin_auto;     /* TASKPROF_SIM_AICPU_PIN is not "off" */
 	/* This launch's placement of the AICPU threads (place_aicpus()):
@@ -353,8 +356,9 @@ void tp_device_close(struct tp_device *dev)
 	if (!dev)
 		return;
 	if (dev->running && tp_device_wait(dev) != 0) {
-		TP_ERROR("device %d: threads still running at close; the device is "
-			 "leaked on purpose", dev->id);
+		/* the late threads were named at ERROR by the first wait */
+		TP_WARN("device %d: threads still running at close; the device is "
+			"leaked on purpose", dev->id);
 		return;
 	}
 	tp_regs_destroy(dev->regs);
@@ -741,10 +745,14 @@ static int stop_cores(struct tp_device *dev)
 				len += (size_t)snprintf(ids + len, sizeof(ids) - len, "%s%d",
 							late > 1 ? "," : "", c);
 		}
-		int rc = tp_set_error(-ETIMEDOUT, "device %d: %d AICore threads did not exit "
-				      "within %llu ms (cores %s)", dev->id, late,
+		int rc = tp_set_error(-ETIMEDOUT, "device %d: %d AICore thread%s did not exit "
+				      "within %llu ms (cores %s)", dev->id, late, late == 1 ? "" : "s",
 				      (unsigned long long)(budget / NS_PER_MS), ids);
-		TP_ERROR("%s", tp_last_error());
+		if (dev->late_logged)
+			TP_DEBUG("%s", tp_last_error());
+		else
+			TP_ERROR("%s", tp_last_error());
+		dev->late_logged = true;
 		return rc;
 	}
 	for (int c = 0; c < dev->num_cores; c++) {
@@ -841,6 +849,7 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 		core->started = false;
 	}
 	dev->running = true;
+	dev->late_logged = false;
 
 	struct spawner sp = { 0 };
 	/* acquire: pairs with the release store in
@@ -1087,8 +1096,10 @@ static int wait_cond(struct tp_device *dev, int core, uint32_t want, struct tp_w
 		return tp_reg_wait(dev, core, TP_REG_COND, 0xFFFFFFFFu, want,
 				   TP_DOORBELL_FOREVER);
 	for (uint64_t now = tp_now_ns();; now = tp_now_ns()) {
+		/* A budget shared by several cores may have run out on an
+		 * earlier one: a core that already answered is not late. */
 		if (tp_watchdog_expired(wd, now))
-			return -ETIMEDOUT;
+			return tp_reg_read(dev, core, TP_REG_COND) == want ? 0 : -ETIMEDOUT;
 		if (tp_reg_wait(dev, core, TP_REG_COND, 0xFFFFFFFFu, want,
 				tp_watchdog_sleep_ns(wd, now)) == 0)
 			return 0;

@@ -650,7 +650,7 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		unsigned i = atomic_fetch_add_explicit(&n_left, 1, memory_order_relaxed);
 		if (i < sizeof(left) / sizeof(left[0]))
 			left[i] = e;
-		TP_ERROR("runtime: engine state leaked (device threads still running)");
+		TP_WARN("runtime: engine state leaked (device threads still running)");
 		return rc;
 	}
 	engine_free(e);

@@ -83,6 +83,21 @@ case $last in
 *)
 	echo "FAIL: the last line does not name the stall: $last"; fail=1 ;;
 esac
+# The teardown's consequences of the stuck core: its late exit ACK and
+# its late thread at ERROR, once each (not the cores that answered after
+# it, not the same thread twice, no summary repeating them); the leak
+# notes at WARN.
+stuck=$(sed -n 's/.*made no progress.*on core \([0-9]*\) .*/\1/p; s/.*) on core \([0-9]*\) made no progress.*/\1/p' "$root/err" | head -1)
+acks=$(grep -c "timed out waiting for the exit ACK" "$root/err")
+acks_stuck=$(grep -c "timed out waiting for the exit ACK of core $stuck " "$root/err")
+late=$(grep -c "ERROR device 0: 1 AICore thread did not exit within .* (cores $stuck)" "$root/err")
+repeats=$(grep -cE "ERROR .*(cores did not exit|engine state leaked|still running at close)" "$root/err")
+if [[ -z $stuck || $acks -ne 1 || $acks_stuck -ne 1 || $late -ne 1 || $repeats -ne 0 ]]; then
+	echo "FAIL: stalled run (core '$stuck'): $acks late exit ACKs ($acks_stuck of it), $late late-thread lines, $repeats repeated ERROR lines (expected 1, 1, 1, 0): $(cat "$root/err")"
+	fail=1
+else
+	echo "ok: stalled run: one late exit ACK and one late thread, both core $stuck"
+fi
 t0=$(date +%s%N)
 SLOWCASE_MS=100000 "$bin" run "$so" --stall-timeout 0.5 -o "$root/o" >/dev/null 2>&1
 code=$?

@@ -550,15 +550,80 @@ static void test_teardown_bounded(void **state)
 	assert_int_equal(tp_device_wait(dev), -ETIMEDOUT);
 	uint64_t took = tp_now_ns() - t0;
 	printf("teardown: %s (after %.0f ms)\n", tp_last_error(), (double)took / 1e6);
-	assert_non_null(strstr(tp_last_error(), "1 AICore threads did not exit within 100 ms "
+	assert_non_null(strstr(tp_last_error(), "1 AICore thread did not exit within 100 ms "
 						"(cores 5)"));
 	assert_true(took >= 100000000ull && took < 5 * S_NS);
 	assert_int_equal(atomic_load(&error_lines), 1);
 	assert_true(tp_device_running(dev));
+	/* the same late thread again (tp_device_close() waits once more):
+	 * the error, but no second ERROR line */
+	assert_int_equal(tp_device_wait(dev), -ETIMEDOUT);
+	assert_non_null(strstr(tp_last_error(), "(cores 5)"));
+	assert_int_equal(atomic_load(&error_lines), 1);
 	atomic_store(&release_core5, 1);
 	assert_int_equal(tp_device_wait(dev), 0);
 	assert_false(tp_device_running(dev));
 	tp_device_close(dev);
+}
+
+/* Core 5 answers the start-up handshake but acknowledges the exit signal
+ * only once released; the others behave. */
+static void deaf_core5(struct tp_aicore *core, void *arg)
+{
+	if (tp_aicore_id(core) != 5) {
+		tp_aicore_loop_empty(core, arg);
+		return;
+	}
+	if (tp_aicore_handshake(core) == TP_AICORE_EXITING)
+		return;
+	while (!atomic_load(&release_core5))
+		sleep_ms(1);
+	tp_aicore_exit_ack(core);
+}
+
+struct close_prog {
+	atomic_int rc, errors; /* close_cores' result, ERROR lines it logged */
+	char msg[512];
+};
+
+static void close_late_aicpu(struct tp_aicpu *cpu, void *arg)
+{
+	struct close_prog *cp = arg;
+	struct tp_device *dev = tp_aicpu_device(cpu);
+	if (tp_aicpu_index(cpu) != 0)
+		return;
+	int n = tp_device_num_cores(dev), cores[MAXC];
+	for (int c = 0; c < n; c++)
+		cores[c] = c;
+	assert_int_equal(tp_aicpu_open_cores(dev, cores, n, 5 * S_NS), 0);
+	sleep_ms(20); /* every core idle, waiting for a token */
+	int before = atomic_load(&error_lines);
+	int rc = tp_aicpu_close_cores(dev, cores, n, 100u * 1000000u);
+	atomic_store(&cp->errors, atomic_load(&error_lines) - before);
+	snprintf(cp->msg, sizeof(cp->msg), "%s", tp_last_error());
+	atomic_store(&cp->rc, rc);
+	atomic_store(&release_core5, 1);
+}
+
+/* The exit ACKs share one budget: once core 5 spent it, the cores after it
+ * (6..8), which answered in time, are not reported late. */
+static void test_close_cores_names_only_late(void **state)
+{
+	(void)state;
+	atomic_store(&release_core5, 0);
+	struct tp_device *dev = open_dev("a2a3sim", 3, 2);
+	assert_int_equal(tp_device_num_cores(dev), 9);
+	static struct close_prog cp;
+	atomic_store(&cp.rc, 1);
+	assert_int_equal(tp_device_launch(dev, close_late_aicpu, deaf_core5, &cp), 0);
+	assert_int_equal(tp_device_wait(dev), 0);
+	printf("close_cores: rc %d, %d ERROR lines, last: %s\n", atomic_load(&cp.rc),
+	       atomic_load(&cp.errors), cp.msg);
+	assert_int_equal(atomic_load(&cp.rc), -ETIMEDOUT);
+	assert_int_equal(atomic_load(&cp.errors), 1);
+	assert_non_null(strstr(cp.msg, "timed out waiting for the exit ACK of core 5 "));
+	tp_device_close(dev);
+	atomic_store(&error_lines, 0);
 }
 
 /* ---- budgets do not count stopped time ----------------------------------------- */
@@ -667,7 +732,7 @@ static void test_teardown_budget_excludes_stop(void **state)
 			assert_int_equal(rc, 0);
 		} else {
 			assert_int_equal(rc, -ETIMEDOUT);
-			assert_non_null(strstr(tp_last_error(), "1 AICore threads did not exit "
+			assert_non_null(strstr(tp_last_error(), "1 AICore thread did not exit "
 								"within 2000 ms (cores 0)"));
 			assert_int_equal(tp_device_wait(dev), 0); /* it ends 0.5 s later */
 		}
@@ -1253,6 +1318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_failure_a5sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_without_aicpu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_cores_names_only_late, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handshake_budget_excludes_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_teardown_budget_excludes_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_cores_sleep, setup, teardown),
