@@ -150,7 +150,13 @@ void swl_dev_on_fin(struct swl_dev *d, int thread, int core, uint32_t reg_task_i
 	if (d->shadow) {
 		const struct swl_aicore_rec *s = &d->rings[core].dual_issue_slots[reg_task_id & 1];
 		if (s->reg_task_id == reg_task_id) {
-			dpe_write(&c->aicore_w, s);
+			/* the writer's record size is sizeof(*s): a fixed-size
+			 * copy (two 16-byte moves), not a call to memcpy */
+			struct swl_aicore_rec *r = dpe_reserve(&c->aicore_w);
+			if (r) {
+				*r = *s;
+				dpe_commit(&c->aicore_w);
+			}
 		} else {
 			struct tp_dpe *w = &c->aicore_w;
 			w->total++;
