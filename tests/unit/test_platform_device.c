@@ -566,6 +566,15 @@ static void test_teardown_bounded(void **state)
 	tp_device_close(dev);
 }
 
+/* @cores[0..n) = every core id of @dev; returns n (at most MAXC). */
+static int all_cores(struct tp_device *dev, int cores[MAXC])
+{
+	int n = tp_device_num_cores(dev);
+	for (int c = 0; c < n; c++)
+		cores[c] = c;
+	return n;
+}
+
 /* Core 5 answers the start-up handshake but acknowledges the exit signal
  * only once released; the others behave. */
 static void deaf_core5(struct tp_aicore *core, void *arg)
@@ -582,6 +591,7 @@ static void deaf_core5(struct tp_aicore *core, void *arg)
 }
 
 struct close_prog {
+	atomic_int open_rc;    /* open_cores' result */
 	atomic_int rc, errors; /* close_cores' result, ERROR lines it logged */
 	char msg[512];
 };
@@ -592,10 +602,8 @@ static void close_late_aicpu(struct tp_aicpu *cpu, void *arg)
 	struct tp_device *dev = tp_aicpu_device(cpu);
 	if (tp_aicpu_index(cpu) != 0)
 		return;
-	int n = tp_device_num_cores(dev), cores[MAXC];
-	for (int c = 0; c < n; c++)
-		cores[c] = c;
-	assert_int_equal(tp_aicpu_open_cores(dev, cores, n, 5 * S_NS), 0);
+	int cores[MAXC], n = all_cores(dev, cores);
+	atomic_store(&cp->open_rc, tp_aicpu_open_cores(dev, cores, n, 5 * S_NS));
 	sleep_ms(20); /* every core idle, waiting for a token */
 	int before = atomic_load(&error_lines);
 	int rc = tp_aicpu_close_cores(dev, cores, n, 100u * 1000000u);
@@ -619,6 +627,7 @@ static void test_close_cores_names_only_late(void **state)
 	assert_int_equal(tp_device_wait(dev), 0);
 	printf("close_cores: rc %d, %d ERROR lines, last: %s\n", atomic_load(&cp.rc),
 	       atomic_load(&cp.errors), cp.msg);
+	assert_int_equal(atomic_load(&cp.open_rc), 0);
 	assert_int_equal(atomic_load(&cp.rc), -ETIMEDOUT);
 	assert_int_equal(atomic_load(&cp.errors), 1);
 	assert_non_null(strstr(cp.msg, "timed out waiting for the exit ACK of core 5 "));
@@ -657,9 +666,7 @@ static void open_all_aicpu(struct tp_aicpu *cpu, void *arg)
 	struct tp_device *dev = tp_aicpu_device(cpu);
 	if (tp_aicpu_index(cpu) != 0)
 		return;
-	int n = tp_device_num_cores(dev), cores[MAXC];
-	for (int c = 0; c < n; c++)
-		cores[c] = c;
+	int cores[MAXC], n = all_cores(dev, cores);
 	int rc = tp_aicpu_open_cores(dev, cores, n, op->budget_ns);
 	if (rc)
 		snprintf(op->msg, sizeof(op->msg), "%s", tp_last_error());
@@ -759,9 +766,7 @@ static void idle_aicpu(struct tp_aicpu *cpu, void *arg)
 {
 	struct idle_prog *ip = arg;
 	struct tp_device *dev = tp_aicpu_device(cpu);
-	int n = tp_device_num_cores(dev), cores[MAXC];
-	for (int c = 0; c < n; c++)
-		cores[c] = c;
+	int cores[MAXC], n = all_cores(dev, cores);
 	if (tp_aicpu_index(cpu) == 0) {
 		if (tp_aicpu_open_cores(dev, cores, n, 5 * S_NS) == 0)
 			atomic_store(&ip->opened, 1);
