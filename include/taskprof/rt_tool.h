@@ -259,7 +259,9 @@ static inline size_t tp_rt_instr_bytes(uint32_t block_dim, uint32_t per_block_ca
 				    (size_t)per_block_cap * sizeof(struct tp_instr_rec));
 }
 
-/** tp_rt_instr_block() - block @b's struct tp_instr_block in a buffer. */
+/** tp_rt_instr_block() - block @b's struct tp_instr_block in a buffer, by
+ *  the geometry in its header (a buffer a kernel may have overwritten is
+ *  better walked with the geometry the tool wrote). */
 static inline struct tp_instr_block *tp_rt_instr_block(void *buf, uint32_t b)
 {
 	const struct tp_instr_hdr *h = (const struct tp_instr_hdr *)buf;

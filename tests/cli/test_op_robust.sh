@@ -41,6 +41,10 @@
 #   R15 an application that exits 70 itself (EX_SOFTWARE): taskprof op exits
 #      70 with the whole profile, not "the profiler failed" (the injector's
 #      own status 70 comes with its injector_failed.txt mark)
+#   R15b a kernel writing 64 KiB past its out overwrites the tool's hidden
+#      instrumentation buffer: the launch is profiled (the injector used to
+#      take the overwritten header's geometry and crash the application),
+#      a warning names it and instr.txt carries no points
 #   R16 a double tp_rt_free inside a range: the second returns the runtime's
 #      -EINVAL at the call under range replay too (it used to return 0),
 #      a copy into the freed block its -EFAULT, and no deferred free fails
@@ -384,6 +388,29 @@ if [ $OPRC = 70 ] && [ -s "$d/OpBasicInfo.csv" ] && [ "$(kv "$d/launch.txt" stat
 else
 	bad "R15: exit $OPRC, want 70 with the launch profiled and no 'the profiler failed'"
 	show "$WORK/r15.err"
+fi
+
+say "R15b: a kernel that overwrites the instrumentation buffer (a write past its out) is profiled, not crashed"
+if [ -n "${TASKPROF_TEST_SANITIZE:-}" ]; then
+	# The overrun is the application's bug, and the sanitizers say so: the
+	# simulated device memory poisons what lies between allocations under
+	# ASan, and under TSan block 0's write races with the other blocks'
+	# instrumentation points.
+	ok "R15b: skipped under ${TASKPROF_TEST_SANITIZE}"
+else
+op_run r15b -- "$R" overrun
+d=${OPDIR:-/nonexistent}/device0/overrun_k/0
+if [ $OPRC = 0 ] && grep -q 'robust overrun: checksum .*: ok' "$WORK/r15b.out" &&
+	[ "$(kv "$d/launch.txt" status)" = ok ] &&
+	grep -q "overrun_k: the instrumentation buffer's header was overwritten during the launch" \
+		"$WORK/r15b.err" &&
+	grep -qx '# header overwritten during the launch: points left out' "$d/dump/instr.txt" &&
+	[ "$(wc -l <"$d/Instrumentation.csv")" = 1 ]; then
+	ok "R15b: exit 0, launch ok, the overwritten header named, no points reported"
+else
+	bad "R15b: exit $OPRC, want 0 with status=ok, the warning and an instr.txt without points"
+	show "$WORK/r15b.err"
+fi
 fi
 
 say "R16: a double free inside a range fails at the call, as the runtime fails it"

@@ -43,6 +43,11 @@
  *   hangpass  one launch of "hang_k", whose kernel spins for ever when it
  *             runs a second time (a replay pass): a SIGINT must still end
  *             the run promptly.
+ *   overrun   one launch of "overrun_k", whose block 0 writes 0xFF over
+ *             the 64 KiB after the end of out (a bug a profiled kernel may
+ *             have): the tool's instrumentation buffer, allocated after
+ *             out, gets overwritten, which must not crash the application.
+ *             out itself is right, so the result is checked as usual.
  *   hanglast  the same on its 6th execution (with --warm-up 1 and 4
  *             passes: the application's own, after the measured passes).
  *
@@ -377,6 +382,19 @@ static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
 	op_app_elementwise(p, block_idx, block_dim, 1);
 }
 
+static void overrun_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	const struct op_app_vec *v = p;
+	op_app_elementwise(v, block_idx, block_dim, 1);
+	if (block_idx == 0)
+		memset(v->out + v->n, 0xFF, 64u << 10);
+}
+
+static int m_overrun(void)
+{
+	return one_launch("overrun", overrun_k, "overrun_k");
+}
+
 static int m_exitpass(void)
 {
 	return one_launch("exitpass", exitpass_k, "exitpass_k");
@@ -478,6 +496,8 @@ int main(int argc, char **argv)
 		return m_rangefail();
 	if (!strcmp(m, "exit70"))
 		return m_exit70();
+	if (!strcmp(m, "overrun"))
+		return m_overrun();
 	if (!strcmp(m, "dfree"))
 		return m_dfree();
 	if (!strcmp(m, "hangpass"))
@@ -487,6 +507,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "reusefd") && argc > 2)
 		return m_reusefd(argv[2]);
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
-			"exitpass|rangebad|rangefail|exit70|dfree|hangpass|hanglast|reusefd FILE\n", APP);
+			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
+			"reusefd FILE\n", APP);
 	return 2;
 }

@@ -444,8 +444,20 @@ static void instr_write(const struct lctx *c, const struct instr *in)
 		return;
 	}
 	fprintf(tx.fp, "# block core kind id name t_ticks cycles\n");
-	for (uint32_t b = 0; b < c->l->block_dim; b++) {
-		struct tp_instr_block *blk = tp_rt_instr_block(host, b);
+	/* The kernel can write anywhere in device memory, this buffer too:
+	 * a header that is not what instr_alloc() wrote means the points
+	 * around it are suspect as well, so none is reported; records of no
+	 * known kind are left out and counted. The blocks are found with the
+	 * tool's own geometry, never the header's. */
+	const struct tp_instr_hdr *h = (const struct tp_instr_hdr *)host;
+	bool overwritten = h->magic != TP_INSTR_MAGIC || h->version != TP_INSTR_VERSION ||
+			   h->block_dim != c->l->block_dim || h->per_block_cap != in->cap;
+	const size_t stride =
+		sizeof(struct tp_instr_block) + (size_t)in->cap * sizeof(struct tp_instr_rec);
+	uint64_t unknown = 0;
+	for (uint32_t b = 0; !overwritten && b < c->l->block_dim; b++) {
+		struct tp_instr_block *blk =
+			(struct tp_instr_block *)(host + sizeof(*h) + (size_t)b * stride);
 		uint32_t cnt = blk->count < in->cap ? blk->count : in->cap;
 		struct tp_instr_rec *r = (struct tp_instr_rec *)(blk + 1);
 		long core = -1;
@@ -455,7 +467,10 @@ static void instr_write(const struct lctx *c, const struct instr *in)
 				break;
 			}
 		for (uint32_t i = 0; i < cnt; i++) {
-			uint32_t kd = r[i].kind <= TP_INSTR_SCALAR_END ? r[i].kind : 0;
+			if (r[i].kind < TP_INSTR_BLOCK_BEGIN || r[i].kind > TP_INSTR_SCALAR_END) {
+				unknown++;
+				continue;
+			}
 			char raw[128] = "-", name[128];
 			if (r[i].name) {
 				size_t got = tp_op_safe_read((const void *)(uintptr_t)r[i].name, raw,
@@ -468,10 +483,20 @@ static void instr_write(const struct lctx *c, const struct instr *in)
 			if (!strcmp(raw, "-"))
 				snprintf(name, sizeof(name), "-");
 			fprintf(tx.fp, "%u %ld %s %u %s %" PRIu64 " %" PRIu64 "\n", b, core,
-				instr_kinds[kd], r[i].id, name, r[i].t, r[i].cycles);
+				instr_kinds[r[i].kind], r[i].id, name, r[i].t, r[i].cycles);
 		}
 		if (blk->overflow)
 			fprintf(tx.fp, "overflow %u %u\n", b, blk->overflow);
+	}
+	if (overwritten) {
+		inj_log(TP_LOG_WARN, "%s: the instrumentation buffer's header was overwritten "
+			"during the launch (a write past the end of one of the kernel's buffers?): "
+			"its points are left out", c->l->name);
+		fprintf(tx.fp, "# header overwritten during the launch: points left out\n");
+	} else if (unknown) {
+		inj_log(TP_LOG_WARN, "%s: %" PRIu64 " instrumentation points of no known kind "
+			"(overwritten during the launch?) left out", c->l->name, unknown);
+		fprintf(tx.fp, "# %" PRIu64 " points of no known kind left out\n", unknown);
 	}
 	if (tp_file_tx_commit(&tx))
 		inj_fail("%s", tp_last_error());
