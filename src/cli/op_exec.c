@@ -90,7 +90,11 @@ static volatile sig_atomic_t g_early;
  * injector finish the pass in progress. SIGTERM and SIGHUP (the terminal
  * closed; the kernel sends that one to the foreground group itself,
  * SI_KERNEL) are passed on the same way. At the second of any of the three
- * the application is killed, whatever it does with them.
+ * the application is killed, whatever it does with them; but a repeat of
+ * the first one, not from the terminal, within REPEAT_WINDOW_NS of it is
+ * the same request sent twice (GNU timeout signals taskprof and then its
+ * process group; `taskprof run` ignores the same repeat, cli/interrupt.c)
+ * and is ignored.
  *
  * A stopped application (SIGSTOP, a debugger, a cgroup freezer) would keep
  * the signal pending for good, and taskprof would wait for it for good:
@@ -98,12 +102,27 @@ static volatile sig_atomic_t g_early;
  * The three signals are blocked while this runs (sa_mask), so the count
  * is never updated by two handlers at once.
  */
+#define REPEAT_WINDOW_NS 1000000000LL
+/* When the first of the three came (CLOCK_MONOTONIC, ns). Only this
+ * handler touches it, and never two at once (sa_mask). */
+static volatile int64_t g_first_ns;
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
 	pid_t child = (pid_t)g_child;
 	int saved = errno;
 	bool from_tty = si && si->si_code == SI_KERNEL;
+	struct timespec ts; /* clock_gettime: async-signal-safe (POSIX.1-2008) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	const int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (g_interrupts == 1 && sig == g_last_sig && !from_tty &&
+	    now - g_first_ns < REPEAT_WINDOW_NS) {
+		errno = saved;
+		return;
+	}
+	if (g_interrupts == 0)
+		g_first_ns = now;
 	g_interrupts = g_interrupts + 1;
 	g_last_sig = sig;
 	int pass = 0;

@@ -268,6 +268,39 @@ else
 	bad "I17: the partial report does not parse or is inconsistent"
 fi
 
+# ---- I17c -------------------------------------------------------------------
+# The same SIGINT twice within a second, as GNU timeout sends it (to
+# taskprof, then to its process group; here both to taskprof): the repeat
+# is ignored, the
+# pass in progress still finishes (the application is not killed).
+say "I17c: SIGINT twice within a second during pass 2 (timeout's double delivery)"
+mkdir -p "$WORK/i17c"
+OP_OUT_FILE=$WORK/i17c.bin python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17c" --warm-up 0 -- "$APPS/slow" \
+	>"$WORK/i17c.out" 2>"$WORK/i17c.err" &
+pid=$!
+for _ in $(seq 1 200); do
+	grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/i17c.err" && break
+	sleep 0.05
+done
+kill -INT $pid
+sleep 0.2 # delivered apart, not merged into one pending signal
+kill -INT $pid
+wait $pid
+rc=$?
+OPDIR=$(ls -d "$WORK/i17c"/OPPROF_* 2>/dev/null | head -1)
+d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+pd=$(kv "$d/launch.txt" passes_done)
+if [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] && [ "${pd:-0}" -ge 1 ] &&
+	! grep -q 'SIGKILL' "$WORK/i17c.err"; then
+	ok "I17c: exit 130, status=interrupted after $pd passes, the application not killed"
+else
+	bad "I17c: exit $rc, want 130 with status=interrupted (a repeat within 1 s must not kill the application)"
+	show "$WORK/i17c.err"
+	show "$d/launch.txt"
+fi
+
 # ---- I17b -------------------------------------------------------------------
 # SIGINT while the launch is in its warm-up: 100 executions of 200 ms, so
 # the launch folder (claimed before the warm-up) gives a 20 s window.
