@@ -910,6 +910,15 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		round_ran |= !round_failed;
 		if (rc)
 			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
+		/* A run folder removed or replaced while the round ran is the
+		 * error to report (the collectors' exports would fail on it,
+		 * or recreate it holding part of the outputs): nothing more is
+		 * written into it. */
+		const int dir_gone = round_failed ? 0 : check_run_dir(res->output_dir, &dir_st);
+		if (dir_gone) {
+			rc = dir_gone;
+			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
+		}
 		/* AICores that never answered their exit (a stall: the engine
 		 * left its state to them, runtime/engine.c) may still run a
 		 * kernel whose hooks write into the collectors' device-side
@@ -944,7 +953,7 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			w->pmu = NULL;
 		}
 		if (w->pmu) {
-			int prc = wk_pmu_finish(w->pmu, res);
+			int prc = dir_gone ? 0 : wk_pmu_finish(w->pmu, res);
 			if (cores_left) {
 				wk_pmu_drop_lease(w->pmu);
 				leave_with_device(w->pmu);
@@ -959,8 +968,10 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		if (w->swl) {
 			struct tp_reconcile sr;
 			memset(&sr, 0, sizeof(sr));
-			int src = wk_swimlane_finish(w->swl, res->output_dir, res->swimlane_records,
-						     sizeof(res->swimlane_records), &sr);
+			int src = dir_gone ? 0
+					   : wk_swimlane_finish(w->swl, res->output_dir,
+								res->swimlane_records,
+								sizeof(res->swimlane_records), &sr);
 			for (int k = 0; k < sr.kinds; k++) {
 				res->swimlane_total += sr.pool[k].total;
 				res->swimlane_collected += sr.pool[k].collected;
@@ -983,8 +994,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 			 * ones: what was submitted is what a user needs to see
 			 * why). A run that failed before it submitted a task and
 			 * wrote nothing leaves no folder. */
-			const bool beside = !rc || res->swimlane_records[0] || res->pmu_csv[0] ||
-					    res->tasks > 0 || wk_depgen_submitted(w->dg);
+			const bool beside = !dir_gone &&
+					    (!rc || res->swimlane_records[0] || res->pmu_csv[0] ||
+					     res->tasks > 0 || wk_depgen_submitted(w->dg));
 			int drc = wk_depgen_close(w->dg, beside ? res->output_dir : NULL, &ds);
 			w->dg = NULL;
 			keep_first_error(&rc, run_err, sizeof(run_err), drc, round_failed);

@@ -4,7 +4,8 @@
 # past the file-size limit (ulimit -f: SIGXFSZ is ignored, so the write
 # fails with EFBIG) for `swimlane`, `run` (records, deps.json, pmu.csv
 # shards and merge, result.txt) and `transport-demo`: exit 1, one line
-# naming the file and the reason, no temporary file left behind.
+# naming the file and the reason, no temporary file left behind; and a run
+# whose folder is removed while it runs.
 # The full device is a private mknod'ed node (never /dev/*).
 # usage: test_cli_output_errors.sh TASKPROF_BINARY
 set -u
@@ -356,6 +357,33 @@ SHIM
 	else
 		bad "cannot build the open() shim"
 	fi
+fi
+
+# ---- the run folder removed while the case runs ---------------------------
+# The slow kernel marks its start; the folder is removed then. The run fails
+# naming that (not a collector's failed export that follows from it) and
+# no export recreates the folder with part of the outputs.
+so=$(dirname "$bin")/tests/case_so/libslowcase.so
+if [[ -f $so ]]; then
+	mkdir -p "$root/gone"
+	SLOWCASE_MS=1500 SLOWCASE_MARK=$root/gone.mark timeout $T "$bin" run "$so" --enable-pmu \
+		--enable-l2-swimlane --enable-dep-gen -o "$root/gone" >/dev/null 2>"$root/err" &
+	pid=$!
+	for _ in $(seq 1 600); do
+		[[ -e $root/gone.mark.start ]] && break
+		sleep 0.05
+	done
+	dir=$(ls -d "$root"/gone/slowcase_* 2>/dev/null | head -1)
+	rm -rf "$root"/gone/*
+	wait $pid
+	code=$?
+	[[ $code -eq 1 ]] || bad "run, folder removed: exit $code, expected 1"
+	[[ -n $dir ]] || bad "run, folder removed: no run folder when the kernel started"
+	errors "$root/err" | grep -qxF "taskprof run: slowcase Default on a2a3sim failed: the run folder $dir was removed during the run (No such file or directory); its outputs are lost" ||
+		bad "run, folder removed: $(errors "$root/err")"
+	[[ -z $(ls -A "$root/gone") ]] || bad "run, folder removed: recreated: $(ls -R "$root/gone")"
+else
+	bad "$so not built"
 fi
 
 if [[ $fail -eq 0 ]]; then

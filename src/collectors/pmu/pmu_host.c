@@ -62,6 +62,7 @@ struct pmu_collector {
 	struct pmu_dev dev;
 	struct pmu_shard *shards; /* num_threads (= live shards) */
 	bool started, stopped, exported, preserved;
+	int n_preserved; /* shard files renamed to *.failed.tmp by preserve_shards() */
 	/* pmu_export failed after the shard output was fine (opening,
 	 * writing or renaming pmu.csv): spec §2.4 / §5 count 0 collected. */
 	bool merge_failed;
@@ -568,6 +569,8 @@ static void preserve_shards(struct pmu_collector *c)
 		shard_path(c, i, ".failed.tmp", to, sizeof(to));
 		if (rename(from, to) != 0)
 			TP_WARN("PmuCollector: cannot rename %s to %s: %s", from, to, strerror(errno));
+		else
+			c->n_preserved++;
 		tp_tmpreg_remove(c->shards[i].tmpreg); /* evidence, kept on purpose */
 		c->shards[i].tmpreg = 0;
 	}
@@ -799,7 +802,7 @@ const char *pmu_csv_path(const struct pmu_collector *c)
 
 bool pmu_shards_kept(const struct pmu_collector *c)
 {
-	return c->preserved;
+	return c->n_preserved > 0;
 }
 
 void pmu_release_pool(struct pmu_collector *c)

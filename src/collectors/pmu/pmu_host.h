@@ -203,9 +203,10 @@ uint64_t pmu_run_epoch(const struct pmu_collector *c);
 const char *pmu_csv_path(const struct pmu_collector *c);
 
 /**
- * pmu_shards_kept() - whether a failed pmu_export() kept the shard files
- * as evidence (renamed pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp,
- * docs/pmu.md "A failed write").
+ * pmu_shards_kept() - whether a failed pmu_export() kept shard files as
+ * evidence (renamed pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp,
+ * docs/pmu.md "A failed write"): at least one was there to rename (none is
+ * when no shard file could be opened, e.g. the run folder was removed).
  * @c: the collector (non-NULL).
  */
 bool pmu_shards_kept(const struct pmu_collector *c);
