@@ -43,6 +43,20 @@ has "$out" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 media
 outb=$("$bin" pmu "$root/bom.csv") || bad "pmu bom.csv exited $?"
 has "$outb" "$root/bom.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
 has "$outb" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 median 4000.0"
+# Blank lines at the end (an editor's, or `echo >>`) are no rows: the same
+# summary; a blank line between rows is an error naming it; lines ended by
+# CR alone are named as such, not read as one long header.
+{ cat "$root/pmu.csv"; printf '\n\r\n\n'; } >"$root/trail.csv"
+outt=$("$bin" pmu "$root/trail.csv") || bad "pmu trail.csv exited $?"
+has "$outt" "$root/trail.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
+sed '3s/.*//' "$root/pmu.csv" >"$root/gap.csv"
+err=$("$bin" pmu "$root/gap.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 1 && $err == "taskprof pmu: $root/gap.csv:3: empty line; expected a data row" ]] ||
+	bad "blank line between rows: exit $rc, stderr '$err'"
+tr '\n' '\r' <"$root/pmu.csv" >"$root/cr.csv"
+err=$("$bin" pmu "$root/cr.csv" 2>&1 >/dev/null); rc=$?
+[[ $rc -eq 1 && $err == "taskprof pmu: $root/cr.csv:1: a line ends with CR alone; expected lines ended by LF or CRLF" ]] ||
+	bad "CR line endings: exit $rc, stderr '$err'"
 # func 3: cube 2000 of 4000 cycles = 50 %, mte1 800/4000 = 20 %.
 grep -qE '^  cube_busy_cycles +1000\.0 +50\.0%$' <<<"$out" || bad "cube share: $out"
 grep -qE '^  mte1_busy_cycles +400\.0 +20\.0%$' <<<"$out" || bad "mte1 share: $out"

@@ -261,6 +261,17 @@ int pmu_csv_load(const char *path, struct pmu_csv **out)
 		rc = tp_set_error(-EINVAL, "%s:1: empty file; expected the pmu.csv header", path);
 		goto fail;
 	}
+	/* A CR not followed by LF: lines ended by CR alone (classic Mac OS),
+	 * which would read as one long header line. */
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n')
+			break;
+		if (text[i] == '\r' && i + 1 < len && text[i + 1] != '\n') {
+			rc = tp_set_error(-EINVAL, "%s:1: a line ends with CR alone; expected lines "
+					  "ended by LF or CRLF", path);
+			goto fail;
+		}
+	}
 	size_t lineno = 0;
 	char *p = text;
 	while (*p) {
@@ -273,6 +284,8 @@ int pmu_csv_load(const char *path, struct pmu_csv **out)
 			p[l - 1] = '\0';
 		if (lineno == 1)
 			rc = parse_header(c, p);
+		else if (!*p && nl && !nl[strspn(nl + 1, "\r\n") + 1])
+			break; /* only empty lines to the end: trailing blank lines */
 		else if (!*p)
 			rc = bad(c, lineno, "empty line; expected a data row%s", "", "");
 		else
