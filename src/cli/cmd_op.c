@@ -1563,6 +1563,10 @@ int cmd_op(int argc, char **argv)
 			     .argv = argv + app, .wait_all = o->cfg.target_all };
 	int code;
 	bool app_replay = o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION, inj_failed = false;
+	/* The application's own non-zero exit status (it ended by exit()),
+	 * said at the end: taskprof op passes it on, and 1 or 2 from the
+	 * application would otherwise read as taskprof op's own failure. */
+	int app_status = 0;
 	if (app_replay) {
 		bool stopped = false;
 		code = run_application_replay(o, &x, dir, &stopped);
@@ -1591,6 +1595,8 @@ int cmd_op(int argc, char **argv)
 			inj_failed = true;
 		if (res.interrupted)
 			fprintf(stderr, "taskprof op: interrupted; reporting what was collected\n");
+		else if (!res.term_sig)
+			app_status = code;
 	}
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
@@ -1656,6 +1662,9 @@ int cmd_op(int argc, char **argv)
 			code);
 		goto out;
 	}
+	if (app_status)
+		fprintf(stderr, "taskprof op: the application exited with status %d (passed on as "
+				"taskprof op's)\n", app_status);
 	ret = code;
 out:
 	/* The summary table, the plan or the help text: a stdout that could
