@@ -1180,12 +1180,14 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		rc = tp_set_error(-ENOMEM, "report: out of memory");
 		goto out;
 	}
-	const bool skipped = !strcmp(r->li.status, "skipped");
+	/* A skipped launch, or one that failed before its first pass (in its
+	 * warm-up), has no pass files: one note below, not one per pass. */
+	const bool skipped = !strcmp(r->li.status, "skipped") ||
+			     (!strcmp(r->li.status, "failed") && r->li.passes_done == 0);
 	for (uint32_t p = 0; p < np; p++) {
 		snprintf(path, sizeof(path), "%s/dump/pass_%u.bin", launch_dir, p);
 		rc = tp_op_merge_add_file(&r->m, path, p, &cfg->plan);
 		if (rc == -ENOENT) {
-			/* A skipped launch has no pass files: one note below. */
 			if (!skipped)
 				tp_op_merge_missing(&r->m, p, &cfg->plan, path);
 			rc = 0;
