@@ -546,15 +546,27 @@ static int write_result(const char *dir, const struct tp_worker *w,
 	 * this thread only, and put back before returning. */
 	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
+	char stall[32];
+	if (w->stall_timeout_ms == TP_WORKER_STALL_NEVER)
+		snprintf(stall, sizeof(stall), "never");
+	else
+		snprintf(stall, sizeof(stall), "%.3f s",
+			 (double)(w->stall_timeout_ms ? w->stall_timeout_ms
+						      : TP_WORKER_DEFAULT_STALL_MS) / 1e3);
+	/* The settings that shape the data come after the figures: what
+	 * was collected (0 / off: not) and how the run was scheduled. */
 	int n = snprintf(buf, sizeof(buf),
 			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
 			 "aicpu_threads %d\nrounds %d\ntasks %" PRIu64 "\nhost_wall_s %.6f\n"
 			 "device_wall_s %.6f\norch_s %.6f\nsched_s %.6f\ntasks_per_s %.6g\n"
-			 "golden %s\n%s\n",
+			 "swimlane_level %d\npmu_event_type %u\ndep_gen %s\nearly_dispatch %s\n"
+			 "stall_timeout %s\ngolden %s\n%s\n",
 			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
 			 w->aicpu_threads, r->rounds, r->tasks, r->host_wall_s, r->device_wall_s,
-			 r->orch_s, r->sched_s, r->tasks_per_s, r->pass ? "PASS" : "FAIL",
-			 r->golden_line);
+			 r->orch_s, r->sched_s, r->tasks_per_s, w->swimlane_level,
+			 r->pmu ? r->pmu_event_type : 0u, w->dep_gen ? "on" : "off",
+			 r->early_dispatch ? "on" : "off", stall,
+			 r->pass ? "PASS" : "FAIL", r->golden_line);
 	if (c_loc) {
 		uselocale(prev);
 		freelocale(c_loc);

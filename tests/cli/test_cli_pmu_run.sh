@@ -38,6 +38,14 @@ f=$(csv_of bare)
 [ -n "$f" ] || bad "bare: no pmu.csv"
 has "$out" "pmu: $f (12 rows, event type 2)"
 has "$out" "$f: 12 rows, 4 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 1"
+# result.txt names the settings that shaped the data (PMU on: single
+# issue, so no early dispatch)
+settings=$(sed -n '/^swimlane_level /,/^stall_timeout /p' "$(dirname "$f")/result.txt")
+[ "$settings" = "swimlane_level 0
+pmu_event_type 2
+dep_gen off
+early_dispatch off
+stall_timeout 10.000 s" ] || bad "bare: result.txt settings: '$settings'"
 has "$out" "func_id 0 (QK): 3 rows (AIC 3, AIV 0)"
 has "$out" "share of total"
 [ "$(head -1 "$f")" = "$A2A3_PIPE" ] || bad "bare: header $(head -1 "$f")"

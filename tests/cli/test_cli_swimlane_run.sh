@@ -59,6 +59,13 @@ fi
 out=$("$bin" run synthetic --enable-l2-swimlane 2 --enable-dep-gen -o "$root/l2" 2>/dev/null)
 grep -qxF "scheduler overhead: $bin sched-overhead needs records of level 3 or 4 (this run: --enable-l2-swimlane 2)" <<<"$out" ||
 	{ echo "FAIL: level-2 hint: $(grep "^scheduler overhead" <<<"$out")"; fail=1; }
+# result.txt names the settings (synthetic asks for early dispatch)
+settings=$(sed -n '/^swimlane_level /,/^stall_timeout /p' "$root"/l2/*/result.txt)
+[[ $settings == "swimlane_level 2
+pmu_event_type 0
+dep_gen on
+early_dispatch on
+stall_timeout 10.000 s" ]] || { echo "FAIL: level-2 result.txt settings: '$settings'"; fail=1; }
 # With both: the scheduler-overhead line names the run folder, which both
 # tools take in place of the records file.
 out=$("$bin" run synthetic --enable-l2-swimlane --enable-dep-gen -o "$root/wd" 2>"$root/err")
