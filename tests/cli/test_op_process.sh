@@ -226,18 +226,23 @@ fi
 # writes the launch as interrupted, then the application ends as SIGINT
 # would end it. The shell starts background jobs with SIGINT ignored, which
 # taskprof and the application would inherit: python resets it first.
+# slow_in_pass2 NAME: taskprof op -o $WORK/NAME on slow (SIGINT at its
+# default action) in the background, $pid, back once pass 2 began.
+slow_in_pass2() {
+	mkdir -p "$WORK/$1"
+	OP_OUT_FILE=$WORK/$1.bin python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/$1" --warm-up 0 -- "$APPS/slow" \
+		>"$WORK/$1.out" 2>"$WORK/$1.err" &
+	pid=$!
+	for _ in $(seq 1 200); do
+		grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/$1.err" && break
+		sleep 0.05
+	done
+}
 say "I17: SIGINT during pass 2 of 4 (slow: 200 ms per execution)"
 need "$APPS/slow"
-mkdir -p "$WORK/i17"
-OP_OUT_FILE=$WORK/i17.bin python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17" --warm-up 0 -- "$APPS/slow" \
-	>"$WORK/i17.out" 2>"$WORK/i17.err" &
-pid=$!
-for _ in $(seq 1 200); do
-	grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/i17.err" && break
-	sleep 0.05
-done
+slow_in_pass2 i17
 kill -INT $pid
 wait $pid
 rc=$?
@@ -274,16 +279,7 @@ fi
 # is ignored, the
 # pass in progress still finishes (the application is not killed).
 say "I17c: SIGINT twice within a second during pass 2 (timeout's double delivery)"
-mkdir -p "$WORK/i17c"
-OP_OUT_FILE=$WORK/i17c.bin python3 -c 'import os, signal, sys
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17c" --warm-up 0 -- "$APPS/slow" \
-	>"$WORK/i17c.out" 2>"$WORK/i17c.err" &
-pid=$!
-for _ in $(seq 1 200); do
-	grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/i17c.err" && break
-	sleep 0.05
-done
+slow_in_pass2 i17c
 kill -INT $pid
 sleep 0.2 # delivered apart, not merged into one pending signal
 kill -INT $pid
