@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -25,6 +26,11 @@ static bool on, stopping;
 static const char *g_prefix;
 static FILE *g_stream;
 static char phase[PHASE_MAX]; /* "" between phases */
+/* A copy of phase for signal handlers (tp_progress_phase_snapshot()),
+ * published under a sequence count: odd while the copy is being written.
+ * Written only under mu (one writer at a time). */
+static _Atomic unsigned shown_seq;
+static _Atomic char shown[PHASE_MAX];
 static uint64_t first_ns = TP_PROGRESS_FIRST_NS, every_ns = TP_PROGRESS_EVERY_NS;
 static uint64_t phase_start_ns, next_line_ns;
 
@@ -95,6 +101,52 @@ int tp_progress_enable(const char *prefix, FILE *stream)
 	return 0;
 }
 
+/* Copy phase into shown. Caller holds mu. */
+static void publish_phase(void)
+{
+	unsigned seq = atomic_load_explicit(&shown_seq, memory_order_relaxed);
+	atomic_store_explicit(&shown_seq, seq + 1, memory_order_relaxed);
+	/* Release fence: a reader that sees any byte written below also sees
+	 * the odd count stored above (pairs with the reader's acquire fence
+	 * before its second read of the count). */
+	atomic_thread_fence(memory_order_release);
+	size_t i = 0;
+	do
+		atomic_store_explicit(&shown[i], phase[i], memory_order_relaxed);
+	while (phase[i++] && i < sizeof(phase));
+	/* Release: the bytes above happen before the even count a reader
+	 * acquires first. */
+	atomic_store_explicit(&shown_seq, seq + 2, memory_order_release);
+}
+
+size_t tp_progress_phase_snapshot(char *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	for (int attempt = 0; attempt < 64; attempt++) {
+		/* Acquire: pairs with the writer's release store of the even
+		 * count, so the bytes read below are at least that copy's. */
+		unsigned s1 = atomic_load_explicit(&shown_seq, memory_order_acquire);
+		if (s1 & 1)
+			continue; /* being written (maybe by the thread this interrupted) */
+		size_t n = 0;
+		while (n + 1 < len && n < PHASE_MAX) {
+			char c = atomic_load_explicit(&shown[n], memory_order_relaxed);
+			if (!c)
+				break;
+			buf[n++] = c;
+		}
+		buf[n] = '\0';
+		/* Acquire fence: the byte loads above are done before the count
+		 * is read again (pairs with the writer's release fence). */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&shown_seq, memory_order_relaxed) == s1)
+			return n;
+	}
+	buf[0] = '\0';
+	return 0;
+}
+
 void tp_progress_phase(const char *fmt, ...)
 {
 	pthread_mutex_lock(&mu);
@@ -106,6 +158,7 @@ void tp_progress_phase(const char *fmt, ...)
 	} else {
 		phase[0] = '\0';
 	}
+	publish_phase();
 	phase_start_ns = mono_ns();
 	next_line_ns = phase_start_ns + first_ns;
 	if (on)
@@ -128,6 +181,7 @@ void tp_progress_disable(void)
 	pthread_cond_destroy(&cv);
 	on = false;
 	phase[0] = '\0';
+	publish_phase();
 	pthread_mutex_unlock(&mu);
 }
 

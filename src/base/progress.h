@@ -18,6 +18,7 @@
 #ifndef TASKPROF_BASE_PROGRESS_H
 #define TASKPROF_BASE_PROGRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -50,6 +51,20 @@ int tp_progress_enable(const char *prefix, FILE *stream);
  * Restarts the phase clock. Thread-safe; cheap. Not async-signal-safe.
  */
 void tp_progress_phase(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * tp_progress_phase_snapshot() - the current phase's text, for a signal
+ * handler ("running synthetic Default on a2a3sim (round 38 of 1000)").
+ * @buf: receives the text, NUL-terminated ("" between phases)
+ * @len: size of @buf in bytes
+ *
+ * Async-signal-safe (atomic loads only). When the phase is being changed
+ * at that moment and stays so over a few attempts (a handler that
+ * interrupted tp_progress_phase() itself), gives "".
+ *
+ * Return: the text's length in bytes (0: no phase, or none readable).
+ */
+size_t tp_progress_phase_snapshot(char *buf, size_t len);
 
 /**
  * tp_progress_disable() - stop the lines and join the thread. A phase that

@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "base/error.h"
+#include "base/progress.h"
 #include "base/sanitizer.h"
 #include "base/tmp_registry.h"
 
@@ -258,6 +259,13 @@ static void on_interrupt(int sig)
 	put(g_cmd);
 	put(": interrupted by ");
 	put_signal(sig);
+	/* What the command was doing ("while running gemm Small on a5sim
+	 * (round 38 of 1000)"), when it marked a phase (base/progress.h). */
+	char what[200];
+	if (tp_progress_phase_snapshot(what, sizeof(what))) {
+		put(" while ");
+		put(what);
+	}
 	put(": ");
 	put_cleanup();
 	for (size_t i = 0; i < N_INT_SIGS; i++)

@@ -28,9 +28,12 @@
  * clean-up kills at once; removes every registered temporary file; removes the
  * published run folder if that left it empty; writes one line on stderr:
  *
- *   taskprof run: interrupted by SIGTERM: removed 3 temporary files; what
- *   was written before is in outputs/paged_attention_Case1_20250101_120000
+ *   taskprof run: interrupted by SIGTERM while running paged_attention
+ *   Case1 on a2a3sim (round 2 of 5): removed 3 temporary files; what was
+ *   written before is in outputs/paged_attention_Case1_20250101_120000
  *
+ * (the "while" part is the phase the command marked, base/progress.h,
+ * when it had one)
  * and raises the signal again, so the exit status is the conventional
  * 128 + signo (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP, 152 for
  * SIGXCPU, whose line adds "(the CPU time limit, ulimit -t, was

@@ -33,6 +33,10 @@ signame() {
 		echo "SIG$1"
 	fi
 }
+# The phase the line names ("while running ..."): an extglob pattern,
+# set for each call.
+shopt -s extglob
+phase='running slowcase Default on a2a3sim'
 interrupt() {
 	local sig=$1 want=$2 glob=$3 what=$4 out=$root/$4
 	shift 4
@@ -76,7 +80,7 @@ interrupt() {
 	dir=${dir%/}
 	if [[ $code -ne $want ]]; then
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
-	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig"): removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]]; then
+	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig") while "$phase": removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
 	elif [[ -z ${trace_due:-} ]] && ! [[ $(cat "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror the run was cut short (interrupted, crashed or ended by the case\'s exit(): taskprof\'s last line on stderr said which); the files here are what it had written by then' ]]; then
 		# Interrupted before the run wrote its result.txt: one says so.
@@ -134,13 +138,40 @@ code=$?
 pid=
 msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 if [[ $code -ne 143 ]] ||
-	! [[ $msg =~ ^"taskprof run: interrupted by SIGTERM: removed 0 temporary files and the empty run folder $root/made/deeper/slowcase_"[A-Za-z0-9_]+" and the folder $root/made made for the output"$ ]] ||
+	! [[ $msg =~ ^"taskprof run: interrupted by SIGTERM while running slowcase Default on a2a3sim: removed 0 temporary files and the empty run folder $root/made/deeper/slowcase_"[A-Za-z0-9_]+" and the folder $root/made made for the output"$ ]] ||
 	[[ -e $root/made ]]; then
 	echo "FAIL: slow_made: exit $code, want 143, the made folders named and gone: $msg"
 	ls -R "$root/made" 2>/dev/null | head -5
 	fail=1
 else
 	echo "ok: slow_made -> $code: $msg"
+fi
+# A --rounds run names the round it was in: 0.2 s kernels, 1000 rounds,
+# the signal after the third kernel began.
+rm -f "$root/mark.start"
+SLOWCASE_MS=200 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
+	--rounds 1000 -o "$root/rounds" >"$root/out" 2>"$root/err" &
+pid=$!
+rounds_seen=0
+for _ in $(seq 600); do
+	[[ -e $root/mark.start ]] && { rounds_seen=$((rounds_seen + 1)); rm -f "$root/mark.start"; }
+	((rounds_seen >= 3)) && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.02
+done
+kill -INT $pid
+wait $pid
+code=$?
+pid=
+msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+round=
+[[ $msg =~ ^"taskprof run: interrupted by SIGINT while running slowcase Default on a2a3sim (round "([0-9]+)" of 1000): removed " ]] &&
+	round=${BASH_REMATCH[1]}
+if [[ $code -ne 130 || -z $round ]] || ((round < 3 || round > 10)); then
+	echo "FAIL: rounds_int: exit $code (want 130), round '$round' (want 3..10; $rounds_seen kernels seen): $msg"
+	fail=1
+else
+	echo "ok: rounds_int -> $code: $msg"
 fi
 # A run that fails before writing anything leaves no folder either: the
 # orchestration fails before its first submit (exit 1), and -o made two
@@ -238,7 +269,7 @@ pid=
 msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 dir=$(ls -d "$root"/dbl/*/ 2>/dev/null)
 dir=${dir%/}
-if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM: removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]] ||
+if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM while running slowcase Default on a2a3sim: removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]] ||
 	[[ -n $(find "$root/dbl" -name '*.tmp') ]] || ! grep -qx "status FAILED" "$dir/result.txt"; then
 	echo "FAIL: double SIGTERM: exit $code: $msg; tmp: $(find "$root/dbl" -name '*.tmp')"; fail=1
 else
@@ -251,12 +282,13 @@ if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
 fi
 
 # During the run: the PMU collector's CSV shards are open.
-interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
+phase='@(running paged_attention Case1 on a2a3sim|collecting the profiles and writing the outputs)' \
+	interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 # During the conversion run does at the end: merged_swimlane.json.*.tmp.
 # The run had passed: its result.txt gets a line saying the trace was not
 # made, and the message points to it.
-trace_due=1 \
+trace_due=1 phase='converting the swimlane records into a Perfetto trace' \
 	interrupt INT 130 'merged_swimlane.json.*.tmp' convert_int \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen
 if [[ -e $root/convert_int ]] && compgen -G "$root/convert_int/*/merged_swimlane.json" >/dev/null; then

@@ -119,11 +119,38 @@ static void test_short_phase_and_off_print_nothing(void **state)
 	tp_progress_set_timing(0, 0);
 }
 
+/* The snapshot a signal handler reads: the phase as formatted, "" between
+ * phases, cut to the buffer given; a phase longer than the limit is cut at
+ * 191 bytes as the lines are. */
+static void test_phase_snapshot(void **state)
+{
+	(void)state;
+	char buf[256];
+	tp_progress_phase("running %s (round %d of %d)", "gemm Small", 3, 10);
+	assert_int_equal(tp_progress_phase_snapshot(buf, sizeof(buf)), 34);
+	assert_string_equal(buf, "running gemm Small (round 3 of 10)");
+	char small[8];
+	assert_int_equal(tp_progress_phase_snapshot(small, sizeof(small)), 7);
+	assert_string_equal(small, "running");
+	tp_progress_phase("%s", "shorter");
+	assert_int_equal(tp_progress_phase_snapshot(buf, sizeof(buf)), 7);
+	assert_string_equal(buf, "shorter");
+	char longer[300];
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = '\0';
+	tp_progress_phase("%s", longer);
+	assert_int_equal(tp_progress_phase_snapshot(buf, sizeof(buf)), 191);
+	tp_progress_phase(NULL);
+	assert_int_equal(tp_progress_phase_snapshot(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_long_phase_gets_lines),
 		cmocka_unit_test(test_short_phase_and_off_print_nothing),
+		cmocka_unit_test(test_phase_snapshot),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
