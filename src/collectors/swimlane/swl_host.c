@@ -86,39 +86,29 @@ static int swl_warm(int kind, int shards)
 	return kind == SWL_KIND_AICORE_TASK ? 2 : 4;
 }
 
-static const struct tp_module swl_module_a2a3 = {
-	.name = "L2Swimlane",
-	.kind_names = {"aicpu_task", "sched_phase", "orch_phase", "aicore_task"},
-	.kinds = SWL_KINDS,
-	.ready_queue_size = 992, /* PLATFORM_PROF_READYQUEUE_SIZE a2a3 */
-	.slot_count = SWL_SLOT_COUNT,
-	.host_pool_queue_size = 1024,
-	.max_collector_threads = 4,
-	.idle_timeout_sec = 30,
-	.record_size = {sizeof(struct swl_aicpu_rec), sizeof(struct swl_sched_rec),
-			sizeof(struct swl_orch_rec), sizeof(struct swl_aicore_rec)},
-	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE,
-			       SWL_AICORE_BUFFER_SIZE},
-	.batch_size = swl_batch,
-	.recycled_warm_target = swl_warm,
-};
+/* The module of either platform: only the ready-queue size and the
+ * number of AICPU threads (collector shards at most) differ. */
+#define SWL_MODULE(ready_queue, max_collectors)                                              \
+	{                                                                                    \
+		.name = "L2Swimlane",                                                        \
+		.kind_names = {"aicpu_task", "sched_phase", "orch_phase", "aicore_task"},    \
+		.kinds = SWL_KINDS,                                                          \
+		.ready_queue_size = (ready_queue),                                           \
+		.slot_count = SWL_SLOT_COUNT,                                                \
+		.host_pool_queue_size = 1024,                                                \
+		.max_collector_threads = (max_collectors),                                   \
+		.idle_timeout_sec = 30,                                                      \
+		.record_size = {sizeof(struct swl_aicpu_rec), sizeof(struct swl_sched_rec),  \
+				sizeof(struct swl_orch_rec), sizeof(struct swl_aicore_rec)}, \
+		.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE,          \
+				       SWL_PHASE_BUFFER_SIZE, SWL_AICORE_BUFFER_SIZE},       \
+		.batch_size = swl_batch,                                                     \
+		.recycled_warm_target = swl_warm,                                            \
+	}
 
-static const struct tp_module swl_module_a5 = {
-	.name = "L2Swimlane",
-	.kind_names = {"aicpu_task", "sched_phase", "orch_phase", "aicore_task"},
-	.kinds = SWL_KINDS,
-	.ready_queue_size = 1520, /* PLATFORM_PROF_READYQUEUE_SIZE a5 */
-	.slot_count = SWL_SLOT_COUNT,
-	.host_pool_queue_size = 1024,
-	.max_collector_threads = 7,
-	.idle_timeout_sec = 30,
-	.record_size = {sizeof(struct swl_aicpu_rec), sizeof(struct swl_sched_rec),
-			sizeof(struct swl_orch_rec), sizeof(struct swl_aicore_rec)},
-	.records_per_buffer = {SWL_PROF_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE, SWL_PHASE_BUFFER_SIZE,
-			       SWL_AICORE_BUFFER_SIZE},
-	.batch_size = swl_batch,
-	.recycled_warm_target = swl_warm,
-};
+/* PLATFORM_PROF_READYQUEUE_SIZE: 992 on a2a3, 1520 on a5. */
+static const struct tp_module swl_module_a2a3 = SWL_MODULE(992, 4);
+static const struct tp_module swl_module_a5 = SWL_MODULE(1520, 7);
 
 /* Host threads per pool, sized to the machine: the simulated AICPU and
  * AICore threads run on the same CPUs, and every host thread that wakes

@@ -524,14 +524,19 @@ static void ev_begin(struct gen *g)
 	g->n_events++;
 }
 
-static void meta_name(struct gen *g, int pid, int64_t tid, const char *what, const char *name)
+/* A metadata event ("ph": "M") named @what, for @pid (and @tid when >= 0):
+ * meta_begin() opens it and its "args" object, which the caller fills;
+ * meta_end() closes "args" and writes the rest in the keys' sorted order. */
+static void meta_begin(struct gen *g)
+{
+	ev_begin(g);
+	jw_key(&g->w, "args");
+	jw_obj_begin(&g->w);
+}
+
+static void meta_end(struct gen *g, int pid, int64_t tid, const char *what)
 {
 	struct jw *w = &g->w;
-	ev_begin(g);
-	jw_key(w, "args");
-	jw_obj_begin(w);
-	jw_key(w, "name");
-	jw_str(w, name);
 	jw_obj_end(w);
 	jw_key(w, "cat");
 	jw_str(w, "__metadata");
@@ -548,28 +553,20 @@ static void meta_name(struct gen *g, int pid, int64_t tid, const char *what, con
 	jw_obj_end(w);
 }
 
+static void meta_name(struct gen *g, int pid, int64_t tid, const char *what, const char *name)
+{
+	meta_begin(g);
+	jw_key(&g->w, "name");
+	jw_str(&g->w, name);
+	meta_end(g, pid, tid, what);
+}
+
 static void meta_sort(struct gen *g, int pid, int64_t tid, const char *what, int64_t idx)
 {
-	struct jw *w = &g->w;
-	ev_begin(g);
-	jw_key(w, "args");
-	jw_obj_begin(w);
-	jw_key(w, "sort_index");
-	jw_i64(w, idx);
-	jw_obj_end(w);
-	jw_key(w, "cat");
-	jw_str(w, "__metadata");
-	jw_key(w, "name");
-	jw_str(w, what);
-	jw_key(w, "ph");
-	jw_str(w, "M");
-	jw_key(w, "pid");
-	jw_i64(w, pid);
-	if (tid >= 0) {
-		jw_key(w, "tid");
-		jw_i64(w, tid);
-	}
-	jw_obj_end(w);
+	meta_begin(g);
+	jw_key(&g->w, "sort_index");
+	jw_i64(&g->w, idx);
+	meta_end(g, pid, tid, what);
 }
 
 /* Start of a flow event: "cat", "id", "name", "ph", "pid", "tid", "ts". */
