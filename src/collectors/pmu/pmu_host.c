@@ -88,37 +88,28 @@ static int pmu_warm(int kind, int shards)
 	return 1; /* surplus per core is 0: a minimal reserve (spec §7.1) */
 }
 
-static const struct tp_module pmu_module_a2a3 = {
-	.name = "PmuModule",
-	.kind_names = {"pmu"},
-	.kinds = 1,
-	.ready_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE, /* 288 */
-	.slot_count = PMU_SLOT_COUNT,
-	.host_pool_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE,
-	.host_recycled_queue_size = PMU_MAX_CORES_A2A3 * PMU_BUFFERS_PER_CORE,
-	.max_collector_threads = 4,
-	.idle_timeout_sec = PMU_TIMEOUT_SECONDS,
-	.record_size = {sizeof(struct pmu_record)},
-	.records_per_buffer = {PMU_RECORDS_PER_BUFFER},
-	.batch_size = pmu_batch,
-	.recycled_warm_target = pmu_warm,
-};
+/* The module of either platform: the queues hold every buffer of every
+ * core (288 on a2a3, 432 on a5); one collector shard per AICPU thread at
+ * most. */
+#define PMU_MODULE(max_cores, max_collectors)                                   \
+	{                                                                       \
+		.name = "PmuModule",                                            \
+		.kind_names = {"pmu"},                                          \
+		.kinds = 1,                                                     \
+		.ready_queue_size = (max_cores) * PMU_BUFFERS_PER_CORE,         \
+		.slot_count = PMU_SLOT_COUNT,                                   \
+		.host_pool_queue_size = (max_cores) * PMU_BUFFERS_PER_CORE,     \
+		.host_recycled_queue_size = (max_cores) * PMU_BUFFERS_PER_CORE, \
+		.max_collector_threads = (max_collectors),                      \
+		.idle_timeout_sec = PMU_TIMEOUT_SECONDS,                        \
+		.record_size = {sizeof(struct pmu_record)},                     \
+		.records_per_buffer = {PMU_RECORDS_PER_BUFFER},                 \
+		.batch_size = pmu_batch,                                        \
+		.recycled_warm_target = pmu_warm,                               \
+	}
 
-static const struct tp_module pmu_module_a5 = {
-	.name = "PmuModule",
-	.kind_names = {"pmu"},
-	.kinds = 1,
-	.ready_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE, /* 432 */
-	.slot_count = PMU_SLOT_COUNT,
-	.host_pool_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE,
-	.host_recycled_queue_size = PMU_MAX_CORES_A5 * PMU_BUFFERS_PER_CORE,
-	.max_collector_threads = 7,
-	.idle_timeout_sec = PMU_TIMEOUT_SECONDS,
-	.record_size = {sizeof(struct pmu_record)},
-	.records_per_buffer = {PMU_RECORDS_PER_BUFFER},
-	.batch_size = pmu_batch,
-	.recycled_warm_target = pmu_warm,
-};
+static const struct tp_module pmu_module_a2a3 = PMU_MODULE(PMU_MAX_CORES_A2A3, 4);
+static const struct tp_module pmu_module_a5 = PMU_MODULE(PMU_MAX_CORES_A5, 7);
 
 static void shard_path(const struct pmu_collector *c, int i, const char *tail, char *out,
 		       size_t len)
