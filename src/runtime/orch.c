@@ -372,10 +372,11 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	/* Step 0: validate, normalise aiv1-only to aiv0. */
 	uint8_t mask = 0;
 	for (int i = 0; i < 3; i++) {
-		if (kid[i] < 0) {
-			kid[i] = TP_KERNEL_NONE;
+		if (kid[i] == TP_KERNEL_NONE)
 			continue;
-		}
+		if (kid[i] < 0)
+			return tp_set_error(-EINVAL, "runtime: func_id %d out of range (%d kernels; "
+					    "-1 leaves a slot empty)", kid[i], e->cfg.num_kernels);
 		if (kid[i] >= e->cfg.num_kernels)
 			return tp_set_error(-EINVAL, "runtime: func_id %d out of range "
 					    "(%d kernels)", kid[i], e->cfg.num_kernels);
@@ -523,18 +524,34 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 	return rc;
 }
 
+/* The one-kernel submits name a kernel: -1 there is a mistake, not the
+ * empty slot it is in tp_submit()'s array (tp_submit_dummy() makes a task
+ * without a kernel). */
+static int one_kernel(struct tp_orch *o, const char *fn, int32_t func_id)
+{
+	if (func_id >= 0)
+		return 0;
+	if (run_failed(o->e))
+		return -ECANCELED; /* as tp_submit(): the run's error is reported */
+	return tp_set_error(-EINVAL, "runtime: %s: func_id %d out of range (%d kernels; "
+			    "tp_submit_dummy submits a task without a kernel)", fn, func_id,
+			    o->e->cfg.num_kernels);
+}
+
 int tp_submit_aic(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
 		  tp_task_id *out_id)
 {
 	const int32_t k[3] = { func_id, TP_KERNEL_NONE, TP_KERNEL_NONE };
-	return tp_submit(o, k, args, out_id);
+	int rc = one_kernel(o, "tp_submit_aic", func_id);
+	return rc ? rc : tp_submit(o, k, args, out_id);
 }
 
 int tp_submit_aiv(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
 		  tp_task_id *out_id)
 {
 	const int32_t k[3] = { TP_KERNEL_NONE, func_id, TP_KERNEL_NONE };
-	return tp_submit(o, k, args, out_id);
+	int rc = one_kernel(o, "tp_submit_aiv", func_id);
+	return rc ? rc : tp_submit(o, k, args, out_id);
 }
 
 int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *out_id)

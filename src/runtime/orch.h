@@ -189,7 +189,8 @@ int tp_args_set_predicate_addr(struct tp_task_args *a, const void *addr, uint32_
  *
  * May block while the ring is full.
  *
- * Return: 0; -EINVAL (bad func id, a kernel slot whose core type differs
+ * Return: 0; -EINVAL (a func id below -1 or not below the kernel count,
+ * a kernel slot whose core type differs
  * from the kernel's, a tensor a kernel cannot view as a tile, an args
  * error); -ENOSPC (outputs larger than the ring heap); -EDEADLK (ring
  * wedged); -ECANCELED when the run has already failed.
@@ -199,7 +200,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 /**
  * tp_submit_aic() - rt_submit_aic_task: tp_submit() with @func_id in the
  * AIC slot only; tp_submit_aiv() (rt_submit_aiv_task) with it in the AIV0
- * slot only.
+ * slot only. @func_id names a kernel: -1 (TP_KERNEL_NONE) is -EINVAL here
+ * (tp_submit_dummy() submits a task without one).
  *
  * Return: as tp_submit().
  */

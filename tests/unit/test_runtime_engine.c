@@ -683,6 +683,24 @@ static int orch_bad_func(struct tp_orch *o, void *arg)
 	return tp_submit_aic(o, K_ADD_AIV, &a, NULL);
 }
 
+/* Negative func_ids: arg selects the submit; each must fail with
+ * -EINVAL before any task exists (a -5 once made a dummy task). */
+static int orch_negative_func(struct tp_orch *o, void *arg)
+{
+	struct tp_task_args a;
+	tp_args_init(&a);
+	switch ((int)(intptr_t)arg) {
+	case 0:
+		return tp_submit_aiv(o, -5, &a, NULL);
+	case 1:
+		return tp_submit_aic(o, TP_KERNEL_NONE, &a, NULL);
+	default: {
+		const int32_t k[3] = { TP_KERNEL_NONE, -7, TP_KERNEL_NONE };
+		return tp_submit(o, k, &a, NULL);
+	}
+	}
+}
+
 static void test_config_errors(void **s)
 {
 	(void)s;
@@ -696,6 +714,18 @@ static void test_config_errors(void **s)
 	assert_int_equal(res.total_tasks, 0);
 	assert_int_equal(run(2, kernels, K_COUNT, orch_bad_func, NULL, &res, NULL), -EINVAL);
 	assert_non_null(strstr(res.msg, "AIV kernel"));
+	static const char *const want[] = {
+		"tp_submit_aiv: func_id -5 out of range",
+		"tp_submit_aic: func_id -1 out of range",
+		"func_id -7 out of range",
+	};
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(run(2, kernels, K_COUNT, orch_negative_func, (void *)(intptr_t)i,
+				     &res, NULL),
+				 -EINVAL);
+		assert_non_null(strstr(res.msg, want[i]));
+		assert_int_equal(res.total_tasks, 0);
+	}
 }
 
 int main(void)
