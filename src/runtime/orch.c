@@ -690,10 +690,14 @@ void tp_orch_thread(struct tp_engine *e)
 	tp_scope_begin(o); /* the executor's outer scope: depth 0, ring 0 */
 	tp_clear_error(); /* a stale message must not explain this failure */
 	int rc = e->orch_fn(o, e->orch_arg);
-	if (rc && rc != -ECANCELED)
+	if (rc > 0) /* not an errno: 7 is not E2BIG here */
+		tp_engine_fail(e, -EINVAL, TP_TASK_ID_INVALID, -1,
+			       "runtime: orchestration returned %d (expected 0 or a negative errno)",
+			       rc);
+	else if (rc && rc != -ECANCELED)
 		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
 			       "runtime: orchestration failed (%d): %s", rc,
-			       *tp_last_error() ? tp_last_error() : strerror(rc < 0 ? -rc : rc));
+			       *tp_last_error() ? tp_last_error() : strerror(-rc));
 	while (o->depth > 0)
 		tp_scope_end(o);
 	/* on_orchestration_done: every task of every ring. */

@@ -701,6 +701,13 @@ static int orch_negative_func(struct tp_orch *o, void *arg)
 	}
 }
 
+static int orch_positive(struct tp_orch *o, void *arg)
+{
+	(void)o;
+	(void)arg;
+	return 7;
+}
+
 static void test_config_errors(void **s)
 {
 	(void)s;
@@ -726,6 +733,10 @@ static void test_config_errors(void **s)
 		assert_non_null(strstr(res.msg, want[i]));
 		assert_int_equal(res.total_tasks, 0);
 	}
+	/* A positive return fails the run, and is not read as an errno. */
+	assert_int_equal(run(2, kernels, K_COUNT, orch_positive, NULL, &res, NULL), -EINVAL);
+	assert_string_equal(res.msg, "runtime: orchestration returned 7 (expected 0 or a "
+				     "negative errno)");
 }
 
 int main(void)
