@@ -124,6 +124,27 @@ else
 	echo "FAIL: stalled swimlane run: exit $code, rows '$rows', collected '$coll': $(grep -v TIMING "$root/err")"
 	fail=1
 fi
+# A stall on the first task: no task row, so no records file (spec §1.1);
+# what was collected is said, and the tools given the folder say why the
+# file is missing.
+SLOWCASE_MS=100000 "$bin" run "$so" --stall-timeout 0.5 --enable-l2-swimlane \
+	--enable-dep-gen -o "$root/sw0" >"$root/out" 2>"$root/err"
+code=$?
+dir=$(ls -d "$root"/sw0/*/ 2>/dev/null | head -1)
+"$bin" swimlane "$dir" >/dev/null 2>"$root/err2"
+code2=$?
+"$bin" sched-overhead "$dir" >/dev/null 2>"$root/err3"
+code3=$?
+want_note="Note: $dir is from a run that failed (its result.txt: runtime: scheduler thread 0: task 0x0 (SLOW) on core "
+if [[ $code -ne 1 || -z $dir || -e $dir/l2_swimlane_records.json || ! -s $dir/deps.json ]] ||
+   ! grep -qF "L2Swimlane: no task finished, so l2_swimlane_records.json is not written (it needs a task row): 1 aicore_task record reserved at dispatch was never written (the task did not finish: the run failed); 1 sched_phase and 1 orch_phase records collected are left out" "$root/err" ||
+   [[ $code2 -ne 1 || $(sed -n 2p "$root/err2") != "$want_note"*"; a run in which no task finished writes no l2_swimlane_records.json" ]] ||
+   [[ $code3 -ne 1 || $(sed -n 2p "$root/err3") != "$want_note"* ]]; then
+	echo "FAIL: stall on the first task: exit $code / swimlane $code2 / sched-overhead $code3; run: $(grep -v TIMING "$root/err"); swimlane: $(cat "$root/err2"); sched-overhead: $(cat "$root/err3")"
+	fail=1
+else
+	echo "ok: stall on the first task: no records file, the collected records and the reason said"
+fi
 # A stall whose kernel ends a little later (1.5 s: after the stall at 0.5
 # s and the teardown's 1 s wait for its exit), swimlane and PMU on: the
 # kernel's AICore thread, still running when the run gives up, finishes

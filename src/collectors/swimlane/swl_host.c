@@ -520,10 +520,24 @@ static int write_records(const struct swl_collector *c, FILE *f, uint64_t *unwri
 
 int swl_export(struct swl_collector *c, const char *dir)
 {
-	uint64_t na = 0, nb = 0;
-	swl_counts(c, &na, &nb, NULL, NULL);
+	uint64_t na = 0, nb = 0, ns = 0, no = 0;
+	swl_counts(c, &na, &nb, &ns, &no);
 	if (!na && !nb) {
 		TP_WARN("L2Swimlane: Warning: No performance data to export.");
+		/* No task row, so no file (spec §1.1); what was collected all
+		 * the same (a run that stalled on its first tasks) is said, not
+		 * silently gone. */
+		uint64_t reserved = 0;
+		for (int i = 0; i < c->dev.num_cores; i++)
+			reserved += vec_of(c, swl_inst_aicore(&c->dev, i))->n;
+		if (reserved || ns || no)
+			TP_WARN("L2Swimlane: no task finished, so %s is not written (it needs a task "
+				"row): %" PRIu64 " aicore_task record%s reserved at dispatch %s never "
+				"written (the task%s did not finish: the run failed); %" PRIu64
+				" sched_phase and %" PRIu64 " orch_phase records collected are left "
+				"out; deps.json, when written, lists the tasks that were submitted",
+				SWL_RECORDS_FILE, reserved, reserved == 1 ? "" : "s",
+				reserved == 1 ? "was" : "were", reserved == 1 ? "" : "s", ns, no);
 		return tp_set_error(-ENODATA, "swimlane: no performance data to export");
 	}
 	int rc = tp_mkdir_p(dir, 0755);
