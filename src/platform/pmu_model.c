@@ -173,6 +173,7 @@ struct pmu_core {
 	bool open;
 	bool was_enabled;       /* enabled at the last sample */
 	uint64_t last_ns;       /* since when it has been enabled (core thread CPU ns) */
+	uint64_t last_wall_ns;  /* the same moment on tp_now_ns(), after the CPU read */
 	uint64_t win_ns;        /* counted CPU ns of this window */
 	uint64_t busy_sum;      /* counted busy cycles, all pipes */
 	const struct ev_prod *prod[TP_PMU_MAX_SLOTS];
@@ -472,6 +473,25 @@ static bool window_enabled(struct tp_pmu_model *m, int core)
 	return tp_reg_read(m->dev, core, TP_REG_AICORE_CTRL) & TP_AICORE_CTRL_PMU_GATE;
 }
 
+/* End the counting segment that began at last_ns / last_wall_ns, less
+ * the @op_ns of an op that is not counted: add its CPU time to the window.
+ * The CPU clock is a system call (1-1.5 µs under this hypervisor, some
+ * reads much longer), and what the two reads take around their samples is
+ * the model's cost, not the kernel's: the segment counts its CPU time less
+ * one read (read_ns), and never more than the wall time between the reads
+ * (tp_now_ns() after the start's CPU read and before the end's), which a
+ * thread's CPU time cannot exceed. So a kernel that kept its CPU counts
+ * its wall time, and one that lost it counts the CPU it had. */
+static void add_segment(struct pmu_core *pc, uint64_t op_ns)
+{
+	const uint64_t wall_end = tp_now_ns();
+	const uint64_t now = tp_thread_cpu_ns();
+	uint64_t cpu = now - pc->last_ns > op_ns ? now - pc->last_ns - op_ns : 0;
+	uint64_t wall = wall_end - pc->last_wall_ns > op_ns ? wall_end - pc->last_wall_ns - op_ns : 0;
+	cpu = cpu > pc->m->read_ns ? cpu - pc->m->read_ns : 0;
+	pc->win_ns += cpu < wall ? cpu : wall;
+}
+
 /* Sample the window after an op that took @op_cycles (0 at open/close):
  * keep the counted time up to date on a change of state only, so the
  * per-op cost is the register reads and no clock read. A window seen
@@ -483,14 +503,12 @@ static bool sample(struct pmu_core *pc, uint64_t op_cycles)
 	bool en = window_enabled(pc->m, pc->core_id);
 	if (en == pc->was_enabled)
 		return en;
-	uint64_t now = tp_thread_cpu_ns();
 	if (en) {
-		pc->last_ns = now;
+		pc->last_ns = tp_thread_cpu_ns();
+		pc->last_wall_ns = tp_now_ns();
 	} else {
 		/* cycles at 1.8 GHz back to ns: × 5 / 9 */
-		uint64_t op_ns = op_cycles * 5 / 9;
-		uint64_t end = now - pc->last_ns > op_ns ? now - op_ns : pc->last_ns;
-		pc->win_ns += end - pc->last_ns;
+		add_segment(pc, op_cycles * 5 / 9);
 	}
 	pc->was_enabled = en;
 	return en;
@@ -578,10 +596,8 @@ void tp_pmu_window_close(struct tp_pmu_model *m, int core_id)
 		 * counts. A reset seen only here leaves that time out
 		 * (never over-count); the busy floor below keeps the
 		 * counted ops. */
-		bool en = window_enabled(m, core_id);
-		uint64_t now = tp_thread_cpu_ns();
-		if (en)
-			pc->win_ns += now - pc->last_ns;
+		if (window_enabled(m, core_id))
+			add_segment(pc, 0);
 		pc->was_enabled = false;
 	}
 	pc->open = false;
@@ -591,10 +607,9 @@ void tp_pmu_window_close(struct tp_pmu_model *m, int core_id)
 	const struct tp_pmu_regmap *r = &m->plat->pmu;
 	for (int i = 0; i < m->n_slots; i++)
 		add32(m, core_id, r->cnt[i], pc->acc[i]);
-	/* The window's reads of the clock are not the kernel's time (the
-	 * ops' busy floor below still holds). */
-	uint64_t win = pc->win_ns > m->read_ns ? pc->win_ns - m->read_ns : 0;
-	uint64_t cyc = tp_core_cycles_from_ns(win);
+	/* The reads of the clock are out already (add_segment); the ops'
+	 * busy floor below still holds. */
+	uint64_t cyc = tp_core_cycles_from_ns(pc->win_ns);
 	if (cyc < pc->busy_sum)
 		cyc = pc->busy_sum;
 	if (cyc) {

@@ -38,7 +38,9 @@
  *     not run while the host has taken its thread away, and counting the
  *     wall time made a block's total depend on how many threads shared
  *     the host's CPUs (an operator-profiler block differed by up to 3400%
- *     between passes; 50-120% with the CPU time). An op's busy cycles are
+ *     between passes; 50-120% with the CPU time). A counting stretch
+ *     counts its CPU time less one read of that clock, and at most the
+ *     wall time between the reads (pmu_model.c). An op's busy cycles are
  *     its wall time (a CPU-time read per op would cost 0.8 µs per op), so
  *     an op the host interrupted counts the interruption, and the max
  *     takes the total up to the busy cycles then; it guarantees no pipe's

@@ -150,6 +150,29 @@ has "$out" "swimlane trace:"
 has "$out" "(12 rows, event type 2)"
 # ... and the run says the trace shows PMU's single-issue schedule.
 has "$out" 'note: with --enable-pmu the schedulers issue one task per core at a time and do not dispatch early (docs/pmu.md "Single issue"): the trace shows that schedule, not the default one'
+# ... and a task's pmu_total_cycles is its kernel's time, not more: the
+# same task's swimlane bar (end - start of its AICore row, wall time) is
+# an upper bound within the window's own work (docs/pmu.md "Window
+# rules"). The median over the tasks of 20 us and more is within 5% (a
+# preemption at a window's edge can take one task over). The CPU clock's
+# reads once added 10-15% (a 95 us bar counted 109 us; median 1.14).
+dir=$(dirname "$(csv_of both)")
+ratio=$(python3 - "$dir" <<'PY'
+import csv, json, statistics, sys
+d = sys.argv[1]
+r = json.load(open(d + "/l2_swimlane_records.json"))
+hz = r["metadata"]["clock_freq_hz"]
+bar = {(a[0], a[1]): (a[4] - a[3]) * 1e6 / hz for a in r["aicore_tasks"]}
+ratios = []
+for row in csv.DictReader(open(d + "/pmu.csv")):
+    b = bar.get((int(row["core_id"]), int(row["task_id"], 16)))
+    if b is not None and b >= 20:
+        ratios.append(int(row["pmu_total_cycles"]) / 1800.0 / b)
+print("%.3f" % statistics.median(ratios) if len(ratios) >= 3 else "too few tasks of 20 us: %d" % len(ratios))
+PY
+)
+python3 -c 'import sys; sys.exit(not 0.5 <= float(sys.argv[1]) <= 1.05)' "$ratio" 2>/dev/null ||
+	bad "pmu_total_cycles / swimlane bar: median $ratio over the tasks of 20 us (want 0.5 to 1.05)"
 run swl_only --enable-l2-swimlane
 [ "$code" = 0 ] || bad "swimlane alone exited $code: $out"
 hasnt "$out" "note: with --enable-pmu"
