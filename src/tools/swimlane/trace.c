@@ -2315,9 +2315,14 @@ static int warn_unanchored(struct gen *g)
 		for (size_t i = 0; i < pd->sched[ti].n && !markers; i++)
 			markers = pd->sched[ti].v[i].kind == SL_PH_DUMMY_TASK ||
 				  pd->sched[ti].v[i].kind == SL_PH_PREDICATED_SKIP;
+	/* Orchestrator records mean the device orchestrated (not
+	 * host_build_graph, whose a5sim runs write no markers): then the run
+	 * had no such task, and deps.json is likely another run's. */
+	const bool device_orch = pd->level >= 4 && pd->has_orch && pd->n_orch;
 	if (pd->level >= 3 && (n_kind[UA_DUMMY] || n_kind[UA_OTHER]) && !markers &&
-	    sb_printf(b, "; the records hold no dummy_task / predicated_skip marker at all "
-			 "(a5sim host_build_graph writes none)"))
+	    sb_printf(b, "; the records hold no dummy_task / predicated_skip marker at all %s",
+		      device_orch ? "(the run had no such task: is deps.json from another run?)"
+				  : "(a5sim host_build_graph writes none)"))
 		goto nomem;
 	if (n_kind[UA_ALLOC] && !(pd->has_orch && pd->n_orch) &&
 	    (pd->level < 4 ? sb_printf(b, "; alloc bars need level-4 orchestrator records and "
