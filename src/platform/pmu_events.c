@@ -197,6 +197,13 @@ uint32_t tp_pmu_apply_env_override(enum tp_pmu_arch arch, uint32_t cli_type)
 	int32_t v = tp_pmu_parse_env_value(val);
 	if (v > 0 && find(arch, (uint32_t)v)) {
 		TP_INFO("PMU event type set to %u from %s", (unsigned)v, var);
+		/* The spec's line is INFO, which a default run does not show:
+		 * a different choice on the command line is replaced, so say
+		 * it where it is seen. */
+		if ((uint32_t)v != cli_type)
+			TP_WARN("(taskprof: %s=%s, %s, replaces the --enable-pmu choice %u, %s)",
+				var, val, tp_pmu_event_type_name((uint32_t)v), (unsigned)cli_type,
+				tp_pmu_event_type_name(cli_type));
 		return (uint32_t)v;
 	}
 	/* The reference's text says "default" while it keeps the CLI

@@ -237,6 +237,14 @@ static void test_fallback_env_override(void **state)
 	setenv(TP_PMU_ENV_EVENT_TYPE, "4", 1);
 	log_begin();
 	assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A2A3, 2), 4);
+	/* The spec's INFO line, then a WARN a default run shows: the
+	 * command line's different choice is replaced. */
+	assert_string_equal(logbuf, "20 PMU event type set to 4 from TASKPROF_PMU_EVENT_TYPE\n"
+				    "30 (taskprof: TASKPROF_PMU_EVENT_TYPE=4, MEMORY, replaces the "
+				    "--enable-pmu choice 2, PIPE_UTILIZATION)\n");
+	/* The same choice both ways: the INFO line alone. */
+	logbuf[0] = '\0';
+	assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A2A3, 4), 4);
 	assert_string_equal(logbuf, "20 PMU event type set to 4 from TASKPROF_PMU_EVENT_TYPE\n");
 
 	/* Invalid values keep the CLI choice (5 here), warning "default". */
@@ -263,7 +271,9 @@ static void test_fallback_env_override(void **state)
 	setenv(TP_PMU_ENV_EVENT_TYPE_ALIAS, "8", 1);
 	logbuf[0] = '\0';
 	assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A5, 2), 8);
-	assert_string_equal(logbuf, "20 PMU event type set to 8 from SIMPLER_PMU_EVENT_TYPE\n");
+	assert_string_equal(logbuf, "20 PMU event type set to 8 from SIMPLER_PMU_EVENT_TYPE\n"
+				    "30 (taskprof: SIMPLER_PMU_EVENT_TYPE=8, L2_CACHE, replaces the "
+				    "--enable-pmu choice 2, PIPE_UTILIZATION)\n");
 	setenv(TP_PMU_ENV_EVENT_TYPE, "7", 1);
 	assert_int_equal(tp_pmu_apply_env_override(TP_PMU_ARCH_A5, 2), 7);
 	/* Selection: place 1, then the override. */
