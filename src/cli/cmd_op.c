@@ -103,7 +103,7 @@ static void help(FILE *f)
 		"  -k, --kernel-name PAT[|PAT...]\n"
 		"                            profile launches whose kernel name starts with\n"
 		"                            PAT or matches it as a glob (* ? [..]);\n"
-		"                            default: the first launch only\n"
+		"                            default: any kernel (-c says how many)\n"
 		"      --launch-skip N       skip the first N matching launches [0..1000,\n"
 		"                            default 0]\n"
 		"  -c, --launch-count N      profile at most N launches [1..5000, default 1]\n"
@@ -1032,6 +1032,59 @@ static int count_app_launches(const char *out, bool app_replay)
 	return total;
 }
 
+/* What the injector's '#' lines of the launches files say (lines every
+ * launch reader skips): launch calls the runtime rejected, which were
+ * passed through unprofiled and are no launches ("# rejected ..."), and
+ * whether --kill on ended a process ("# killed ..."). */
+struct launch_marks {
+	int rejected;
+	bool killed;
+};
+
+static void scan_marks_file(const char *path, struct launch_marks *m)
+{
+	char *data = NULL;
+	size_t len = 0;
+	if (tp_read_file(path, &data, &len))
+		return;
+	for (char *line = data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (!strncmp(line, "# rejected ", 11))
+			m->rejected++;
+		else if (!strncmp(line, "# killed ", 9))
+			m->killed = true;
+		line = nl ? nl + 1 : NULL;
+	}
+	free(data);
+}
+
+/* The marks of the same files count_app_launches() reads. A file that
+ * cannot be read adds nothing (the counts are for a message). */
+static struct launch_marks scan_launch_marks(const char *out, bool app_replay)
+{
+	struct launch_marks m = { 0, false };
+	char path[4096];
+	if (app_replay) {
+		if (!op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out))
+			scan_marks_file(path, &m);
+		return m;
+	}
+	DIR *d = opendir(out);
+	if (!d)
+		return m;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, "launches", 8) || len < 12 ||
+		    strcmp(e->d_name + len - 4, ".txt"))
+			continue;
+		if (!op_pathf(path, sizeof(path), "%s/%s", out, e->d_name))
+			scan_marks_file(path, &m);
+	}
+	closedir(d);
+	return m;
+}
+
 /* The file(s) listing every launch of the run in @out, for a message:
  * raw/run_0/launches.txt (application replay), the one launches_<pid>.txt
  * by its name, or "the launches_*.txt files" when processes made several. */
@@ -1057,20 +1110,26 @@ static void launches_file(const char *out, bool app_replay, char *buf, size_t le
 		snprintf(buf, len, "%s", one);
 }
 
-static void write_note(const struct op_opts *o, const char *out, int launched)
+/* NOTE.txt and the stderr line when no launch was profiled. @launched:
+ * the application's launches (-1: unknown); @rejected: its launch calls
+ * the runtime rejected, which are no launches. */
+static void write_note(const struct op_opts *o, const char *out, int launched, int rejected)
 {
-	char path[4096], what[256], sel[1400];
+	char path[4096], what[256], sel[1400], rej[200] = "";
 	op_pathf(path, sizeof(path), "%s/NOTE.txt", out);
+	if (rejected > 0)
+		snprintf(rej, sizeof(rej), " and made %d launch call%s the runtime rejected "
+			 "(passed through unprofiled)", rejected, rejected == 1 ? "" : "s");
 	/* Unknown when the injector left no launches.txt (it writes one per
 	 * process): say nothing rather than guess. */
 	if (launched < 0)
 		what[0] = 0;
 	else
-		snprintf(what, sizeof(what), "the application launched %d kernel%s; ", launched,
-			 launched == 1 ? "" : "s");
+		snprintf(what, sizeof(what), "the application launched %d kernel%s%s; ", launched,
+			 launched == 1 ? "" : "s", rej);
 	snprintf(sel, sizeof(sel), "--kernel-name %s, --launch-skip-before-match %u, "
 				   "--launch-skip %u",
-		 o->cfg.kernel_name[0] ? o->cfg.kernel_name : "(unset: the first launch)",
+		 o->cfg.kernel_name[0] ? o->cfg.kernel_name : "(unset: any kernel)",
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
 		sel);
@@ -1088,8 +1147,17 @@ static void write_note(const struct op_opts *o, const char *out, int launched)
 	if (launched >= 0)
 		fprintf(tx.fp, "The application launched %d kernel%s.\n", launched,
 			launched == 1 ? "" : "s");
+	if (rejected > 0)
+		fprintf(tx.fp, "It also made %d tp_rt_launch call%s that the runtime rejected (a "
+			       "NULL kernel, a block_dim out of range, an unknown attr->cores, a "
+			       "device that cannot be opened): passed through unprofiled, with the "
+			       "runtime's error, and not counted as launches (the '# rejected' "
+			       "lines of the launches files).\n", rejected,
+			rejected == 1 ? "" : "s");
 	fprintf(tx.fp, "Selection: %s, --replay-mode %s.\n%s", sel,
 		tp_op_replay_mode_name(o->cfg.replay_mode),
+		launched == 0 && rejected > 0 ?
+			"None of its tp_rt_launch calls was a kernel launch to profile.\n" :
 		launched == 0 ? "The application made no tp_rt_launch call (or it did not use "
 				"libtaskprof.so's device API). Child processes of the "
 				"application are profiled only with --target-processes all.\n" :
@@ -1604,8 +1672,9 @@ int cmd_op(int argc, char **argv)
 	int complete = 0, unmeasured = 0, notreplayed = 0, lfailed = 0;
 	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &notreplayed, &lfailed,
 			   &failed);
+	const struct launch_marks mk = scan_launch_marks(dir, app_replay);
 	if (n == 0 && !failed)
-		write_note(o, dir, count_app_launches(dir, app_replay));
+		write_note(o, dir, count_app_launches(dir, app_replay), mk.rejected);
 	if (n > 0) {
 		/* How many were profiled, of how many: the default profiles one
 		 * launch only, which a user may not expect (in range replay
@@ -1613,12 +1682,10 @@ int cmd_op(int argc, char **argv)
 		int m = count_app_launches(dir, app_replay);
 		char list[300];
 		launches_file(dir, app_replay, list, sizeof(list));
-		const char *killed = o->cfg.kill && (unsigned)n >= o->cfg.launch_count
-					     ? " (--kill on: the application is ended once they are)" : "";
 		/* Launches whose profile is incomplete, or that were
 		 * interrupted before their first pass, were skipped above: not
 		 * counted as profiled, but said, so the count matches the table. */
-		char inc[240] = "";
+		char inc[400] = "";
 		int incomplete = n - complete - unmeasured;
 		const char *its = unmeasured == 1 ? "its" : "their";
 		if (incomplete && unmeasured)
@@ -1645,14 +1712,30 @@ int cmd_op(int argc, char **argv)
 				 lfailed);
 			complete -= lfailed;
 		}
-		if (m > n)
+		/* Calls the runtime rejected: no launches, not in m. */
+		if (mk.rejected) {
+			size_t l = strlen(inc);
+			snprintf(inc + l, sizeof(inc) - l, "; %d launch call%s the runtime "
+				 "rejected (passed through unprofiled, not counted as launches)",
+				 mk.rejected, mk.rejected == 1 ? "" : "s");
+		}
+		/* With --kill on, m is what the application made before the
+		 * injector ended it, not what it would have made. */
+		if (m > n && mk.killed)
+			fprintf(stderr, "taskprof op: profiled %d of the %d kernel launches the "
+					"application made before --kill on ended it "
+					"(--launch-count %u, the selection and the skips decide "
+					"which; %s lists them all)%s; output %s\n",
+				complete, m, o->cfg.launch_count, list, inc, dir);
+		else if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "
-					"decide which; %s lists them all)%s%s; output %s\n",
-				complete, m, o->cfg.launch_count, list, killed, inc, dir);
+					"decide which; %s lists them all)%s; output %s\n",
+				complete, m, o->cfg.launch_count, list, inc, dir);
 		else
 			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s%s; output %s\n",
-				complete, complete == 1 ? "" : "es", killed, inc, dir);
+				complete, complete == 1 ? "" : "es",
+				mk.killed ? ", then --kill on ended the application" : "", inc, dir);
 	} else {
 		fprintf(stderr, "taskprof op: output %s\n", dir);
 	}

@@ -240,6 +240,35 @@ size_t tp_op_safe_read(const void *src, void *dst, size_t n)
 	return done;
 }
 
+size_t tp_op_safe_write(void *dst, const void *src, size_t n)
+{
+	if (!dst || !n)
+		return 0;
+	size_t ps = page_size(), done = 0;
+	/* As tp_op_safe_read(), the other way: process_vm_writev stops at
+	 * the first remote iovec it cannot write. */
+	while (done < n) {
+		struct iovec remote[16], local;
+		int nr = 0;
+		uintptr_t a = (uintptr_t)dst + done, end = (uintptr_t)dst + n;
+		for (; a < end && nr < 16; nr++) {
+			uintptr_t pe = (a & ~(uintptr_t)(ps - 1)) + ps;
+			uintptr_t e = pe < end ? pe : end;
+			remote[nr] = (struct iovec){ .iov_base = (void *)a, .iov_len = e - a };
+			a = e;
+		}
+		local = (struct iovec){ .iov_base = (char *)src + done,
+					.iov_len = a - ((uintptr_t)dst + done) };
+		ssize_t put = process_vm_writev(getpid(), &local, 1, remote, (unsigned long)nr, 0);
+		if (put <= 0)
+			break;
+		done += (size_t)put;
+		if ((size_t)put < local.iov_len)
+			break;
+	}
+	return done;
+}
+
 /* Up to @window bytes of @args as 8-byte words into @w (the blob's size
  * is unknown: the read stops at an unreadable page). */
 static size_t read_args_words(const void *args, size_t window, uint64_t *w)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# CLI test of `taskprof op` (spec/opprof.md §4.2, §4.14 U5): --help; every
-# range edge (0/1000/1001, 1/5000/5001, warm-up 500/501) and the other
-# value checks, each a usage error (exit 2) with one line naming the
-# option, the value and what was expected; invalid combinations; the
+# CLI test of `taskprof op` (spec/opprof.md §4.2, §4.14 U5): --help (-k's
+# default: any kernel); every range edge (0/1000/1001, 1/5000/5001,
+# warm-up 500/501) and the other value checks, each a usage error (exit 2)
+# with one line naming the option, the value and what was expected;
+# invalid combinations; the
 # --list-passes plan on a2a3sim and a5sim (pass counts, deterministic);
 # missing / nonexistent APP; exit-code propagation; the note of a run
 # that profiles nothing; application-replay matching (strict / balanced /
@@ -52,6 +53,14 @@ for s in "--launch-skip-before-match N" "[0..1000, default 0]" "[0..500, default
 	grep -qF -- "$s" <<<"$out" || { echo "FAIL: --help lacks '$s'"; fail=1; }
 done
 "$bin" --help | grep -qE '^  op ' || { echo "FAIL: taskprof --help does not list op"; fail=1; }
+# -k unset matches any kernel; -c says how many (it said "the first launch
+# only", but -c 2 without -k profiles two).
+grep -qF -- "default: any kernel (-c says how many)" <<<"$out" ||
+	{ echo "FAIL: --help: -k's default is not 'any kernel (-c says how many)'"; fail=1; }
+if grep -qF -- "the first launch only" <<<"$out"; then
+	echo "FAIL: --help still says -k defaults to 'the first launch only'"
+	fail=1
+fi
 
 # --- range edges (U5): a valid value plans and exits 0 with --list-passes ----
 L=--list-passes

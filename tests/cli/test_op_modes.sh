@@ -462,7 +462,7 @@ for l in device0/rd_acc0/0 device1/rd_acc1/0; do
 done
 if grep -q "^taskprof op: warning: range 'rdev' spans devices 0 and 1" "$WORK/i12s.err" &&
 	grep -q "^taskprof op: profiled 0 kernel launches; 2 not replayed (status skipped" "$WORK/i12s.err" &&
-	grep -qE '^rd_acc0 +0 +0 +2 +N/A +0 +n/a +skipped ' "$WORK/i12s.out"; then
+	grep -qE '^rd_acc0 +0 +0 +2 +N/A +0 +N/A +skipped ' "$WORK/i12s.out"; then
 	ok "I12r span: the warning names the range; the table and the last line say skipped"
 else
 	bad "I12r span: want the warning, a table row with status skipped and '2 not replayed'"

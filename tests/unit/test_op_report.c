@@ -1041,7 +1041,7 @@ static void test_print_summary(void **state)
 	assert_non_null(strstr(buf, "vec_add      0    0       8         12.500      4        yes "
 				    "ok          /o/device0/vec_add/0\n"));
 	/* s[1]: no two passes hashed memory — consistency unknown. */
-	assert_non_null(strstr(buf, "acc          1    2       0            N/A      0        n/a "
+	assert_non_null(strstr(buf, "acc          1    2       0            N/A      0        N/A "
 				    "degraded"));
 	assert_non_null(strstr(buf, "taskprof op: no kernel launch was profiled\n"));
 	/* Deviations of 25% or less: no note. */

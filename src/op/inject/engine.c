@@ -7,12 +7,16 @@
  *
  *   open the replay window (other threads' malloc/free/memcpy/launch wait)
  *   synchronize; choose the snapshot scope from the budget; snapshot
- *   W x { restore; launch }                        results discarded
+ *   W x { restore; launch; undo its args writes }  results discarded
  *   P x { restore; start AICORE_PMU + TASK_TIME with pass p's events;
  *         launch (pass 0: with the hidden instrumentation buffer); stop;
- *         wait for both END_OF_PASS (reader thread); pass_<p>.bin; hash }
+ *         wait for both END_OF_PASS (reader thread); undo its args
+ *         writes; pass_<p>.bin; hash }
  *   restore; the application's own launch, once, through the real function
  *   close the window                               => W + P + 1 executions
+ *
+ * A launch call the runtime would reject (launch_rejected()) is none of
+ * this: it goes to the runtime unprofiled, unseen by the selection.
  *
  * Over the host budget the snapshot is spilled to dump/snapshot.bin
  * (take_snapshot()). With no snapshot (no room on disk either): only pass
@@ -195,12 +199,12 @@ static int claim(const struct inj_launch *l, char *dir, size_t n, int *k)
 }
 
 /* One line to launches.txt (O_APPEND: each line is one write, whole even
- * when several processes of a run share the file). */
-static void log_launch(const struct inj_launch *l, int k, bool profiled)
+ * when several processes of a run share the file). @n: its bytes, the
+ * newline included. */
+static void launches_append(const char *line, int n)
 {
-	char line[512];
-	int n = snprintf(line, sizeof(line), "device=%d name=%s block_dim=%u k=%d profiled=%d\n",
-			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0);
+	if (n <= 0)
+		return;
 	pthread_mutex_lock(&e_mu);
 	if (e_launches_fd < 0 && !e_launches_failed) {
 		e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
@@ -221,6 +225,15 @@ static void log_launch(const struct inj_launch *l, int k, bool profiled)
 		}
 	}
 	pthread_mutex_unlock(&e_mu);
+}
+
+/* A launch's line in launches.txt: k is its folder index when profiled. */
+static void log_launch(const struct inj_launch *l, int k, bool profiled)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "device=%d name=%s block_dim=%u k=%d profiled=%d\n",
+			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0);
+	launches_append(line, n < (int)sizeof(line) ? n : (int)sizeof(line) - 1);
 }
 
 static const char *cores_name(const struct tp_rt_launch_attr *a)
@@ -370,6 +383,57 @@ static int real_launch(const struct inj_launch *l)
 								   l->attr)
 					    : -ENOSYS;
 	return g_inj.real.launch ? g_inj.real.launch(l->kernel, l->block_dim, l->args) : -ENOSYS;
+}
+
+/*
+ * Whether the runtime refuses @l without running it: a NULL kernel, a
+ * block_dim outside 1..TP_RT_MAX_BLOCK_DIM, an unknown attr->cores (the
+ * argument checks of rt.c's rt_launch, in its order), or a current device
+ * that cannot be opened (a forked child's inherited device, a bad
+ * TASKPROF_PLATFORM: the real tp_rt_set_device of the thread's current
+ * device, which is @l->device, runs the same open as the launch and
+ * changes nothing else). A launch from a kernel (-EPERM) never gets here
+ * (the hooks pass it through). Such a call is no kernel launch: profiled,
+ * it took a --launch-count slot and its every execution failed.
+ */
+static bool launch_rejected(const struct inj_launch *l)
+{
+	if (!l->kernel || l->block_dim < 1 || l->block_dim > TP_RT_MAX_BLOCK_DIM)
+		return true;
+	if (l->attr && l->attr->cores != TP_RT_CORES_ANY && l->attr->cores != TP_RT_CORES_AIV &&
+	    l->attr->cores != TP_RT_CORES_AIC)
+		return true;
+	return g_inj.real.set_device && g_inj.real.set_device(l->device) != 0;
+}
+
+/*
+ * A launch call launch_rejected() found the runtime refuses: to the
+ * runtime as the application made it, unprofiled and unseen by the
+ * selection, so the application gets the runtime's own error and message.
+ * launches.txt gets a "# rejected" line, never a launch line (every
+ * reader skips '#' lines; the launcher counts these). Should the runtime
+ * run it after all (a device that failed to open, then opened), it is an
+ * unprofiled launch and logged as one. @gate: take the gate, as any
+ * launch outside a range does.
+ * Return: the runtime's result, its message in tp_last_error().
+ */
+static int pass_rejected(const struct inj_launch *l, bool gate)
+{
+	int t = gate ? tp_op_gate_enter() : 0;
+	int rc = real_launch(l);
+	if (gate)
+		tp_op_gate_exit(t);
+	if (!rc) {
+		log_launch(l, -1, false);
+		return 0;
+	}
+	char msg[TP_ERROR_MSG_MAX], line[512];
+	snprintf(msg, sizeof(msg), "%s", tp_last_error());
+	int n = snprintf(line, sizeof(line), "# rejected device=%d name=%s block_dim=%u error=%d\n",
+			 l->device, l->name, l->block_dim, rc);
+	launches_append(line, n < (int)sizeof(line) ? n : (int)sizeof(line) - 1);
+	/* The file write may have set another error. */
+	return tp_set_error(rc, "%s", msg);
 }
 
 /* The hidden instrumentation buffer of one launch. */
@@ -734,6 +798,99 @@ static void watch_check(struct args_watch *aw, const struct inj_launch *l, uint3
 		r->offset, more, execs);
 }
 
+/*
+ * The args of a kernel replay's executions. A kernel may write its own
+ * args struct (a counter, a result field: host memory the snapshot does
+ * not cover), so every warm-up and pass would hand the next execution
+ * other args, and the application would see W + P + 1 writes instead of
+ * one. So the bytes an execution changed are put back right after it,
+ * with the value they had just before it: each execution, the
+ * application's own included, starts from the args the application
+ * passed, and the application sees the writes of its own execution only.
+ * One warning per launch says the kernel wrote them.
+ *
+ * The runtime passes no args size (rt.h: a pointer, no length), so what
+ * is guarded is the window tp_op_safe_read() gets at the args pointer,
+ * TP_OP_ARGS_WINDOW (256) bytes or fewer at an unreadable page: the
+ * struct and what follows it (on the stack, the application's frames
+ * above the launching call, idle while it waits). Only bytes that changed
+ * during an execution are written back, and through process_vm_writev:
+ * memory after the struct that nothing wrote is never touched (it may be
+ * read-only, or another thread's), and a write never faults. Bytes past
+ * the window are not guarded (docs/op.md "Limits"). Args inside a
+ * registered allocation are left to the snapshot, which restores them.
+ */
+struct args_guard {
+	unsigned char *args;    /* NULL: nothing guarded */
+	size_t n;               /* bytes of @before read */
+	unsigned char before[TP_OP_ARGS_WINDOW];
+	size_t lo, hi;          /* offsets [lo, hi) executions changed; lo == hi: none */
+	uint32_t changed;       /* executions that changed some */
+	bool stuck;             /* a changed byte could not be put back */
+};
+
+static void args_guard_init(struct args_guard *g, const struct inj_launch *l, bool restore)
+{
+	struct tp_op_alloc a;
+	memset(g, 0, sizeof(*g));
+	if (restore && l->args && tp_op_reg_lookup(l->args, &a))
+		g->args = l->args;
+}
+
+/* Before an execution: the bytes it starts from. */
+static void args_before(struct args_guard *g)
+{
+	if (g->args)
+		g->n = tp_op_safe_read(g->args, g->before, sizeof(g->before));
+}
+
+/* After it: every byte it changed back to its value before it. */
+static void args_undo(struct args_guard *g)
+{
+	if (!g->args || !g->n)
+		return;
+	unsigned char now[TP_OP_ARGS_WINDOW];
+	size_t n = tp_op_safe_read(g->args, now, g->n);
+	bool changed = false;
+	for (size_t i = 0; i < n;) {
+		if (now[i] == g->before[i]) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < n && now[j] != g->before[j])
+			j++;
+		if (tp_op_safe_write(g->args + i, g->before + i, j - i) != j - i)
+			g->stuck = true;
+		if (g->lo == g->hi || i < g->lo)
+			g->lo = i;
+		if (j > g->hi)
+			g->hi = j;
+		changed = true;
+		i = j;
+	}
+	g->changed += changed;
+}
+
+/* After the replay: one warning when an execution wrote the args. */
+static void args_guard_report(const struct args_guard *g, const struct inj_launch *l,
+			      uint32_t execs)
+{
+	if (!g->changed)
+		return;
+	char where[64];
+	if (g->hi - g->lo == 1)
+		snprintf(where, sizeof(where), "byte +%zu", g->lo);
+	else
+		snprintf(where, sizeof(where), "bytes +%zu..+%zu", g->lo, g->hi - 1);
+	inj_log(TP_LOG_WARN, "%s: the kernel wrote its args (%s at %p): %s after each of the %u "
+		"replayed executions, so each got the application's args and the application "
+		"sees the writes of its own execution only (the runtime passes no args size: "
+		"only the first %u bytes are guarded)", l->name, where, (void *)g->args,
+		g->stuck ? "NOT put back (the memory refused the write)" : "put back", execs,
+		TP_OP_ARGS_WINDOW);
+}
+
 /* The snapshot budget in bytes (spec §4.9). */
 static uint64_t budget(const struct tp_rt_tool_stats *st)
 {
@@ -858,6 +1015,11 @@ static int kernel_replay(struct lctx *c)
 	if (aw)
 		watch_begin(aw, l, l->args);
 	bool restore = !g_inj.no_restore;
+	/* Put back what an execution wrote to the args before the host-write
+	 * check looks (an args word may point into the window). */
+	struct args_guard ag;
+	args_guard_init(&ag, l, restore);
+	uint32_t replayed = 0;
 	uint64_t restored = 0;
 	int lrc = 0;
 	struct one_launch plain = { l, NULL };
@@ -867,9 +1029,12 @@ static int kernel_replay(struct lctx *c)
 	for (; warmed < cfg->warm_up && !lrc && !inj_interrupted(); warmed++) {
 		if (restore && tp_op_snap_restore(snap, NULL))
 			fatal_restore(c);
+		args_before(&ag);
 		watch_on(c);
 		lrc = body_one(&plain);
 		watch_off();
+		args_undo(&ag);
+		replayed++;
 		if (aw)
 			watch_check(aw, l, execs);
 	}
@@ -900,8 +1065,11 @@ static int kernel_replay(struct lctx *c)
 		if (restore && tp_op_snap_restore(snap, &restored))
 			fatal_restore(c);
 		struct one_launch o = { l, p == 0 ? &in : NULL };
+		args_before(&ag);
 		rc = run_pass(c, p, &buf, body_one, &o, &lrc);
 		uint64_t t1 = tp_now_ns();
+		args_undo(&ag);
+		replayed += !rc;
 		if (rc) {
 			c->status = "failed";
 			snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
@@ -931,6 +1099,7 @@ static int kernel_replay(struct lctx *c)
 	}
 	instr_free(&in);
 	free(aw);
+	args_guard_report(&ag, l, replayed);
 	/* The application's launch sees the inputs as they were. */
 	if (restore && tp_op_snap_restore(snap, NULL))
 		fatal_restore(c);
@@ -1022,6 +1191,12 @@ static void maybe_kill(int device)
 		"application", g_inj.cfg.launch_count, device);
 	inj_progress("--kill on: %u launch%s profiled, ending the application",
 		     g_inj.cfg.launch_count, g_inj.cfg.launch_count == 1 ? "" : "es");
+	/* The launcher's evidence that the application was ended here, and
+	 * so made no launch after the ones listed above this line. */
+	char line[160];
+	int n = snprintf(line, sizeof(line), "# killed by --kill on: %u launches profiled on "
+			 "device %d\n", g_inj.cfg.launch_count, device);
+	launches_append(line, n);
 	/* exit, not _exit: the application's buffered output is flushed;
 	 * the destructors join the reader. */
 	exit(0);
@@ -1036,6 +1211,8 @@ int inj_engine_launch(struct inj_launch *l)
 	 * Kernel and application replay with range markers on: the range
 	 * open on this thread, if any. */
 	const char *range = g_inj.cfg.replay_mode == TP_OP_REPLAY_RANGE ? NULL : inj_marker_range();
+	if (launch_rejected(l))
+		return pass_rejected(l, true);
 	if (!select_launch(l, range, dir, sizeof(dir), &k)) {
 		int t = tp_op_gate_enter();
 		int rc = real_launch(l);
@@ -1091,6 +1268,9 @@ struct rop {
 	struct inj_launch l;
 	struct tp_rt_launch_attr attr;
 	void *args;           /* the captured window (malloc'd), or NULL */
+	void *args0;          /* its bytes at capture, put back after each execution */
+	uint32_t args_wrote;  /* executions that changed @args */
+	size_t args_lo, args_hi; /* offsets [lo, hi) they changed */
 	bool profiled;
 	struct lctx *c;
 	struct inj_pass_buf buf;
@@ -1344,8 +1524,10 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 
 int inj_range_launch(struct inj_launch *l)
 {
-	if (!l->kernel || l->block_dim < 1 || l->block_dim > TP_RT_MAX_BLOCK_DIM)
-		return real_launch(l); /* the runtime's -EINVAL */
+	/* Refused at the call, as the runtime would: never captured (it
+	 * used to fail only at the pop, an unknown attr->cores) nor selected. */
+	if (launch_rejected(l))
+		return pass_rejected(l, false);
 	struct rop *r = rop_new();
 	if (!r)
 		return tp_set_error(-ENOMEM, "range capture: out of memory");
@@ -1364,6 +1546,13 @@ int inj_range_launch(struct inj_launch *l)
 		}
 		r->l.args_size = tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
 		r->l.args = r->args;
+		r->args0 = malloc(r->l.args_size ? r->l.args_size : 1);
+		if (!r->args0) {
+			free(r->args);
+			rop_drop_last();
+			return tp_set_error(-ENOMEM, "range capture: out of memory");
+		}
+		memcpy(r->args0, r->args, r->l.args_size);
 	}
 	char dir[4300];
 	int k;
@@ -1548,6 +1737,58 @@ static void range_watch_check(uint32_t execs)
 			watch_check(tl_r.v[i]->aw, &tl_r.v[i]->l, execs);
 }
 
+/*
+ * After an execution of the range's list in a replay: the args copies the
+ * kernels changed back to their bytes at capture, so that each warm-up
+ * and pass runs every launch with the same args (a kernel that writes its
+ * args struct; see struct args_guard for kernel replay). The copies are
+ * the injector's own memory: the application's struct sees none of it.
+ */
+static void range_args_undo(void)
+{
+	if (g_inj.no_restore)
+		return;
+	for (size_t i = 0; i < tl_r.n; i++) {
+		struct rop *r = tl_r.v[i];
+		if (r->kind != ROP_LAUNCH || !r->args0)
+			continue;
+		const unsigned char *a = r->args, *a0 = r->args0;
+		size_t lo = r->l.args_size, hi = 0;
+		for (size_t j = 0; j < r->l.args_size; j++)
+			if (a[j] != a0[j]) {
+				lo = j < lo ? j : lo;
+				hi = j + 1;
+			}
+		if (!hi)
+			continue;
+		memcpy(r->args, r->args0, r->l.args_size);
+		if (!r->args_wrote++ || lo < r->args_lo)
+			r->args_lo = lo;
+		if (hi > r->args_hi)
+			r->args_hi = hi;
+	}
+}
+
+/* One warning per captured launch whose kernel wrote its args. */
+static void range_args_report(void)
+{
+	for (size_t i = 0; i < tl_r.n; i++) {
+		const struct rop *r = tl_r.v[i];
+		if (!r->args_wrote)
+			continue;
+		char where[64];
+		if (r->args_hi - r->args_lo == 1)
+			snprintf(where, sizeof(where), "byte +%zu", r->args_lo);
+		else
+			snprintf(where, sizeof(where), "bytes +%zu..+%zu", r->args_lo,
+				 r->args_hi - 1);
+		inj_log(TP_LOG_WARN, "%s: the kernel wrote its args (%s of the copy range %.200s "
+			"captured): put back after each execution, so each got the args of the "
+			"call; in range replay the application's args struct never sees the "
+			"kernel's writes", r->l.name, where, tl_r.name);
+	}
+}
+
 static void range_release(void)
 {
 	for (size_t i = 0; i < tl_r.n; i++) {
@@ -1555,6 +1796,7 @@ static void range_release(void)
 		instr_free(&r->in);
 		free(r->aw);
 		free(r->args);
+		free(r->args0);
 		free(r->host);
 		free(r->buf.data);
 		if (r->c)
@@ -1707,6 +1949,7 @@ int inj_range_pop(void)
 		watch_on(c0);
 		lrc = body_list(NULL);
 		watch_off();
+		range_args_undo();
 		range_watch_check(execs);
 		if (lrc) {
 			/* The warm-up ran the whole list: it stands as the
@@ -1737,6 +1980,7 @@ int inj_range_pop(void)
 		rc = run_pass(c0, p, &all, body_list, p == 0 ? (void *)&list_with_instr : NULL,
 			      &lrc);
 		uint64_t t1 = tp_now_ns();
+		range_args_undo();
 		if (p == 0)
 			range_instr_done(!rc && !lrc);
 		if (!rc)
@@ -1768,6 +2012,7 @@ int inj_range_pop(void)
 	}
 	/* No final restore: the last pass was the application's execution. */
 	tp_op_snap_release(snap);
+	range_args_report();
 done:
 	if (inj_device() != pop_dev && g_inj.real.set_device)
 		(void)g_inj.real.set_device(pop_dev);

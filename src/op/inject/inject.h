@@ -140,8 +140,12 @@ void inj_engine_atfork_child(void);
 void inj_engine_exit(void);
 
 /** inj_engine_launch() - the launch hook's body (not in a range): select,
- *  profile per the replay mode, run the app's launch. Return: what the
- *  application's launch returns. */
+ *  profile per the replay mode, run the app's launch. A call the runtime
+ *  refuses (a NULL kernel, a block_dim out of 1..TP_RT_MAX_BLOCK_DIM, an
+ *  unknown attr->cores, a device that cannot be opened) is no launch: it
+ *  goes to the runtime unprofiled, is not seen by the selection, and is
+ *  logged as a "# rejected" line of launches.txt. Return: what the
+ *  application's launch returns (the runtime's error for a refused call). */
 int inj_engine_launch(struct inj_launch *l);
 
 /*
@@ -229,8 +233,13 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
  * it is profiled.
  * @l: the launch, copied.
  *
- * Return: 0 when captured; -ENOMEM; the real launch's -EINVAL for a NULL
- * kernel or a block_dim out of 1..TP_RT_MAX_BLOCK_DIM.
+ * A call the runtime refuses (a NULL kernel, a block_dim out of
+ * 1..TP_RT_MAX_BLOCK_DIM, an unknown attr->cores, a device that cannot be
+ * opened) is not captured: it goes to the runtime at once, as in
+ * inj_engine_launch().
+ *
+ * Return: 0 when captured; -ENOMEM; the runtime's error for a call it
+ * refuses (-EINVAL, -ENODEV, ...).
  */
 int inj_range_launch(struct inj_launch *l);
 

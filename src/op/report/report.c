@@ -1284,7 +1284,7 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			snprintf(dur, sizeof(dur), "N/A");
 		fprintf(f, "%-*.*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, (int)w, s[i].name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
-			!s[i].replay_checked ? "n/a" : s[i].replay_consistent ? "yes" : "NO",
+			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
 			s[i].status, s[i].dir);
 	}
 	/* "consistent" is about the outputs; the passes' timings can still

@@ -1,0 +1,278 @@
+#!/usr/bin/env bash
+# What `taskprof op` does with the arguments of a launch call
+# (docs/op.md "Which launches", "Limits"), with tests/op_apps/rejected.c
+# and tests/op_apps/args_write.c:
+#
+#   C1 launch calls the runtime rejects (a NULL kernel, block_dim 0 and
+#      65536, cores 99, then a NULL kernel between the two real launches)
+#      are no launches: each returns the runtime's own -EINVAL and message
+#      (stdout as unprofiled), the default selection profiles the first
+#      real launch, launches_<pid>.txt has 2 launch lines and 5 "# rejected"
+#      lines, and the last line says "profiled 1 of the application's 2
+#      kernel launches ...; 5 launch calls the runtime rejected"; the
+#      rejected calls used to take the -c 1 slot (a failed kernel_(nil) row)
+#   C2 --launch-skip-before-match 1 skips first_acc, not a rejected call:
+#      second_acc is profiled
+#   C3 -k '*' -c 10: exactly first_acc and second_acc, "profiled 2 kernel
+#      launches; 5 launch calls ..."; -k nomatch: NOTE.txt and stderr count
+#      the 2 launches and the 5 rejected calls
+#   C4 range replay: the rejected calls fail at the call inside the range
+#      (cores 99 used to be captured and to fail only at the pop), both real
+#      launches are profiled, the output is the unprofiled one
+#   C5 application replay: first_acc profiled and merged, the rejected calls
+#      counted apart
+#   C6 --target-processes all: a forked child's launch on the device its
+#      parent opened gets the runtime's -ENODEV and is a rejected call of the
+#      child (a "# rejected ... error=-19" line), not a failed profile
+#   A1 a kernel that writes its args struct (calls += 1, out[calls] = ...):
+#      kernel replay gives every execution the application's args (one
+#      output hash over the 4 passes, Replay Consistent Yes), the
+#      application sees one execution's writes (calls = 1, out as
+#      unprofiled; it used to be calls = 6 and out[5] = 6) and one warning
+#      names the byte; no host-write warning
+#   A2 the same with --warm-up 3 (calls = 1, "each of the 7 replayed")
+#   A3 range replay: every pass runs the captured args (one output hash,
+#      out as unprofiled) and one warning says so
+#   A4 application replay: each run executes the launch once, no warning
+#   K1 --kill on -c 2 --launch-skip 1 op_accumulate 5: the last line says
+#      "profiled 2 of the 3 kernel launches the application made before
+#      --kill on ended it"; -c 2 op_accumulate 2: "profiled 2 kernel
+#      launches, then --kill on ended the application"; without --kill the
+#      wording is unchanged
+#
+# usage: test_op_launch_args.sh TASKPROF_BINARY
+. "$(dirname "$0")/op_test_lib.sh" "$1"
+
+RJ=$APPS/rejected
+AW=$APPS/args_write
+need "$RJ" "$AW" "$EX/op_accumulate"
+M=PipeUtilization,Memory
+
+# launch_lines OPDIR: launch lines of the launches files; rejected_lines:
+# their "# rejected" lines.
+launch_lines() { cat "$1"/launches_*.txt 2>/dev/null | grep -c '^device='; }
+rejected_lines() { cat "$1"/launches_*.txt 2>/dev/null | grep -c '^# rejected '; }
+
+say "C1: rejected launch calls are passed through, not profiled, not counted"
+OP_OUT_FILE=$WORK/c.ref app_run c.plain "$RJ"
+[ $APPRC = 0 ] || { bad "C1: the unprofiled run exited $APPRC"; show "$WORK/c.plain.err"; }
+OP_OUT_FILE=$WORK/c1.bin op_run c1 --aic-metrics $M -- "$RJ"
+if [ $OPRC = 0 ] && diff <(grep '^rejected: call' "$WORK/c.plain.out") \
+	<(grep '^rejected: call' "$WORK/c1.out") >/dev/null &&
+	[ "$(grep -c '^rejected: call [0-9] -> -22 tp_rt_launch' "$WORK/c1.out")" = 5 ]; then
+	ok "C1: exit 0; the 5 calls returned the runtime's -22 and message, as unprofiled"
+else
+	bad "C1: exit $OPRC; want 0 and the calls' lines of the unprofiled run"
+	show "$WORK/c1.out"
+fi
+same_bytes C1 "$WORK/c.ref" "$WORK/c1.bin"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ "$got" = "device0/first_acc/0 block_dim=4" ]; then
+	ok "C1: the one profiled launch is first_acc"
+else
+	bad "C1: profiled '$got', want 'device0/first_acc/0 block_dim=4' (no kernel__nil_)"
+fi
+check_launch_dir C1 "${OPDIR:-/nonexistent}/device0/first_acc/0" 2 1
+nl=$(launch_lines "${OPDIR:-/nonexistent}")
+nr=$(rejected_lines "${OPDIR:-/nonexistent}")
+if [ "$nl" = 2 ] && [ "$nr" = 5 ] &&
+	grep -q '^# rejected device=0 name=kernel__nil_ block_dim=4 error=-22$' \
+		"${OPDIR:-/nonexistent}"/launches_*.txt; then
+	ok "C1: launches file: 2 launch lines, 5 '# rejected' lines"
+else
+	bad "C1: launches file: $nl launch and $nr rejected lines, want 2 and 5"
+	show "$(ls "${OPDIR:-/nonexistent}"/launches_*.txt 2>/dev/null | head -1)"
+fi
+lf=$(basename "$(ls "${OPDIR:-/nonexistent}"/launches_*.txt 2>/dev/null | head -1)")
+want="taskprof op: profiled 1 of the application's 2 kernel launches (--launch-count 1, the selection and the skips decide which; $lf lists them all); 5 launch calls the runtime rejected (passed through unprofiled, not counted as launches); output $OPDIR"
+if grep -qxF "$want" "$WORK/c1.err"; then
+	ok "C1: the last line counts 1 of 2 launches and 5 rejected calls"
+else
+	bad "C1: want the line '$want'"
+	show "$WORK/c1.err"
+fi
+
+say "C2: --launch-skip-before-match 1 skips a launch, not a rejected call"
+op_run c2 --aic-metrics $M --launch-skip-before-match 1 -- "$RJ"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/second_acc/0 block_dim=4" ]; then
+	ok "C2: second_acc profiled"
+else
+	bad "C2: exit $OPRC, profiled '$got', want 0 and 'device0/second_acc/0 block_dim=4'"
+	show "$WORK/c2.err"
+fi
+
+say "C3: -k '*' -c 10 profiles both real launches; a selection that matches none counts them"
+op_run c3 --aic-metrics $M -k '*' -c 10 -- "$RJ"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/first_acc/0 block_dim=4 device0/second_acc/0 block_dim=4" ] &&
+	grep -q "^taskprof op: profiled 2 kernel launches; 5 launch calls the runtime rejected (passed through unprofiled, not counted as launches); output " \
+		"$WORK/c3.err"; then
+	ok "C3: first_acc and second_acc, 'profiled 2 kernel launches; 5 launch calls the runtime rejected'"
+else
+	bad "C3: exit $OPRC, profiled '$got'; want both and the counts on the last line"
+	show "$WORK/c3.err"
+fi
+op_run c3n --aic-metrics $M -k nomatch -- "$RJ"
+if [ $OPRC = 0 ] && grep -q "no kernel launch was profiled (the application launched 2 kernels and made 5 launch calls the runtime rejected (passed through unprofiled); selection: --kernel-name nomatch" "$WORK/c3n.err" &&
+	grep -q '^The application launched 2 kernels\.$' "${OPDIR:-/nonexistent}/NOTE.txt" &&
+	grep -q '^It also made 5 tp_rt_launch calls that the runtime rejected' "${OPDIR:-/nonexistent}/NOTE.txt"; then
+	ok "C3 nomatch: stderr and NOTE.txt count 2 launches and 5 rejected calls"
+else
+	bad "C3 nomatch: exit $OPRC; want the counts in stderr and NOTE.txt"
+	show "$WORK/c3n.err"
+	show "${OPDIR:-/nonexistent}/NOTE.txt"
+fi
+
+say "C4: range replay: a rejected call fails at the call, not at the pop"
+OP_OUT_FILE=$WORK/c.rref app_run c.rplain "$RJ" range
+OP_OUT_FILE=$WORK/c4.bin op_run c4 --aic-metrics $M --replay-mode range --range-markers on -c 10 \
+	-- "$RJ" range
+if [ $OPRC = 0 ] && diff <(grep '^rejected: call' "$WORK/c.rplain.out") \
+	<(grep '^rejected: call' "$WORK/c4.out") >/dev/null &&
+	grep -q '^rejected range: ok$' "$WORK/c4.out"; then
+	ok "C4: exit 0; the calls' results as unprofiled (cores 99 included), result ok"
+else
+	bad "C4: exit $OPRC; want 0, the unprofiled calls' lines and 'rejected range: ok'"
+	show "$WORK/c4.out"
+	show "$WORK/c4.err"
+fi
+same_bytes C4 "$WORK/c.rref" "$WORK/c4.bin"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+st1=$(kv "${OPDIR:-/nonexistent}/device0/first_acc/0/launch.txt" status)
+st2=$(kv "${OPDIR:-/nonexistent}/device0/second_acc/0/launch.txt" status)
+if [ "$got" = "device0/first_acc/0 block_dim=4 device0/second_acc/0 block_dim=4" ] &&
+	[ "$st1" = ok ] && [ "$st2" = ok ] && [ "$(rejected_lines "$OPDIR")" = 5 ] &&
+	grep -q "; 5 launch calls the runtime rejected" "$WORK/c4.err"; then
+	ok "C4: both launches of the range profiled (status ok), 5 calls rejected"
+else
+	bad "C4: profiled '$got' (status '$st1' '$st2'); want both with status ok, 5 rejected"
+	show "$WORK/c4.err"
+fi
+
+say "C5: application replay: the rejected calls are not launches to match"
+OP_OUT_FILE=$WORK/c5.bin op_run c5 --aic-metrics $M --replay-mode application -- "$RJ"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/first_acc/0 block_dim=4" ] &&
+	[ "$(kv "${OPDIR:-/nonexistent}/device0/first_acc/0/launch.txt" passes_done)" = 2 ] &&
+	grep -q "^taskprof op: profiled 1 of the application's 2 kernel launches .*; 5 launch calls the runtime rejected" "$WORK/c5.err"; then
+	ok "C5: first_acc merged from 2 runs; 1 of 2 launches, 5 rejected calls"
+else
+	bad "C5: exit $OPRC, profiled '$got'; want first_acc with 2 passes and the counts"
+	show "$WORK/c5.err"
+fi
+same_bytes C5 "$WORK/c.ref" "$WORK/c5.bin"
+
+if [[ ${TASKPROF_TEST_SANITIZE:-} == thread ]]; then
+	# As test_op_process.sh I15 after: no fork of a multi-threaded process
+	# under ThreadSanitizer.
+	echo "skip: C6 (TSan: a child of a multi-threaded fork)"
+else
+	say "C6: a forked child's launch on its parent's device is a rejected call"
+	op_run c6 --aic-metrics $M -c 10 --target-processes all -- "$RJ" fork
+	got=$(launch_set "${OPDIR:-/nonexistent}")
+	if [ $OPRC = 0 ] && [ "$got" = "device0/first_acc/0 block_dim=4 device0/second_acc/0 block_dim=4" ] &&
+		grep -q '^rejected: child call -> -19 tp_rt: device 0 was opened by process ' "$WORK/c6.out" &&
+		[ "$(cat "${OPDIR:-/nonexistent}"/launches_*.txt | grep -c '^# rejected device=0 name=rejected_0x[0-9a-f]* block_dim=4 error=-19$')" = 1 ] &&
+		grep -q "^taskprof op: profiled 2 kernel launches; 6 launch calls the runtime rejected" "$WORK/c6.err"; then
+		ok "C6: the child's call got -ENODEV, logged as rejected; 2 launches profiled, 6 calls rejected"
+	else
+		bad "C6: exit $OPRC, profiled '$got'; want 0, first_acc and second_acc, the child's -19 rejected"
+		show "$WORK/c6.out"
+		show "$WORK/c6.err"
+	fi
+fi
+
+# args_check LABEL NAME WARMUP EXECS: a kernel-replay run NAME of args_write
+# left calls = 1 and the unprofiled output, with one args warning naming
+# byte +8 and EXECS replayed executions.
+args_check() {
+	local label=$1 name=$2 w=$3 execs=$4 d=${OPDIR:-/nonexistent}/device0/aw_count/0
+	if [ $OPRC = 0 ] && grep -q '^args_write: calls after one launch = 1 (want 1)$' "$WORK/$name.out"; then
+		ok "$label: the application saw one execution's write (calls = 1)"
+	else
+		bad "$label: exit $OPRC; want 0 and calls = 1"
+		show "$WORK/$name.out"
+	fi
+	same_bytes "$label" "$WORK/a.ref" "$WORK/$name.bin"
+	check_launch_dir "$label" "$d" 2 "$w"
+	if [ "$(grep -c 'aw_count: the kernel wrote its args' "$WORK/$name.err")" = 1 ] &&
+		grep -q "^taskprof op: warning: aw_count: the kernel wrote its args (byte +8 at 0x[0-9a-f]*): put back after each of the $execs replayed executions, so each got the application's args" "$WORK/$name.err" &&
+		grep -q 'aw_count: the kernel wrote its args' "${OPDIR:-/nonexistent}/taskprof.log"; then
+		ok "$label: one warning (stderr and taskprof.log) naming byte +8 and $execs executions"
+	else
+		bad "$label: want one 'the kernel wrote its args (byte +8 ...' warning, $execs executions"
+		show "$WORK/$name.err"
+	fi
+	if grep -q 'wrote memory outside every' "$WORK/$name.err"; then
+		bad "$label: a host-write warning for the args the replay puts back"
+	fi
+}
+
+say "A1: a kernel that writes its args struct, kernel replay"
+OP_OUT_FILE=$WORK/a.ref app_run a.plain "$AW"
+grep -q '^args_write: calls after one launch = 1 (want 1)$' "$WORK/a.plain.out" ||
+	bad "A1: the unprofiled run: want calls = 1"
+OP_OUT_FILE=$WORK/a1.bin op_run a1 --aic-metrics $M -- "$AW"
+args_check A1 a1 1 3
+
+say "A2: the same with --warm-up 3"
+OP_OUT_FILE=$WORK/a2.bin op_run a2 --aic-metrics $M --warm-up 3 -- "$AW"
+args_check A2 a2 3 5
+
+say "A3: range replay runs every pass with the captured args"
+OP_OUT_FILE=$WORK/a3.bin op_run a3 --aic-metrics $M --replay-mode range --range-markers on \
+	-- "$AW" range
+if [ $OPRC = 0 ] && grep -q '^args_write: out = 1 0 0 0 0 0 0 0$' "$WORK/a3.out"; then
+	ok "A3: exit 0, out as unprofiled"
+else
+	bad "A3: exit $OPRC; want 0 and 'out = 1 0 0 0 0 0 0 0'"
+	show "$WORK/a3.out"
+fi
+same_bytes A3 "$WORK/a.ref" "$WORK/a3.bin"
+check_launch_dir A3 "${OPDIR:-/nonexistent}/device0/aw_count/0" 2 1
+if [ "$(grep -c "aw_count: the kernel wrote its args (byte +8 of the copy range aw captured): put back after each execution" "$WORK/a3.err")" = 1 ]; then
+	ok "A3: one warning naming the range's copy"
+else
+	bad "A3: want one 'the kernel wrote its args (byte +8 of the copy range aw captured)' warning"
+	show "$WORK/a3.err"
+fi
+
+say "A4: application replay executes the launch once per run: no warning"
+OP_OUT_FILE=$WORK/a4.bin op_run a4 --aic-metrics $M --replay-mode application -- "$AW"
+if [ $OPRC = 0 ] && grep -q '^args_write: calls after one launch = 1 (want 1)$' "$WORK/a4.out" &&
+	! grep -q 'wrote its args' "$WORK/a4.err"; then
+	ok "A4: calls = 1, no warning"
+else
+	bad "A4: exit $OPRC; want 0, calls = 1 and no args warning"
+	show "$WORK/a4.err"
+fi
+same_bytes A4 "$WORK/a.ref" "$WORK/a4.bin"
+
+say "K1: --kill on: the last line says the application was ended"
+op_run k1 --aic-metrics BasicInfo --kill on -c 2 --launch-skip 1 -- "$EX/op_accumulate" 5
+if [ $OPRC = 0 ] && grep -q "^taskprof op: profiled 2 of the 3 kernel launches the application made before --kill on ended it (--launch-count 2, the selection and the skips decide which; launches_[0-9]*\.txt lists them all); output " "$WORK/k1.err" &&
+	grep -q '^# killed by --kill on: 2 launches profiled on device 0$' "${OPDIR:-/nonexistent}"/launches_*.txt; then
+	ok "K1: 'profiled 2 of the 3 kernel launches the application made before --kill on ended it'"
+else
+	bad "K1: exit $OPRC; want the --kill on wording and the '# killed' line"
+	show "$WORK/k1.err"
+fi
+op_run k1b --aic-metrics BasicInfo --kill on -c 2 -- "$EX/op_accumulate" 2
+if [ $OPRC = 0 ] && grep -q "^taskprof op: profiled 2 kernel launches, then --kill on ended the application; output " "$WORK/k1b.err"; then
+	ok "K1: 'profiled 2 kernel launches, then --kill on ended the application'"
+else
+	bad "K1: exit $OPRC; want 'profiled 2 kernel launches, then --kill on ended the application'"
+	show "$WORK/k1b.err"
+fi
+# --kill on with fewer launches than -c: the application ended by itself.
+op_run k1c --aic-metrics BasicInfo --kill on -c 3 -- "$EX/op_accumulate" 2
+if [ $OPRC = 0 ] && grep -q "^taskprof op: profiled 2 kernel launches; output " "$WORK/k1c.err" &&
+	! grep -q '^# killed' "${OPDIR:-/nonexistent}"/launches_*.txt; then
+	ok "K1: -c 3 of 2 launches: 'profiled 2 kernel launches', nothing about --kill"
+else
+	bad "K1: exit $OPRC; want 'profiled 2 kernel launches; output' and no '# killed' line"
+	show "$WORK/k1c.err"
+fi
+
+finish
