@@ -171,8 +171,12 @@ for row in csv.DictReader(open(d + "/pmu.csv")):
 print("%.3f" % statistics.median(ratios) if len(ratios) >= 3 else "too few tasks of 20 us: %d" % len(ratios))
 PY
 )
-python3 -c 'import sys; sys.exit(not 0.5 <= float(sys.argv[1]) <= 1.05)' "$ratio" 2>/dev/null ||
-	bad "pmu_total_cycles / swimlane bar: median $ratio over the tasks of 20 us (want 0.5 to 1.05)"
+# (a sanitizer makes the window's own work several times slower)
+limit=1.05
+[[ -n ${TASKPROF_TEST_SANITIZE:-} ]] && limit=1.15
+python3 -c 'import sys; sys.exit(not 0.5 <= float(sys.argv[1]) <= float(sys.argv[2]))' \
+	"$ratio" "$limit" 2>/dev/null ||
+	bad "pmu_total_cycles / swimlane bar: median $ratio over the tasks of 20 us (want 0.5 to $limit)"
 run swl_only --enable-l2-swimlane
 [ "$code" = 0 ] || bad "swimlane alone exited $code: $out"
 hasnt "$out" "note: with --enable-pmu"

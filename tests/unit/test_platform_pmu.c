@@ -21,6 +21,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/sanitizer.h"
 #include "platform/device.h"
 #include "platform/drv_prof.h"
 #include "platform/platform.h"
@@ -736,10 +737,12 @@ static void test_model_short_windows_count_their_wall_time(void **state)
 		assert_int_equal(tp_pmu_read(f->m, AIV_CORE, &s), 0);
 		const uint64_t ns = s.total_cycles * 5 / 9; /* 1.8 GHz */
 		counted_ns += ns;
-		over += ns > t_out - t_in + 1000u;
+		/* a sanitizer's instrumentation makes that work several
+		 * times slower (TSan: about 1.8 µs) */
+		over += ns > t_out - t_in + (TP_SANITIZED ? 5000u : 1000u);
 	}
 	print_message("%d windows: counted %llu ns against %llu ns spun; %d over their wall "
-		      "time by more than 1 us\n", WINDOWS, (unsigned long long)counted_ns,
+		      "time by more than the margin\n", WINDOWS, (unsigned long long)counted_ns,
 		      (unsigned long long)spun_ns, over);
 	assert_true(over <= 2);
 	/* and the kernel's own time is there: a preempted window counts less
