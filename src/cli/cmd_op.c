@@ -995,41 +995,58 @@ static int list_launch_dirs(const char *out, struct op_dir **dirs, size_t *n)
 }
 
 /*
- * Launches the application made, for the "nothing profiled" note: the
- * lines of the launches files the injector appends one line per launch to
- * (application replay: raw/run_0/launches.txt; kernel and range replay:
- * <out>/launches_<pid>.txt per process). No file: no launch reached
- * libtaskprof.so's tp_rt_launch. Return: the count, or -1 when a file
- * could not be read.
+ * Call @fn(@path, @ud) for each launches file of the run in @out, the
+ * files the injector appends one line per launch to (application replay:
+ * raw/run_0/launches.txt; kernel and range replay: <out>/launches_<pid>.txt
+ * per process), until it returns non-zero. Return: @fn's non-zero value,
+ * -1 when the folder cannot be listed, else 0 (also with no file: no
+ * launch reached libtaskprof.so's tp_rt_launch).
  */
-static int count_app_launches(const char *out, bool app_replay)
+static int for_each_launches_file(const char *out, bool app_replay,
+				  int (*fn)(const char *path, void *ud), void *ud)
 {
 	char path[4096];
-	int n = 0, p = 0, rc;
 	if (app_replay) {
-		op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out);
-		rc = op_count_launches(path, &n, &p);
-		return rc == 0 ? n : rc == -ENOENT ? 0 : -1;
+		if (op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out))
+			return -1;
+		return fn(path, ud);
 	}
-	int total = 0;
 	DIR *d = opendir(out);
 	if (!d)
 		return -1;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	int rc = 0;
+	while (!rc && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		if (strncmp(e->d_name, "launches", 8) || len < 12 ||
 		    strcmp(e->d_name + len - 4, ".txt"))
 			continue;
-		if (op_pathf(path, sizeof(path), "%s/%s", out, e->d_name) ||
-		    op_count_launches(path, &n, &p)) {
-			total = -1;
-			break;
-		}
-		total += n;
+		rc = op_pathf(path, sizeof(path), "%s/%s", out, e->d_name) ? -1 : fn(path, ud);
 	}
 	closedir(d);
-	return total;
+	return rc;
+}
+
+/* for_each_launches_file(): add the file's launches to *(int *)@ud; a
+ * missing file has none. */
+static int add_launches(const char *path, void *ud)
+{
+	int n = 0, p = 0;
+	int rc = op_count_launches(path, &n, &p);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc)
+		return -1;
+	*(int *)ud += n;
+	return 0;
+}
+
+/* Launches the application made, for the "nothing profiled" note.
+ * Return: the count, or -1 when a file could not be read. */
+static int count_app_launches(const char *out, bool app_replay)
+{
+	int total = 0;
+	return for_each_launches_file(out, app_replay, add_launches, &total) ? -1 : total;
 }
 
 /* What the injector's '#' lines of the launches files say (lines every
@@ -1041,12 +1058,16 @@ struct launch_marks {
 	bool killed;
 };
 
-static void scan_marks_file(const char *path, struct launch_marks *m)
+/* for_each_launches_file(): the marks of one file into @ud (a struct
+ * launch_marks). A file that cannot be read adds nothing (the counts are
+ * for a message). */
+static int scan_marks_file(const char *path, void *ud)
 {
+	struct launch_marks *m = ud;
 	char *data = NULL;
 	size_t len = 0;
 	if (tp_read_file(path, &data, &len))
-		return;
+		return 0;
 	for (char *line = data; line && *line;) {
 		char *nl = strchr(line, '\n');
 		if (!strncmp(line, "# rejected ", 11))
@@ -1056,32 +1077,14 @@ static void scan_marks_file(const char *path, struct launch_marks *m)
 		line = nl ? nl + 1 : NULL;
 	}
 	free(data);
+	return 0;
 }
 
-/* The marks of the same files count_app_launches() reads. A file that
- * cannot be read adds nothing (the counts are for a message). */
+/* The marks of the same files count_app_launches() reads. */
 static struct launch_marks scan_launch_marks(const char *out, bool app_replay)
 {
 	struct launch_marks m = { 0, false };
-	char path[4096];
-	if (app_replay) {
-		if (!op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out))
-			scan_marks_file(path, &m);
-		return m;
-	}
-	DIR *d = opendir(out);
-	if (!d)
-		return m;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (strncmp(e->d_name, "launches", 8) || len < 12 ||
-		    strcmp(e->d_name + len - 4, ".txt"))
-			continue;
-		if (!op_pathf(path, sizeof(path), "%s/%s", out, e->d_name))
-			scan_marks_file(path, &m);
-	}
-	closedir(d);
+	(void)for_each_launches_file(out, app_replay, scan_marks_file, &m);
 	return m;
 }
 
