@@ -4,6 +4,7 @@
  * (spec/runtime-model.md §2.4, §2.6; runtime/orch.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -694,10 +695,18 @@ void tp_orch_thread(struct tp_engine *e)
 		tp_engine_fail(e, -EINVAL, TP_TASK_ID_INVALID, -1,
 			       "runtime: orchestration returned %d (expected 0 or a negative errno)",
 			       rc);
+	else if (rc == -ECANCELED && !run_failed(e))
+		/* -ECANCELED passes on a submit's "the run has already failed";
+		 * returned when it had not, it is the orchestration's own
+		 * failure. */
+		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
+			       "runtime: orchestration failed (%d, -ECANCELED, though the run had "
+			       "not failed)%s%s", rc, *tp_last_error() ? ": " : "", tp_last_error());
 	else if (rc && rc != -ECANCELED)
 		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
 			       "runtime: orchestration failed (%d): %s", rc,
-			       *tp_last_error() ? tp_last_error() : strerror(-rc));
+			       *tp_last_error() ? tp_last_error()
+			       : rc == INT_MIN ? "not an errno" : strerror(-rc));
 	while (o->depth > 0)
 		tp_scope_end(o);
 	/* on_orchestration_done: every task of every ring. */

@@ -8,6 +8,7 @@
  * cannot be created (the run fails at once, in both runtime modes). */
 #include <stdarg.h>
 #include <stddef.h>
+#include <limits.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -704,8 +705,7 @@ static int orch_negative_func(struct tp_orch *o, void *arg)
 static int orch_positive(struct tp_orch *o, void *arg)
 {
 	(void)o;
-	(void)arg;
-	return 7;
+	return arg ? (int)(intptr_t)arg : 7;
 }
 
 static void test_config_errors(void **s)
@@ -737,6 +737,16 @@ static void test_config_errors(void **s)
 	assert_int_equal(run(2, kernels, K_COUNT, orch_positive, NULL, &res, NULL), -EINVAL);
 	assert_string_equal(res.msg, "runtime: orchestration returned 7 (expected 0 or a "
 				     "negative errno)");
+	/* -ECANCELED of its own (no submit failed): a failure, not a pass. */
+	assert_int_equal(run(2, kernels, K_COUNT, orch_positive, (void *)(intptr_t)-ECANCELED,
+			     &res, NULL),
+			 -ECANCELED);
+	assert_string_equal(res.msg, "runtime: orchestration failed (-125, -ECANCELED, though "
+				     "the run had not failed)");
+	assert_int_equal(run(2, kernels, K_COUNT, orch_positive, (void *)(intptr_t)INT_MIN,
+			     &res, NULL),
+			 INT_MIN);
+	assert_string_equal(res.msg, "runtime: orchestration failed (-2147483648): not an errno");
 }
 
 int main(void)
