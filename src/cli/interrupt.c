@@ -52,27 +52,40 @@ static void wait_for_reporter(void)
 		pause();
 }
 
-/* Async-signal-safe output: write(2) of NUL-terminated pieces. */
-static size_t len_of(const char *s)
-{
-	size_t n = 0;
-	while (s[n])
-		n++;
-	return n;
-}
+/* Async-signal-safe output: NUL-terminated pieces gathered into one line
+ * and written with one write(2) when the line ends (a '\n') or the buffer
+ * is full, so that the log lines other threads write meanwhile (a
+ * scheduler's ERROR, a device thread's WARN) never land inside it. Only
+ * the elected reporter writes here (elect()). */
+static char g_line[4096];
+static size_t g_line_len;
 
-static void put(const char *s)
+static void flush_line(void)
 {
-	size_t n = len_of(s);
+	const char *s = g_line;
+	size_t n = g_line_len;
 	while (n) {
 		ssize_t k = write(STDERR_FILENO, s, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return;
+			break;
 		s += k;
 		n -= (size_t)k;
 	}
+	g_line_len = 0;
+}
+
+static void put(const char *s)
+{
+	char last = '\0';
+	for (; *s; s++) {
+		if (g_line_len == sizeof(g_line))
+			flush_line();
+		g_line[g_line_len++] = last = *s;
+	}
+	if (last == '\n')
+		flush_line();
 }
 
 static void put_uint(unsigned v)

@@ -854,6 +854,8 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		goto out;
 	}
 
+	tp_progress_phase("preparing the run of %s %s on %s (device, run folder, profilers)",
+			  cal->name, cs->name, w->plat->name);
 	/* The arena reserves address space only (MAP_NORESERVE); size it for
 	 * the case (Case1 holds 1 GiB of KV cache) with room to spare. */
 	arena += 64ull << 20;

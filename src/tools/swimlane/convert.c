@@ -409,8 +409,7 @@ int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		}
 		if (!file_exists(input)) {
 			say_unreachable("Input file", input, errno);
-			if (in_dir)
-				sl_say_failed_folder(a.input, input, stderr);
+			sl_say_failed_folder(input, stderr);
 			goto out;
 		}
 	} else {

@@ -336,13 +336,17 @@ char *sl_records_in_folder(const char *path, bool *oom)
 	return r;
 }
 
-void sl_say_failed_folder(const char *folder, const char *records, FILE *err)
+void sl_say_failed_folder(const char *records, FILE *err)
 {
 	char why[400];
-	if (tp_run_failed(records, why, sizeof(why)))
-		fprintf(err, "Note: %s is from a run that failed (its result.txt: %s); a run in "
-			     "which no task finished writes no l2_swimlane_records.json\n",
-			folder, why[0] ? why : "status FAILED");
+	if (!tp_run_failed(records, why, sizeof(why)))
+		return;
+	const char *slash = strrchr(records, '/');
+	int dir_len = slash ? (int)(slash - records) : 1;
+	fprintf(err, "Note: the run in %.*s failed (its result.txt: %s); a run that fails before "
+		     "any task finished, or is cut short before its outputs, writes no "
+		     "l2_swimlane_records.json\n",
+		dir_len, slash ? records : ".", why[0] ? why : "status FAILED");
 }
 
 static int cmp_str(const void *a, const void *b)

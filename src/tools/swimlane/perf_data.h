@@ -510,15 +510,16 @@ char *sl_path_sibling(const char *path, const char *name);
 char *sl_records_in_folder(const char *path, bool *oom);
 
 /**
- * sl_say_failed_folder() - after a run folder's records file was not
- * found: when the folder's result.txt says the run failed, one line on
- * @err that says so and why there is no records file (a run in which no
- * task finished writes none, spec §1.1); nothing otherwise.
- * @folder:  the folder as the user gave it.
- * @records: the records path sl_records_in_folder() made of it.
+ * sl_say_failed_folder() - after a records file was not found: when the
+ * result.txt of its folder says the run failed, one line on @err that
+ * says so, with the run's error, and why there is no records file (a run
+ * in which no task finished writes none, spec §1.1; nor does one cut short
+ * before its outputs); nothing otherwise.
+ * @records: the records path that was not found (a run folder's
+ *           l2_swimlane_records.json).
  * @err:     where the line goes (stderr).
  */
-void sl_say_failed_folder(const char *folder, const char *records, FILE *err);
+void sl_say_failed_folder(const char *records, FILE *err);
 
 /**
  * sl_tdisp() - task-id display (spec §2.9): "t<local>" for ring 0, else

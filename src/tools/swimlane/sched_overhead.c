@@ -1288,7 +1288,6 @@ int sl_sched_overhead_main(int argc, char **argv)
 	}
 
 	char perf_path[PATH_MAX + 16], deps_path[PATH_MAX + 32];
-	bool from_folder = false;
 	if (records) {
 		py_path(records, perf_path, sizeof(perf_path));
 		/* A run's folder stands for the records file in it. */
@@ -1297,7 +1296,6 @@ int sl_sched_overhead_main(int argc, char **argv)
 		if (oom_dir)
 			return fail("Error: out of memory");
 		if (in_dir) {
-			from_folder = true;
 			int n = snprintf(perf_path, sizeof(perf_path), "%s", in_dir);
 			free(in_dir);
 			if (n < 0 || (size_t)n >= sizeof(perf_path))
@@ -1313,8 +1311,7 @@ int sl_sched_overhead_main(int argc, char **argv)
 		if (tp_path_bad_link(perf_path, why, sizeof(why)))
 			return fail("Error: Perf JSON %s: %s", perf_path, why);
 		int r = fail("Error: Perf JSON not found: %s", perf_path);
-		if (from_folder)
-			sl_say_failed_folder(records, perf_path, stderr);
+		sl_say_failed_folder(perf_path, stderr);
 		return r;
 	}
 
