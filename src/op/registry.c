@@ -211,31 +211,26 @@ uint64_t tp_op_reg_footprint(int device)
 	return sum;
 }
 
-/* Copy @n bytes between this process's @remote (the address that may not
- * be mapped) and @local through process_vm_readv / _writev (@write: to
- * @remote), one remote iovec per page: the calls copy them in order and
- * stop at the first that faults. Return: the bytes copied from the start. */
-static size_t safe_copy(uintptr_t remote_addr, char *local_buf, size_t n, bool write)
+size_t tp_op_safe_read(const void *src, void *dst, size_t n)
 {
-	if (!remote_addr || !n)
+	if (!src || !n)
 		return 0;
 	size_t ps = page_size(), done = 0;
+	/* One remote iovec per page: process_vm_readv copies them in order
+	 * and stops at the first that faults. */
 	while (done < n) {
 		struct iovec remote[16], local;
 		int nr = 0;
-		uintptr_t a = remote_addr + done, end = remote_addr + n;
+		uintptr_t a = (uintptr_t)src + done, end = (uintptr_t)src + n;
 		for (; a < end && nr < 16; nr++) {
 			uintptr_t pe = (a & ~(uintptr_t)(ps - 1)) + ps;
 			uintptr_t e = pe < end ? pe : end;
 			remote[nr] = (struct iovec){ .iov_base = (void *)a, .iov_len = e - a };
 			a = e;
 		}
-		local = (struct iovec){ .iov_base = local_buf + done,
-					.iov_len = a - (remote_addr + done) };
-		ssize_t got = write ? process_vm_writev(getpid(), &local, 1, remote,
-							(unsigned long)nr, 0)
-				    : process_vm_readv(getpid(), &local, 1, remote,
-						       (unsigned long)nr, 0);
+		local = (struct iovec){ .iov_base = (char *)dst + done,
+					.iov_len = a - ((uintptr_t)src + done) };
+		ssize_t got = process_vm_readv(getpid(), &local, 1, remote, (unsigned long)nr, 0);
 		if (got <= 0)
 			break;
 		done += (size_t)got;
@@ -243,17 +238,6 @@ static size_t safe_copy(uintptr_t remote_addr, char *local_buf, size_t n, bool w
 			break;
 	}
 	return done;
-}
-
-size_t tp_op_safe_read(const void *src, void *dst, size_t n)
-{
-	return safe_copy((uintptr_t)src, dst, n, false);
-}
-
-size_t tp_op_safe_write(void *dst, const void *src, size_t n)
-{
-	/* process_vm_writev only reads the local side */
-	return safe_copy((uintptr_t)dst, (char *)(uintptr_t)src, n, true);
 }
 
 /* Up to @window bytes of @args as 8-byte words into @w (the blob's size

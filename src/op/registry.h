@@ -162,16 +162,6 @@ void tp_op_reg_drop_device(int device);
  */
 size_t tp_op_safe_read(const void *src, void *dst, size_t n);
 
-/**
- * tp_op_safe_write() - copy @n bytes from @src into this process's memory
- * at @dst without faulting: page by page through process_vm_writev(2),
- * stopping at the first page that cannot be written (the args bytes a
- * kernel changed, put back; docs/op.md "Limits"). Invisible to ASan and
- * TSan, like tp_op_safe_read().
- * Return: bytes written (@n unless a page refused them).
- */
-size_t tp_op_safe_write(void *dst, const void *src, size_t n);
-
 /** tp_op_reg_clear() - forget every allocation and snapshot entry (tests). */
 void tp_op_reg_clear(void);
 

@@ -1,26 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * args_write — a kernel that writes its own args struct (docs/op.md
- * "Limits": replay must hand every execution the application's args and
- * leave the application the writes of one execution).
+ * args_write — a kernel that writes its own args struct, and args beside
+ * memory another thread writes (docs/op.md "Limits").
  *
  * args = { device buffer out (16 floats, zero), calls = 0 } on the
  * stack. Block 0 of "aw_count" writes out[calls] = calls + 1, then
  * calls += 1 (byte +8 of the struct changes 0 -> 1); block 1 does
- * nothing. Run once, unprofiled: calls = 1, out = { 1, 0, 0, ... }. A
- * replay that let one execution's calls reach the next would write
- * another element of out in each pass (output hashes differ) and leave
- * calls = W + P + 1.
+ * nothing. Run once, unprofiled: calls = 1, out = { 1, 0, 0, ... }. Kernel
+ * replay does not undo the kernel's writes to host memory, so there each
+ * execution writes the next element and calls ends at W + P + 1 (exit 1,
+ * with taskprof op's warning).
  *
  * `args_write range` makes the launch between tp_rt_range_push("aw") and
  * tp_rt_range_pop(): range replay runs a captured copy of the args, so
  * calls is not checked there (docs/op.md: the struct never sees the
  * kernel's writes), only out.
  *
+ * `args_write neighbor`: the args are a global followed by a counter a
+ * second thread increments while the launch runs (calls = N: the kernel
+ * writes nothing). Prints "args_write: the neighbour went back K times"
+ * and exits 1 when K > 0: nothing may revert another thread's memory.
+ *
  * Prints "args_write: calls after one launch = C (want 1)" and "out =
  * ..." (the first 8 elements). OP_OUT_FILE gets out's bytes. Exit 0 / 1
  * (wrong) / 2 (device error, bad usage), see op_app.h.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "op_app.h"
@@ -45,11 +52,58 @@ static void aw_count(uint32_t block_idx, uint32_t block_dim, void *p)
 	a->calls += 1;
 }
 
+/* neighbor: the args, then memory the bumping thread owns. */
+static struct {
+	struct aw_args a;
+	volatile uint64_t counter;
+} g_nb;
+static atomic_bool g_stop;
+static long g_back;
+
+/* The neighbour's thread: increments its counter until stopped, counting
+ * the times it found it other than it left it. */
+static void *bump(void *u)
+{
+	(void)u;
+	uint64_t mine = 0;
+	/* Relaxed: a flag; the join orders the result. */
+	while (!atomic_load_explicit(&g_stop, memory_order_relaxed)) {
+		g_back += g_nb.counter != mine;
+		mine = g_nb.counter + 1;
+		g_nb.counter = mine;
+	}
+	return NULL;
+}
+
+static int neighbor(void)
+{
+	float out[N] = { 0 };
+	float *dout = NULL;
+	int rc;
+	if ((rc = op_app_upload(&dout, out, N)) != 0)
+		return op_app_fail(APP, "allocate and upload", rc);
+	g_nb.a = (struct aw_args){ .out = dout, .calls = N };
+	pthread_t t;
+	if (pthread_create(&t, NULL, bump, NULL))
+		return op_app_fail(APP, "pthread_create", -1);
+	rc = op_app_launch(aw_count, "aw_count", BLOCKS, &g_nb.a);
+	if (!rc)
+		rc = tp_rt_synchronize();
+	atomic_store_explicit(&g_stop, true, memory_order_relaxed);
+	pthread_join(t, NULL);
+	if (rc)
+		return op_app_fail(APP, "aw_count", rc);
+	printf("%s: the neighbour went back %ld times\n", APP, g_back);
+	return g_back ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const int range = argc > 1 && !strcmp(argv[1], "range");
+	if (argc > 1 && !strcmp(argv[1], "neighbor"))
+		return neighbor();
 	if (argc > 1 && !range) {
-		fprintf(stderr, "usage: %s [range]\n", APP);
+		fprintf(stderr, "usage: %s [range|neighbor]\n", APP);
 		return 2;
 	}
 	float out[N] = { 0 };

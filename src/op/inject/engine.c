@@ -7,10 +7,10 @@
  *
  *   open the replay window (other threads' malloc/free/memcpy/launch wait)
  *   synchronize; choose the snapshot scope from the budget; snapshot
- *   W x { restore; launch; undo its args writes }  results discarded
+ *   W x { restore; launch; note its args writes }  results discarded
  *   P x { restore; start AICORE_PMU + TASK_TIME with pass p's events;
  *         launch (pass 0: with the hidden instrumentation buffer); stop;
- *         wait for both END_OF_PASS (reader thread); undo its args
+ *         wait for both END_OF_PASS (reader thread); note its args
  *         writes; pass_<p>.bin; hash }
  *   restore; the application's own launch, once, through the real function
  *   close the window                               => W + P + 1 executions
@@ -801,32 +801,24 @@ static void watch_check(struct args_watch *aw, const struct inj_launch *l, uint3
 /*
  * The args of a kernel replay's executions. A kernel may write its own
  * args struct (a counter, a result field: host memory the snapshot does
- * not cover), so every warm-up and pass would hand the next execution
- * other args, and the application would see W + P + 1 writes instead of
- * one. So the bytes an execution changed are put back right after it,
- * with the value they had just before it: each execution, the
- * application's own included, starts from the args the application
- * passed, and the application sees the writes of its own execution only.
- * One warning per launch says the kernel wrote them.
- *
- * The runtime passes no args size (rt.h: a pointer, no length), so what
- * is guarded is the window tp_op_safe_read() gets at the args pointer,
- * TP_OP_ARGS_WINDOW (256) bytes or fewer at an unreadable page: the
- * struct and what follows it (on the stack, the application's frames
- * above the launching call, idle while it waits). Only bytes that changed
- * during an execution are written back, and through process_vm_writev:
- * memory after the struct that nothing wrote is never touched (it may be
- * read-only, or another thread's), and a write never faults. Bytes past
- * the window are not guarded (docs/op.md "Limits"). Args inside a
+ * not cover), so every warm-up and pass hands the next execution other
+ * args, and the application sees W + P + 1 executions' writes instead of
+ * one. That is said, once per launch, not undone: the runtime passes no
+ * args size (rt.h: a pointer, no length), and the bytes beside a struct
+ * may be another thread's, changing while the kernel runs (a counter in
+ * the next global), which a write-back would revert. So the window
+ * tp_op_safe_read() gets at the args pointer, TP_OP_ARGS_WINDOW (256)
+ * bytes or fewer at an unreadable page, is compared before and after each
+ * replayed execution, and a change is reported (docs/op.md "Limits":
+ * --replay-mode application runs the launch once per run). Args inside a
  * registered allocation are left to the snapshot, which restores them.
  */
 struct args_guard {
-	unsigned char *args;    /* NULL: nothing guarded */
+	unsigned char *args;    /* NULL: nothing watched */
 	size_t n;               /* bytes of @before read */
 	unsigned char before[TP_OP_ARGS_WINDOW];
 	size_t lo, hi;          /* offsets [lo, hi) executions changed; lo == hi: none */
 	uint32_t changed;       /* executions that changed some */
-	bool stuck;             /* a changed byte could not be put back */
 };
 
 static void args_guard_init(struct args_guard *g, const struct inj_launch *l, bool restore)
@@ -844,35 +836,27 @@ static void args_before(struct args_guard *g)
 		g->n = tp_op_safe_read(g->args, g->before, sizeof(g->before));
 }
 
-/* After it: every byte it changed back to its value before it. */
-static void args_undo(struct args_guard *g)
+/* After it: which bytes it changed (never written back, see above). */
+static void args_after(struct args_guard *g)
 {
 	if (!g->args || !g->n)
 		return;
 	unsigned char now[TP_OP_ARGS_WINDOW];
 	size_t n = tp_op_safe_read(g->args, now, g->n);
 	bool changed = false;
-	for (size_t i = 0; i < n;) {
-		if (now[i] == g->before[i]) {
-			i++;
+	for (size_t i = 0; i < n; i++) {
+		if (now[i] == g->before[i])
 			continue;
-		}
-		size_t j = i;
-		while (j < n && now[j] != g->before[j])
-			j++;
-		if (tp_op_safe_write(g->args + i, g->before + i, j - i) != j - i)
-			g->stuck = true;
 		if (g->lo == g->hi || i < g->lo)
 			g->lo = i;
-		if (j > g->hi)
-			g->hi = j;
+		if (i + 1 > g->hi)
+			g->hi = i + 1;
 		changed = true;
-		i = j;
 	}
 	g->changed += changed;
 }
 
-/* After the replay: one warning when an execution wrote the args. */
+/* After the replay: one warning when the args changed during executions. */
 static void args_guard_report(const struct args_guard *g, const struct inj_launch *l,
 			      uint32_t execs)
 {
@@ -883,12 +867,12 @@ static void args_guard_report(const struct args_guard *g, const struct inj_launc
 		snprintf(where, sizeof(where), "byte +%zu", g->lo);
 	else
 		snprintf(where, sizeof(where), "bytes +%zu..+%zu", g->lo, g->hi - 1);
-	inj_log(TP_LOG_WARN, "%s: the kernel wrote its args (%s at %p): %s after each of the %u "
-		"replayed executions, so each got the application's args and the application "
-		"sees the writes of its own execution only (the runtime passes no args size: "
-		"only the first %u bytes are guarded)", l->name, where, (void *)g->args,
-		g->stuck ? "NOT put back (the memory refused the write)" : "put back", execs,
-		TP_OP_ARGS_WINDOW);
+	inj_log(TP_LOG_WARN, "%s: the args memory changed during %u of the %u replayed "
+		"executions (%s at %p): the kernel wrote its args, or another thread wrote "
+		"memory beside them; not undone (the runtime passes no args size), so later "
+		"executions got other args and the application sees every execution's writes; "
+		"use --replay-mode application", l->name, g->changed, execs, where,
+		(void *)g->args);
 }
 
 /* The snapshot budget in bytes (spec §4.9). */
@@ -1015,8 +999,8 @@ static int kernel_replay(struct lctx *c)
 	if (aw)
 		watch_begin(aw, l, l->args);
 	bool restore = !g_inj.no_restore;
-	/* Put back what an execution wrote to the args before the host-write
-	 * check looks (an args word may point into the window). */
+	/* Whether executions changed the args (said, not undone: struct
+	 * args_guard). */
 	struct args_guard ag;
 	args_guard_init(&ag, l, restore);
 	uint32_t replayed = 0;
@@ -1033,7 +1017,7 @@ static int kernel_replay(struct lctx *c)
 		watch_on(c);
 		lrc = body_one(&plain);
 		watch_off();
-		args_undo(&ag);
+		args_after(&ag);
 		replayed++;
 		if (aw)
 			watch_check(aw, l, execs);
@@ -1068,7 +1052,7 @@ static int kernel_replay(struct lctx *c)
 		args_before(&ag);
 		rc = run_pass(c, p, &buf, body_one, &o, &lrc);
 		uint64_t t1 = tp_now_ns();
-		args_undo(&ag);
+		args_after(&ag);
 		replayed += !rc;
 		if (rc) {
 			c->status = "failed";
