@@ -480,11 +480,13 @@ static bool window_enabled(struct tp_pmu_model *m, int core)
  * the model's cost, not the kernel's: the segment counts its CPU time less
  * one read (read_ns), and never more than the wall time between the reads
  * (tp_now_ns() after the start's CPU read and before the end's), which a
- * thread's CPU time cannot exceed. So a kernel that kept its CPU counts
- * its wall time, and one that lost it counts the CPU it had. */
-static void add_segment(struct pmu_core *pc, uint64_t op_ns)
+ * thread's CPU time cannot exceed. @wall_end: tp_now_ns() at the end, read
+ * as early as the caller can (the close: first thing), so that the
+ * model's own work there, and whatever the host does meanwhile, stays
+ * out. So a kernel that kept its CPU counts its wall time, and one that
+ * lost it counts the CPU it had. */
+static void add_segment(struct pmu_core *pc, uint64_t op_ns, uint64_t wall_end)
 {
-	const uint64_t wall_end = tp_now_ns();
 	const uint64_t now = tp_thread_cpu_ns();
 	uint64_t cpu = now - pc->last_ns > op_ns ? now - pc->last_ns - op_ns : 0;
 	uint64_t wall = wall_end - pc->last_wall_ns > op_ns ? wall_end - pc->last_wall_ns - op_ns : 0;
@@ -508,7 +510,7 @@ static bool sample(struct pmu_core *pc, uint64_t op_cycles)
 		pc->last_wall_ns = tp_now_ns();
 	} else {
 		/* cycles at 1.8 GHz back to ns: × 5 / 9 */
-		add_segment(pc, op_cycles * 5 / 9);
+		add_segment(pc, op_cycles * 5 / 9, tp_now_ns());
 	}
 	pc->was_enabled = en;
 	return en;
@@ -573,9 +575,11 @@ void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
 	tp_reg_write(m->dev, core_id, TP_REG_AICORE_CTRL, spr | TP_AICORE_CTRL_PMU_GATE);
 	pc->open = true;
 	pc->was_enabled = false;
-	sample(pc, 0);
 	if (pc->ctx)
 		tp_core_ctx_set_counting(pc->ctx, true);
+	/* Last: the window's time starts at its clock reads, right before the
+	 * kernel (no op runs in between). */
+	sample(pc, 0);
 }
 
 static void add32(struct tp_pmu_model *m, int core, uint32_t off, uint64_t v)
@@ -586,6 +590,8 @@ static void add32(struct tp_pmu_model *m, int core, uint32_t off, uint64_t v)
 
 void tp_pmu_window_close(struct tp_pmu_model *m, int core_id)
 {
+	/* First: the kernel's end, before the model's own work below. */
+	const uint64_t wall_end = tp_now_ns();
 	struct pmu_core *pc = core_of(m, core_id);
 	if (!pc || !pc->open)
 		return;
@@ -597,7 +603,7 @@ void tp_pmu_window_close(struct tp_pmu_model *m, int core_id)
 		 * (never over-count); the busy floor below keeps the
 		 * counted ops. */
 		if (window_enabled(m, core_id))
-			add_segment(pc, 0);
+			add_segment(pc, 0, wall_end);
 		pc->was_enabled = false;
 	}
 	pc->open = false;

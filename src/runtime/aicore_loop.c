@@ -76,20 +76,23 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		 * a skip decision (a failed run's kernels need not run). */
 		if (!atomic_load_explicit(&e->failed, memory_order_acquire)) {
 			tp_core_ctx_task_begin(ctx);
-			tp_aicore_kernel_begin(core);
 			tl_block_idx = pl->block_idx;
 			tl_block_num = pl->block_num;
 			tp_async_bind(e, &ce->slab[token & 1]);
+			/* The PMU window (kernel hooks) and the swimlane stamps
+			 * right around the kernel: what the window holds beyond
+			 * the bar is its own clock reads only. */
+			tp_aicore_kernel_begin(core);
 			if (swl)
 				t_start = tp_sys_cnt();
 			if (pl->fn)
 				pl->fn(pl->args);
 			if (swl)
 				t_end = tp_sys_cnt();
+			tp_aicore_kernel_end(core);
 			tp_async_bind(e, NULL);
 			tl_block_idx = 0;
 			tl_block_num = 0;
-			tp_aicore_kernel_end(core);
 			int rc = tp_core_ctx_task_end(ctx);
 			if (rc) {
 				char nb[32];
