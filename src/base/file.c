@@ -786,6 +786,60 @@ char *tp_newest_run_file(const char *name, char **outputs, char **skipped)
 	return best;
 }
 
+char *tp_newer_failed_run(const char *file, const char *name)
+{
+	struct stat fst;
+	const char *slash = strrchr(file, '/');
+	if (!slash || stat(file, &fst) != 0)
+		return NULL;
+	const char *run_end = slash, *outs_end = NULL;
+	for (const char *q = file; q < run_end; q++)
+		if (*q == '/')
+			outs_end = q; /* the slash before <run> */
+	if (!outs_end)
+		return NULL;
+	char *outs = strndup(file, (size_t)(outs_end - file));
+	DIR *d = outs ? opendir(outs) : NULL;
+	char *best = NULL;
+	struct timespec best_m = fst.st_mtim;
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			if (e->d_name[0] == '.' ||
+			    (strlen(e->d_name) == (size_t)(run_end - outs_end - 1) &&
+			     !strncmp(e->d_name, outs_end + 1, (size_t)(run_end - outs_end - 1))))
+				continue;
+			char *res = NULL, *f = NULL;
+			struct stat rst, nst;
+			if (asprintf(&res, "%s/%s/result.txt", outs, e->d_name) < 0)
+				break;
+			if (asprintf(&f, "%s/%s/%s", outs, e->d_name, name) < 0) {
+				free(res);
+				break;
+			}
+			bool newer = stat(res, &rst) == 0 && S_ISREG(rst.st_mode) &&
+				     (rst.st_mtim.tv_sec > best_m.tv_sec ||
+				      (rst.st_mtim.tv_sec == best_m.tv_sec &&
+				       rst.st_mtim.tv_nsec > best_m.tv_nsec)) &&
+				     !(stat(f, &nst) == 0 && S_ISREG(nst.st_mode)) &&
+				     tp_run_failed(f, NULL, 0);
+			if (newer) {
+				char *run = NULL;
+				if (asprintf(&run, "%s/%s", outs, e->d_name) >= 0) {
+					free(best);
+					best = run;
+					best_m = rst.st_mtim;
+				}
+			}
+			free(res);
+			free(f);
+		}
+		closedir(d);
+	}
+	free(outs);
+	return best;
+}
+
 bool tp_run_failed(const char *file, char *why, size_t len)
 {
 	if (why && len)

@@ -185,6 +185,20 @@ char *tp_newest_run_file(const char *name, char **outputs, char **skipped);
 bool tp_run_failed(const char *file, char *why, size_t len);
 
 /**
+ * tp_newer_failed_run() - after an auto-detection picked @file
+ * (outputs/<run>/@name, tp_newest_run_file()): the newest other run
+ * folder beside it whose result.txt is newer than @file, says the run
+ * failed, and which has no @name (a run that stalled before any task
+ * finished, or was cut short), for a note that the pick is not the last
+ * run.
+ * @file: the picked path; @name: the file name looked for.
+ *
+ * Return: that folder's path (free it), or NULL when there is none (or
+ * out of memory).
+ */
+char *tp_newer_failed_run(const char *file, const char *name);
+
+/**
  * tp_file_tx_sweep() - remove the temporary files that writers killed in
  * the middle of a transaction left under @dir.
  * @dir:     folder to search, with every folder below it (symbolic links

@@ -151,6 +151,28 @@ if [[ $code -ne 1 || -z $dir || -e $dir/l2_swimlane_records.json || ! -s $dir/de
 else
 	echo "ok: stall on the first task: no records file, the collected records and the reason said"
 fi
+# Auto-detection (no input given) after such a run: the newest records
+# are an earlier run's, and a Note says the newer run failed.
+mkdir -p "$root/auto"
+abs_bin=$(realpath "$bin") abs_so=$(realpath "$so")
+(
+	cd "$root/auto" || exit 1
+	SLOWCASE_MS=10 "$abs_bin" run "$abs_so" --enable-l2-swimlane >"$root/auto.out" 2>&1 || exit 1
+	sleep 1.1 # a newer result.txt by the second
+	SLOWCASE_MS=100000 "$abs_bin" run "$abs_so" --stall-timeout 0.5 --enable-l2-swimlane \
+		--enable-dep-gen >/dev/null 2>&1
+	"$abs_bin" swimlane -o "$root/auto/t.json" >/dev/null 2>"$root/auto.err"
+) || { echo "FAIL: auto-detection set-up: the first run failed: $(tail -3 "$root/auto.out")"; fail=1; }
+runs=$(ls "$root/auto/outputs" 2>/dev/null | wc -l)
+failed_run=$(grep -l '^status FAILED' "$root"/auto/outputs/*/result.txt 2>/dev/null | head -1)
+failed_run=${failed_run%/result.txt}
+if [[ $runs -ne 2 || -z $failed_run || ! -s $root/auto/t.json ]] ||
+   [[ $(head -1 "$root/auto.err") != "Note: the newer run $failed_run failed and wrote no l2_swimlane_records.json (its result.txt says why); this converts "*"/l2_swimlane_records.json" ]]; then
+	echo "FAIL: auto-detection after a failed run: $runs runs, failed '$failed_run': $(cat "$root/auto.err")"
+	fail=1
+else
+	echo "ok: auto-detection after a failed run: the Note names it"
+fi
 # A stall whose kernel ends a little later (1.5 s: after the stall at 0.5
 # s and the teardown's 1 s wait for its exit), swimlane and PMU on: the
 # kernel's AICore thread, still running when the run gives up, finishes

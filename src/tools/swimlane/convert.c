@@ -220,6 +220,11 @@ static char *auto_input(bool verbose)
 	} else if (best && verbose) {
 		printf("Auto-selected latest file: %s\n", best);
 	}
+	char *failed = best ? tp_newer_failed_run(best, "l2_swimlane_records.json") : NULL;
+	if (failed)
+		fprintf(stderr, "Note: the newer run %s failed and wrote no l2_swimlane_records.json "
+				"(its result.txt says why); this converts %s\n", failed, best);
+	free(failed);
 	free(outputs);
 	free(skipped);
 	return best;

@@ -1110,6 +1110,14 @@ static int auto_detect(char *out, size_t len)
 		rc = -ENAMETOOLONG;
 	} else {
 		memcpy(out, best, strlen(best) + 1);
+		char *failed = tp_newer_failed_run(best, "l2_swimlane_records.json");
+		if (failed) {
+			fflush(stdout);
+			fprintf(stderr, "Note: the newer run %s failed and wrote no "
+					"l2_swimlane_records.json (its result.txt says why); this "
+					"analyses %s\n", failed, best);
+		}
+		free(failed);
 	}
 	free(best);
 	free(outputs);
