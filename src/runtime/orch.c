@@ -534,9 +534,9 @@ static int one_kernel(struct tp_orch *o, const char *fn, int32_t func_id)
 		return 0;
 	if (run_failed(o->e))
 		return -ECANCELED; /* as tp_submit(): the run's error is reported */
-	return tp_set_error(-EINVAL, "runtime: %s: func_id %d out of range (%d kernels; "
-			    "tp_submit_dummy submits a task without a kernel)", fn, func_id,
-			    o->e->cfg.num_kernels);
+	return tp_set_error(-EINVAL, "runtime: func_id %d out of range (%d kernels; %s names "
+			    "a kernel: tp_submit_dummy submits a task without one)", func_id,
+			    o->e->cfg.num_kernels, fn);
 }
 
 int tp_submit_aic(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,

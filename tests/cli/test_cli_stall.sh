@@ -138,6 +138,9 @@ code3=$?
 # ... and given the records file's path in that folder
 "$bin" swimlane "${dir}l2_swimlane_records.json" >/dev/null 2>"$root/err4"
 code4=$?
+# taskprof pmu names the failure too
+pmu_msg=$("$bin" pmu "$dir" 2>&1 >/dev/null)
+code5=$?
 # (any of the three scheduler threads may see the stall first)
 d0=${dir%/}
 note_re="^Note: the run in ${d0//./\\.} failed \\(its result\\.txt: runtime: scheduler thread [0-9]: task 0x0 \\(SLOW\\) on core .*\\); a run that fails before any task finished, or is cut short before its outputs, writes no l2_swimlane_records\\.json$"
@@ -145,8 +148,9 @@ if [[ $code -ne 1 || -z $dir || -e $dir/l2_swimlane_records.json || ! -s $dir/de
    ! grep -qF "L2Swimlane: no task finished, so l2_swimlane_records.json is not written (it needs a task row): 1 aicore_task record reserved at dispatch was never written (the task did not finish: the run failed); 1 sched_phase and 1 orch_phase records collected are left out" "$root/err" ||
    [[ $code2 -ne 1 ]] || ! [[ $(sed -n 2p "$root/err2") =~ $note_re ]] ||
    [[ $code3 -ne 1 ]] || ! [[ $(sed -n 2p "$root/err3") =~ $note_re ]] ||
-   [[ $code4 -ne 1 ]] || ! [[ $(sed -n 2p "$root/err4") =~ $note_re ]]; then
-	echo "FAIL: stall on the first task: exit $code / swimlane $code2 / sched-overhead $code3 / swimlane FILE $code4; run: $(grep -v TIMING "$root/err"); swimlane: $(cat "$root/err2"); sched-overhead: $(cat "$root/err3"); swimlane FILE: $(cat "$root/err4")"
+   [[ $code4 -ne 1 ]] || ! [[ $(sed -n 2p "$root/err4") =~ $note_re ]] ||
+   [[ $code5 -ne 1 || $pmu_msg != "taskprof pmu: $dir: a folder without a pmu.csv (a run with --enable-pmu writes one when a task ran on an AICore); the run failed (its result.txt: runtime: scheduler thread "?": task 0x0 (SLOW) on core "* ]]; then
+	echo "FAIL: stall on the first task: exit $code / swimlane $code2 / sched-overhead $code3 / swimlane FILE $code4; run: $(grep -v TIMING "$root/err"); swimlane: $(cat "$root/err2"); sched-overhead: $(cat "$root/err3"); swimlane FILE: $(cat "$root/err4"); pmu ($code5): $pmu_msg"
 	fail=1
 else
 	echo "ok: stall on the first task: no records file, the collected records and the reason said"

@@ -722,8 +722,8 @@ static void test_config_errors(void **s)
 	assert_int_equal(run(2, kernels, K_COUNT, orch_bad_func, NULL, &res, NULL), -EINVAL);
 	assert_non_null(strstr(res.msg, "AIV kernel"));
 	static const char *const want[] = {
-		"tp_submit_aiv: func_id -5 out of range",
-		"tp_submit_aic: func_id -1 out of range",
+		"func_id -5 out of range (8 kernels; tp_submit_aiv names a kernel",
+		"func_id -1 out of range (8 kernels; tp_submit_aic names a kernel",
 		"func_id -7 out of range",
 	};
 	for (int i = 0; i < 3; i++) {

@@ -634,9 +634,12 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 			return 1;
 		}
 		if (stat(found, &st) != 0) {
+			char why[400];
+			const bool failed = tp_run_failed(found, why, sizeof(why));
 			fprintf(stderr, "taskprof pmu: %s: a folder without a pmu.csv (a run with "
-					"--enable-pmu writes one when a task ran on an AICore)\n",
-				path);
+					"--enable-pmu writes one when a task ran on an AICore)%s%s%s\n",
+				path, failed ? "; the run failed (its result.txt: " : "",
+				failed ? (why[0] ? why : "status FAILED") : "", failed ? ")" : "");
 			free(found);
 			return 1;
 		}
