@@ -212,7 +212,8 @@ uint32_t tp_pmu_apply_env_override(enum tp_pmu_arch arch, uint32_t cli_type)
 		(unsigned)TP_PMU_EVENT_TYPE_DEFAULT);
 	/* Where that text is wrong, say what is used. */
 	if (cli_type != TP_PMU_EVENT_TYPE_DEFAULT)
-		TP_WARN("(taskprof: the --enable-pmu choice is kept: %s=%u)",
+		TP_WARN("(taskprof: not the default here: the value is ignored and the "
+			"--enable-pmu choice is kept, %s=%u)",
 			tp_pmu_event_type_name(cli_type), (unsigned)cli_type);
 	return cli_type;
 }

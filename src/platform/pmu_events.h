@@ -163,9 +163,9 @@ uint32_t tp_pmu_resolve_event_type(enum tp_pmu_arch arch, int64_t requested);
  * empty, garbage) keeps @cli_type with WARN
  * `Invalid <VAR>=%s, using default (PIPE_UTILIZATION=2)` — the text says
  * "default" but the CLI choice is kept, as the reference does (spec §10
- * item 6); when @cli_type is not 2 a second WARN
- * `(taskprof: the --enable-pmu choice is kept: <NAME>=<cli_type>)` says
- * so. The variable never enables PMU by itself: call this only when
+ * item 6); when @cli_type is not 2 a second WARN says so:
+ * `(taskprof: not the default here: the value is ignored and the
+ * --enable-pmu choice is kept, <NAME>=<cli_type>)`. The variable never enables PMU by itself: call this only when
  * PMU is on.
  *
  * Return: the event type to use.

@@ -257,8 +257,8 @@ static void test_fallback_env_override(void **state)
 		char want[256];
 		/* The reference's line, then which type is really used. */
 		snprintf(want, sizeof(want), "30 Invalid TASKPROF_PMU_EVENT_TYPE=%s, using default "
-			 "(PIPE_UTILIZATION=2)\n30 (taskprof: the --enable-pmu choice is kept: "
-			 "%s=5)\n", bad[i], tp_pmu_event_type_name(5));
+			 "(PIPE_UTILIZATION=2)\n30 (taskprof: not the default here: the value is "
+			 "ignored and the --enable-pmu choice is kept, %s=5)\n", bad[i], tp_pmu_event_type_name(5));
 		assert_string_equal(logbuf, want);
 	}
 	/* With the CLI on the default the reference's line is true: alone. */

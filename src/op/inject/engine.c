@@ -856,6 +856,18 @@ static void args_after(struct args_guard *g)
 	g->changed += changed;
 }
 
+/*
+ * The offsets [lo, hi) of an args struct as the warnings say them:
+ * "byte +N" for one byte, "bytes +A..+B" (inclusive) for more. hi > lo.
+ */
+static void byte_range_text(char *out, size_t cap, size_t lo, size_t hi)
+{
+	if (hi - lo == 1)
+		snprintf(out, cap, "byte +%zu", lo);
+	else
+		snprintf(out, cap, "bytes +%zu..+%zu", lo, hi - 1);
+}
+
 /* After the replay: one warning when the args changed during executions. */
 static void args_guard_report(const struct args_guard *g, const struct inj_launch *l,
 			      uint32_t execs)
@@ -863,10 +875,7 @@ static void args_guard_report(const struct args_guard *g, const struct inj_launc
 	if (!g->changed)
 		return;
 	char where[64];
-	if (g->hi - g->lo == 1)
-		snprintf(where, sizeof(where), "byte +%zu", g->lo);
-	else
-		snprintf(where, sizeof(where), "bytes +%zu..+%zu", g->lo, g->hi - 1);
+	byte_range_text(where, sizeof(where), g->lo, g->hi);
 	inj_log(TP_LOG_WARN, "%s: the args memory changed during %u of the %u replayed "
 		"executions (%s at %p): the kernel wrote its args, or another thread wrote "
 		"memory beside them; not undone (the runtime passes no args size), so later "
@@ -1761,11 +1770,7 @@ static void range_args_report(void)
 		if (!r->args_wrote)
 			continue;
 		char where[64];
-		if (r->args_hi - r->args_lo == 1)
-			snprintf(where, sizeof(where), "byte +%zu", r->args_lo);
-		else
-			snprintf(where, sizeof(where), "bytes +%zu..+%zu", r->args_lo,
-				 r->args_hi - 1);
+		byte_range_text(where, sizeof(where), r->args_lo, r->args_hi);
 		inj_log(TP_LOG_WARN, "%s: the kernel wrote its args (%s of the copy range %.200s "
 			"captured): put back after each execution, so each got the args of the "
 			"call; in range replay the application's args struct never sees the "
