@@ -158,6 +158,49 @@ void tp_log_set_hook(tp_log_hook_fn hook, void *ud)
 	pthread_mutex_unlock(&hook_lock);
 }
 
+/* The first ERROR message since tp_log_first_error_reset(), for signal
+ * handlers (tp_log_first_error()): first_err_state is FE_EMPTY, FE_WRITING
+ * (one thread copies the text) or FE_SET (first_err is complete). */
+enum { FE_EMPTY, FE_WRITING, FE_SET };
+static _Atomic int first_err_state;
+static char first_err[TP_LOG_FIRST_ERROR_MAX];
+
+static void keep_first_error(const char *msg)
+{
+	int want = FE_EMPTY;
+	/* relaxed: the CAS only elects the one writer; what it writes is
+	 * published by the release store below. */
+	if (!atomic_compare_exchange_strong_explicit(&first_err_state, &want, FE_WRITING,
+						     memory_order_relaxed, memory_order_relaxed))
+		return;
+	size_t n = 0;
+	for (; msg[n] && n + 1 < sizeof(first_err); n++)
+		first_err[n] = msg[n] == '\n' || msg[n] == '\r' ? ' ' : msg[n];
+	first_err[n] = '\0';
+	/* release: the text above happens before a reader's acquire load
+	 * that sees FE_SET. */
+	atomic_store_explicit(&first_err_state, FE_SET, memory_order_release);
+}
+
+void tp_log_first_error_reset(void)
+{
+	/* relaxed: the caller guarantees no ERROR is being logged now. */
+	atomic_store_explicit(&first_err_state, FE_EMPTY, memory_order_relaxed);
+}
+
+size_t tp_log_first_error(char *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	size_t n = 0;
+	/* acquire: pairs with keep_first_error()'s release store. */
+	if (atomic_load_explicit(&first_err_state, memory_order_acquire) == FE_SET)
+		for (; first_err[n] && n + 1 < len; n++)
+			buf[n] = first_err[n];
+	buf[n] = '\0';
+	return n;
+}
+
 static void write_all(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
@@ -236,6 +279,8 @@ void tp_log(int level, const char *fmt, ...)
 	line[end] = '\n';
 	write_all(STDERR_FILENO, line, end + 1);
 	line[end] = '\0';
+	if (level == TP_LOG_ERROR)
+		keep_first_error(line + plen);
 	call_hook(level, line + plen);
 
 	free(heap_line);

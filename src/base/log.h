@@ -20,6 +20,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 enum tp_log_level {
 	TP_LOG_DEBUG = 10,
@@ -64,6 +65,30 @@ int tp_log_threshold(void);
  * first log call.
  */
 void tp_log_set_threshold(int level);
+
+/* The longest first-ERROR text kept, NUL included (bytes). */
+#define TP_LOG_FIRST_ERROR_MAX 512
+
+/**
+ * tp_log_first_error_reset() - forget the first ERROR message kept, so
+ * that tp_log_first_error() reports the first one logged from now on
+ * (a run's start: its interrupt path says the run's own first error).
+ * Not to be called while another thread may log an ERROR.
+ */
+void tp_log_first_error_reset(void);
+
+/**
+ * tp_log_first_error() - the first message written at TP_LOG_ERROR since
+ * the process started or tp_log_first_error_reset(), without prefix, its
+ * newlines made blanks, cut to TP_LOG_FIRST_ERROR_MAX - 1 bytes.
+ * Async-signal-safe (an atomic load and a byte copy): for an interrupt
+ * handler's result.txt (cli/interrupt.c). A message being copied when
+ * called is not reported.
+ * @buf: receives it, NUL-terminated ("" when there is none).
+ * @len: size of @buf in bytes; 0 writes nothing.
+ * Return: its length in bytes (0: none).
+ */
+size_t tp_log_first_error(char *buf, size_t len);
 
 /**
  * tp_log_parse_level() - parse a level as TASKPROF_LOG_LEVEL accepts it.

@@ -382,7 +382,19 @@ void tp_tmpreg_set_unfinished(const char *name, const char *text)
 		slot_set_strings(&unfinished, (const char *const[]){ name, text }, 2);
 }
 
-bool tp_tmpreg_mark_unfinished(const char *dir)
+/* Interrupt path only: the unfinished text with its addition. */
+static char unfinished_text[PATH_MAX + 1024];
+
+/* Append @s to @buf (of @cap bytes, @n used, NUL kept); cut when full. */
+static size_t put_str(char *buf, size_t cap, size_t n, const char *s)
+{
+	while (*s && n + 1 < cap)
+		buf[n++] = *s++;
+	buf[n] = '\0';
+	return n;
+}
+
+bool tp_tmpreg_mark_unfinished(const char *dir, const char *also)
 {
 	if (!dir || !slot_claim(&unfinished))
 		return false;
@@ -390,6 +402,20 @@ bool tp_tmpreg_mark_unfinished(const char *dir)
 	const char *file = in_dir(dir, unfinished.path, unfinished_file);
 	if (!file)
 		return false;
+	size_t len = strlen(text);
+	if (also && *also && len && text[len - 1] == '\n') {
+		/* The last line without its newline, "; ", @also, newline. */
+		const size_t cap = sizeof(unfinished_text);
+		size_t n = 0;
+		for (; n + 1 < len && n + 1 < cap; n++)
+			unfinished_text[n] = text[n];
+		unfinished_text[n] = '\0';
+		n = put_str(unfinished_text, cap - 1, n, "; ");
+		n = put_str(unfinished_text, cap - 1, n, also);
+		unfinished_text[n++] = '\n';
+		unfinished_text[n] = '\0';
+		text = unfinished_text;
+	}
 	return write_whole(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, text);
 }
 

@@ -168,10 +168,14 @@ void tp_tmpreg_set_unfinished(const char *name, const char *text);
  * file's own writer can no longer rename one into place).
  * Async-signal-safe: open(2) with O_CREAT | O_EXCL, one write(2). Claims
  * it for good.
- * @dir: the run folder (tp_tmpreg_claim_dir()); NULL: nothing is done.
+ * @dir:  the run folder (tp_tmpreg_claim_dir()); NULL: nothing is done.
+ * @also: NULL or "": the text as published; else added to the text's last
+ *        line after "; " (e.g. the first error the run logged before the
+ *        interrupt), when the text ends with a newline. The whole is cut to
+ *        PATH_MAX + 1 KiB.
  * Return: whether the file was created with the whole text.
  */
-bool tp_tmpreg_mark_unfinished(const char *dir);
+bool tp_tmpreg_mark_unfinished(const char *dir, const char *also);
 
 /**
  * tp_tmpreg_committing() - publish that the temporary file of @handle is

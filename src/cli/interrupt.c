@@ -17,6 +17,7 @@
 #include <ucontext.h>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "base/progress.h"
 #include "base/sanitizer.h"
 #include "base/tmp_registry.h"
@@ -124,7 +125,14 @@ static void put_cleanup(void)
 	bool noted = false;
 	if (!dir_gone) {
 		noted = tp_tmpreg_append_note(dir);
-		noted |= tp_tmpreg_mark_unfinished(dir);
+		/* A run that logged an error before the interrupt (a stall
+		 * whose ~1 s teardown was cut short): its result.txt says it. */
+		static char first_err[TP_LOG_FIRST_ERROR_MAX + 64];
+		const size_t lead = sizeof("the first error it logged: ") - 1;
+		memcpy(first_err, "the first error it logged: ", lead);
+		if (!tp_log_first_error(first_err + lead, sizeof(first_err) - lead))
+			first_err[0] = '\0';
+		noted |= tp_tmpreg_mark_unfinished(dir, first_err);
 	}
 	/* After the files and the run folder: a folder made for an output
 	 * holds only its temporary file (or the run folder) until the output

@@ -750,6 +750,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	memset(res, 0, sizeof(*res));
 	if (!w)
 		return tp_set_error(-EINVAL, "worker: no worker");
+	/* An interrupt during this run reports this run's first error
+	 * (cli/interrupt.c), not an earlier run's. */
+	tp_log_first_error_reset();
 	struct tp_kernel_entry *kt = NULL;
 	int nk = 0;
 	int rc = check_callable(cal, &kt, &nk);

@@ -236,6 +236,29 @@ else
 	echo "FAIL: stall on the first task: exit $code, folder '$dir', tasks '$ntasks': $(tail -n 2 "$root/err")"
 	fail=1
 fi
+# Interrupted (SIGINT) in the ~1 s teardown after a stall: result.txt
+# says the run was cut short and the stall that came first (it used to
+# say only "cut short"). Polls stderr for the stall line, then signals.
+SLOWCASE_MS=100000 env --default-signal=INT "$bin" run "$so" --stall-timeout 0.5 \
+	--enable-l2-swimlane -o "$root/int" >/dev/null 2>"$root/err" &
+pid=$!
+for _ in $(seq 500); do
+	grep -qF "made no progress for" "$root/err" && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.01
+done
+kill -INT $pid 2>/dev/null
+wait $pid
+code=$?
+dir=$(ls -d "$root"/int/slowcase_Default_* 2>/dev/null | head -1)
+if [[ $code -ne 130 && $code -ne 1 ]] || [[ -z $dir ]] || ! grep -qx "status FAILED" "$dir/result.txt" ||
+   ! grep -q "^error .*runtime: scheduler thread [0-9]: task 0x0 (SLOW) on core [0-9]* made no progress for" \
+	"$dir/result.txt"; then
+	echo "FAIL: SIGINT after the stall: exit $code, folder '$dir', result.txt: $(cat "$dir/result.txt" 2>&1); stderr: $(grep -v TIMING "$root/err")"
+	fail=1
+else
+	echo "ok: SIGINT after the stall (exit $code): result.txt names the stall: $(grep '^error' "$dir/result.txt" | cut -c1-160)"
+fi
 run 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
 	run "$so" --stall-timeout 5 -o "$root/o"
 run 0 "PASS" run "$so" --stall-timeout 0 -o "$root/o"

@@ -373,6 +373,33 @@ static void test_env_first_use(void **state)
 	expect_child("--child-set-first", "debug", 40, 0, NULL);
 }
 
+/* The first ERROR since the reset is kept (newlines made blanks, cut to
+ * the buffer), later ones and other levels are not; a reset forgets it. */
+static void test_first_error(void **state)
+{
+	(void)state;
+	char buf[TP_LOG_FIRST_ERROR_MAX];
+	tp_log_first_error_reset();
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	TP_WARN("a warning is not an error");
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 0);
+	TP_ERROR("stalled on core %d\nfor 600 ms", 8);
+	TP_ERROR("the teardown timed out");
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 28);
+	assert_string_equal(buf, "stalled on core 8 for 600 ms");
+	char small[8];
+	assert_int_equal(tp_log_first_error(small, sizeof(small)), 7);
+	assert_string_equal(small, "stalled");
+	assert_int_equal(tp_log_first_error(small, 0), 0);
+	tp_log_first_error_reset();
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 0);
+	TP_ERROR("the next run's");
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 14);
+	assert_string_equal(buf, "the next run's");
+	tp_log_first_error_reset();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strncmp(argv[1], "--child", 7) == 0)
@@ -403,6 +430,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_threads_do_not_interleave,
 						setup, teardown),
 		cmocka_unit_test(test_env_first_use),
+		cmocka_unit_test_setup_teardown(test_first_error, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -164,7 +164,7 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_set_note(res, "trace INTERRUPTED\n", NULL); /* the last one wins */
 	assert_true(tp_tmpreg_append_note(NULL));
 	assert_false(tp_tmpreg_append_note(NULL)); /* claimed once */
-	char got[64] = "";
+	char got[256] = "";
 	f = fopen(res, "r");
 	assert_non_null(f);
 	size_t n = fread(got, 1, sizeof(got) - 1, f);
@@ -203,18 +203,18 @@ static void test_made_dirs_and_note(void **state)
 
 	/* The unfinished mark: created only where there is none. */
 	tp_tmpreg_reset();
-	assert_false(tp_tmpreg_mark_unfinished(dir)); /* none published */
+	assert_false(tp_tmpreg_mark_unfinished(dir, NULL)); /* none published */
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
-	assert_false(tp_tmpreg_mark_unfinished(dir)); /* result.txt exists: kept */
+	assert_false(tp_tmpreg_mark_unfinished(dir, NULL)); /* result.txt exists: kept */
 	assert_int_equal(unlink(res), 0);
 	tp_tmpreg_reset();
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
-	assert_false(tp_tmpreg_mark_unfinished(NULL)); /* no folder */
+	assert_false(tp_tmpreg_mark_unfinished(NULL, NULL)); /* no folder */
 	tp_tmpreg_reset();
 	tp_tmpreg_set_unfinished("result.txt", "first\n");
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n"); /* the last one wins */
-	assert_true(tp_tmpreg_mark_unfinished(dir));
-	assert_false(tp_tmpreg_mark_unfinished(dir)); /* claimed once */
+	assert_true(tp_tmpreg_mark_unfinished(dir, NULL));
+	assert_false(tp_tmpreg_mark_unfinished(dir, NULL)); /* claimed once */
 	f = fopen(res, "r");
 	assert_non_null(f);
 	n = fread(got, 1, sizeof(got) - 1, f);
@@ -225,8 +225,31 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_reset();
 	tp_tmpreg_set_unfinished("result.txt", "x\n");
 	tp_tmpreg_set_unfinished(NULL, NULL); /* withdrawn */
-	assert_false(tp_tmpreg_mark_unfinished(dir));
+	assert_false(tp_tmpreg_mark_unfinished(dir, NULL));
 	assert_false(exists(res));
+	/* With an addition: on the last line, before its newline. */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\nerror cut short\n");
+	assert_true(tp_tmpreg_mark_unfinished(dir, "the first error it logged: stall"));
+	f = fopen(res, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, "status FAILED\nerror cut short; the first error it logged: "
+				 "stall\n");
+	assert_int_equal(unlink(res), 0);
+	/* An empty addition writes the text as published. */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
+	assert_true(tp_tmpreg_mark_unfinished(dir, ""));
+	f = fopen(res, "r");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof(got) - 1, f);
+	fclose(f);
+	got[n] = '\0';
+	assert_string_equal(got, "status FAILED\n");
+	assert_int_equal(unlink(res), 0);
 }
 
 /* tp_file_tx: registered from before its temporary file exists until it
