@@ -623,6 +623,12 @@ int cmd_run(int argc, char **argv)
 			"taskprof run: --enable-pmu %d turns PMU profiling off (0 or negative: "
 			"off); the 'Invalid PMU event type' warning that follows changes nothing\n",
 			cfg.pmu_event_type);
+	if (cfg.early_dispatch > 0 && cfg.pmu_event_type > 0 && cfg.rounds <= 1)
+		/* PMU runs single issue (run_pmu.c), which turns it off. */
+		fprintf(stderr,
+			"taskprof run: --early-dispatch has no effect with --enable-pmu: a PMU "
+			"run issues one task per core at a time (docs/pmu.md \"Single issue\"), "
+			"so its result.txt says early_dispatch off\n");
 	const char *name = argv[optind];
 	const struct tp_callable *cal = tp_callable_find(name);
 	if (!cal) {

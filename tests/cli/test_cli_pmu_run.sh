@@ -52,6 +52,15 @@ has "$out" "share of total"
 [ "$(($(wc -l <"$f") - 1))" = 12 ] || bad "bare: $(wc -l <"$f") lines"
 ls "$root/bare"/*/ | grep -q '\.tmp$' && bad "bare: temp files left"
 
+hasnt "$out" "--early-dispatch has no effect"
+# An explicit --early-dispatch is turned off by PMU's single issue: said
+# before the run, and result.txt says off.
+run early --enable-pmu --early-dispatch
+[ "$code" = 0 ] || bad "--enable-pmu --early-dispatch exited $code: $out"
+has "$out" "taskprof run: --early-dispatch has no effect with --enable-pmu: a PMU run issues one task per core at a time"
+f=$(csv_of early)
+grep -qx "early_dispatch off" "$(dirname "$f")/result.txt" || bad "early: result.txt does not say early_dispatch off"
+
 # "N" on a5sim, and "=N".
 run a5mem -p a5sim --enable-pmu 4
 [ "$code" = 0 ] || bad "a5 --enable-pmu 4 exited $code: $out"

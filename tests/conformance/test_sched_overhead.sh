@@ -137,6 +137,30 @@ grep -qxF "    (deps.json has a cycle through t6: the walk stopped there)" "$roo
 	bad "cyclic deps: no cycle line"
 grep -qxF "  Makespan-determining path: 1 hops, span 27.4 us" "$root/cyc.out" || bad "cyclic deps: path line"
 
+# 8b. dispatch the dominant phase (fixture A's dispatch phases made 100
+#     times longer): the hint under "Key insight" gives the dispatch time
+#     per completed task, the table's Avg/task of the Dispatch row (the
+#     reference's line named a hardware cache flush the simulator has not)
+mkdir -p "$root/D"
+python3 - "$A/l2_swimlane_records.json" "$root/D/l2_swimlane_records.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+for thread in r["aicpu_scheduler_phases"]:
+	for p in thread:
+		if p["kind"] == "dispatch":
+			p["end_cycles"] = p["start_cycles"] + 100 * (p["end_cycles"] - p["start_cycles"])
+json.dump(r, open(sys.argv[2], "w"))
+PY
+cp "$A/deps.json" "$root/D/"
+run D "$root/D/l2_swimlane_records.json"
+row=$(sed -n 's/^  Dispatch (pop queue, build payload, flush) .* \([0-9.]*\)$/\1/p' "$root/D.out")
+if [[ $(cat "$root/D.rc") != 0 || -z $row ]] ||
+   ! grep -q "^  Key insight: Dispatch phase consumes" "$root/D.out" ||
+   ! grep -qxF "  Dispatch costs $row us per completed task: its ready-queue pops and each task's hand-over to its core." "$root/D.out" ||
+   grep -q "cache\|Cache" "$root/D.out"; then
+	bad "dispatch-dominant: exit $(cat "$root/D.rc"), row '$row': $(sed -n '/Key insight/,/=====/p' "$root/D.out")"
+fi
+
 # 9. usage errors: exit 2, one line
 run usage --no-such-flag
 [[ $(cat "$root/usage.rc") == 2 && $(wc -l <"$root/usage.err") -eq 1 ]] || bad "usage error"

@@ -892,7 +892,11 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 		fprintf(f, "  Pop hit_rate=%.1f%%: %s.\n", hit_rate,
 			hit_rate < 50 ? "low hit rate suggests ready queue often empty"
 				      : "good hit rate");
-		fprintf(f, "  Cache flush (dc cvac + dsb sy) is the dominant non-pop cost.\n");
+		/* The reference names the hardware's cache flush here; the
+		 * simulated device flushes nothing, so say what was measured. */
+		fprintf(f, "  Dispatch costs %.2f us per completed task: its ready-queue pops and "
+			   "each task's hand-over to its core.\n",
+			total_completed > 0 ? phase_tot[2] / (double)total_completed : 0.0);
 	} else if (dom == 0 && dag) {
 		fprintf(f, "  Fanout: avg_degree=%.1f, max_degree=%llu.\n", fo_avg,
 			(unsigned long long)fo_max);
