@@ -97,6 +97,13 @@ struct tp_dev_mem *tp_dev_mem_create(size_t bytes, int device_id)
 			     device_id, bytes, strerror(e));
 		return NULL;
 	}
+	/* Transparent huge pages where the host allows them on request
+	 * (THP "madvise"): a large case's tensors then fault in 2 MB at a
+	 * time, not 4 KiB. paged_attention Case1 (2.2 GB): 546,000 page
+	 * faults per run -> 284,000, host time 7.5-7.8 s -> 3.2-5.4 s on a
+	 * paravirtualised 2-CPU VM where a fault costs several µs. Only
+	 * advice: refused (no THP) changes nothing. */
+	(void)madvise(base, bytes, MADV_HUGEPAGE);
 	mem->cap = 64;
 	mem->segs = malloc(mem->cap * sizeof(*mem->segs));
 	if (!mem->segs) {
