@@ -345,6 +345,38 @@ static void test_mem_u64_and_variants(void **state)
 	assert_false(d.orch[0].v[0].has_task_id);
 	assert_true(d.orch[0].v[0].start_us == 2 * 0.001);
 	sl_perf_data_free(&d);
+
+	/* Unknown kinds are interned once each (one copy per distinct
+	 * string, through the hash index: 300 distinct, then each again),
+	 * a NUL inside one kept as '?' so it matches itself. */
+	{
+		size_t cap = 64 * 1024, n = 0;
+		char *j = malloc(cap);
+		assert_non_null(j);
+		n += (size_t)snprintf(j + n, cap - n, HDR("4") "\"aicpu_scheduler_phases\": [[");
+		for (int i = 0; i < 600; i++)
+			n += (size_t)snprintf(j + n, cap - n, "%s{\"kind\": \"k%d\"}", i ? "," : "",
+					      i % 300);
+		n += (size_t)snprintf(j + n, cap - n, ",{\"kind\": \"dis\\u0000patch\"},"
+				      "{\"kind\": \"dis\\u0000patch\"},{\"kind\": \"dis?patch\"}]]}");
+		assert_true(n < cap);
+		assert_int_equal(read_mem(j, &d), 0);
+		free(j);
+		assert_int_equal(d.sched[0].n, 603);
+		assert_int_equal(d.n_unknown_phases, 603);
+		assert_string_equal(d.first_unknown_phase, "k0");
+		for (int i = 0; i < 300; i++) {
+			char want[16];
+			snprintf(want, sizeof(want), "k%d", i);
+			assert_string_equal(d.sched[0].v[i].name, want);
+			/* the same copy the second time */
+			assert_ptr_equal(d.sched[0].v[i].name, d.sched[0].v[i + 300].name);
+		}
+		assert_string_equal(d.sched[0].v[600].name, "dis?patch");
+		assert_ptr_equal(d.sched[0].v[600].name, d.sched[0].v[601].name);
+		assert_ptr_equal(d.sched[0].v[600].name, d.sched[0].v[602].name);
+		sl_perf_data_free(&d);
+	}
 }
 
 /* A timestamp more than a day after the first one (a sentinel end) is

@@ -113,10 +113,14 @@ enum {
 	K_ORCH = 1u << 5,
 };
 
-/* Private part of struct sl_perf_data: interned unknown kind strings. */
+/* Private part of struct sl_perf_data: interned unknown kind strings,
+ * with an open-addressing index over them (a file may hold a million
+ * distinct ones: a linear search made reading it quadratic). */
 struct pd_priv {
 	char **names;
 	size_t n_names, cap_names;
+	uint32_t *index;   /* 0: empty, else names[] position + 1 */
+	size_t index_cap;  /* a power of two, > 2 * n_names; 0 before the first */
 };
 
 struct rd {
@@ -372,18 +376,77 @@ static const struct {
 	{ "prestage", SL_PH_PRESTAGE },
 };
 
-/* The interned copy of an unknown kind string (owned by the perf data). */
+/* A kind string's byte as interned: a NUL inside it (\u0000) as '?'. */
+static inline unsigned char kind_byte(char c)
+{
+	return c ? (unsigned char)c : '?';
+}
+
+/* FNV-1a of @len bytes as interned. */
+static uint64_t name_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ kind_byte(s[i])) * 1099511628211ull;
+	return h;
+}
+
+/* Rebuild the index with room for twice as many names. Return: 0 or
+ * -ENOMEM. */
+static int grow_index(struct pd_priv *pv)
+{
+	size_t cap = pv->index_cap ? pv->index_cap * 2 : 64;
+	uint32_t *ix = calloc(cap, sizeof(*ix));
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < pv->n_names; i++) {
+		size_t j = name_hash(pv->names[i], strlen(pv->names[i])) & (cap - 1);
+		while (ix[j])
+			j = (j + 1) & (cap - 1);
+		ix[j] = (uint32_t)(i + 1);
+	}
+	free(pv->index);
+	pv->index = ix;
+	pv->index_cap = cap;
+	return 0;
+}
+
+/* Whether the interned @e is @len bytes of @s as interned. */
+static bool same_kind(const char *e, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)e[i] != kind_byte(s[i]))
+			return false; /* also at e's NUL: kind_byte() is never 0 */
+	return e[len] == '\0';
+}
+
+/*
+ * The interned copy of an unknown kind string (owned by the perf data):
+ * one per distinct string, found through a hash index. A NUL inside the
+ * JSON string (\u0000) is kept as '?', so the copy is one C string and
+ * the warnings show where it was. NULL: out of memory.
+ */
 static const char *intern(struct rd *r, const char *s, size_t len)
 {
 	struct pd_priv *pv = r->priv;
-	for (size_t i = 0; i < pv->n_names; i++)
-		if (strlen(pv->names[i]) == len && memcmp(pv->names[i], s, len) == 0)
-			return pv->names[i];
-	if (jx_reserve((void **)&pv->names, &pv->cap_names, pv->n_names, sizeof(char *)))
+	if ((pv->n_names + 1) * 2 >= pv->index_cap && grow_index(pv))
+		return NULL;
+	size_t j = name_hash(s, len) & (pv->index_cap - 1);
+	for (; pv->index[j]; j = (j + 1) & (pv->index_cap - 1)) {
+		const char *e = pv->names[pv->index[j] - 1];
+		if (same_kind(e, s, len))
+			return e;
+	}
+	if (pv->n_names >= UINT32_MAX - 1 ||
+	    jx_reserve((void **)&pv->names, &pv->cap_names, pv->n_names, sizeof(char *)))
 		return NULL;
 	char *d = js_strndup(s, len);
-	if (d)
-		pv->names[pv->n_names++] = d;
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < len; i++)
+		d[i] = (char)kind_byte(d[i]);
+	pv->names[pv->n_names++] = d;
+	pv->index[j] = (uint32_t)pv->n_names;
 	return d;
 }
 
@@ -1178,6 +1241,7 @@ void sl_perf_data_free(struct sl_perf_data *d)
 		for (size_t i = 0; i < pv->n_names; i++)
 			free(pv->names[i]);
 		free(pv->names);
+		free(pv->index);
 		free(pv);
 	}
 	memset(d, 0, sizeof(*d));
