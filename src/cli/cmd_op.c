@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/tmp_registry.h"
@@ -391,6 +392,15 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 	/* '+': stop at APP, whose own options are its business. */
 	while ((opt = getopt_long(argc, argv, "+:o:k:c:h", opts, NULL)) != -1) {
 		int rc = 0;
+		/* A value given as the next word that reads as an option
+		 * (`-o -k APP`): the value is missing. "--output=-x" and
+		 * "-o-x" are attached on purpose and taken. */
+		if (optarg && optind >= 2 && optarg == argv[optind - 1] &&
+		    tp_arg_is_option(optarg)) {
+			fprintf(stderr, "taskprof op: %s expects a value, got '%s', which is an "
+					"option (see taskprof op --help)\n", argv[optind - 2], optarg);
+			return -EINVAL;
+		}
 		switch (opt) {
 		case 'o':
 			if (!*optarg)
@@ -543,6 +553,11 @@ static int check_combinations(struct op_opts *o)
 	if (c->replay_mode == TP_OP_REPLAY_APPLICATION && o->warm_up_set && c->warm_up)
 		fprintf(stderr, "taskprof op: warning: --warm-up is not used in application "
 				"replay (each run executes a profiled launch once)\n");
+	if (c->replay_mode == TP_OP_REPLAY_APPLICATION && c->target_all)
+		fprintf(stderr, "taskprof op: warning: --target-processes all does not apply to "
+				"application replay: it matches the launches of the main process "
+				"only, and the processes the application starts run unprofiled "
+				"(kernel or range replay profiles them)\n");
 	if (c->replay_mode == TP_OP_REPLAY_RANGE && c->kill)
 		fprintf(stderr, "taskprof op: warning: --kill on with range replay ends the "
 				"application after the range that reaches --launch-count\n");
@@ -1161,6 +1176,11 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 		tp_op_replay_mode_name(o->cfg.replay_mode),
 		launched == 0 && rejected > 0 ?
 			"None of its tp_rt_launch calls was a kernel launch to profile.\n" :
+		launched == 0 && o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION ?
+			"The main process made no tp_rt_launch call (or it did not use "
+			"libtaskprof.so's device API). Application replay profiles the main "
+			"process only; kernel or range replay with --target-processes all "
+			"profiles the processes it starts.\n" :
 		launched == 0 ? "The application made no tp_rt_launch call (or it did not use "
 				"libtaskprof.so's device API). Child processes of the "
 				"application are profiled only with --target-processes all.\n" :

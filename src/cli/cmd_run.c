@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/progress.h"
@@ -501,7 +502,7 @@ static int not_an_option(const char *opt, const char *v, char **argv)
 {
 	/* Only a value given as the next argument: "--output=-x" and "-o-x"
 	 * are attached on purpose. */
-	if (v[0] != '-' || !v[1] || optind < 1 || v != argv[optind - 1])
+	if (!tp_arg_is_option(v) || optind < 1 || v != argv[optind - 1])
 		return 0;
 	fprintf(stderr, "taskprof run: %s expects a value, got '%s', which is an option (see "
 			"taskprof run --help)\n", opt, v);

@@ -121,6 +121,24 @@ done
 
 # The run folder deleted while the kernel runs: the collectors' exports
 # would recreate it holding only the late files (no name map); the run
+# A missing option value: the next word reads as an option, so it is not
+# taken as the value (it used to be: `swimlane -o --pretty` wrote a trace
+# named "--pretty", `op -o -k APP` profiled into a folder "-k"), in every
+# command; a negative number is a value, "--" ends the options.
+expect 2 "argument -o/--output: expected one argument" swimlane -o --pretty "$root/nothing"
+[[ -e $root/--pretty ]] && { echo "FAIL: swimlane -o --pretty wrote ./--pretty"; fail=1; }
+expect 2 "taskprof op: -o expects a value, got '-k', which is an option" op -o -k /bin/true
+[[ -e $root/-k ]] && { echo "FAIL: op -o -k made ./-k"; fail=1; }
+expect 2 "taskprof op: --kernel-name expects a value, got '--launch-count', which is an option" \
+	op --kernel-name --launch-count 2 /bin/true
+expect 2 "taskprof sched-overhead: --deps-json expects a path, got '--help', which is an option" \
+	sched-overhead --deps-json --help "$root/nothing"
+expect 2 "taskprof pmu: --func-names needs a file, got '-h', which is an option" \
+	pmu --func-names -h "$root/nothing"
+expect 2 "taskprof run: --block-dim expects" run gemm --block-dim -5
+expect 1 "Error: Perf JSON not found: -x" sched-overhead -- -x
+expect 2 "taskprof pmu: empty path for PMU_CSV" pmu ''
+
 # fails and says so instead of reporting success.
 so=$(dirname "$bin")/tests/case_so/libslowcase.so
 if [[ -e $so ]]; then

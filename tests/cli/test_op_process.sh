@@ -88,6 +88,17 @@ if [ -n "$OPDIR" ]; then
 	[ "$st" = ok ] || bad "I15 all: child_acc status '$st', want ok"
 fi
 
+say "I15: forker, application replay with --target-processes all: a warning that the child is not profiled"
+op_run i15r -c 10 --replay-mode application --target-processes all --aic-metrics $M -- "$APPS/forker"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/parent_acc/0 block_dim=4" ] &&
+   grep -qF "taskprof op: warning: --target-processes all does not apply to application replay: it matches the launches of the main process only" "$WORK/i15r.err"; then
+	ok "I15 application replay: exit 0, the parent's launch only, the warning said"
+else
+	bad "I15 application replay: exit $OPRC, folders '$got', want 0, 'device0/parent_acc/0 block_dim=4' and the warning"
+	show "$WORK/i15r.err"
+fi
+
 say "I15: 'forker orphan' with --target-processes all: the child the application left running is waited for"
 # The parent exits at once; its child launches 500 ms later. taskprof op is
 # the subreaper and waits for it, so its launch is in the report.

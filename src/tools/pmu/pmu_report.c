@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "taskprof/taskprof.h"
@@ -598,10 +599,15 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 			return 0;
 		}
 		if (!strcmp(argv[i], "--func-names") || !strncmp(argv[i], "--func-names=", 13)) {
-			if (argv[i][12] == '=')
+			if (argv[i][12] == '=') {
 				names_arg = argv[i] + 13;
-			else if (i + 1 < argc)
+			} else if (i + 1 < argc && tp_arg_is_option(argv[i + 1])) {
+				fprintf(stderr, "taskprof pmu: --func-names needs a file, got '%s', "
+						"which is an option (see --help)\n", argv[i + 1]);
+				return 2;
+			} else if (i + 1 < argc) {
 				names_arg = argv[++i];
+			}
 			if (!names_arg || !*names_arg) {
 				fprintf(stderr, "taskprof pmu: --func-names needs a file\n");
 				return 2;
@@ -616,6 +622,11 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		if (path) {
 			fprintf(stderr, "taskprof pmu: expected one PMU_CSV, got '%s' and '%s'\n", path,
 				argv[i]);
+			return 2;
+		}
+		if (!argv[i][0]) {
+			fprintf(stderr, "taskprof pmu: empty path for PMU_CSV (a pmu.csv or a run "
+					"folder)\n");
 			return 2;
 		}
 		path = argv[i];

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "base/file.h"
 #include "base/tmp_registry.h"
@@ -134,7 +135,9 @@ static int parse_args(int argc, char **argv, struct args *a)
 			const char *val = NULL;
 			size_t ll = strlen(valopts[k].l);
 			if (!strcmp(s, valopts[k].l) || (valopts[k].s && !strcmp(s, valopts[k].s))) {
-				if (i + 1 >= argc) {
+				/* argparse: a next word that reads as an option
+				 * is not the value (`-o --pretty`). */
+				if (i + 1 >= argc || tp_arg_is_option(argv[i + 1])) {
 					char name[64];
 					snprintf(name, sizeof(name), "%s%s%s", valopts[k].s ? valopts[k].s : "",
 						 valopts[k].s ? "/" : "", valopts[k].l);

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/error.h"
 #include "base/file.h"
 
@@ -1253,15 +1254,23 @@ out:
 int sl_sched_overhead_main(int argc, char **argv)
 {
 	const char *records = NULL, *deps_arg = NULL;
+	bool only_paths = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
 		int which = 0; /* 1 records, 2 deps */
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		if (!only_paths && !strcmp(a, "--")) {
+			only_paths = true; /* what follows is the records path, even "-x" */
+			continue;
+		}
+		if (!only_paths && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
 			usage(stdout);
 			return sl_stdout_finish();
 		}
-		if (!strncmp(a, "--l2-swimlane-records-json", 26) && (a[26] == '\0' || a[26] == '='))
+		if (only_paths)
+			; /* the records path */
+		else if (!strncmp(a, "--l2-swimlane-records-json", 26) &&
+			 (a[26] == '\0' || a[26] == '='))
 			which = 1;
 		else if (!strncmp(a, "--deps-json", 11) && (a[11] == '\0' || a[11] == '='))
 			which = 2;
@@ -1269,13 +1278,18 @@ int sl_sched_overhead_main(int argc, char **argv)
 			const char *eq = strchr(a, '=');
 			if (eq) {
 				val = eq + 1;
-			} else if (i + 1 < argc) {
+			} else if (i + 1 < argc && !tp_arg_is_option(argv[i + 1])) {
 				val = argv[++i];
 			} else {
-				fprintf(stderr, "taskprof sched-overhead: %s expects a path\n", a);
+				if (i + 1 < argc)
+					fprintf(stderr, "taskprof sched-overhead: %s expects a path, got "
+							"'%s', which is an option (see --help)\n", a,
+						argv[i + 1]);
+				else
+					fprintf(stderr, "taskprof sched-overhead: %s expects a path\n", a);
 				return 2;
 			}
-		} else if (a[0] == '-' && a[1] != '\0') {
+		} else if (!only_paths && a[0] == '-' && a[1] != '\0') {
 			fprintf(stderr, "taskprof sched-overhead: unknown option '%s' (see --help)\n", a);
 			return 2;
 		} else {
