@@ -337,8 +337,14 @@ static int dp_value(void *ctx, struct js_parser *p, const struct js_value *v)
 			uint64_t m2;
 			/* a JSON number must be an integer (2.5 is not a block
 			 * count); other unparsable values count as 1 (§3.3) */
-			if (v->type == JS_NUMBER &&
-			    js_parse_int(v->s, v->len, false, &n2, &m2) != JS_INT_OK)
+			int ir = v->type == JS_NUMBER
+					 ? js_parse_int(v->s, v->len, false, &n2, &m2)
+					 : JS_INT_OK;
+			if (ir == JS_INT_RANGE)
+				return js_fail(p, "expected a block count, got %.*s (out of range: "
+					       "more than 2^64 - 1)",
+					       v->len > 32 ? 32 : (int)v->len, v->s);
+			if (ir != JS_INT_OK)
 				return js_fail(p, "expected an integer, got %.*s",
 					       v->len > 32 ? 32 : (int)v->len, v->s);
 			r->block_set = soft_u64(v, &r->block, &neg);
