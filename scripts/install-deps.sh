@@ -20,6 +20,7 @@ PACKAGES=(
     g++
     libyajl-dev
     libdouble-conversion-dev
+    libelf-dev
     clang
     libclang-rt-14-dev
     python3

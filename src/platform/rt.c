@@ -52,6 +52,9 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -876,6 +879,77 @@ int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind
 	return rc;
 }
 
+/*
+ * The name of the function that starts at @want in the symbol table
+ * (.symtab) of the ELF file @file: a static function of an object that
+ * was not stripped. @want is an offset from the load base for a shared
+ * object or a PIE (ET_DYN), an address for an executable (ET_EXEC): see
+ * @off and @addr. Only a name that one function of the table has (two
+ * static functions of one name in two files are not told apart).
+ * Return: whether @buf (@n bytes) got a name.
+ */
+static bool symtab_name(const char *file, uintptr_t off, uintptr_t addr, char *buf, size_t n)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr eh;
+	bool got = false;
+	if (e && gelf_getehdr(e, &eh)) {
+		const uint64_t want = eh.e_type == ET_EXEC ? addr : off;
+		const char *name = NULL;
+		int same = 0; /* functions named so */
+		for (int pass = 0; pass < 2; pass++) {
+			Elf_Scn *scn = NULL;
+			while ((scn = elf_nextscn(e, scn))) {
+				GElf_Shdr sh;
+				if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+				    !sh.sh_entsize)
+					continue;
+				Elf_Data *d = elf_getdata(scn, NULL);
+				const size_t cnt = sh.sh_size / sh.sh_entsize;
+				for (size_t i = 0; d && i < cnt && i <= INT32_MAX; i++) {
+					GElf_Sym sym;
+					if (!gelf_getsym(d, (int)i, &sym) ||
+					    GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+						continue;
+					const char *nm = elf_strptr(e, sh.sh_link, sym.st_name);
+					if (!nm || !*nm)
+						continue;
+					if (!pass && sym.st_value == want && !name)
+						name = nm;
+					else if (pass && !strcmp(nm, name))
+						same++;
+				}
+			}
+			if (!name)
+				break;
+		}
+		if (name && same == 1) {
+			snprintf(buf, n, "%s", name);
+			got = true;
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return got;
+}
+
+/* The names of kernels without an attr name, by address: a launch of
+ * the same kernel does not search its object's symbol table again (the
+ * operator profiler names every launch). */
+#define KNAME_CACHE 64
+static struct {
+	uintptr_t addr;
+	char name[512];
+} g_kname[KNAME_CACHE];
+static unsigned g_kname_n, g_kname_next;
+static pthread_mutex_t g_kname_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
 				char *buf, size_t n)
 {
@@ -883,20 +957,40 @@ void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launc
 	void *addr = (void *)(uintptr_t)kernel;
 	if (attr && attr->name) {
 		snprintf(buf, n, "%s", attr->name);
-	} else if (!dladdr(addr, &di)) {
-		snprintf(buf, n, "kernel_%p", addr); /* no object maps it */
+		return;
+	}
+	pthread_mutex_lock(&g_kname_lock);
+	for (unsigned i = 0; i < g_kname_n; i++)
+		if (g_kname[i].addr == (uintptr_t)addr) {
+			snprintf(buf, n, "%s", g_kname[i].name);
+			pthread_mutex_unlock(&g_kname_lock);
+			return;
+		}
+	pthread_mutex_unlock(&g_kname_lock);
+	char name[sizeof(g_kname[0].name)];
+	if (!dladdr(addr, &di)) {
+		snprintf(name, sizeof(name), "kernel_%p", addr); /* no object maps it */
 	} else if (di.dli_sname && di.dli_saddr == addr) {
-		snprintf(buf, n, "%s", di.dli_sname);
-	} else {
+		snprintf(name, sizeof(name), "%s", di.dli_sname);
+	} else if (!di.dli_fname || !di.dli_fname[0] ||
+		   !symtab_name(di.dli_fname, (uintptr_t)addr - (uintptr_t)di.dli_fbase,
+				(uintptr_t)addr, name, sizeof(name))) {
 		/* No exported symbol (a static function, an executable built
-		 * without -rdynamic): name it by its object and its offset in
-		 * it, which address randomisation does not change, so the
-		 * runs of an application replay agree on it. */
+		 * without -rdynamic) and none in a symbol table: name it by its
+		 * object and its offset in it, which address randomisation
+		 * does not change, so the runs of an application replay agree
+		 * on it. */
 		const char *obj = di.dli_fname && di.dli_fname[0] ? di.dli_fname : "kernel";
 		const char *slash = strrchr(obj, '/');
-		snprintf(buf, n, "%s+0x%" PRIxPTR, slash ? slash + 1 : obj,
+		snprintf(name, sizeof(name), "%s+0x%" PRIxPTR, slash ? slash + 1 : obj,
 			 (uintptr_t)addr - (uintptr_t)di.dli_fbase);
 	}
+	snprintf(buf, n, "%s", name);
+	pthread_mutex_lock(&g_kname_lock);
+	unsigned slot = g_kname_n < KNAME_CACHE ? g_kname_n++ : g_kname_next++ % KNAME_CACHE;
+	g_kname[slot].addr = (uintptr_t)addr;
+	memcpy(g_kname[slot].name, name, sizeof(name));
+	pthread_mutex_unlock(&g_kname_lock);
 }
 
 /* Check a hidden buffer from the host side: its range is one live

@@ -9,9 +9,10 @@
 #       TASKPROF_PASS: strict fails with a message naming the
 #       difference; relaxed keeps the common launches
 #   I7b application replay of a kernel without an exported symbol (a
-#       static function of an executable built without -rdynamic): its
-#       name, "<object>+0x<offset>", is the same in every run whatever
-#       the load address, so the runs match and the launch is profiled
+#       static function of an executable built without -rdynamic): named
+#       from the executable's symbol table ("vector_add", -k matches it);
+#       in a stripped copy, "<object>+0x<offset>", the same in every run
+#       whatever the load address: the runs match, the launch is profiled
 #   I7c application replay with stdin a file (its first line read before):
 #       each run starts reading where the first did, so the runs match
 #   I8  range_free under --replay-mode range --range-markers on: output
@@ -132,16 +133,27 @@ else
 fi
 
 # ---- I7b: application replay of a kernel without a symbol -------------------
-say "I7b: example_rt_vector_add (static kernel, no -rdynamic), --replay-mode application"
-op_run i7b --replay-mode application -- "$EX/example_rt_vector_add"
+say "I7b: example_rt_vector_add (static kernel, no -rdynamic), --replay-mode application -k vector_add"
+op_run i7b --replay-mode application -k vector_add -- "$EX/example_rt_vector_add"
 got=$(launch_set "${OPDIR:-/nonexistent}")
-want7b="device0/example_rt_vector_add_0x[0-9a-f]*/0 block_dim=8"
-# shellcheck disable=SC2053 # $want7b is a pattern
-if [ $OPRC = 0 ] && [[ $got == $want7b ]] && grep -q '4 runs matched, 1 launch profiled' "$WORK/i7b.err"; then
+if [ $OPRC = 0 ] && [ "$got" = "device0/vector_add/0 block_dim=8" ] &&
+   grep -q '4 runs matched, 1 launch profiled' "$WORK/i7b.err"; then
 	ok "I7b: exit 0, folders $got"
 else
-	bad "I7b: exit $OPRC, folders '$got', want 0, '$want7b' and 4 runs matched"
+	bad "I7b: exit $OPRC, folders '$got', want 0, 'device0/vector_add/0 block_dim=8' and 4 runs matched"
 	show "$WORK/i7b.err"
+fi
+say "I7b: a stripped copy (no symbol table): named by object and offset"
+strip -o "$WORK/vadd_stripped" "$EX/example_rt_vector_add"
+op_run i7s --replay-mode application -- "$WORK/vadd_stripped"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want7s="device0/vadd_stripped_0x[0-9a-f]*/0 block_dim=8"
+# shellcheck disable=SC2053 # $want7s is a pattern
+if [ $OPRC = 0 ] && [[ $got == $want7s ]] && grep -q '4 runs matched, 1 launch profiled' "$WORK/i7s.err"; then
+	ok "I7b stripped: exit 0, folders $got"
+else
+	bad "I7b stripped: exit $OPRC, folders '$got', want 0, '$want7s' and 4 runs matched"
+	show "$WORK/i7s.err"
 fi
 
 # ---- I7c: application replay with a stdin file ------------------------------
