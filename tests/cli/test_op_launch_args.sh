@@ -175,7 +175,7 @@ else
 	got=$(launch_set "${OPDIR:-/nonexistent}")
 	if [ $OPRC = 0 ] && [ "$got" = "device0/first_acc/0 block_dim=4 device0/second_acc/0 block_dim=4" ] &&
 		grep -q '^rejected: child call -> -19 tp_rt: device 0 was opened by process ' "$WORK/c6.out" &&
-		[ "$(cat "${OPDIR:-/nonexistent}"/launches_*.txt | grep -c '^# rejected device=0 name=rejected_0x[0-9a-f]* block_dim=4 error=-19$')" = 1 ] &&
+		[ "$(cat "${OPDIR:-/nonexistent}"/launches_*.txt | grep -c '^# rejected device=0 name=op_app_accumulate block_dim=4 error=-19$')" = 1 ] &&
 		grep -q "^taskprof op: profiled 2 kernel launches; 6 launch calls the runtime rejected" "$WORK/c6.err"; then
 		ok "C6: the child's call got -ENODEV, logged as rejected; 2 launches profiled, 6 calls rejected"
 	else
