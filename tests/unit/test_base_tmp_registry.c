@@ -48,6 +48,16 @@ static void touch(const char *p)
 	fclose(f);
 }
 
+/* The first @cap - 1 bytes of file @p into @buf, NUL-terminated. */
+static void slurp(const char *p, char *buf, size_t cap)
+{
+	FILE *f = fopen(p, "r");
+	assert_non_null(f);
+	size_t n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+}
+
 static bool exists(const char *p)
 {
 	struct stat st;
@@ -165,11 +175,7 @@ static void test_made_dirs_and_note(void **state)
 	assert_true(tp_tmpreg_append_note(NULL));
 	assert_false(tp_tmpreg_append_note(NULL)); /* claimed once */
 	char got[256] = "";
-	f = fopen(res, "r");
-	assert_non_null(f);
-	size_t n = fread(got, 1, sizeof(got) - 1, f);
-	fclose(f);
-	got[n] = '\0';
+	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "PASS\ntrace INTERRUPTED\n");
 	tp_tmpreg_reset();
 	tp_tmpreg_set_note(res, "x\n", NULL);
@@ -193,11 +199,7 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_reset();
 	tp_tmpreg_set_note("result.txt", "trace INTERRUPTED\n", "trace.json");
 	assert_true(tp_tmpreg_append_note(dir));
-	f = fopen(res, "r");
-	assert_non_null(f);
-	n = fread(got, 1, sizeof(got) - 1, f);
-	fclose(f);
-	got[n] = '\0';
+	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "PASS\ntrace INTERRUPTED\n"
 				 "trace INTERRUPTED\n");
 
@@ -215,11 +217,7 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n"); /* the last one wins */
 	assert_true(tp_tmpreg_mark_unfinished(dir, NULL));
 	assert_false(tp_tmpreg_mark_unfinished(dir, NULL)); /* claimed once */
-	f = fopen(res, "r");
-	assert_non_null(f);
-	n = fread(got, 1, sizeof(got) - 1, f);
-	fclose(f);
-	got[n] = '\0';
+	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "status FAILED\n");
 	assert_int_equal(unlink(res), 0);
 	tp_tmpreg_reset();
@@ -231,11 +229,7 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_reset();
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\nerror cut short\n");
 	assert_true(tp_tmpreg_mark_unfinished(dir, "the first error it logged: stall"));
-	f = fopen(res, "r");
-	assert_non_null(f);
-	n = fread(got, 1, sizeof(got) - 1, f);
-	fclose(f);
-	got[n] = '\0';
+	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "status FAILED\nerror cut short; the first error it logged: "
 				 "stall\n");
 	assert_int_equal(unlink(res), 0);
@@ -243,11 +237,7 @@ static void test_made_dirs_and_note(void **state)
 	tp_tmpreg_reset();
 	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
 	assert_true(tp_tmpreg_mark_unfinished(dir, ""));
-	f = fopen(res, "r");
-	assert_non_null(f);
-	n = fread(got, 1, sizeof(got) - 1, f);
-	fclose(f);
-	got[n] = '\0';
+	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "status FAILED\n");
 	assert_int_equal(unlink(res), 0);
 }
