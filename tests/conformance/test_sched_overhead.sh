@@ -161,6 +161,14 @@ if [[ $(cat "$root/D.rc") != 0 || -z $row ]] ||
 	bad "dispatch-dominant: exit $(cat "$root/D.rc"), row '$row': $(sed -n '/Key insight/,/=====/p' "$root/D.out")"
 fi
 
+# 8c. a repeated option: the last one counts (argparse); two records
+#     paths given as arguments are an error
+run rep --deps-json "$root/none.json" --deps-json "$A/deps.json" "$A/l2_swimlane_records.json"
+cmp -s "$root/A.want" "$root/rep.out" && [[ $(cat "$root/rep.rc") == 0 ]] ||
+	bad "repeated --deps-json: exit $(cat "$root/rep.rc"), stdout differs from A's: $(cat "$root/rep.err")"
+run two "$A/l2_swimlane_records.json" "$A"
+expect_err two 2 "taskprof sched-overhead: expected one records path, got '$A/l2_swimlane_records.json' and '$A'"
+
 # 9. usage errors: exit 2, one line
 run usage --no-such-flag
 [[ $(cat "$root/usage.rc") == 2 && $(wc -l <"$root/usage.err") -eq 1 ]] || bad "usage error"

@@ -1254,7 +1254,7 @@ out:
 int sl_sched_overhead_main(int argc, char **argv)
 {
 	const char *records = NULL, *deps_arg = NULL;
-	bool only_paths = false;
+	bool only_paths = false, records_pos = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = NULL;
@@ -1304,13 +1304,21 @@ int sl_sched_overhead_main(int argc, char **argv)
 			fprintf(stderr, "Error: empty path for the records\n");
 			return 2;
 		}
-		const char **slot = which == 1 ? &records : &deps_arg;
-		if (*slot) {
-			fprintf(stderr, "taskprof sched-overhead: %s given twice\n",
-				which == 1 ? "the records path" : "--deps-json");
+		/* A repeated option: the last one counts (argparse, as the
+		 * reference and `taskprof swimlane`); the positional path is
+		 * one more way to give the records, and two are an error. */
+		const bool positional = which == 1 && val == a && (only_paths || a[0] != '-');
+		if (which == 1 && (positional || records_pos) && records) {
+			fprintf(stderr, "taskprof sched-overhead: expected one records path, got '%s' "
+					"and '%s'\n", records, val);
 			return 2;
 		}
-		*slot = val;
+		if (which == 1) {
+			records = val;
+			records_pos = positional;
+		} else {
+			deps_arg = val;
+		}
 	}
 
 	char perf_path[PATH_MAX + 16], deps_path[PATH_MAX + 32];
