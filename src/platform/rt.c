@@ -56,6 +56,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -64,6 +65,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "base/clock.h"
 #include "base/error.h"
@@ -880,29 +883,81 @@ int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind
 }
 
 /*
- * The name of the function that starts at @want in the symbol table
- * (.symtab) of the ELF file @file: a static function of an object that
- * was not stripped. @want is an offset from the load base for a shared
- * object or a PIE (ET_DYN), an address for an executable (ET_EXEC): see
- * @off and @addr. Only a name that one function of the table has (two
- * static functions of one name in two files are not told apart).
+ * Open the file mapped at @addr in this process, as it is mapped: the
+ * mapping's path in /proc/self/maps when that file is still the one
+ * mapped (same device and inode: not a binary replaced since, not a
+ * relative argv[0] seen from another directory), else the mapping
+ * itself through /proc/self/map_files (a deleted or replaced file, where
+ * the kernel lets us). Return: a read-only descriptor, or -1.
+ */
+static int open_mapped_file(uintptr_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	char line[PATH_MAX + 128];
+	int fd = -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		unsigned maj, min;
+		int n = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %x:%x %lu %n", &lo, &hi, &off, &maj, &min, &ino,
+			   &n) < 6 || addr < lo || addr >= hi)
+			continue;
+		char *path = line + n;
+		path[strcspn(path, "\n")] = '\0';
+		const char *del = strstr(path, " (deleted)");
+		struct stat st;
+		if (path[0] == '/' && !del && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
+		    (fstat(fd, &st) || st.st_ino != ino || st.st_dev != makedev(maj, min))) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd < 0 && ino) {
+			char mf[64];
+			snprintf(mf, sizeof(mf), "/proc/self/map_files/%lx-%lx", lo, hi);
+			fd = open(mf, O_RDONLY | O_CLOEXEC);
+		}
+		break;
+	}
+	fclose(f);
+	return fd;
+}
+
+/*
+ * The name of the function that starts at @addr in the symbol table
+ * (.symtab) of the ELF object mapped there, loaded at @fbase (dladdr's
+ * dli_fbase: the start of its first segment): a static function of an
+ * object that was not stripped. A symbol's value is an address of the
+ * object's link-time layout, so the address looked up is @addr minus the
+ * load bias (@fbase less the first PT_LOAD address, page-aligned: 0 for
+ * an executable linked at a fixed address). Only a name that one
+ * function of the table has (two static functions of one name in two
+ * files are not told apart).
  * Return: whether @buf (@n bytes) got a name.
  */
-static bool symtab_name(const char *file, uintptr_t off, uintptr_t addr, char *buf, size_t n)
+static bool symtab_name(uintptr_t addr, uintptr_t fbase, char *buf, size_t n)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return false;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = open_mapped_file(addr);
 	if (fd < 0)
 		return false;
 	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
-	GElf_Ehdr eh;
+	size_t nph = 0;
 	bool got = false;
-	if (e && gelf_getehdr(e, &eh)) {
-		const uint64_t want = eh.e_type == ET_EXEC ? addr : off;
+	if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &nph) == 0) {
+		uint64_t first = UINT64_MAX;
+		for (size_t i = 0; i < nph && i <= INT32_MAX; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < first)
+				first = ph.p_vaddr;
+		}
+		const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+		const uint64_t want = first == UINT64_MAX ? 0 : addr - (fbase - first / page * page);
 		const char *name = NULL;
 		int same = 0; /* functions named so */
-		for (int pass = 0; pass < 2; pass++) {
+		for (int pass = 0; first != UINT64_MAX && pass < 2; pass++) {
 			Elf_Scn *scn = NULL;
 			while ((scn = elf_nextscn(e, scn))) {
 				GElf_Shdr sh;
@@ -939,12 +994,15 @@ static bool symtab_name(const char *file, uintptr_t off, uintptr_t addr, char *b
 	return got;
 }
 
-/* The names of kernels without an attr name, by address: a launch of
- * the same kernel does not search its object's symbol table again (the
- * operator profiler names every launch). */
-#define KNAME_CACHE 64
+/* The names of kernels that have no attr name and no exported symbol, by
+ * address and object (its path and load address: a library dlclose'd
+ * and another loaded at its addresses is another key): a launch of the
+ * same kernel does not read its object's symbol table again (the
+ * operator profiler names every launch). Replaced in turn when full. */
+#define KNAME_CACHE 256
 static struct {
-	uintptr_t addr;
+	uintptr_t addr, fbase;
+	char obj[128];
 	char name[512];
 } g_kname[KNAME_CACHE];
 static unsigned g_kname_n, g_kname_next;
@@ -959,36 +1017,42 @@ void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launc
 		snprintf(buf, n, "%s", attr->name);
 		return;
 	}
+	if (!dladdr(addr, &di)) {
+		snprintf(buf, n, "kernel_%p", addr); /* no object maps it */
+		return;
+	}
+	if (di.dli_sname && di.dli_saddr == addr) {
+		snprintf(buf, n, "%s", di.dli_sname);
+		return;
+	}
+	const char *obj = di.dli_fname && di.dli_fname[0] ? di.dli_fname : "kernel";
+	const uintptr_t fbase = (uintptr_t)di.dli_fbase;
 	pthread_mutex_lock(&g_kname_lock);
 	for (unsigned i = 0; i < g_kname_n; i++)
-		if (g_kname[i].addr == (uintptr_t)addr) {
+		if (g_kname[i].addr == (uintptr_t)addr && g_kname[i].fbase == fbase &&
+		    !strncmp(g_kname[i].obj, obj, sizeof(g_kname[i].obj) - 1)) {
 			snprintf(buf, n, "%s", g_kname[i].name);
 			pthread_mutex_unlock(&g_kname_lock);
 			return;
 		}
 	pthread_mutex_unlock(&g_kname_lock);
 	char name[sizeof(g_kname[0].name)];
-	if (!dladdr(addr, &di)) {
-		snprintf(name, sizeof(name), "kernel_%p", addr); /* no object maps it */
-	} else if (di.dli_sname && di.dli_saddr == addr) {
-		snprintf(name, sizeof(name), "%s", di.dli_sname);
-	} else if (!di.dli_fname || !di.dli_fname[0] ||
-		   !symtab_name(di.dli_fname, (uintptr_t)addr - (uintptr_t)di.dli_fbase,
-				(uintptr_t)addr, name, sizeof(name))) {
+	if (!symtab_name((uintptr_t)addr, fbase, name, sizeof(name))) {
 		/* No exported symbol (a static function, an executable built
 		 * without -rdynamic) and none in a symbol table: name it by its
 		 * object and its offset in it, which address randomisation
 		 * does not change, so the runs of an application replay agree
 		 * on it. */
-		const char *obj = di.dli_fname && di.dli_fname[0] ? di.dli_fname : "kernel";
 		const char *slash = strrchr(obj, '/');
 		snprintf(name, sizeof(name), "%s+0x%" PRIxPTR, slash ? slash + 1 : obj,
-			 (uintptr_t)addr - (uintptr_t)di.dli_fbase);
+			 (uintptr_t)addr - fbase);
 	}
 	snprintf(buf, n, "%s", name);
 	pthread_mutex_lock(&g_kname_lock);
 	unsigned slot = g_kname_n < KNAME_CACHE ? g_kname_n++ : g_kname_next++ % KNAME_CACHE;
 	g_kname[slot].addr = (uintptr_t)addr;
+	g_kname[slot].fbase = fbase;
+	snprintf(g_kname[slot].obj, sizeof(g_kname[slot].obj), "%s", obj);
 	memcpy(g_kname[slot].name, name, sizeof(name));
 	pthread_mutex_unlock(&g_kname_lock);
 }

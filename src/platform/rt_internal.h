@@ -48,12 +48,14 @@ struct tp_device *tp_rt_internal_device(int device_id);
  * The name is @attr's name; else the kernel's exported symbol (dladdr);
  * else its name in its object's symbol table (.symtab, libelf: a static
  * function of an object that was not stripped, when no other function
- * of the table has that name); else "<object>+0x<offset>", the file name
+ * of the table has that name; the file as mapped, found through
+ * /proc/self/maps, not by the path the loader was given); else
+ * "<object>+0x<offset>", the file name
  * of the executable or library that holds it and its offset there in
  * hex, which is the same in every run of the program whatever the load
  * addresses; else, when no loaded object holds @kernel,
- * "kernel_<address>". Names without @attr are cached by address (64
- * kernels). Thread-safe.
+ * "kernel_<address>". Names from a symbol table or an offset are cached
+ * by address and object (256 kernels). Thread-safe.
  */
 void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,
 				char *buf, size_t n);

@@ -143,6 +143,15 @@ else
 	bad "I7b: exit $OPRC, folders '$got', want 0, 'device0/vector_add/0 block_dim=8' and 4 runs matched"
 	show "$WORK/i7b.err"
 fi
+say "I7b: the application found through PATH (argv[0] has no '/'): its symbol table is read all the same"
+PATH="$EX:$PATH" op_run i7p -k vector_add -- example_rt_vector_add
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/vector_add/0 block_dim=8" ]; then
+	ok "I7b PATH: exit 0, folders $got"
+else
+	bad "I7b PATH: exit $OPRC, folders '$got', want 0 and 'device0/vector_add/0 block_dim=8'"
+	show "$WORK/i7p.err"
+fi
 say "I7b: a stripped copy (no symbol table): named by object and offset"
 strip -o "$WORK/vadd_stripped" "$EX/example_rt_vector_add"
 op_run i7s --replay-mode application -- "$WORK/vadd_stripped"
