@@ -173,10 +173,31 @@ static void keep_first_error(const char *msg)
 	if (!atomic_compare_exchange_strong_explicit(&first_err_state, &want, FE_WRITING,
 						     memory_order_relaxed, memory_order_relaxed))
 		return;
+	/* Too long: its middle gives way, not its end (where a message
+	 * says why), cut between UTF-8 characters. */
+	const size_t len = strlen(msg), cap = sizeof(first_err) - 1;
+	size_t head = len, tail = len;
+	if (len > cap) {
+		head = (cap - 5) / 2;
+		while (head && ((unsigned char)msg[head] & 0xC0) == 0x80)
+			head--;
+		tail = len - (cap - 5 - head);
+		while (tail < len && ((unsigned char)msg[tail] & 0xC0) == 0x80)
+			tail++;
+	}
 	size_t n = 0;
-	for (; msg[n] && n + 1 < sizeof(first_err); n++)
-		first_err[n] = msg[n] == '\n' || msg[n] == '\r' ? ' ' : msg[n];
+	for (size_t i = 0; i < head; i++)
+		first_err[n++] = msg[i];
+	if (head < len) {
+		memcpy(first_err + n, " ... ", 5);
+		n += 5;
+		for (size_t i = tail; i < len; i++)
+			first_err[n++] = msg[i];
+	}
 	first_err[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (first_err[i] == '\n' || first_err[i] == '\r')
+			first_err[i] = ' ';
 	/* release: the text above happens before a reader's acquire load
 	 * that sees FE_SET. */
 	atomic_store_explicit(&first_err_state, FE_SET, memory_order_release);
@@ -231,8 +252,24 @@ static void call_hook(int level, const char *msg)
 
 void tp_log(int level, const char *fmt, ...)
 {
-	if (!tp_log_enabled(level))
+	if (!tp_log_enabled(level)) {
+		/* An ERROR below the threshold is still the run's first error
+		 * for the interrupt path (tp_log_first_error()). */
+		/* relaxed: only spares the formatting once one is kept; the
+		 * CAS in keep_first_error() decides. */
+		if (level == TP_LOG_ERROR &&
+		    atomic_load_explicit(&first_err_state, memory_order_relaxed) == FE_EMPTY) {
+			char msg[TP_LOG_FIRST_ERROR_MAX * 2];
+			va_list ap;
+			va_start(ap, fmt);
+			int saved_errno = errno;
+			vsnprintf(msg, sizeof(msg), fmt, ap);
+			errno = saved_errno;
+			va_end(ap);
+			keep_first_error(msg);
+		}
 		return;
+	}
 
 	int saved_errno = errno;
 	char stack_line[LOG_STACK_LINE];

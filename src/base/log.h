@@ -165,6 +165,8 @@ static inline bool tp_log_enabled(int level)
 #define TP_INFO(...)   TP_LOG_AT_(TP_LOG_INFO, __VA_ARGS__)
 #define TP_TIMING(...) TP_LOG_AT_(TP_LOG_TIMING, __VA_ARGS__)
 #define TP_WARN(...)   TP_LOG_AT_(TP_LOG_WARN, __VA_ARGS__)
-#define TP_ERROR(...)  TP_LOG_AT_(TP_LOG_ERROR, __VA_ARGS__)
+/* Always formatted: below the threshold it is still kept as the first
+ * error (tp_log_first_error()); errors are rare. */
+#define TP_ERROR(...)  tp_log(TP_LOG_ERROR, __VA_ARGS__)
 
 #endif /* TASKPROF_BASE_LOG_H */

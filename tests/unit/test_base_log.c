@@ -397,6 +397,39 @@ static void test_first_error(void **state)
 	TP_ERROR("the next run's");
 	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 14);
 	assert_string_equal(buf, "the next run's");
+
+	/* Too long: the middle gives way (" ... "), the end stays, and the
+	 * cut falls between UTF-8 characters. */
+	char big[1400];
+	size_t k = 0;
+	for (int i = 0; i < 300; i++) {
+		big[k++] = (char)0xc3; /* "é" */
+		big[k++] = (char)0xa9;
+	}
+	memcpy(big + k, "END", 4);
+	tp_log_first_error_reset();
+	TP_ERROR("%s", big);
+	size_t n = tp_log_first_error(buf, sizeof(buf));
+	assert_true(n <= TP_LOG_FIRST_ERROR_MAX - 1);
+	assert_true(n > 400);
+	assert_non_null(strstr(buf, " ... "));
+	assert_string_equal(buf + n - 3, "END");
+	for (size_t i = 0; i < n; i++) { /* every é whole: c3 a9 pairs */
+		unsigned char c = (unsigned char)buf[i];
+		if (c == 0xc3)
+			assert_int_equal((unsigned char)buf[++i], 0xa9);
+		else
+			assert_true(c < 0x80);
+	}
+
+	/* An ERROR below the threshold (TASKPROF_LOG_LEVEL above ERROR) is
+	 * kept all the same. */
+	tp_log_first_error_reset();
+	tp_log_set_threshold(TP_LOG_ERROR + 10);
+	TP_ERROR("stall %d, not shown", 7);
+	tp_log_set_threshold(TP_LOG_TIMING);
+	assert_int_equal(tp_log_first_error(buf, sizeof(buf)), 18);
+	assert_string_equal(buf, "stall 7, not shown");
 	tp_log_first_error_reset();
 }
 
