@@ -895,9 +895,13 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 				      : "good hit rate");
 		/* The reference names the hardware's cache flush here; the
 		 * simulated device flushes nothing, so say what was measured. */
-		fprintf(f, "  Dispatch costs %.2f us per completed task: its ready-queue pops and "
-			   "each task's hand-over to its core.\n",
-			total_completed > 0 ? phase_tot[2] / (double)total_completed : 0.0);
+		if (total_completed > 0)
+			fprintf(f, "  Dispatch costs %.2f us per completed task: its ready-queue "
+				   "pops and each task's hand-over to its core.\n",
+				phase_tot[2] / (double)total_completed);
+		else
+			fprintf(f, "  Dispatch took %.1f us with no task completed: its ready-queue "
+				   "pops and each task's hand-over to its core.\n", phase_tot[2]);
 	} else if (dom == 0 && dag) {
 		fprintf(f, "  Fanout: avg_degree=%.1f, max_degree=%llu.\n", fo_avg,
 			(unsigned long long)fo_max);
