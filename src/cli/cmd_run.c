@@ -193,6 +193,8 @@ static bool looks_like_value(const char *n)
 		n++;
 	if (*n == '-' || *n == '+')
 		n++;
+	if (*n == '.') /* "-.5": a number (argparse), an invalid int below */
+		n++;
 	return *n == 0 || (*n >= '0' && *n <= '9');
 }
 

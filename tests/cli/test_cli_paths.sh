@@ -138,6 +138,23 @@ expect 2 "taskprof pmu: --func-names needs a file, got '-h', which is an option"
 expect 2 "taskprof run: --block-dim expects" run gemm --block-dim -5
 expect 1 "Error: Perf JSON not found: -x" sched-overhead -- -x
 expect 2 "taskprof pmu: empty path for PMU_CSV" pmu ''
+expect 2 "expected one records path, got '-' and '-'" sched-overhead - -
+expect 2 "taskprof run: --enable-pmu: expected an integer event type (1, 2, 4, 5, 6, 7 or 8), got '-.5'" \
+	run gemm --enable-pmu -.5
+# argparse's abbreviated long options in the argparse-style commands: a
+# unique prefix is the option, an ambiguous one is named with its matches.
+expect 2 "taskprof swimlane: error: ambiguous option: --o could match --output, --overhead" \
+	swimlane --o x "$rec"
+expect 2 "taskprof pmu: --func-names needs a file" pmu --func
+expect 1 "Error: failed to read deps.json $root/nodeps" sched-overhead --dep "$root/nodeps" "$rec"
+rm -f abbrev.json
+"$bin" swimlane "$rec" --out abbrev.json --ove >/dev/null 2>"$root/err" ||
+	{ echo "FAIL: swimlane --out abbrev.json --ove: $(tail -c 300 "$root/err")"; fail=1; }
+if grep -q '"cat": *"overhead"' abbrev.json 2>/dev/null; then
+	echo "ok: swimlane --out / --ove wrote the trace with the overhead tracks to abbrev.json"
+else
+	echo "FAIL: swimlane --out abbrev.json --ove: no overhead track in abbrev.json"; fail=1
+fi
 
 # fails and says so instead of reporting success.
 so=$(dirname "$bin")/tests/case_so/libslowcase.so

@@ -580,11 +580,34 @@ int pmu_report_main(int argc, char **argv, const struct pmu_counter_set *sets,
 	return pmu_report_run(argc, argv, sets, n_sets, NULL);
 }
 
+static int report_run(int argc, char **argv, const struct pmu_counter_set *sets, size_t n_sets,
+		      int *stdout_err);
+
 int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, size_t n_sets,
 		   int *stdout_err)
 {
 	if (stdout_err)
 		*stdout_err = 0;
+	/* argparse's abbreviations: "--func" for --func-names. */
+	static const char *const longs[] = { "--help", "--func-names" };
+	char **words, err[256];
+	int rc = tp_args_expand_abbrev(argc, argv, longs, 2, &words, err, sizeof(err));
+	if (rc == -ENOMEM) {
+		fprintf(stderr, "taskprof pmu: out of memory\n");
+		return 1;
+	}
+	if (rc) {
+		fprintf(stderr, "taskprof pmu: %s (see --help)\n", err);
+		return 2;
+	}
+	rc = report_run(argc, words, sets, n_sets, stdout_err);
+	tp_args_free(argc, argv, words);
+	return rc;
+}
+
+static int report_run(int argc, char **argv, const struct pmu_counter_set *sets, size_t n_sets,
+		      int *stdout_err)
+{
 	const char *path = NULL, *names_arg = NULL;
 	bool opts_done = false;
 	for (int i = 1; i < argc; i++) {

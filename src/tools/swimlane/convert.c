@@ -345,7 +345,34 @@ int sl_convert_main(int argc, char **argv)
 	return sl_convert_run(argc, argv, NULL, false);
 }
 
+static int convert_run(int argc, char **argv, int *stdout_err, bool in_run);
+
 int sl_convert_run(int argc, char **argv, int *stdout_err, bool in_run)
+{
+	/* argparse's abbreviations: "--out" for --output. */
+	static const char *const longs[] = {
+		"--help", "--output", "--kernel-config", "--func-names",
+		"--deps-json", "--verbose", "--overhead", "--pretty",
+	};
+	char **words, err[256];
+	int rc = tp_args_expand_abbrev(argc, argv, longs, (int)(sizeof(longs) / sizeof(longs[0])),
+				       &words, err, sizeof(err));
+	if (rc == -ENOMEM) {
+		fprintf(stderr, "Error: out of memory\n");
+		return 1;
+	}
+	if (rc) {
+		if (stdout_err)
+			*stdout_err = 0;
+		usage_error("%s%s", err, "");
+		return 2;
+	}
+	rc = convert_run(argc, words, stdout_err, in_run);
+	tp_args_free(argc, argv, words);
+	return rc;
+}
+
+static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 {
 	struct args a;
 	if (stdout_err)

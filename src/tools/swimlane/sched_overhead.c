@@ -1255,7 +1255,27 @@ out:
 	return rc;
 }
 
+static int sched_overhead_main(int argc, char **argv);
+
 int sl_sched_overhead_main(int argc, char **argv)
+{
+	/* argparse's abbreviations: "--deps" for --deps-json. */
+	static const char *const longs[] = { "--help", "--l2-swimlane-records-json",
+					     "--deps-json" };
+	char **words, err[256];
+	int rc = tp_args_expand_abbrev(argc, argv, longs, 3, &words, err, sizeof(err));
+	if (rc == -ENOMEM)
+		return fail("Error: out of memory");
+	if (rc) {
+		fprintf(stderr, "taskprof sched-overhead: %s (see --help)\n", err);
+		return 2;
+	}
+	rc = sched_overhead_main(argc, words);
+	tp_args_free(argc, argv, words);
+	return rc;
+}
+
+static int sched_overhead_main(int argc, char **argv)
 {
 	const char *records = NULL, *deps_arg = NULL;
 	bool only_paths = false, records_pos = false;
@@ -1311,7 +1331,8 @@ int sl_sched_overhead_main(int argc, char **argv)
 		/* A repeated option: the last one counts (argparse, as the
 		 * reference and `taskprof swimlane`); the positional path is
 		 * one more way to give the records, and two are an error. */
-		const bool positional = which == 1 && val == a && (only_paths || a[0] != '-');
+		const bool positional =
+			which == 1 && val == a && (only_paths || a[0] != '-' || a[1] == '\0');
 		if (which == 1 && (positional || records_pos) && records) {
 			fprintf(stderr, "taskprof sched-overhead: expected one records path, got '%s' "
 					"and '%s'\n", records, val);

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * base/args.c — argparse's abbreviated long options for the commands that
+ * follow argparse (swimlane, sched-overhead, pmu); see base/args.h.
+ */
+#include "base/args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the option name in @w: up to an '=' or the end. */
+static size_t name_len(const char *w)
+{
+	const char *eq = strchr(w, '=');
+	return eq ? (size_t)(eq - w) : strlen(w);
+}
+
+int tp_args_expand_abbrev(int argc, char **argv, const char *const *longs, int n, char ***out,
+			  char *err, size_t errlen)
+{
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	bool opts_done = false;
+	for (int i = 0; i < argc; i++) {
+		char *w = argv[i];
+		copy[i] = w;
+		if (i == 0 || opts_done)
+			continue;
+		if (!strcmp(w, "--")) {
+			opts_done = true;
+			continue;
+		}
+		if (w[0] != '-' || w[1] != '-' || !w[2])
+			continue;
+		const size_t nl = name_len(w);
+		int hit = -1, hits = 0;
+		bool exact = false;
+		for (int k = 0; k < n; k++) {
+			if (strlen(longs[k]) == nl && !strncmp(longs[k], w, nl)) {
+				exact = true;
+				break;
+			}
+			if (strlen(longs[k]) > nl && !strncmp(longs[k], w, nl)) {
+				hit = k;
+				hits++;
+			}
+		}
+		if (exact || !hits)
+			continue; /* the option itself, or unknown: the parser says so */
+		if (hits > 1) {
+			size_t o = (size_t)snprintf(err, errlen, "ambiguous option: %.*s could match",
+						    (int)nl, w);
+			bool first = true;
+			for (int k = 0; k < n && o < errlen; k++) {
+				if (strlen(longs[k]) > nl && !strncmp(longs[k], w, nl)) {
+					o += (size_t)snprintf(err + o, errlen - o, "%s %s",
+							      first ? "" : ",", longs[k]);
+					first = false;
+				}
+			}
+			tp_args_free(argc, argv, copy);
+			return -EINVAL;
+		}
+		const size_t fl = strlen(longs[hit]), rest = strlen(w + nl);
+		char *full = malloc(fl + rest + 1);
+		if (!full) {
+			tp_args_free(argc, argv, copy);
+			return -ENOMEM;
+		}
+		memcpy(full, longs[hit], fl);
+		memcpy(full + fl, w + nl, rest + 1); /* "=value" and the NUL */
+		copy[i] = full;
+	}
+	copy[argc] = NULL;
+	*out = copy;
+	return 0;
+}
+
+void tp_args_free(int argc, char **argv, char **copy)
+{
+	if (!copy)
+		return;
+	for (int i = 0; i < argc; i++)
+		if (copy[i] && copy[i] != argv[i])
+			free(copy[i]);
+	free(copy);
+}

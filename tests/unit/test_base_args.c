@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of base/args: argparse's option-like words and its
+ * abbreviated long options (tp_args_expand_abbrev). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "base/args.h"
+
+static const char *const longs[] = { "--help", "--output", "--overhead", "--deps",
+				     "--deps-json" };
+#define NLONGS 5
+
+static void option_like_words(void **state)
+{
+	(void)state;
+	assert_true(tp_arg_is_option("-o"));
+	assert_true(tp_arg_is_option("--pretty"));
+	assert_true(tp_arg_is_option("-."));
+	assert_true(tp_arg_is_option("-5x"));
+	assert_false(tp_arg_is_option("-"));
+	assert_false(tp_arg_is_option("-5"));
+	assert_false(tp_arg_is_option("-.5"));
+	assert_false(tp_arg_is_option("-1.5"));
+	assert_false(tp_arg_is_option("out.json"));
+}
+
+static void unique_prefixes_expand(void **state)
+{
+	(void)state;
+	char *argv[] = { "prog", "--out", "a.json", "--ove", "--out=b", "--he", "in", NULL };
+	char **w, err[128];
+	assert_int_equal(tp_args_expand_abbrev(7, argv, longs, NLONGS, &w, err, sizeof(err)), 0);
+	assert_string_equal(w[1], "--output");
+	assert_ptr_equal(w[2], argv[2]); /* a value is the same word */
+	assert_string_equal(w[3], "--overhead");
+	assert_string_equal(w[4], "--output=b");
+	assert_string_equal(w[5], "--help");
+	assert_ptr_equal(w[6], argv[6]);
+	assert_null(w[7]);
+	tp_args_free(7, argv, w);
+}
+
+static void exact_unknown_and_after_dashes_kept(void **state)
+{
+	(void)state;
+	/* "--deps" is an option and a prefix of another: the option itself;
+	 * "--x" matches nothing: left for the parser's "unknown option"; after
+	 * "--" every word is a path. */
+	char *argv[] = { "prog", "--deps", "--deps-j=f", "--x", "--", "--out", NULL };
+	char **w, err[128];
+	assert_int_equal(tp_args_expand_abbrev(6, argv, longs, NLONGS, &w, err, sizeof(err)), 0);
+	assert_ptr_equal(w[1], argv[1]);
+	assert_string_equal(w[2], "--deps-json=f");
+	assert_ptr_equal(w[3], argv[3]);
+	assert_ptr_equal(w[4], argv[4]);
+	assert_ptr_equal(w[5], argv[5]);
+	tp_args_free(6, argv, w);
+}
+
+static void ambiguous_prefix_names_its_matches(void **state)
+{
+	(void)state;
+	char *argv[] = { "prog", "in", "--o=x", NULL };
+	char **w = (char **)1, err[128];
+	assert_int_equal(tp_args_expand_abbrev(3, argv, longs, NLONGS, &w, err, sizeof(err)),
+			 -EINVAL);
+	assert_null(w);
+	assert_string_equal(err, "ambiguous option: --o could match --output, --overhead");
+	/* A short buffer gets a cut, terminated message. */
+	char small[12];
+	assert_int_equal(tp_args_expand_abbrev(3, argv, longs, NLONGS, &w, small, sizeof(small)),
+			 -EINVAL);
+	assert_string_equal(small, "ambiguous o");
+	tp_args_free(3, argv, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(option_like_words),
+		cmocka_unit_test(unique_prefixes_expand),
+		cmocka_unit_test(exact_unknown_and_after_dashes_kept),
+		cmocka_unit_test(ambiguous_prefix_names_its_matches),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
