@@ -91,3 +91,24 @@ void tp_args_free(int argc, char **argv, char **copy)
 			free(copy[i]);
 	free(copy);
 }
+
+const char *tp_shell_word(const char *s, char *buf, size_t len)
+{
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+				    "0123456789_./-+:,@%=";
+	if (*s && !s[strspn(s, plain)])
+		return s;
+	size_t o = 0;
+	buf[o++] = '\'';
+	for (const char *p = s; *p && o + 6 < len; p++) {
+		if (*p == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *p;
+		}
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}

@@ -66,4 +66,16 @@ int tp_args_expand_abbrev(int argc, char **argv, const char *const *longs, int n
  */
 void tp_args_free(int argc, char **argv, char **copy);
 
+/**
+ * tp_shell_word() - @s as one shell word, for a command line a user
+ * copies: @s itself when it holds only characters no shell treats
+ * specially (letters, digits, "_./-+:,@%="), else @s in single quotes
+ * (each ' as '\''), written to @buf and cut to fit @len bytes.
+ * @s:   the word, NUL-terminated.
+ * @buf: room for the quoted form.
+ * @len: bytes at @buf, at least 8.
+ * Return: @s or @buf.
+ */
+const char *tp_shell_word(const char *s, char *buf, size_t len);
+
 #endif /* TP_BASE_ARGS_H */

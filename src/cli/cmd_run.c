@@ -254,30 +254,6 @@ static int stdout_failed(int *err)
 	return *err;
 }
 
-/* @s as one shell word for a command line to copy: as it is when it
- * holds only characters no shell treats specially, else in single quotes
- * (each ' as '\''). Cut to @len. Return: @buf or @s. */
-static const char *shell_word(const char *s, char *buf, size_t len)
-{
-	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-				    "0123456789_./-+:,@%=";
-	if (*s && !s[strspn(s, plain)])
-		return s;
-	size_t o = 0;
-	buf[o++] = '\'';
-	for (const char *p = s; *p && o + 6 < len; p++) {
-		if (*p == '\'') {
-			memcpy(buf + o, "'\\''", 4);
-			o += 4;
-		} else {
-			buf[o++] = *p;
-		}
-	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
-	return buf;
-}
-
 /* Run the converter on @records: @dir/merged_swimlane.json. A failure to
  * write stdout is not the converter's: it goes to *@out_err (see
  * stdout_failed()). Return: the converter's exit code. */
@@ -727,8 +703,8 @@ int cmd_run(int argc, char **argv)
 			if (r->swimlane_records[0])
 				fprintf(stderr, "taskprof run: no trace is made for a failed run; "
 						"`%s swimlane %s` draws what ran\n",
-					shell_word(cli_argv0, pb, sizeof(pb)),
-					shell_word(r->output_dir, qb, sizeof(qb)));
+					tp_shell_word(cli_argv0, pb, sizeof(pb)),
+					tp_shell_word(r->output_dir, qb, sizeof(qb)));
 		}
 		free(r);
 		return no_case ? 2 : 1;
@@ -786,10 +762,10 @@ int cmd_run(int argc, char **argv)
 			 * wording, left out here): the command, when it can run on
 			 * this run's files, else what it needs. */
 			char pbuf[2 * 4096 + 8];
-			const char *self = shell_word(cli_argv0, pbuf, sizeof(pbuf));
+			const char *self = tp_shell_word(cli_argv0, pbuf, sizeof(pbuf));
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
 				printf("scheduler overhead: %s sched-overhead %s\n", self,
-				       shell_word(r->output_dir, qbuf, sizeof(qbuf)));
+				       tp_shell_word(r->output_dir, qbuf, sizeof(qbuf)));
 			else if (cfg.l2_swimlane_level >= 3)
 				printf("scheduler overhead: %s sched-overhead needs a deps.json: run "
 				       "with --enable-dep-gen too, or pass --deps-json with one from "

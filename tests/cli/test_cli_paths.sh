@@ -141,6 +141,20 @@ expect 2 "taskprof pmu: empty path for PMU_CSV" pmu ''
 expect 2 "expected one records path, got '-' and '-'" sched-overhead - -
 expect 2 "taskprof run: --enable-pmu: expected an integer event type (1, 2, 4, 5, 6, 7 or 8), got '-.5'" \
 	run gemm --enable-pmu -.5
+# The converter's closing hint (the reference's wording, on stdout) gets
+# its meaning on a terminal's stderr: the command to run on these files.
+if command -v script >/dev/null; then
+	out=$(script -qec "'$bin' swimlane '$rec' -o hint.json >/dev/null" /dev/null | tr -d '\r')
+	if grep -qF "(taskprof: that is \`taskprof sched-overhead $rec\`; it finds the deps.json beside the records)" <<<"$out"; then
+		echo "ok: swimlane on a terminal names the sched-overhead command"
+	else
+		echo "FAIL: swimlane on a terminal: no sched-overhead command in: $out"; fail=1
+	fi
+	"$bin" swimlane "$rec" -o hint.json >/dev/null 2>"$root/err"
+	if grep -q "taskprof: that is" "$root/err"; then
+		echo "FAIL: swimlane with stderr in a file printed the terminal's hint"; fail=1
+	fi
+fi
 # argparse's abbreviated long options in the argparse-style commands: a
 # unique prefix is the option, an ambiguous one is named with its matches.
 expect 2 "taskprof swimlane: error: ambiguous option: --o could match --output, --overhead" \

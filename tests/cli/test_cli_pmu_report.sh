@@ -170,13 +170,13 @@ A5PIPE="$H,pmu_idc_aic_vec_busy_o,cube_instr_busy,scalar_instr_busy,mte1_instr_b
 sed '1s/vec_busy_cycles/foo/' "$root/pmu.csv" >"$root/foo.csv"
 out=$("$bin" pmu "$root/foo.csv" 2>"$root/err") || bad "renamed counter: exit $?, want 0"
 has "$out" "func_id 7: 3 rows (AIC 0, AIV 3)"
-want="Warning: $root/foo.csv:1: column 7 (foo): not a PIPE_UTILIZATION counter (event_type 2); expected the a2a3 columns vec_busy_cycles, cube_busy_cycles, scalar_busy_cycles, mte1_busy_cycles, mte2_busy_cycles, mte3_busy_cycles, icache_miss, icache_req
+want="Warning: $root/foo.csv:1: column 7 (foo): not a counter of PIPE_UTILIZATION (event_type 2); expected the a2a3 columns vec_busy_cycles, cube_busy_cycles, scalar_busy_cycles, mte1_busy_cycles, mte2_busy_cycles, mte3_busy_cycles, icache_miss, icache_req
 Warning: $root/foo.csv:1: no column for the a2a3 PIPE_UTILIZATION counter(s) vec_busy_cycles (event_type 2)"
 [[ $(cat "$root/err") == "$want" ]] || bad "renamed counter: stderr '$(cat "$root/err")'"
 # no rows: the closest group of any event type
 head -1 "$root/foo.csv" >"$root/foo_hdr.csv"
 "$bin" pmu "$root/foo_hdr.csv" >/dev/null 2>"$root/err" || bad "renamed counter, header only: exit $?"
-grep -qF "Warning: $root/foo_hdr.csv:1: column 7 (foo): not a PIPE_UTILIZATION counter" "$root/err" ||
+grep -qF "Warning: $root/foo_hdr.csv:1: column 7 (foo): not a counter of PIPE_UTILIZATION" "$root/err" ||
 	bad "renamed counter, header only: stderr '$(cat "$root/err")'"
 sed 's/,2,4$/,3,4/' "$root/pmu.csv" >"$root/et3.csv"
 "$bin" pmu "$root/et3.csv" >/dev/null 2>"$root/err" || bad "event_type 3: exit $?"

@@ -503,7 +503,7 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 		if (set_has(best, name))
 			continue;
 		fprintf(err,
-			"Warning: %s:1: column %d (%s): not a %s counter (event_type %" PRIu32
+			"Warning: %s:1: column %d (%s): not a counter of %s (event_type %" PRIu32
 			"); expected the %s columns ",
 			c->path, NFIXED + k + 1, name, best->type_name, best->event_type, best->arch);
 		for (int i = 0; i < best->n; i++)

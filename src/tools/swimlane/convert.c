@@ -741,6 +741,31 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		       "a separately-captured deps.json (--enable-dep-gen).\n");
 	if (finish_stdout(stdout_err))
 		goto out;
+	if (!in_run && isatty(STDERR_FILENO)) {
+		/* The hint above is the reference's wording (stdout, as the
+		 * fixtures); what it means here goes to a terminal's stderr
+		 * (the spec fixes stderr too: not into a file or pipe): the
+		 * command, when it can run on these files, else what it
+		 * lacks. */
+		char qi[2 * 4096 + 8], qd[2 * 4096 + 8];
+		if (pd.level < 3)
+			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead`; it needs "
+					"records of --enable-l2-swimlane 3 or 4, these are level "
+					"%d)\n", pd.level);
+		else if (have_deps && a.deps_json)
+			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s "
+					"--deps-json %s`)\n", tp_shell_word(input, qi, sizeof(qi)),
+				tp_shell_word(a.deps_json, qd, sizeof(qd)));
+		else if (have_deps)
+			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s`; it "
+					"finds the deps.json beside the records)\n",
+				tp_shell_word(input, qi, sizeof(qi)));
+		else
+			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s "
+					"--deps-json DEPS`, with the deps.json of a run of this case "
+					"with --enable-dep-gen)\n",
+				tp_shell_word(input, qi, sizeof(qi)));
+	}
 	exit_code = 0;
 	goto out;
 oom:
