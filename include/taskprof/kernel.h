@@ -153,10 +153,16 @@ const char *tp_mem_name(enum tp_mem mem);
 
 /**
  * tp_tile_at() - address of element (@row, @col) of @t.
+ * @t:   a tile.
+ * @row: row index, in elements.
+ * @col: column index, in elements.
  *
  * Inline because kernels index tiles in their scalar code. No bounds check:
  * pass 0 <= @row < rows and 0 <= @col < cols of a tile made by the
  * functions below.
+ *
+ * Return: a pointer into @t's buffer, @t->offset bytes plus
+ * (row * stride + col) elements past @t->buf.
  */
 static inline void *tp_tile_at(const struct tp_tile *t, uint32_t row,
 			       uint32_t col)
@@ -249,6 +255,8 @@ int tp_local_reset(void);
  * tp_copy_in() - GM -> UB or L1 copy (MTE2).
  * @dst: UB or L1 tile.
  * @src: GM tile of the same shape and dtype.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_copy_in(const struct tp_tile *dst, const struct tp_tile *src);
 
@@ -256,6 +264,8 @@ int tp_copy_in(const struct tp_tile *dst, const struct tp_tile *src);
  * tp_copy_out() - UB -> GM copy (MTE3).
  * @dst: GM tile.
  * @src: UB tile of the same shape and dtype.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_copy_out(const struct tp_tile *dst, const struct tp_tile *src);
 
@@ -267,7 +277,9 @@ int tp_copy_out(const struct tp_tile *dst, const struct tp_tile *src);
  * @dst:   L0A or L0B tile; the shape of @src, or its transpose with
  *         TP_LOAD_TRANSPOSE; same dtype.
  * @src:   L1 tile.
- * @flags: 0 or TP_LOAD_TRANSPOSE.
+ * @flags: 0 or TP_LOAD_TRANSPOSE; any other bit is -EINVAL.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_load_l0(const struct tp_tile *dst, const struct tp_tile *src,
 	       unsigned flags);
@@ -280,10 +292,12 @@ int tp_load_l0(const struct tp_tile *dst, const struct tp_tile *src,
  * @c:     L0C tile, M x N: fp32 for bf16/fp16/fp32 inputs, int32 for int8.
  * @a:     L0A tile, M x K.
  * @b:     L0B tile, K x N, same dtype as @a (bf16, fp16, fp32 or int8).
- * @flags: 0 or TP_MMAD_ACCUMULATE.
+ * @flags: 0 or TP_MMAD_ACCUMULATE; any other bit is -EINVAL.
  *
  * c[i][j] (+)= sum over k ascending of a[i][k] * b[k][j], in fp32 (int32,
  * wrapping, for int8).
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_mmad(const struct tp_tile *c, const struct tp_tile *a,
 	    const struct tp_tile *b, unsigned flags);
@@ -293,13 +307,21 @@ int tp_mmad(const struct tp_tile *c, const struct tp_tile *a,
  * @dst: GM or UB tile, same shape; dtype fp32, fp16 or bf16 for an fp32
  *       @src (rounded to nearest even), int32 for an int32 @src.
  * @src: L0C tile.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_fixpipe(const struct tp_tile *dst, const struct tp_tile *src);
 
 /* ---- vector (UB only; fp32, fp16, bf16, and int32 where noted) -------- */
 
-/* Elementwise dst = a op b; all three the same shape and dtype.
- * add/sub/mul/max/min also take int32 (wrapping); div is float only. */
+/*
+ * tp_vadd() / tp_vsub() / tp_vmul() / tp_vdiv() / tp_vmax() / tp_vmin() -
+ * elementwise dst = a op b (VEC); @dst, @a, @b UB tiles of the same shape
+ * and dtype. add/sub/mul/max/min also take int32 (wrapping); div is float
+ * only (-EINVAL for int32).
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vadd(const struct tp_tile *dst, const struct tp_tile *a,
 	    const struct tp_tile *b);
 int tp_vsub(const struct tp_tile *dst, const struct tp_tile *a,
@@ -313,23 +335,46 @@ int tp_vmax(const struct tp_tile *dst, const struct tp_tile *a,
 int tp_vmin(const struct tp_tile *dst, const struct tp_tile *a,
 	    const struct tp_tile *b);
 
-/* Elementwise dst = src op s (@s converted to the tile's dtype; for int32
- * tiles it must be an integer in range). Same shape and dtype. */
+/*
+ * tp_vadds() / tp_vmuls() / tp_vmaxs() / tp_vmins() - elementwise
+ * dst = src op s (VEC); @dst and @src UB tiles of the same shape and dtype.
+ * @s is converted to the tile's dtype; for int32 tiles it must be an
+ * integer in range.
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vadds(const struct tp_tile *dst, const struct tp_tile *src, float s);
 int tp_vmuls(const struct tp_tile *dst, const struct tp_tile *src, float s);
 int tp_vmaxs(const struct tp_tile *dst, const struct tp_tile *src, float s);
 int tp_vmins(const struct tp_tile *dst, const struct tp_tile *src, float s);
 
-/* Elementwise unary: exp, sqrt (float only), abs, relu (also int32). */
+/*
+ * tp_vexp() / tp_vsqrt() / tp_vabs() / tp_vrelu() - elementwise unary
+ * dst = op(src) (VEC); @dst and @src UB tiles of the same shape and dtype.
+ * exp and sqrt are float only; abs and relu also take int32.
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vexp(const struct tp_tile *dst, const struct tp_tile *src);
 int tp_vsqrt(const struct tp_tile *dst, const struct tp_tile *src);
 int tp_vabs(const struct tp_tile *dst, const struct tp_tile *src);
 int tp_vrelu(const struct tp_tile *dst, const struct tp_tile *src);
 
-/** tp_vdup() - fill @dst (any dtype) with @s converted to its dtype. */
+/**
+ * tp_vdup() - fill @dst (a UB tile of any dtype) with @s converted to its
+ * dtype (VEC).
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vdup(const struct tp_tile *dst, float s);
 
-/** tp_vcopy() - UB -> UB copy, same shape and dtype (any dtype). */
+/**
+ * tp_vcopy() - UB -> UB copy (VEC).
+ * @dst: UB tile.
+ * @src: UB tile of the same shape and dtype (any dtype).
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vcopy(const struct tp_tile *dst, const struct tp_tile *src);
 
 /**
@@ -337,18 +382,31 @@ int tp_vcopy(const struct tp_tile *dst, const struct tp_tile *src);
  *
  * Pairs: any of fp32, fp16, bf16 to another (round to nearest even,
  * overflow to ±inf, NaN stays NaN); int32 -> fp32 (nearest even);
- * fp32 -> int32 (nearest even, saturating, NaN -> 0).
+ * fp32 -> int32 (nearest even, saturating, NaN -> 0). Both UB tiles; VEC.
+ *
+ * Return: 0; -EINVAL for a pair not listed; or another error of the list
+ * at the top of this file.
  */
 int tp_vcast(const struct tp_tile *dst, const struct tp_tile *src);
 
-/* Row reductions: dst is rows x 1, dst[i] = max / sum of src row i
- * (left to right). Same dtype; float only. */
+/*
+ * tp_vrowmax() / tp_vrowsum() - row reductions (VEC): @dst is a rows x 1
+ * UB tile, dst[i] = max / sum of @src row i (left to right, in fp32).
+ * Same dtype; float only.
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vrowmax(const struct tp_tile *dst, const struct tp_tile *src);
 int tp_vrowsum(const struct tp_tile *dst, const struct tp_tile *src);
 
-/* Broadcast-row ops: dst[i][j] = src[i][j] op v[i]; v is rows x 1, dst and
- * src the same shape, all the same dtype. add/sub/mul also take int32;
- * div is float only. */
+/*
+ * tp_vrowadd() / tp_vrowsub() / tp_vrowmul() / tp_vrowdiv() - broadcast-row
+ * ops (VEC): dst[i][j] = src[i][j] op v[i]; @v is rows x 1, @dst and @src
+ * the same shape, all UB tiles of the same dtype. add/sub/mul also take
+ * int32; div is float only.
+ *
+ * Return: 0, or an error of the list at the top of this file.
+ */
 int tp_vrowadd(const struct tp_tile *dst, const struct tp_tile *src,
 	       const struct tp_tile *v);
 int tp_vrowsub(const struct tp_tile *dst, const struct tp_tile *src,
@@ -383,7 +441,11 @@ int tp_scalar_end(void);
 /**
  * tp_get_value() - scalar read of element (@row, @col) of a UB or L1 tile,
  * widened to float (int8/int32 converted). SCALAR pipe.
+ * @t:   UB or L1 tile.
+ * @row, @col: element index, inside @t (else -EINVAL).
  * @out: receives the value; untouched on failure.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_get_value(const struct tp_tile *t, uint32_t row, uint32_t col,
 		 float *out);
@@ -391,6 +453,11 @@ int tp_get_value(const struct tp_tile *t, uint32_t row, uint32_t col,
 /**
  * tp_set_value() - scalar write of element (@row, @col) of a UB or L1 tile,
  * @v converted to its dtype as tp_vdup() does. SCALAR pipe.
+ * @t:   UB or L1 tile.
+ * @row, @col: element index, inside @t (else -EINVAL).
+ * @v:   the value.
+ *
+ * Return: 0, or an error of the list at the top of this file.
  */
 int tp_set_value(const struct tp_tile *t, uint32_t row, uint32_t col,
 		 float v);
@@ -398,7 +465,9 @@ int tp_set_value(const struct tp_tile *t, uint32_t row, uint32_t col,
 /* ---- custom instrumentation points ------------------------------------ */
 
 /*
- * Custom points (seed 003 §1.2 b, issue 6 scope 8). Under `taskprof op` a
+ * tp_mark() / tp_mark_range_begin() / tp_mark_range_end() - custom
+ * instrumentation points (seed 003 §1.2 b, issue 6
+ * scope 8). @id: the caller's number for the point, any value. Under `taskprof op` a
  * launch carries a hidden buffer (taskprof/rt_tool.h) and each call
  * appends one point — its system-counter time, kind and @id — to the
  * calling block's region; the report lists them per block in order and

@@ -242,6 +242,7 @@ struct tp_rt_launch_attr {
 
 /**
  * tp_rt_launch_ex() - tp_rt_launch() with attributes.
+ * @kernel, @block_dim, @args: as tp_rt_launch().
  * @attr: NULL behaves exactly as tp_rt_launch().
  *
  * Return: as tp_rt_launch(); -EINVAL also for an unknown @attr->cores.

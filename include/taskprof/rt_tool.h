@@ -77,7 +77,8 @@ enum tp_op_rec_kind {
 };
 
 /**
- * struct tp_op_rec - one record of a profiling channel (spec §4.10), 176
+ * struct tp_op_rec - one record of a profiling channel
+ * (spec/opprof.md §4.10), 176
  * bytes, self-describing so a reader never relies on "file index ⇒ event
  * list". Fields by kind:
  *
@@ -126,7 +127,10 @@ _Static_assert(sizeof(struct tp_op_rec) == 176, "tp_op_rec is a file format");
 
 /**
  * tp_drv_prof_start() - start channel @channel on device @device_id
- * (prof_drv_start of seed 003). The device is opened if it is not.
+ * (prof_drv_start of seed 003 §4.3, spec/opprof.md §4.10). The device is
+ * opened if it is not.
+ * @device_id: 0 .. TP_RT_MAX_DEVICES - 1.
+ * @channel:   TP_DRV_CH_AICORE_PMU or TP_DRV_CH_TASK_TIME.
  * @cfg: what to collect (copied); NULL for the task-time channel means
  *       pass 0.
  *
@@ -147,8 +151,11 @@ TP_RT_API int tp_drv_prof_start(int device_id, uint32_t channel,
 
 /**
  * tp_drv_prof_stop() - stop a channel (prof_stop): no record is produced
- * after it; an END_OF_PASS record is appended after the last one.
- * Waits for a launch in progress on the device to finish first.
+ * after it; an END_OF_PASS record is appended after the last one
+ * (spec/opprof.md §4.10). Waits for a launch in progress on the device to
+ * finish first.
+ * @device_id: as for tp_drv_prof_start().
+ * @channel:   as for tp_drv_prof_start().
  *
  * Return: 0; -ENOENT when the channel is not started; -EINVAL / -ENODEV
  * as for tp_drv_prof_start().
@@ -157,7 +164,9 @@ TP_RT_API int tp_drv_prof_stop(int device_id, uint32_t channel);
 
 /**
  * tp_drv_prof_channel_read() - take records from a channel, non-blocking
- * (prof_channel_read).
+ * (prof_channel_read, spec/opprof.md §4.10).
+ * @device_id: as for tp_drv_prof_start().
+ * @channel:   as for tp_drv_prof_start().
  * @buf:  receives whole struct tp_op_rec records, oldest first.
  * @size: bytes of @buf, at least sizeof(struct tp_op_rec).
  *
@@ -250,8 +259,14 @@ struct tp_instr_block {
 	uint64_t reserved;
 };
 
-/** tp_rt_instr_bytes() - bytes of a hidden buffer for @block_dim blocks of
- *  @per_block_cap records each. */
+/**
+ * tp_rt_instr_bytes() - size of a hidden buffer.
+ * @block_dim:     blocks it has room for.
+ * @per_block_cap: struct tp_instr_rec records per block.
+ *
+ * Return: bytes: the header plus, per block, a struct tp_instr_block and
+ * @per_block_cap records (no overflow check).
+ */
 static inline size_t tp_rt_instr_bytes(uint32_t block_dim, uint32_t per_block_cap)
 {
 	return sizeof(struct tp_instr_hdr) +
@@ -259,9 +274,15 @@ static inline size_t tp_rt_instr_bytes(uint32_t block_dim, uint32_t per_block_ca
 				    (size_t)per_block_cap * sizeof(struct tp_instr_rec));
 }
 
-/** tp_rt_instr_block() - block @b's struct tp_instr_block in a buffer, by
- *  the geometry in its header (a buffer a kernel may have overwritten is
- *  better walked with the geometry the tool wrote). */
+/**
+ * tp_rt_instr_block() - block @b's struct tp_instr_block in a buffer, by
+ * the geometry in its header (a buffer a kernel may have overwritten is
+ * better walked with the geometry the tool wrote).
+ * @buf: a host copy of the hidden buffer, starting with its header.
+ * @b:   block index, < the header's block_dim (not checked).
+ *
+ * Return: a pointer into @buf; its records follow it.
+ */
 static inline struct tp_instr_block *tp_rt_instr_block(void *buf, uint32_t b)
 {
 	const struct tp_instr_hdr *h = (const struct tp_instr_hdr *)buf;
@@ -273,7 +294,8 @@ static inline struct tp_instr_block *tp_rt_instr_block(void *buf, uint32_t b)
 
 /**
  * tp_rt_tool_launch() - tp_rt_launch_ex() with a hidden instrumentation
- * buffer (seed 003 "动态插桩": the extra last argument).
+ * buffer (seed 003 §4.1 "动态插桩": the extra last argument).
+ * @kernel, @block_dim, @args, @attr: as tp_rt_launch_ex().
  * @instr:       device memory (from the real tp_rt_malloc) holding a
  *               filled struct tp_instr_hdr whose block_dim >= @block_dim,
  *               or NULL for none. While the launch runs, tp_mark*,
@@ -312,6 +334,8 @@ struct tp_rt_tool_stats {
 
 /**
  * tp_rt_tool_device_stats() - the counters of device @device_id.
+ * @device_id: 0 .. TP_RT_MAX_DEVICES - 1.
+ * @out:       receives the counters (units in struct tp_rt_tool_stats).
  *
  * Does not open the device. With TASKPROF_SIM_STATS=1 in the environment
  * the simulator also prints, at process exit, one line per device id ever

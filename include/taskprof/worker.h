@@ -305,6 +305,9 @@ int tp_worker_flush_diagnostics(struct tp_worker *w);
  * tp_worker_set_pmu_event_type() - change tp_worker_config.pmu_event_type
  * for @w's later runs (same values and rules; 0 turns PMU off). Runs
  * already retained keep their own event type and columns.
+ * @w:              the Worker.
+ * @pmu_event_type: as tp_worker_config.pmu_event_type (spec/pmu.md §8).
+ *
  * Return: 0, or -EINVAL for a NULL @w.
  */
 int tp_worker_set_pmu_event_type(struct tp_worker *w, int pmu_event_type);
@@ -314,15 +317,28 @@ int tp_worker_set_pmu_event_type(struct tp_worker *w, int pmu_event_type);
  *  more, logging an ERROR line `tp_worker_close: ...` when it fails. */
 void tp_worker_close(struct tp_worker *w);
 
-/** tp_callable_find() - the built-in callable @name, or NULL. */
+/**
+ * tp_callable_find() - a built-in callable by name.
+ * @name: "paged_attention", "synthetic" or "gemm"; NULL finds nothing.
+ *
+ * Return: the callable (static storage), or NULL when none has @name.
+ */
 const struct tp_callable *tp_callable_find(const char *name);
 
-/** tp_callable_at() - built-in callable @i, or NULL past the last. */
+/**
+ * tp_callable_at() - enumerate the built-in callables.
+ * @i: index, from 0.
+ *
+ * Return: built-in callable @i (static storage), or NULL past the last.
+ */
 const struct tp_callable *tp_callable_at(size_t i);
 
 /**
- * tp_callable_case() - case @name of @c (NULL: its default case).
- * Return: the case or NULL.
+ * tp_callable_case() - case @name of @c.
+ * @c:    a callable.
+ * @name: a case name; NULL: @c's default case.
+ *
+ * Return: the case, or NULL for a NULL @c or an unknown name.
  */
 const struct tp_case *tp_callable_case(const struct tp_callable *c, const char *name);
 

@@ -377,11 +377,14 @@ void tp_aicore_ack(struct tp_aicore *core, uint32_t token);
 /**
  * tp_aicore_fin() - write COND = @token | bit 31: the FIN (spec §2.8,
  * §2.9).
+ * @core:  the calling thread's core.
+ * @token: the dispatch token of the finished task.
  */
 void tp_aicore_fin(struct tp_aicore *core, uint32_t token);
 /**
  * tp_aicore_exit_ack() - write COND = AICORE_EXITED_VALUE: the core
  * leaves its loop (spec §2.12).
+ * @core: the calling thread's core.
  */
 void tp_aicore_exit_ack(struct tp_aicore *core);
 
@@ -389,7 +392,10 @@ void tp_aicore_exit_ack(struct tp_aicore *core);
  * tp_aicore_loop_empty() - the AICore loop with an empty kernel.
  *
  * Handshake, then for every token: ACK, kernel begin/end hooks, FIN; on
- * exit signal: exit ACK and return. The default aicore_fn.
+ * exit signal: exit ACK and return. The default aicore_fn (spec
+ * §2.8).
+ * @core: the calling thread's core.
+ * @arg:  unused.
  */
 void tp_aicore_loop_empty(struct tp_aicore *core, void *arg);
 

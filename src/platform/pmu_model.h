@@ -105,8 +105,13 @@ struct tp_pmu_sample {
 	int n_slots;                          /* 8 (a2a3) or 10 (a5) */
 };
 
-/** tp_pmu_note_name() - "none", "no_window", "enabled", "disabled",
- *  "held", "lost" or "?". */
+/**
+ * tp_pmu_note_name() - name of a producer note code (seed 000 §5.1).
+ * @code: enum tp_pmu_note_code.
+ *
+ * Return: "none", "no_window", "enabled", "disabled", "held", "lost", or
+ * "?" for another value (static strings).
+ */
 const char *tp_pmu_note_name(uint32_t code);
 
 /**
@@ -137,6 +142,8 @@ int tp_pmu_model_cores(const struct tp_pmu_model *m);
 
 /**
  * tp_pmu_model_set_window() - give a core a register window or not.
+ * @m:       the model.
+ * @core_id: logical core, 0 .. tp_pmu_model_cores() - 1.
  * @present: false plays a misconfigured table: tp_pmu_program() skips the
  *           core with a WARN and notes PMU_NOTE_NO_WINDOW.
  *
@@ -146,6 +153,8 @@ int tp_pmu_model_set_window(struct tp_pmu_model *m, int core_id, bool present);
 
 /**
  * tp_pmu_attach() - count @ctx's ops on core @core_id.
+ * @m:       the model.
+ * @core_id: logical core, 0 .. tp_pmu_model_cores() - 1.
  * @ctx: the AICore's tile context (platform/tile/core_ctx.h); its usage
  *       hook is replaced by the model's (tp_core_ctx_set_usage_hook()).
  *
@@ -153,11 +162,17 @@ int tp_pmu_model_set_window(struct tp_pmu_model *m, int core_id, bool present);
  */
 int tp_pmu_attach(struct tp_pmu_model *m, int core_id, struct tp_core_ctx *ctx);
 
-/** tp_pmu_detach() - remove the model's hook from the attached context. */
+/**
+ * tp_pmu_detach() - remove the model's hook from the attached context.
+ * @m:       the model.
+ * @core_id: logical core; a bad one, or a core with nothing attached, is
+ *           ignored.
+ */
 void tp_pmu_detach(struct tp_pmu_model *m, int core_id);
 
 /**
  * tp_pmu_program() - AICPU run init of one core (spec §1.5, seed §5.1).
+ * @m:          the model.
  * @core_id:    logical core (also the physical id in the simulation).
  * @event_type: the run's event type; one without a table programs
  *              PIPE_UTILIZATION with a WARN (fallback place 3).
@@ -183,6 +198,8 @@ int tp_pmu_program(struct tp_pmu_model *m, int core_id, uint32_t event_type,
 /**
  * tp_pmu_program_events() - tp_pmu_program() with explicit event ids, for
  * the driver profiling channel AICORE_PMU (taskprof/rt_tool.h).
+ * @m:    the model.
+ * @core_id: logical core, as for tp_pmu_program().
  * @ids:  event ids of the core's arch (DAV_2201 / DAV_3510), slot order.
  * @n:    0 .. tp_pmu_model_slots(); slots past @n are programmed
  *        TP_PMU_EV_UNUSED.
@@ -200,6 +217,8 @@ int tp_pmu_program_events(struct tp_pmu_model *m, int core_id, const uint16_t *i
 
 /**
  * tp_pmu_finalize() - AICPU finalize of one core (spec §4.4, seed §5.1).
+ * @m:          the model.
+ * @core_id:    logical core.
  * @note_close: receives producer_note_close (may be NULL): HELD or LOST
  *              with the close word, decided by the close word alone;
  *              NONE for a core never programmed or without a window.
@@ -243,7 +262,10 @@ void tp_pmu_on_kernel_begin(struct tp_aicore *core, void *ud);
 void tp_pmu_on_kernel_end(struct tp_aicore *core, void *ud);
 
 /**
- * tp_pmu_read() - read and clear a core's counters and total.
+ * tp_pmu_read() - read and clear a core's counters and total (spec
+ * §1.5, §4.2).
+ * @m:       the model.
+ * @core_id: logical core.
  * @out: receives PMU_CNT0..n-1 (32-bit each) and the 64-bit total.
  *
  * a2a3: the AICPU after FIN; a5: the AICore after its close.
@@ -254,13 +276,22 @@ int tp_pmu_read(struct tp_pmu_model *m, int core_id, struct tp_pmu_sample *out);
 
 /**
  * tp_pmu_ctrl_enabled() - whether control words enable counting:
- * (ctrl0 & 0x7) == 0x7, and on a5 (ctrl1 & 0x1) == 0x1.
+ * (ctrl0 & 0x7) == 0x7, and on a5 (ctrl1 & 0x1) == 0x1 (spec §1.5).
+ * @plat:  the platform (a2a3 ignores @ctrl1).
+ * @ctrl0: PMU_CTRL_0 as read.
+ * @ctrl1: PMU_CTRL_1 as read (a5).
+ *
+ * Return: true when counting is enabled.
  */
 bool tp_pmu_ctrl_enabled(const struct tp_platform *plat, uint32_t ctrl0, uint32_t ctrl1);
 
 /**
  * tp_pmu_event_modelled() - whether the model produces event @id of @arch
  * (false: it always reads 0). For docs/pmu.md and tests.
+ * @arch: the event-id space.
+ * @id:   an event id of @arch.
+ *
+ * Return: true when modelled.
  */
 bool tp_pmu_event_modelled(enum tp_pmu_arch arch, uint32_t id);
 

@@ -80,6 +80,11 @@ void tp_fanin_fini(struct tp_fanin *f);
 
 /**
  * tp_fanin_add() - add producer @id unless already present.
+ * @f:  the submit's producers.
+ * @id: the producer's task id.
+ * @src: how it was found (enum tp_dep_source).
+ * @ov:  its overlap with the argument (enum tp_overlap).
+ *
  * Return: 1 added, 0 duplicate, -ENOMEM.
  */
 int tp_fanin_add(struct tp_fanin *f, tp_task_id id, enum tp_dep_source src,
@@ -87,6 +92,10 @@ int tp_fanin_add(struct tp_fanin *f, tp_task_id id, enum tp_dep_source src,
 
 /**
  * tp_fanin_add_explicit() - an explicit dependency (set_dependencies).
+ * @f:  the submit's producers.
+ * @tm: the tensor map, for its last sync of @id's ring.
+ * @id: the producer's task id.
+ *
  * Return: 1 added, 0 duplicate or already retired (per @tm's last sync) or
  * invalid id, -ENOMEM.
  */
@@ -108,6 +117,10 @@ int tp_fanin_collect_arg(struct tp_fanin *f, struct tp_tensormap *tm,
  * tp_fanin_register_arg() - step 5 for one tensor argument: INOUT and
  * OUTPUT_EXISTING insert @t with producer @task; other tags do nothing
  * (OUTPUT buffers are found through owner_task_id, Appendix A item 1).
+ * @tm:   the tensor map.
+ * @t:    the argument's tensor.
+ * @tag:  its tag.
+ * @task: the submitting task.
  *
  * Return: 0, or tp_tensormap_insert()'s error.
  */

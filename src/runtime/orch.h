@@ -201,7 +201,10 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
  * tp_submit_aic() - rt_submit_aic_task: tp_submit() with @func_id in the
  * AIC slot only; tp_submit_aiv() (rt_submit_aiv_task) with it in the AIV0
  * slot only. @func_id names a kernel: -1 (TP_KERNEL_NONE) is -EINVAL here
- * (tp_submit_dummy() submits a task without one).
+ * (tp_submit_dummy() submits a task without one). spec/runtime-model.md
+ * §2.1, §2.4.
+ * @o, @args, @out_id: as tp_submit().
+ * @func_id: the kernel's func_id, >= 0.
  *
  * Return: as tp_submit().
  */
@@ -213,6 +216,7 @@ int tp_submit_aiv(struct tp_orch *o, int32_t func_id, struct tp_task_args *args,
 /**
  * tp_submit_dummy() - rt_submit_dummy_task (spec/runtime-model.md §2.10):
  * a dependency-only node, never dispatched; tp_submit() with no kernel.
+ * @o, @args, @out_id: as tp_submit().
  *
  * Return: as tp_submit().
  */
@@ -279,6 +283,9 @@ int tp_scope_begin_manual(struct tp_orch *o);
  * is host-addressable on the simulated platforms). Reads only external
  * tensors safely (no wait for a producer yet).
  * @t: the tensor.
+ *
+ * Return: the address of element 0 of the view (start_offset is in
+ * elements); no check.
  */
 static inline void *tp_tensor_data(const struct tp_tensor *t)
 {

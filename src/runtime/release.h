@@ -30,7 +30,10 @@ struct tp_release_list {
 /**
  * tp_release_defer() - queue @slot (a COMPLETED task) for release; when the
  * array is full it is flushed first (tp_release_flush()).
+ * @list:        the scheduler thread's deferred-release array.
+ * @slot:        the completed task's slot.
  * @on_consumed: as tp_slot_release(), used by that flush.
+ * @ud:          passed to @on_consumed.
  *
  * Return: slots released by a flush this call forced (0 if none).
  */
@@ -40,7 +43,9 @@ uint32_t tp_release_defer(struct tp_release_list *list, struct tp_slot *slot,
 /**
  * tp_release_flush() - tp_slot_release() every queued slot, oldest first,
  * and empty the array.
+ * @list:        the deferred-release array.
  * @on_consumed: called for each slot made CONSUMED (advance its ring).
+ * @ud:          passed to @on_consumed.
  *
  * Return: slots released (the release bar's tasks_processed).
  */

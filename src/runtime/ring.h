@@ -149,6 +149,8 @@ int tp_ring_alloc(struct tp_ring *ring, uint64_t packed_bytes,
 
 /**
  * tp_ring_try_alloc() - tp_ring_alloc() without waiting.
+ * @ring, @packed_bytes, @out: as tp_ring_alloc().
+ *
  * Return: 0, -EAGAIN when it would block, -ENOSPC as tp_ring_alloc().
  */
 int tp_ring_try_alloc(struct tp_ring *ring, uint64_t packed_bytes,

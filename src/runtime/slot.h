@@ -227,7 +227,12 @@ struct tp_dep_node *tp_slot_mark_completed(struct tp_slot *slot);
  * tp_slot_walk_fanout() - the second half of tp_slot_complete(): release
  * one fanin reference of each consumer on the list @head from
  * tp_slot_mark_completed(), calling @on_ready (may be NULL) for each that
- * became ready. Return: consumers visited.
+ * became ready.
+ * @head:     the list tp_slot_mark_completed() returned (NULL: empty).
+ * @on_ready: called for each consumer made ready, or NULL.
+ * @ud:       passed to @on_ready.
+ *
+ * Return: consumers visited.
  */
 uint32_t tp_slot_walk_fanout(struct tp_dep_node *head, tp_slot_fn on_ready, void *ud);
 
@@ -282,6 +287,10 @@ static inline struct tp_fanin_edge *tp_slot_fanin_edge(struct tp_slot *slot, uin
  * tp_slot_for_each_consumer() - call @fn on each consumer in @slot's fanout
  * list, under its fanout_lock, while @slot is not yet COMPLETED (so every
  * consumer is alive). @fn must not take a fanout lock.
+ * @slot: the producer.
+ * @fn:   called once per consumer.
+ * @ud:   passed to @fn.
+ *
  * Return: consumers visited (0 when @slot is already COMPLETED).
  */
 uint32_t tp_slot_for_each_consumer(struct tp_slot *slot, tp_slot_fn fn, void *ud);

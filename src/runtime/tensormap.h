@@ -66,7 +66,8 @@ struct tp_tensormap {
 };
 
 /**
- * tp_tensormap_init() - an empty map.
+ * tp_tensormap_init() - an empty map (spec/runtime-model.md §2.3).
+ * @tm:           the map to fill in.
  * @num_buckets:  hash buckets, a power of 2.
  * @pool_size:    entries at most (PTO2_TENSORMAP_POOL_SIZE).
  * @window_sizes: task window of each ring (powers of 2), for the per-task
@@ -77,13 +78,19 @@ struct tp_tensormap {
 int tp_tensormap_init(struct tp_tensormap *tm, uint32_t num_buckets, uint32_t pool_size,
 		      const uint32_t window_sizes[TP_MAX_RING_DEPTH]);
 
-/** tp_tensormap_fini() - free the map's memory. */
+/**
+ * tp_tensormap_fini() - free the map's memory.
+ * @tm: a map from tp_tensormap_init().
+ */
 void tp_tensormap_fini(struct tp_tensormap *tm);
 
 /**
  * tp_tensormap_sync() - sync_tensormap (spec §2.4 step 3): ring @ring_id's
  * last_task_alive is now @last_task_alive. Entries of tasks below it turn
  * stale (lookups skip them) and are freed here (cleanup_retired).
+ * @tm:              the map.
+ * @ring_id:         ring index, < TP_MAX_RING_DEPTH (not checked).
+ * @last_task_alive: the ring's new last_task_alive (a local task id).
  *
  * Return: entries freed.
  */
@@ -93,6 +100,10 @@ uint32_t tp_tensormap_sync(struct tp_tensormap *tm, uint32_t ring_id, uint32_t l
  * tp_tensormap_task_live() - true if @id's task is not yet reclaimed
  * according to the last sync (local >= last_task_alive of its ring);
  * false for an invalid id.
+ * @tm: the map.
+ * @id: a task id.
+ *
+ * Return: true when live, else false.
  */
 bool tp_tensormap_task_live(const struct tp_tensormap *tm, tp_task_id id);
 
@@ -108,7 +119,11 @@ typedef bool (*tp_tmap_match_fn)(struct tp_tensormap *tm, struct tp_tmap_entry *
 /**
  * tp_tensormap_lookup() - call @fn for every live entry of @t's buffer that
  * overlaps @t (not NO_OVERLAP), newest first. Stale entries are skipped
- * (and counted in stale_skipped).
+ * (and counted in stale_skipped). spec/runtime-model.md §2.3.
+ * @tm: the map.
+ * @t:  the view looked up.
+ * @fn: called per match; returning false stops the lookup.
+ * @ud: passed to @fn.
  *
  * Return: matches reported.
  */
@@ -118,6 +133,9 @@ uint32_t tp_tensormap_lookup(struct tp_tensormap *tm, const struct tp_tensor *t,
 /**
  * tp_tensormap_insert() - record that task @producer writes view @t
  * (INOUT / OUTPUT_EXISTING, spec §2.4 step 5).
+ * @tm:       the map.
+ * @t:        the view written.
+ * @producer: the writing task.
  *
  * Call tp_tensormap_sync() for @producer's ring after allocating @producer
  * and before inserting for it (spec §2.4 step 3 precedes step 5): that
@@ -128,10 +146,19 @@ uint32_t tp_tensormap_lookup(struct tp_tensormap *tm, const struct tp_tensor *t,
  */
 int tp_tensormap_insert(struct tp_tensormap *tm, const struct tp_tensor *t, tp_task_id producer);
 
-/** tp_tensormap_remove() - unlink @e and return it to the pool. */
+/**
+ * tp_tensormap_remove() - unlink @e and return it to the pool.
+ * @tm: the map.
+ * @e:  a live entry of @tm (from a lookup callback).
+ */
 void tp_tensormap_remove(struct tp_tensormap *tm, struct tp_tmap_entry *e);
 
-/** tp_tensormap_free_entries() - entries an insert can still take. */
+/**
+ * tp_tensormap_free_entries() - entries an insert can still take.
+ * @tm: the map.
+ *
+ * Return: pool size less live entries.
+ */
 static inline uint32_t tp_tensormap_free_entries(const struct tp_tensormap *tm)
 {
 	return tm->pool_size - tm->live;

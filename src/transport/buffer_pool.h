@@ -344,6 +344,9 @@ size_t bp_recycled_count_all(struct bp_pool *bp, int kind);
 
 /**
  * bp_recycled_empty() - whether every live lane of every kind is empty.
+ * @bp: the pool.
+ *
+ * Return: true when all are empty (approximate while threads run).
  */
 bool bp_recycled_empty(struct bp_pool *bp);
 

@@ -64,13 +64,21 @@ struct wk_pmu_lease {
 /**
  * wk_pmu_lease_acquire() - take one reference; the first starts channel
  * 53 on @dev with cfgMode 0. When another owner holds it (-10) one WARN
- * line is logged and the collection proceeds unprotected.
+ * line is logged and the collection proceeds unprotected (seed 000 §7.0).
+ * @l:   the Worker's lease.
+ * @dev: the run's device; the first reference starts the channel on it.
+ *
  * Return: true when the channel is held by this lease.
  */
 bool wk_pmu_lease_acquire(struct wk_pmu_lease *l, struct tp_device *dev);
 
-/** wk_pmu_lease_release() - drop one reference; the last stops the
- *  channel when this lease started it. */
+/**
+ * wk_pmu_lease_release() - drop one reference; the last stops the channel
+ * when this lease started it (a failed stop is a WARN line). With no
+ * reference held it does nothing.
+ * @l:   the Worker's lease.
+ * @dev: the device the lease was taken on.
+ */
 void wk_pmu_lease_release(struct wk_pmu_lease *l, struct tp_device *dev);
 
 /**
@@ -78,6 +86,10 @@ void wk_pmu_lease_release(struct wk_pmu_lease *l, struct tp_device *dev);
  * @requested uses on @plat (spec/pmu.md §1.4 place 1, then the
  * TASKPROF_PMU_EVENT_TYPE / SIMPLER_PMU_EVENT_TYPE override of §8.2; both
  * log their WARN / INFO lines). Call only when PMU is on (@requested > 0).
+ * @plat:      the run's platform (selects a2a3 or a5 event groups).
+ * @requested: tp_worker_config.pmu_event_type.
+ *
+ * Return: the event type to program, a valid group of @plat.
  */
 uint32_t wk_pmu_event_type(const struct tp_platform *plat, int requested);
 
@@ -85,6 +97,7 @@ struct tp_run_result;
 
 /**
  * wk_pmu_decide() - whether a run collects PMU, and its event type.
+ * @plat:      the run's platform.
  * @requested: tp_worker_config.pmu_event_type.
  * @rounds:    the Worker's rounds.
  * @type:      receives the event type when on.
@@ -92,6 +105,8 @@ struct tp_run_result;
  * On iff @requested > 0 and @rounds == 1 (rounds > 1: one WARN line
  * `PMU disabled: --rounds > 1`, spec/pmu.md §8.3). A negative @requested is still resolved
  * (its WARN is logged) but leaves PMU off (spec §1.4 items 1, 4).
+ *
+ * Return: true when PMU is on (*@type set); false otherwise (*@type 0).
  */
 bool wk_pmu_decide(const struct tp_platform *plat, int requested, int rounds, uint32_t *type);
 
@@ -135,19 +150,32 @@ int wk_pmu_stop(struct wk_pmu *p, struct pmu_reconcile *r);
 /**
  * wk_pmu_notes() - the producer notes of @core (after wk_pmu_stop);
  * pmu_notes() of the collector.
+ * @p:     the collection.
+ * @core:  logical core id.
+ * @init:  receives producer_note (may be NULL).
+ * @close: receives producer_note_close (may be NULL).
  *
  * Return: 0; -EINVAL for a bad @core or a released pool.
  */
 int wk_pmu_notes(const struct wk_pmu *p, int core, struct tp_pmu_note *init,
 		 struct tp_pmu_note *close);
 
-/** wk_pmu_cores() - logical cores the collection covers. */
+/**
+ * wk_pmu_cores() - logical cores the collection covers.
+ * @p: the collection (non-NULL; not checked).
+ *
+ * Return: the core count.
+ */
 int wk_pmu_cores(const struct wk_pmu *p);
 
 /**
- * wk_pmu_export() - write <dir>/pmu.csv (pmu_export).
- * @path: receives its path, "" when the run had no records (no file).
- * @rows: receives the rows written (may be NULL).
+ * wk_pmu_export() - write <dir>/pmu.csv (pmu_export, spec/pmu.md §2.4).
+ * @p:        the collection, after wk_pmu_stop().
+ * @path:     receives its path, "" when the run had no records (no file)
+ *            or the export failed; may be NULL.
+ * @path_len: bytes of @path; a longer path is truncated.
+ * @rows:     receives the rows written (may be NULL).
+ *
  * Return: pmu_export's.
  */
 int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows);
@@ -162,10 +190,20 @@ int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows)
  */
 int wk_pmu_finish(struct wk_pmu *p, struct tp_run_result *res);
 
-/** wk_pmu_lease_held() - whether this collection runs under the lease. */
+/**
+ * wk_pmu_lease_held() - whether this collection runs under the lease.
+ * @p: the collection (non-NULL; not checked).
+ *
+ * Return: true when the channel-53 lease was held at open (seed 000 §7.0).
+ */
 bool wk_pmu_lease_held(const struct wk_pmu *p);
 
-/** wk_pmu_model() - the run's PMU model (tests: foreign writer, stats). */
+/**
+ * wk_pmu_model() - the run's PMU model (tests: foreign writer, stats).
+ * @p: the collection (non-NULL; not checked).
+ *
+ * Return: the model, owned by @p; NULL once it is released.
+ */
 struct tp_pmu_model *wk_pmu_model(struct wk_pmu *p);
 
 /** wk_pmu_close() - close the collector, drop the lease reference,
@@ -202,13 +240,23 @@ enum wk_pmu_verdict {
 	WK_PMU_UNKNOWN,      /* counters unreadable or the cut never settled */
 };
 
-/** wk_pmu_verdict_name() - "complete", "proved-zero", "incomplete", "unknown". */
+/**
+ * wk_pmu_verdict_name() - name of @v for log lines and messages.
+ * @v: a verdict.
+ *
+ * Return: "complete", "proved-zero", "incomplete" or "unknown" (static
+ * strings).
+ */
 const char *wk_pmu_verdict_name(enum wk_pmu_verdict v);
 
 /**
  * wk_pmu_open_retained() - wk_pmu_open() for a retained run: the pool's
  * growth is capped at twice the bytes it was seeded with (pmu_config
  * .retained); beyond it the device drops and the flush raises.
+ * @out, @dev, @aicpu_threads, @hbg, @event_type, @run_epoch, @dir, @lease:
+ *       as wk_pmu_open().
+ *
+ * Return: as wk_pmu_open().
  */
 int wk_pmu_open_retained(struct wk_pmu **out, struct tp_device *dev, int aicpu_threads,
 			 bool hbg, uint32_t event_type, uint64_t run_epoch, const char *dir,
@@ -232,7 +280,12 @@ int wk_pmu_retire(struct wk_pmu *p, struct tp_run_result *res);
  */
 void wk_pmu_retire_failed(struct wk_pmu *p, const char *run_err);
 
-/** wk_pmu_get_verdict() - the verdict of a retired run. */
+/**
+ * wk_pmu_get_verdict() - the verdict of a retired run (seed 000 §3.4).
+ * @p: the collection, after wk_pmu_retire() (non-NULL; not checked).
+ *
+ * Return: enum wk_pmu_verdict.
+ */
 enum wk_pmu_verdict wk_pmu_get_verdict(const struct wk_pmu *p);
 
 /* Retained runs a Worker may hold unpublished (seed 000 §3.4). */

@@ -122,6 +122,8 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg);
  * pmu_dev() - the device state the runtime's hooks write through
  * (pmu_dev.h).
  * @c: the collector; NULL gives NULL.
+ *
+ * Return: a pointer into @c, valid until pmu_close(); NULL for a NULL @c.
  */
 struct pmu_dev *pmu_dev(struct pmu_collector *c);
 
@@ -196,7 +198,11 @@ int pmu_notes(const struct pmu_collector *c, int core, struct tp_pmu_note *init,
  * pmu_event_type() - the run's event type, frozen at pmu_open().
  * pmu_run_epoch() and pmu_csv_path() give its run_epoch and
  * "<output_prefix>/pmu.csv" (owned by @c) likewise.
- * @c: the collector (non-NULL).
+ * @c: the collector (non-NULL; not checked).
+ *
+ * Return: the event type (spec/pmu.md §1.1, after the fallback of §1.4);
+ * the run_epoch column value (spec/pmu.md §2.2); the path, valid until
+ * pmu_close().
  */
 uint32_t pmu_event_type(const struct pmu_collector *c);
 uint64_t pmu_run_epoch(const struct pmu_collector *c);
@@ -207,7 +213,9 @@ const char *pmu_csv_path(const struct pmu_collector *c);
  * evidence (renamed pmu.csv.e<epoch>.p<pid>.shard<i>.failed.tmp,
  * docs/pmu.md "A failed write"): at least one was there to rename (none is
  * when no shard file could be opened, e.g. the run folder was removed).
- * @c: the collector (non-NULL).
+ * @c: the collector (non-NULL; not checked).
+ *
+ * Return: true when at least one shard file was kept.
  */
 bool pmu_shards_kept(const struct pmu_collector *c);
 /**

@@ -87,7 +87,9 @@ struct swl_collector *swl_open(const struct swl_config *cfg);
 /**
  * swl_dev() - the device state the runtime hooks write through
  * (swl_dev.h).
- * @c: the collector (non-NULL).
+ * @c: the collector (non-NULL; not checked).
+ *
+ * Return: a pointer into @c, valid until swl_close().
  */
 struct swl_dev *swl_dev(struct swl_collector *c);
 

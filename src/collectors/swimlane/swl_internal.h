@@ -104,10 +104,16 @@ struct swl_dev {
 };
 
 /*
- * Instance layout of the pool (buffer state indices): AICPU task
- * instances 0 .. C-1 (one per core), scheduler phases C .. C+T-1 (one per
- * AICPU thread), the orchestrator C+T, AICore task instances C+T+1 ..
- * 2C+T; C cores, T threads. swl_num_instances() is their count.
+ * swl_inst_aicpu() / swl_inst_sched() / swl_inst_orch() /
+ * swl_inst_aicore() / swl_num_instances() - instance layout of the pool
+ * (buffer state indices): AICPU task instances 0 .. C-1 (one per core),
+ * scheduler phases C .. C+T-1 (one per AICPU thread), the orchestrator
+ * C+T, AICore task instances C+T+1 .. 2C+T; C cores, T threads
+ * (@d->num_cores, @d->num_threads). @core: logical core id, 0 .. C-1;
+ * @thread: AICPU thread index, 0 .. T-1; neither is checked.
+ *
+ * Return: the buffer state index of that instance; swl_num_instances():
+ * their count, 2C+T+1.
  */
 static inline uint32_t swl_inst_aicpu(const struct swl_dev *d, int core)
 {

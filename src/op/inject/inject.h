@@ -65,7 +65,8 @@ extern struct inj_state g_inj;
 /* ---- hooks.c ---------------------------------------------------------------- */
 
 /** inj_log() - one pid-prefixed line to <output>/taskprof.log; WARN and
- *  ERROR lines also go to stderr ("taskprof op: warning: ..."). */
+ *  ERROR lines also go to stderr ("taskprof op: warning: ...").
+ *  @level: a TP_LOG_* level (base/log.h); @fmt: printf format. */
 void inj_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /** inj_fail() - a file the injector could not open or write: an ERROR line
  *  (log and stderr) and a line on the launcher's status pipe, which makes
@@ -93,7 +94,8 @@ void inj_set_replaying(bool on);
  *  (kernel and range replay), or raise --pass-timeout (application
  *  replay, which already runs each kernel once, as the application). */
 const char *inj_timeout_advice(void);
-/** inj_device() - the calling thread's current device. */
+/** inj_device() - the calling thread's current device id, from
+ *  tp_rt_get_device() (0 until the thread sets another). */
 int inj_device(void);
 /** inj_marker_range() - with range markers on (any replay mode): the name
  *  of the tp_rt_range_push range open on the calling thread, NULL when
@@ -276,7 +278,9 @@ int inj_reader_wait(int timeout_ms);
 void inj_reader_atfork_child(void);
 
 /** inj_fatal_launch_dir() - launch.txt status=failed for @dir; used by the
- *  fatal paths before inj_exit_fatal(). */
+ *  fatal paths before inj_exit_fatal(). inj_end_launch_dir(@dir, "failed",
+ *  @note): nothing is written unless @dir is the launch in progress.
+ *  @note: the reason, one line. */
 void inj_fatal_launch_dir(const char *dir, const char *note);
 /** inj_end_launch_dir() - launch.txt with @status ("failed", or
  *  "interrupted": the passes done so far are reported) and @note for

@@ -128,6 +128,10 @@ static inline bool js_key_is(const struct js_parser *p, const char *k, size_t kl
 /**
  * js_parse_file() / js_parse_mem() - stream a JSON text through @ops.
  * @name: the file name used in messages (and opened by js_parse_file).
+ * @buf:  js_parse_mem: the text, @len bytes (need not be NUL-terminated).
+ * @ops:  the parser callbacks.
+ * @ctx:  passed to @ops.
+ *
  * Return: 0; -errno when the file cannot be opened or read (message
  * "<name>: cannot open: <strerror>"), -ENOENT for a missing file; -EISDIR
  * ("<name>: is a directory") or -EINVAL ("<name>: not a regular file") for
@@ -135,7 +139,7 @@ static inline bool js_key_is(const struct js_parser *p, const char *k, size_t kl
  * on); -EINVAL for a repeated key in one object ("<key path>: duplicate
  * key"); -EINVAL
  * for a syntax error ("<name>: line L, column C: invalid JSON (<yajl>)")
- * or whatever a hook returned (its message set with js_fail()).
+ * or whatever a hook returned (its message set with js_fail()); -ENOMEM.
  */
 int js_parse_file(const char *name, const struct js_ops *ops, void *ctx);
 int js_parse_mem(const char *name, const uint8_t *buf, size_t len,
