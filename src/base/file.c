@@ -475,6 +475,33 @@ bool tp_path_bad_link(const char *path, char *why, size_t len)
 	return for_each_prefix(path, bad_link_prefix, &a) != 0;
 }
 
+struct blocked_arg {
+	const char *full;
+};
+
+/* 1: stop (this prefix does not exist: nothing below it can be in the
+ * way), -ENOTDIR: it exists and is no folder, 0: go on. */
+static int blocked_prefix(const char *prefix, void *arg)
+{
+	struct blocked_arg *a = arg;
+	struct stat st;
+	if (stat(prefix, &st) != 0)
+		return 1;
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	return tp_set_error(-ENOTDIR, "%s: cannot create directory: %s exists and is not a "
+				      "directory", a->full, prefix);
+}
+
+int tp_dir_blocked(const char *path)
+{
+	if (!path || !*path || strlen(path) >= PATH_MAX)
+		return 0;
+	struct blocked_arg a = { path };
+	int rc = for_each_prefix(path, blocked_prefix, &a);
+	return rc == -ENOTDIR ? rc : 0;
+}
+
 /* mkdir one component; fine if it already is a directory. */
 static int mkdir_one(const char *dir, const char *full, mode_t mode)
 {
@@ -862,6 +889,8 @@ bool tp_run_failed(const char *file, char *why, size_t len)
 	for (char *line = text; line && *line;) {
 		char *nl = strchr(line, '\n');
 		size_t l = nl ? (size_t)(nl - line) : strlen(line);
+		if (l && line[l - 1] == '\r')
+			l--; /* a file saved with CRLF line ends */
 		if (l == 13 && !strncmp(line, "status FAILED", 13))
 			failed = true;
 		else if (why && len && l > 6 && !strncmp(line, "error ", 6))

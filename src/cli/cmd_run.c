@@ -608,6 +608,14 @@ int cmd_run(int argc, char **argv)
 			"taskprof run: --early-dispatch has no effect with --enable-pmu: a PMU "
 			"run issues one task per core at a time (docs/pmu.md \"Single issue\"), "
 			"so its result.txt says early_dispatch off\n");
+	/* An output root that cannot be a folder fails now, not after the
+	 * inputs were generated (seconds for a large case). */
+	if (tp_dir_blocked(cfg.output_root ? cfg.output_root : TP_WORKER_DEFAULT_OUTPUT_ROOT)) {
+		fprintf(stderr, "taskprof run: %s: %s\n",
+			cfg.output_root ? "-o/--output" : "the default output root (-o chooses another)",
+			tp_last_error());
+		return 2;
+	}
 	const char *name = argv[optind];
 	const struct tp_callable *cal = tp_callable_find(name);
 	if (!cal) {

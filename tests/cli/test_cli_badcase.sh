@@ -88,6 +88,11 @@ else
 	err=$("$bin" pmu "$dir" 2>&1 >/dev/null)
 	grep -qF "taskprof pmu: warning: $dir/pmu.csv is from a run that failed" <<<"$err" ||
 		bad "$m: pmu on the folder: $err"
+	# result.txt saved with CRLF line ends (an editor): still read as failed
+	sed -i 's/$/\r/' "$dir/result.txt"
+	err=$("$bin" pmu "$dir" 2>&1 >/dev/null)
+	grep -qF "taskprof pmu: warning: $dir/pmu.csv is from a run that failed (its result.txt: runtime: orchestration failed (-5): Input/output error)" <<<"$err" ||
+		bad "$m: pmu on the folder, CRLF result.txt: $err"
 	echo "ok: $m: folder kept and marked, tools warn"
 fi
 

@@ -155,6 +155,19 @@ if command -v script >/dev/null; then
 		echo "FAIL: swimlane with stderr in a file printed the terminal's hint"; fail=1
 	fi
 fi
+# An output root that cannot be a folder (a file on its path) fails
+# before the case is prepared, as a usage error; the default one too.
+: >afile
+expect 2 "taskprof run: -o/--output: afile/sub: cannot create directory: afile exists and is not a directory" \
+	run paged_attention --case Case1 -o afile/sub
+mkdir -p dflt && : >dflt/outputs
+(cd dflt && "$bin" run gemm >/dev/null 2>"$root/err")
+code=$?
+if [[ $code -eq 2 ]] && grep -qxF "taskprof run: the default output root (-o chooses another): outputs: cannot create directory: outputs exists and is not a directory" "$root/err"; then
+	echo "ok: run with a file named outputs: exit 2 before the run"
+else
+	echo "FAIL: run with a file named outputs: exit $code, $(cat "$root/err")"; fail=1
+fi
 # argparse's abbreviated long options in the argparse-style commands: a
 # unique prefix is the option, an ambiguous one is named with its matches.
 expect 2 "taskprof swimlane: error: ambiguous option: --o could match --output, --overhead" \

@@ -209,6 +209,17 @@ expect_err "$root/b6.csv" "$root/b6.csv:3: column event_type: mixed event types"
 { echo "$PIPE"; echo "0,0,0x10,3,2,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b7.csv"
 expect_err "$root/b7.csv" "$root/b7.csv:2: column 5 (core_type): expected 0 (AIC) or 1 (AIV), got '2'"
 expect_err "$root/missing.csv" "$root/missing.csv: cannot read: No such file or directory"
+# event_type past 32 bits is an error, not cut to 2 (2^32 + 2)
+{ echo "$PIPE"; echo "0,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,4294967298,4"; } >"$root/b8.csv"
+expect_err "$root/b8.csv" "$root/b8.csv:2: column 15 (event_type): '4294967298' exceeds 32 bits"
+# too many columns names the limit
+{ printf '%s' "$PIPE"; for i in $(seq 1 250); do printf ',x%d' "$i"; done; echo; } >"$root/b9.csv"
+expect_err "$root/b9.csv" "$root/b9.csv:1: too many columns (266; at most 256)"
+# signed columns take INT64_MIN (and nothing below it)
+{ echo "$PIPE"; echo "-9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/min.csv"
+"$bin" pmu "$root/min.csv" >/dev/null 2>"$root/min.err" || bad "thread_id INT64_MIN: $(cat "$root/min.err")"
+{ echo "$PIPE"; echo "-9223372036854775809,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b10.csv"
+expect_err "$root/b10.csv" "$root/b10.csv:2: column 1 (thread_id): expected an integer, got '-9223372036854775809'"
 # Not regular files: a FIFO would block the open, /dev/zero never ends.
 mkfifo "$root/fifo.csv"
 err=$(timeout 10 "$bin" pmu "$root/fifo.csv" 2>&1 >/dev/null); rc=$?

@@ -158,15 +158,30 @@ rm "$f/outputs/run0/l2_swimlane_records.json"
 mkfifo "$f/outputs/run1/l2_swimlane_records.json"
 popd >/dev/null || exit 1
 [[ ! -e $f/x.json ]] || bad "a FIFO input produced a trace"
-# a sibling deps.json that is a FIFO is skipped like a missing one
+# a sibling deps.json that is a FIFO, a directory or a link to nothing is
+# not opened (a FIFO would block) but refused with the reason, in the
+# converter and in sched-overhead alike: no trace silently without arrows
 s=$root/s
 mkdir -p "$s"
 cp "$rec" "$s"/
-mkfifo "$s/deps.json"
-timeout $T "$bin" swimlane "$s/l2_swimlane_records.json" -o "$s/x.json" >/dev/null 2>"$root/err"
-[[ $? -eq 0 ]] || bad "sibling FIFO deps.json: $(cat "$root/err")"
-grep -q "^Warning: no usable deps.json at $s/deps.json" "$root/err" ||
-	bad "sibling FIFO deps.json: $(cat "$root/err")"
+for kind in FIFO directory dangling; do
+	rm -rf "$s/deps.json"
+	case $kind in
+	FIFO) mkfifo "$s/deps.json"; why="Error: $s/deps.json: not a regular file (a FIFO)" ;;
+	directory) mkdir "$s/deps.json"; why="Error: $s/deps.json: not a regular file (a directory)" ;;
+	dangling) ln -s "$root/none" "$s/deps.json"
+		why="Error: deps.json $s/deps.json: $s/deps.json is a symbolic link whose target $root/none does not exist" ;;
+	esac
+	timeout $T "$bin" swimlane "$s/l2_swimlane_records.json" -o "$s/x.json" >/dev/null 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 && $(cat "$root/err") == "$why" && ! -e $s/x.json ]] ||
+		bad "sibling $kind deps.json: exit $code, $(cat "$root/err")"
+	timeout $T "$bin" sched-overhead "$s" >/dev/null 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 ]] && grep -q "^Error: failed to read deps.json $s/deps.json: " "$root/err" ||
+		bad "sched-overhead, sibling $kind deps.json: exit $code, $(cat "$root/err")"
+done
+rm -rf "$s/deps.json"
 
 # ---- F8: the output is never one of the inputs ----------------------------
 cp "$rec" "$root/rec.orig"

@@ -96,9 +96,10 @@ static int parse_u64(const char *s, bool allow_hex, bool allow_sign, uint64_t *v
 	unsigned long long x = strtoull(p, &end, base);
 	if (errno || *end)
 		return -1;
-	if (neg && x > (unsigned long long)INT64_MAX)
+	/* down to INT64_MIN, whose magnitude is INT64_MAX + 1 */
+	if (neg && x > (unsigned long long)INT64_MAX + 1)
 		return -1;
-	*v = neg ? (uint64_t)(-(int64_t)x) : x;
+	*v = neg ? 0 - (uint64_t)x : x;
 	return 0;
 }
 
@@ -119,7 +120,7 @@ static int parse_header(struct pmu_csv *c, char *line)
 	char *f[256];
 	int n = split(line, f, 256);
 	if (n > 256)
-		return tp_set_error(-EINVAL, "%s:1: too many columns (%d)", c->path, n);
+		return tp_set_error(-EINVAL, "%s:1: too many columns (%d; at most 256)", c->path, n);
 	for (int i = 0; i < NFIXED; i++)
 		if (i >= n || strcmp(f[i], fixed_cols[i]))
 			return tp_set_error(-EINVAL,
@@ -202,6 +203,11 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 	}
 	if (v[3] > UINT32_MAX)
 		return bad(c, lineno, "column 4 (%s): func_id '%s' exceeds 32 bits", c->cols[3], f[3]);
+	if (v[NFIXED + c->ncnt] > UINT32_MAX) {
+		char col[300];
+		snprintf(col, sizeof(col), "column %d (event_type)", NFIXED + c->ncnt + 1);
+		return bad(c, lineno, "%s: '%s' exceeds 32 bits", col, f[NFIXED + c->ncnt]);
+	}
 	uint32_t et = (uint32_t)v[NFIXED + c->ncnt];
 	if (c->nrows == 0) {
 		c->event_type = et;

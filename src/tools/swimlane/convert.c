@@ -461,10 +461,13 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	job.out = &deps;
 	struct stat dst;
 	if (!a.deps_json && stat(deps_path, &dst) == 0 && !S_ISREG(dst.st_mode)) {
-		/* a sibling deps.json that is a FIFO or device is skipped like a
-		 * missing one (reading it could block); a named one is read and
-		 * refused by the reader */
-		job.rc = -ENOENT;
+		/* a sibling deps.json that is a directory, FIFO or device is
+		 * not opened (a FIFO would block) but refused as a named one
+		 * is by the reader: the trace would silently lack its arrows */
+		job.rc = -EINVAL;
+		snprintf(job.err, sizeof(job.err), "%s: not a regular file (%s)", deps_path,
+			 S_ISDIR(dst.st_mode) ? "a directory" : S_ISFIFO(dst.st_mode) ? "a FIFO"
+												: "a device or socket");
 		deps_done = true;
 	} else if (pthread_create(&deps_tid, NULL, deps_thread, &job) == 0) {
 		deps_started = true;
@@ -574,9 +577,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s\n", deps.quirks_warning);
 		}
-	} else if ((rc == -ENOENT || rc == -ELOOP) && a.deps_json) {
+	} else if ((rc == -ENOENT || rc == -ELOOP) && (a.deps_json || lstat(deps_path, &dst) == 0)) {
 		/* A path the user named and that does not exist is a usage
-		 * error (taskprof decision; the reference only warns). A missing
+		 * error (taskprof decision; the reference only warns), and so
+		 * is a sibling deps.json that is a link to nothing. A missing
 		 * sibling deps.json stays the warning below. */
 		say_unreachable("deps.json", deps_path, -rc);
 		goto out;

@@ -1388,7 +1388,11 @@ static int sched_overhead_main(int argc, char **argv)
 		py_path(deps_arg, deps_path, sizeof(deps_path));
 	else {
 		sibling_deps(perf_path, deps_path, sizeof(deps_path));
-		have_deps = regular_exists(deps_path);
+		/* Anything of that name (a directory, a FIFO, a link to
+		 * nothing) is the deps.json meant: the reader below says why
+		 * it cannot be read, instead of "capture it". */
+		struct stat lst;
+		have_deps = regular_exists(deps_path) || lstat(deps_path, &lst) == 0;
 	}
 	{
 		char why[400];
