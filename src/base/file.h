@@ -92,6 +92,7 @@ int tp_file_tx_begin(struct tp_file_tx *tx, const char *path,
 
 /**
  * tp_file_tx_begin_flags() - tp_file_tx_begin() with TP_FILE_TX_* @flags.
+ * @tx, @path, @tmp_suffix: as for tp_file_tx_begin().
  * @flags: 0 or TP_FILE_TX_KEEP_TEMP_ON_FAILURE.
  *
  * Return: as tp_file_tx_begin().

@@ -74,8 +74,10 @@ void tp_progress_disable(void);
 
 /**
  * tp_progress_set_timing() - for tests: the delay of a phase's first line
- * and the period of the next ones (ns; 0: the default). Applies from the
- * next tp_progress_phase().
+ * and the period of the next ones. Applies from the next
+ * tp_progress_phase().
+ * @first_ns: delay of the first line, in ns; 0: TP_PROGRESS_FIRST_NS.
+ * @every_ns: period of the next lines, in ns; 0: TP_PROGRESS_EVERY_NS.
  */
 void tp_progress_set_timing(uint64_t first_ns, uint64_t every_ns);
 

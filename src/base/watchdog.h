@@ -54,8 +54,9 @@
  * struct tp_watchdog - one thread's deadline; fields are private.
  * @budget_ns:  ns without progress before it fires; TP_WATCHDOG_NEVER.
  * @since_ns:   start of the current budget (tp_now_ns() clock).
- * @last_ns:    the last check or kick.
- * @out_ns:     the first check that saw the budget run out; 0 if none.
+ * @last_ns:    the last check or kick (ns, tp_now_ns() clock).
+ * @out_ns:     the first check that saw the budget run out (ns,
+ *              tp_now_ns() clock); 0 if none.
  * @conts:      the SIGCONT count when the budget started.
  * @stops:      times a SIGCONT, a gap or a hold restarted the budget.
  * @holds:      the hold count (tp_watchdog_hold()) when the budget started.
@@ -119,8 +120,10 @@ void tp_watchdog_start(struct tp_watchdog *w, uint64_t budget_ns, uint64_t now_n
 void tp_watchdog_kick(struct tp_watchdog *w, uint64_t now_ns);
 
 /**
- * tp_watchdog_expired() - check @w at @now_ns (tp_now_ns(), never less
- * than the previous check's).
+ * tp_watchdog_expired() - check @w at @now_ns.
+ * @w:      the watchdog, started with tp_watchdog_start().
+ * @now_ns: tp_now_ns() (ns of CLOCK_MONOTONIC_RAW), never less than the
+ *          previous check's.
  *
  * Restarts the budget when a SIGCONT was counted since it started, when
  * this check comes more than TP_WATCHDOG_GAP_NS after the previous one, or

@@ -67,6 +67,11 @@ struct op_exec {
  * $PATH in order (unset: /bin:/usr/bin; an empty entry is the current
  * folder; a candidate longer than PATH_MAX is passed over), until @fn
  * returns non-zero. Allocates nothing (usable in a forked child).
+ * @file: the program name, without '/'.
+ * @fn:   called with each candidate path (valid during the call only) and
+ *        @arg; returns 0 to go on.
+ * @arg:  passed to @fn unchanged.
+ *
  * Return: the first non-zero value of @fn, or 0.
  */
 int op_path_each(const char *file, int (*fn)(const char *cand, void *arg), void *arg);

@@ -114,13 +114,16 @@ struct tp_op_config {
  * with 4096 points, kill off, main process only, groups "Default"
  * expanded (tp_op_groups_format()), and a plan of one empty pass with 8
  * slots (the caller plans with tp_op_plan_for_groups()).
+ * @c: the config to fill in; every field is overwritten.
  */
 void tp_op_config_defaults(struct tp_op_config *c);
 
 /**
  * tp_op_config_write() - write @c to @path atomically (temporary file +
  * rename, base/file.h) in the format above; `passes` = @c->plan.npasses
- * and one pass.<p>.aic / .aiv line per pass.
+ * and one pass.<p>.aic / .aiv line per pass (spec/opprof.md §4.2, §4.5).
+ * @path: the file to write (the run's config.txt).
+ * @c:    the config; not changed.
  *
  * Return: 0; -EINVAL for NULL arguments or a @c that would not read back
  * (an output / kernel_name / groups with a newline, a plan with 0 or too
@@ -132,8 +135,11 @@ int tp_op_config_write(const char *path, const struct tp_op_config *c);
 /**
  * tp_op_config_read() - parse @path into @c (defaults first, then every
  * line).
+ * @path: the config.txt to read.
+ * @c:    receives the config.
  *
- * Return: 0; -ENOENT etc. (the errno of reading the file); -EINVAL for a
+ * Return: 0; -EINVAL for NULL arguments; -EFBIG for a file of more than
+ * 1 MiB; -ENOENT etc. (the errno of reading the file); -EINVAL for a
  * bad line, with tp_last_error() = "PATH:LINE: KEY: expected ..., got
  * 'VALUE'" (or "PATH:LINE: unknown key 'K'", "PATH:LINE: expected
  * key=value", "PATH: missing key 'K'", "PATH:LINE: duplicate key 'K'").
@@ -161,25 +167,46 @@ char *tp_op_text_next_line(char **cursor, int *line);
 /**
  * tp_op_text_kv() - split a line from tp_op_text_next_line() at its first
  * '=' into a trimmed key and value (in place).
- * @path, @line: for the message.
+ * @s:    the line; written to (the '=' becomes a NUL).
+ * @path, @line: file name and 1-based line number, for the message.
+ * @key:  receives the key, a pointer into @s.
+ * @val:  receives the value, a pointer into @s ("" when none).
  *
  * Return: 0; -EINVAL without '=' ("PATH:LINE: expected key=value, got
  * '...'", tp_last_error()).
  */
 int tp_op_text_kv(char *s, const char *path, int line, char **key, char **val);
 
-/** tp_op_replay_mode_name() - "kernel" / "application" / "range". */
+/**
+ * tp_op_replay_mode_name() - name of replay mode @m as config.txt spells it.
+ * @m: the mode.
+ *
+ * Return: "kernel", "application" or "range" (static strings); "?" for a
+ * value outside the enum.
+ */
 const char *tp_op_replay_mode_name(enum tp_op_replay_mode m);
 
-/** tp_op_arch_name() - "a2a3" / "a5". */
+/**
+ * tp_op_arch_name() - name of @a as config.txt spells it.
+ * @a: the event-id space.
+ *
+ * Return: "a5" for TP_PMU_ARCH_A5, "a2a3" for any other value (static
+ * strings).
+ */
 const char *tp_op_arch_name(enum tp_pmu_arch a);
 
 /**
  * tp_op_parse_mem_limit() - parse a `--replay-mem-limit` value: "N%"
- * (1..100) or a byte count with an optional K / M / G suffix (powers of
- * 1024, "KiB" etc. also accepted), > 0.
- * @bytes, @pct: receive the value; the other one is set to 0.
- * Return: 0; -EINVAL (no message set: the caller names the place).
+ * (1..100) or a byte count with an optional K / M / G / T suffix (powers
+ * of 1024, in any case; "KB" and "KiB" etc. also accepted), > 0
+ * (spec/opprof.md §4.9).
+ * @s:     the value, NUL-terminated; nothing may follow it.
+ * @bytes: receives the limit in bytes, or 0 for a percentage.
+ * @pct:   receives the percentage of the device capacity, or 0 for bytes.
+ *
+ * Return: 0; -EINVAL for NULL or an empty, malformed, zero, out-of-range or
+ * overflowing value (no message set: the caller names the place); @bytes
+ * and @pct are then untouched.
  */
 int tp_op_parse_mem_limit(const char *s, uint64_t *bytes, uint32_t *pct);
 

@@ -57,10 +57,13 @@ struct tp_op_filter {
 };
 
 /**
- * tp_op_filter_init() - a filter with zero counters.
+ * tp_op_filter_init() - a filter with zero counters (spec/opprof.md §4.6).
+ * @f:   the filter to fill in; zeroed first.
  * @pat: the `--kernel-name` list, NULL or "" for none; at most
  *       TP_OP_FILTER_PAT_MAX bytes.
- * @skip_before, @skip, @count: the options; @count >= 1.
+ * @skip_before, @skip, @count: the options (launch counts, per device:
+ *       --launch-skip-before-match, --launch-skip, --launch-count);
+ *       @count >= 1.
  *
  * Return: 0; -EINVAL for NULL @f, an over-long @pat, @count 0, or an empty
  * alternative in @pat ("a||b", "a|").
@@ -71,21 +74,31 @@ int tp_op_filter_init(struct tp_op_filter *f, const char *pat, uint32_t skip_bef
 /**
  * tp_op_name_match() - whether @name matches the pattern list @pat
  * (prefix or glob per alternative; "" matches every name).
+ * @pat:  PAT[|PAT...], or NULL / "" for none.
+ * @name: the kernel name; NULL matches only an empty @pat.
+ *
+ * Return: true when an alternative is a prefix of @name or matches it as
+ * an fnmatch(3) glob, or @pat is empty; an empty alternative matches
+ * nothing.
  */
 bool tp_op_name_match(const char *pat, const char *name);
 
 /**
  * tp_op_filter_set_ranges() - range markers on (@on) or off: with them on,
  * step 2 of the selection passes only launches made inside a range.
+ * @f:  a filter from tp_op_filter_init().
+ * @on: true for `--range-markers on`.
  */
 void tp_op_filter_set_ranges(struct tp_op_filter *f, bool on);
 
 /**
  * tp_op_filter_decide() - account one launch of kernel @name on @device and
- * say whether to profile it.
+ * say whether to profile it (spec/opprof.md §4.6).
+ * @f:        a filter from tp_op_filter_init().
  * @device:   0 .. TP_RT_MAX_DEVICES - 1 (others are never profiled).
  * @in_range: the launch was made inside a tp_rt_range_push/pop range of
  *            its thread (used only with range markers on).
+ * @name:     the kernel's name; NULL matches only an empty pattern list.
  *
  * Return: true when the launch is to be profiled (its @profiled counter is
  * already incremented).
@@ -95,6 +108,11 @@ bool tp_op_filter_decide(struct tp_op_filter *f, int device, const char *name, b
 /**
  * tp_op_filter_done() - whether @device has profiled @count launches (the
  * `--kill` condition).
+ * @f:      a filter from tp_op_filter_init().
+ * @device: the device id.
+ *
+ * Return: true when @f->profiled[@device] >= @f->count; false for a device
+ * outside 0 .. TP_RT_MAX_DEVICES - 1.
  */
 bool tp_op_filter_done(const struct tp_op_filter *f, int device);
 
@@ -103,20 +121,29 @@ bool tp_op_filter_done(const struct tp_op_filter *f, int device);
  * byte outside [A-Za-z0-9_.-] replaced by '_', cut to TP_OP_NAME_MAX bytes;
  * a leading '.' becomes '_' and "" becomes "_" (never ".", ".." or a
  * hidden name: the report's walk skips names starting with '.').
+ * @name: the kernel name; NULL is taken as "".
+ * @out:  receives the NUL-terminated name.
+ * @n:    size of @out in bytes; below 2 @out gets "" (or nothing for 0).
  */
 void tp_op_name_sanitise(const char *name, char *out, size_t n);
 
 /**
  * tp_op_claim_dir() - create <@base>/device<@device>/<@name>/<k>/ for the
  * smallest k >= 0 whose directory did not exist (mkdir is the claim, so
- * concurrent processes never share one), parents created as needed.
- * @name: an already sanitised name.
- * @out:  receives the directory's path (@n bytes).
+ * concurrent processes never share one), parents created as needed
+ * (spec/opprof.md §4.6, §4.12).
+ * @base:   the OPPROF_* output directory.
+ * @device: the launch's device id.
+ * @name:   an already sanitised name.
+ * @out:    receives the directory's path.
+ * @n:      size of @out in bytes.
  * @k:    in: the first index to try (a hint: the caller's next index for
  *        this name, 0 when unknown); out: the k claimed.
  *
- * Return: 0; -ENAMETOOLONG; -errno of mkdir (other than EEXIST); -ENOSPC
- * after 1,000,000 taken indices.
+ * Return: 0; -ENAMETOOLONG when the parent path passes 4095 bytes or the
+ * directory's path does not fit @n; the errors of tp_mkdir_p() for the
+ * parents; -errno of mkdir (other than EEXIST); -ENOSPC when every index
+ * from @k up to 999,999 is taken. tp_last_error() names the path.
  */
 int tp_op_claim_dir(const char *base, int device, const char *name, char *out, size_t n,
 		    int *k);

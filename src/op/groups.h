@@ -147,51 +147,88 @@ int tp_op_groups_parse(const char *list, uint32_t *mask, char *err, size_t errle
 
 /**
  * tp_op_groups_format() - canonical comma list of @mask ("PipeUtilization,
- * Memory"; "BasicInfo" for a mask with no CSV group), as config.txt writes.
- * @buf: output, NUL-terminated (truncated to @len - 1).
- * Return: the length it needed (snprintf-style).
+ * Memory"; "BasicInfo" for a mask with no CSV group), as config.txt writes
+ * (spec/opprof.md §4.2). BasicInfo beside a CSV group is left out.
+ * @mask: bit i for group i (enum tp_op_group_idx); unknown bits ignored.
+ * @buf:  output, NUL-terminated (truncated to @len - 1); may be NULL when
+ *        @len is 0.
+ * @len:  size of @buf in bytes.
+ *
+ * Return: the length in bytes it needed, NUL not counted (snprintf-style:
+ * >= @len means it was cut).
  */
 int tp_op_groups_format(uint32_t mask, char *buf, size_t len);
 
-/** tp_op_group_get() - group @idx (0 .. TP_OP_NGROUPS - 1), or NULL. */
+/**
+ * tp_op_group_get() - the table of group @idx.
+ * @idx: enum tp_op_group_idx, 0 .. TP_OP_NGROUPS - 1.
+ *
+ * Return: the group (static, built once, thread-safe), or NULL for an
+ * @idx out of range.
+ */
 const struct tp_op_group *tp_op_group_get(int idx);
 
-/** tp_op_group_name() - canonical name of group @idx, or NULL. */
+/**
+ * tp_op_group_name() - canonical name of group @idx.
+ * @idx: enum tp_op_group_idx, 0 .. TP_OP_NGROUPS - 1.
+ *
+ * Return: the name ("PipeUtilization", ...; a static string), or NULL for
+ * an @idx out of range.
+ */
 const char *tp_op_group_name(int idx);
 
 /**
  * tp_op_group_events() - the event ids of group @idx on @arch programmed
  * on core type @core (TP_OP_AIC / TP_OP_AIV), in slot order.
- * @out: receives up to @max ids.
+ * @idx:  enum tp_op_group_idx.
+ * @arch: TP_PMU_ARCH_A2A3 or TP_PMU_ARCH_A5.
+ * @core: TP_OP_AIC or TP_OP_AIV.
+ * @out:  receives up to @max ids; may be NULL to count only.
+ * @max:  entries at @out.
+ *
  * Return: the number of ids (may exceed @max: only @max are written);
  * 0 for a bad @idx / @arch / @core.
  */
 size_t tp_op_group_events(int idx, enum tp_pmu_arch arch, int core, uint16_t *out, size_t max);
 
 /**
- * tp_op_groups_of_event() - the groups (mask) whose events include @id on
- * core type @core of @arch. 0 when none (a raw `--events` id).
+ * tp_op_groups_of_event() - the groups whose events, or whose derived
+ * metrics on @core, include @id on core type @core of @arch.
+ * @arch: TP_PMU_ARCH_A2A3 or TP_PMU_ARCH_A5.
+ * @core: TP_OP_AIC or TP_OP_AIV.
+ * @id:   event id of @arch.
+ *
+ * Return: a mask, bit i for group i (enum tp_op_group_idx); 0 when none (a
+ * raw `--events` id) or for a bad @arch.
  */
 uint32_t tp_op_groups_of_event(enum tp_pmu_arch arch, int core, uint16_t id);
 
 /**
- * tp_op_event_name() - a name for event @id of @arch: the first group
- * table naming it, else NULL.
+ * tp_op_event_name() - a name for event @id of @arch.
+ * @arch: TP_PMU_ARCH_A2A3 or TP_PMU_ARCH_A5.
+ * @id:   event id of @arch.
+ *
+ * Return: the column name of the first group table (in group-index order)
+ * listing @id, e.g. "cube_busy_cycles" (a static string); NULL when no
+ * group lists it, or for a bad @arch.
  */
 const char *tp_op_event_name(enum tp_pmu_arch arch, uint16_t id);
 
 /**
- * tp_op_metric_eval() - evaluate @m.
- * @vals:     the values of @m->ev, in order.
+ * tp_op_metric_eval() - evaluate @m (spec/opprof.md §1.5, §4.11).
+ * @m:        the metric.
+ * @vals:     the values of @m->ev, in order (event counts).
  * @have:     whether each value exists (false = N/A: its pass is missing,
  *            or the block did not run on @m->core).
  * @cycles:   the block's total cycles on @m->core (the report passes those
  *            of the pass that read the events).
  * @freq_hz:  core frequency in Hz.
- * @out:      receives the value.
+ * @out:      receives the value, in the unit of @m->formula (enum
+ *            tp_op_formula: a count, a ratio 0..1, µs, GB/s or KB).
  *
  * Return: true with *@out set; false when the result is N/A (a missing
- * value, or a zero denominator).
+ * value, a zero @cycles for a ratio or bandwidth, a @freq_hz <= 0 for a
+ * time or bandwidth, or an unknown formula).
  */
 bool tp_op_metric_eval(const struct tp_op_metric *m, const uint64_t *vals, const bool *have,
 		       uint64_t cycles, double freq_hz, double *out);
@@ -199,6 +236,13 @@ bool tp_op_metric_eval(const struct tp_op_metric *m, const uint64_t *vals, const
 /**
  * tp_op_metric_format() - print a value of @m's formula into @buf with its
  * fixed format (see enum tp_op_formula), "N/A" when @ok is false.
+ * @m:   the metric whose formula picks the format ("%.0f" for a count,
+ *       "%.6f" for a ratio, "%.3f" otherwise).
+ * @ok:  false: the value is N/A (tp_op_metric_eval() returned false).
+ * @v:   the value from tp_op_metric_eval().
+ * @buf: receives the text, NUL-terminated, cut to @len - 1 bytes.
+ * @len: size of @buf in bytes.
+ *
  * Return: @buf.
  */
 const char *tp_op_metric_format(const struct tp_op_metric *m, bool ok, double v, char *buf,

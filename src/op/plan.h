@@ -118,7 +118,9 @@ int tp_op_plan_build(const struct tp_op_coset *sets, size_t nsets, uint32_t slot
  * @group_mask: bit i = group i of op/groups.h (tp_op_groups_parse()).
  * @extra_aic:  @n_extra_aic raw AIC event ids (`--events aic:...`), each a
  *              set of one, after the groups' sets; may be NULL when 0.
+ * @n_extra_aic: entries at @extra_aic.
  * @extra_aiv:  the same for AIV.
+ * @n_extra_aiv: entries at @extra_aiv.
  * @out, @err, @errlen: as tp_op_plan_build(); @out->arch = @arch.
  *
  * The sets are, group by group in group-index order: every derived metric
@@ -134,6 +136,8 @@ int tp_op_plan_for_groups(enum tp_pmu_arch arch, uint32_t group_mask, const uint
 
 /**
  * tp_op_plan_print() - print @p in the `--list-passes` format of §4.5:
+ * a summary line ("pass plan: arch a2a3, 8 slots per core type, 3 passes,
+ * 20 AIC + 14 AIV events"), then
  *
  *   pass 0  AIC: 0x0a 0x09 0x0b | 0x49 0x4a - -   AIV: 0x08 0x09 ...
  *
@@ -141,7 +145,8 @@ int tp_op_plan_for_groups(enum tp_pmu_arch arch, uint32_t group_mask, const uint
  * co-schedule items when known), then one line per planned event naming
  * the pass, core type, id, the event's name and the metric groups of
  * @p->arch it serves ("-" for a raw event no group uses).
- * @f: output stream.
+ * @f: output stream; write errors are left in its error flag.
+ * @p: the plan.
  */
 void tp_op_plan_print(FILE *f, const struct tp_op_plan *p);
 
@@ -157,6 +162,10 @@ int tp_op_plan_find(const struct tp_op_plan *p, int core, uint16_t id);
 
 /**
  * tp_op_plan_total_events() - distinct (core type, id) pairs in @p.
+ * @p: a plan.
+ *
+ * Return: the number of pairs; an event sampled in several passes counts
+ * once.
  */
 uint32_t tp_op_plan_total_events(const struct tp_op_plan *p);
 

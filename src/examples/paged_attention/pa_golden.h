@@ -62,6 +62,9 @@ struct pa_cmp {
 /**
  * pa_compare() - compare @got against @expected, @n floats each, as
  * torch.allclose does (spec/runtime-model.md §4.4).
+ * @expected: the golden values (pa_golden()).
+ * @got:      the values to check.
+ * @n:        floats at each.
  * @rtol: relative tolerance; @atol: absolute tolerance.
  * @r:    receives the details.
  *

@@ -82,17 +82,23 @@ struct pa_case {
 /** pa_case_count() - number of built-in cases. */
 size_t pa_case_count(void);
 
-/** pa_case_at() - built-in case @i (0 <= i < pa_case_count()), or NULL. */
+/** pa_case_at() - built-in case @i (0 <= i < pa_case_count()), or NULL
+ *  for an @i out of range. */
 const struct pa_case *pa_case_at(size_t i);
 
-/** pa_case_find() - the built-in case named @name, or NULL. */
+/** pa_case_find() - the built-in case named @name (exact, case-sensitive),
+ *  or NULL when none is (or @name is NULL). */
 const struct pa_case *pa_case_find(const char *name);
 
 /** pa_case_default() - the case a run without --case uses (CaseSmall1). */
 const struct pa_case *pa_case_default(void);
 
 /**
- * pa_case_context_len() - context length of sequence @b of @c, tokens.
+ * pa_case_context_len() - context length of sequence @b of @c (§5.1).
+ * @c: the case.
+ * @b: the sequence index; the context_lens list is cycled past its end.
+ *
+ * Return: the length in tokens.
  */
 uint32_t pa_case_context_len(const struct pa_case *c, uint32_t b);
 
@@ -117,10 +123,12 @@ struct pa_dims {
 };
 
 /**
- * pa_case_dims() - check @c and derive its sizes.
+ * pa_case_dims() - check @c and derive its sizes (§5.1, §5.3).
+ * @c: the case.
+ * @d: receives the sizes.
  *
  * Return: 0; -EINVAL (with tp_last_error() naming the case and the field)
- * when kv_head_num != 1, a size is 0, max_model_len is not a multiple of
+ * for a NULL @c or @d, when kv_head_num != 1, a size is 0, max_model_len is not a multiple of
  * S, a context length is 0 or above max_model_len, H is above 128 and not
  * a multiple of 128, or a tensor would exceed 2^31 elements.
  */
@@ -130,7 +138,10 @@ int pa_case_dims(const struct pa_case *c, struct pa_dims *d);
  * pa_case_task_count() - tasks the §5.3 orchestration submits for @c:
  * per sequence b and head tile, one alloc_tensors task plus 4 per block
  * (QK, SF, PV, UP): sum over b of q_loop x (1 + 4 x ceil(ctx_b / S)).
- * 0 when @c is invalid.
+ * @c: the case.
+ *
+ * Return: the task count; 0 when @c is invalid (pa_case_dims() fails, and
+ * sets tp_last_error()).
  */
 uint64_t pa_case_task_count(const struct pa_case *c);
 
@@ -149,7 +160,7 @@ enum pa_arg {
  * struct pa_tensor - one orchestration argument, as the harness declares it.
  * @name:   "query", "key_cache", ...
  * @data:   host memory of the tensor (contiguous, row-major).
- * @bytes:  its size.
+ * @bytes:  its size in bytes (element size x the shape's product).
  * @dtype:  element type.
  * @ndims:  number of dimensions (1..4).
  * @shape:  sizes, outermost first.
@@ -189,21 +200,29 @@ struct pa_inputs {
 };
 
 /**
- * pa_inputs_create() - allocate and generate the inputs of @c from @seed.
- * @in: receives the inputs; zeroed on failure.
+ * pa_inputs_create() - allocate and generate the inputs of @c from @seed
+ * (§5.1; the generation rules at the top of this file).
+ * @c:    the case.
+ * @seed: the generator's seed (PA_DEFAULT_SEED unless told otherwise).
+ * @in:   receives the inputs; zeroed on failure.
  *
- * Return: 0; -EINVAL (bad case, see pa_case_dims()), -ENOMEM.
+ * Return: 0; -EINVAL (bad case, see pa_case_dims()), -ENOMEM; with
+ * tp_last_error() set.
  */
 int pa_inputs_create(const struct pa_case *c, uint64_t seed,
 		     struct pa_inputs *in);
 
-/** pa_inputs_destroy() - free what pa_inputs_create() allocated. */
+/** pa_inputs_destroy() - free what pa_inputs_create() allocated and zero
+ *  @in (NULL: no-op). */
 void pa_inputs_destroy(struct pa_inputs *in);
 
 /**
  * pa_inputs_tensor() - describe argument @idx (enum pa_arg) of @in.
+ * @in:  inputs from pa_inputs_create().
+ * @idx: the argument, PA_ARG_QUERY .. PA_ARG_OUT.
+ * @t:   receives the description; zeroed on failure.
  *
- * Return: 0, or -EINVAL for an index out of range.
+ * Return: 0, or -EINVAL for an index out of range (tp_last_error() set).
  */
 int pa_inputs_tensor(const struct pa_inputs *in, enum pa_arg idx,
 		     struct pa_tensor *t);
@@ -211,6 +230,9 @@ int pa_inputs_tensor(const struct pa_inputs *in, enum pa_arg idx,
 /**
  * pa_inputs_hash() - FNV-1a 64 of the case sizes, the scale and the bytes
  * of all six tensors (out included), in argument order.
+ * @in: inputs from pa_inputs_create().
+ *
+ * Return: the 64-bit hash.
  */
 uint64_t pa_inputs_hash(const struct pa_inputs *in);
 
@@ -218,6 +240,9 @@ uint64_t pa_inputs_hash(const struct pa_inputs *in);
  * pa_bf16_from_f32() - round a float to bf16 to nearest, ties to even
  * (NaN stays a quiet NaN). The golden's and the generator's rounding,
  * written apart from the tile API's on purpose.
+ * @f: the value.
+ *
+ * Return: the bf16 bit pattern.
  */
 static inline uint16_t pa_bf16_from_f32(float f)
 {
@@ -229,7 +254,7 @@ static inline uint16_t pa_bf16_from_f32(float f)
 	return (uint16_t)((u + 0x7fffu + lsb) >> 16);
 }
 
-/** pa_f32_from_bf16() - widen a bf16 to float (exact). */
+/** pa_f32_from_bf16() - widen the bf16 bit pattern @h to float (exact). */
 static inline float pa_f32_from_bf16(uint16_t h)
 {
 	uint32_t u = (uint32_t)h << 16;

@@ -139,6 +139,8 @@ extern const struct pa_kernel_info pa_kernels[PA_FUNC_COUNT];
 /**
  * pa_arg_tile() - a tensor argument: the address of its GM tile.
  * @t: the tile; must outlive the kernel call.
+ *
+ * Return: the tile's address as an args[] word.
  */
 static inline int64_t pa_arg_tile(const struct tp_tile *t)
 {

@@ -71,35 +71,46 @@ void inj_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /** inj_fail() - a file the injector could not open or write: an ERROR line
  *  (log and stderr) and a line on the launcher's status pipe, which makes
  *  `taskprof op` fail (exit 1) with this message once the application has
- *  ended. The message names the file and the reason (strerror). */
+ *  ended. The message names the file and the reason (strerror).
+ *  @fmt: printf format of the message, without trailing newline. */
 void inj_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/** inj_progress() - one "taskprof op: ..." line to stderr (and the log). */
+/** inj_progress() - one "taskprof op: ..." line to stderr (and the log).
+ *  @fmt: printf format of the line, without trailing newline. */
 void inj_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* How long a pass may go on after a SIGINT before the process ends as
  * SIGINT would (the reader's watchdog; a hung or slow kernel). */
 #define INJ_SIGINT_GRACE_NS 3000000000ull
-/** inj_sigint_ns() - when (CLOCK_MONOTONIC_RAW ns) a SIGINT arrived during a
- *  replay; 0 when none did. */
+/** inj_sigint_ns() - when the first SIGINT arrived during a replay.
+ *  Return: ns of CLOCK_MONOTONIC_RAW (the tp_now_ns() clock); 0 when none
+ *  did. */
 uint64_t inj_sigint_ns(void);
 /** inj_sigint_now() - end the process by SIGINT's default action (the
  *  watchdog, after the pass outlived INJ_SIGINT_GRACE_NS). */
 __attribute__((noreturn)) void inj_sigint_now(void);
-/** inj_interrupted() - whether SIGINT arrived during a replay. */
+/** inj_interrupted() - whether SIGINT arrived during a replay.
+ *  Return: true once one did (it stays true). */
 bool inj_interrupted(void);
 /** inj_set_replaying() - tell the SIGINT handler a replay runs (a SIGINT
- *  then only sets the flag) or not (it ends the process as usual). */
+ *  then only sets the flag) or not (it ends the process as usual).
+ *  @on: true at the start of a replay, false at its end; false after a
+ *       SIGINT arrived during it raises SIGINT now (spec/opprof.md §4.13
+ *       "Ctrl-C"). */
 void inj_set_replaying(bool on);
 /** inj_timeout_advice() - what to do about an execution that outlived
  *  pass_timeout_s, for the replay mode: replay it with application replay
  *  (kernel and range replay), or raise --pass-timeout (application
- *  replay, which already runs each kernel once, as the application). */
+ *  replay, which already runs each kernel once, as the application).
+ *  Return: the advice, one phrase without a final period (a static
+ *  string). */
 const char *inj_timeout_advice(void);
-/** inj_device() - the calling thread's current device id, from
- *  tp_rt_get_device() (0 until the thread sets another). */
+/** inj_device() - the calling thread's current device.
+ *  Return: the device id from tp_rt_get_device(); 0 until the thread sets
+ *  another, or when that call fails. */
 int inj_device(void);
-/** inj_marker_range() - with range markers on (any replay mode): the name
- *  of the tp_rt_range_push range open on the calling thread, NULL when
- *  none (or markers off). */
+/** inj_marker_range() - with range markers on (any replay mode): the
+ *  tp_rt_range_push range open on the calling thread.
+ *  Return: its name (the copy of inj_range_name_copy(), valid until the
+ *  pop), or NULL when none is open or markers are off. */
 const char *inj_marker_range(void);
 
 /* ---- engine.c --------------------------------------------------------------- */
@@ -126,11 +137,15 @@ struct inj_launch {
 
 /** inj_launch_name() - the kernel's name (tp_rt_internal_kernel_name():
  *  attr->name, the symbol, or "<object>+0x<offset>") into @l->real_name
- *  (truncated to 511 bytes), and sanitised into @l->name. */
+ *  (truncated to 511 bytes), and sanitised into @l->name
+ *  (tp_op_name_sanitise()).
+ *  @l: the launch; its @kernel and @attr are read. */
 void inj_launch_name(struct inj_launch *l);
 
-/** inj_engine_init() - the launch filter from the config. Return: 0 or
- *  -EINVAL (bad kernel_name). */
+/** inj_engine_init() - the launch filter from g_inj.cfg (tp_op_filter_init(),
+ *  range markers set; spec/opprof.md §4.6).
+ *  Return: 0 or -EINVAL (bad kernel_name or a launch_count of 0;
+ *  tp_last_error() says which). */
 int inj_engine_init(void);
 
 /** inj_engine_atfork_child() - re-initialise the engine's lock and the
@@ -146,8 +161,11 @@ void inj_engine_exit(void);
  *  refuses (a NULL kernel, a block_dim out of 1..TP_RT_MAX_BLOCK_DIM, an
  *  unknown attr->cores, a device that cannot be opened) is no launch: it
  *  goes to the runtime unprofiled, is not seen by the selection, and is
- *  logged as a "# rejected" line of launches.txt. Return: what the
- *  application's launch returns (the runtime's error for a refused call). */
+ *  logged as a "# rejected" line of launches.txt (spec/opprof.md §4.4,
+ *  §4.6, §4.7).
+ *  @l: the launch, with @l->device and the names set.
+ *  Return: what the application's launch returns (the runtime's error for
+ *  a refused call). */
 int inj_engine_launch(struct inj_launch *l);
 
 /*
@@ -157,7 +175,8 @@ int inj_engine_launch(struct inj_launch *l);
  * pop runs the captured list once per pass. Errors set tp_last_error().
  */
 
-/** inj_range_open() - whether the calling thread has a range open. */
+/** inj_range_open() - whether the calling thread has a range open.
+ *  Return: true between its accepted push and its pop. */
 bool inj_range_open(void);
 
 /* Bytes of a range-name copy: up to 1,020 bytes of the name, "..." where
@@ -179,13 +198,15 @@ bool inj_range_open(void);
  */
 const char *inj_range_name_copy(char buf[INJ_RANGE_NAME_BUF], const char *name);
 
-/** inj_range_name() - the open range's name on this thread ("" if none). */
+/** inj_range_name() - the open range's name on this thread.
+ *  Return: the name as kept at the push; "" when no range is open. */
 const char *inj_range_name(void);
 
 /**
  * inj_range_push() - the tp_rt_range_push hook: call the real one, then
- * open a range named @name on this thread.
- * @name: kept by pointer until the pop.
+ * open a range named @name on this thread (spec/opprof.md §4.8).
+ * @name: the range's name (NULL: ""); a copy is kept
+ *        (inj_range_name_copy()), the caller's string is not.
  *
  * Return: 0; the real call's error (no range opened), -ENOSYS when the
  * runtime lacks it.
@@ -257,21 +278,33 @@ struct inj_pass_buf {
 };
 
 /** inj_reader_ensure() - a reader thread for @device (stopping and joining
- *  one that serves another device). Return: 0 or -errno. */
+ *  one that serves another device; spec/opprof.md §4.10).
+ *  @device: the device whose channels it drains.
+ *  Return: 0 (also when one already serves @device), or the -errno of
+ *  pthread_create() (-EAGAIN, ...), logged as an ERROR line. */
 int inj_reader_ensure(int device);
-/** inj_reader_stop() - stop and join the reader if it serves @device (-1:
- *  any). */
+/** inj_reader_stop() - stop and join the reader if it serves @device.
+ *  @device: a device id; any negative value: whichever it serves. */
 void inj_reader_stop(int device);
 /** inj_reader_arm() - route the channels' records to @buf until an
- *  END_OF_PASS has been seen on each channel of @mask (bit = channel id). */
+ *  END_OF_PASS has been seen on each channel of @mask (spec/opprof.md
+ *  §4.10).
+ *  @buf:  receives whole records; must stay valid until inj_reader_wait().
+ *  @mask: bit i = channel id i. */
 void inj_reader_arm(struct inj_pass_buf *buf, unsigned mask);
-/** inj_reader_watch() - the watchdog: at @deadline_ns (CLOCK_MONOTONIC_RAW;
- *  0 = off) the execution in progress counts as hung and the reader ends
- *  the process (status 70, @dir's launch.txt status=failed). */
+/** inj_reader_watch() - the watchdog: at @deadline_ns the execution in
+ *  progress counts as hung and the reader ends the process (status 70,
+ *  @dir's launch.txt status=failed; spec/opprof.md §4.13 "pass hangs").
+ *  Time the process was stopped (a poll turn far longer than the poll)
+ *  moves the deadline.
+ *  @deadline_ns: ns of CLOCK_MONOTONIC_RAW (tp_now_ns()); 0 = off.
+ *  @dir:         the launch directory; NULL keeps the previous one. */
 void inj_reader_watch(uint64_t deadline_ns, const char *dir);
 /** inj_reader_wait() - wait until every armed channel's END_OF_PASS was
- *  read (no sleeps: a condition variable the reader signals). Return: 0, or
- *  -ETIMEDOUT after @timeout_ms. The reader is disarmed either way. */
+ *  read (no sleeps: a condition variable the reader signals).
+ *  @timeout_ms: the longest wait, in ms (of CLOCK_REALTIME).
+ *  Return: 0, or -ETIMEDOUT after @timeout_ms, or at once when no reader
+ *  runs. The reader is disarmed either way. */
 int inj_reader_wait(int timeout_ms);
 /** inj_reader_atfork_child() - forget the parent's reader (it does not
  *  exist in the child). */
@@ -280,6 +313,7 @@ void inj_reader_atfork_child(void);
 /** inj_fatal_launch_dir() - launch.txt status=failed for @dir; used by the
  *  fatal paths before inj_exit_fatal(). inj_end_launch_dir(@dir, "failed",
  *  @note): nothing is written unless @dir is the launch in progress.
+ *  @dir:  the launch directory.
  *  @note: the reason, one line. */
 void inj_fatal_launch_dir(const char *dir, const char *note);
 /** inj_end_launch_dir() - launch.txt with @status ("failed", or

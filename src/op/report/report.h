@@ -86,7 +86,12 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 /**
  * tp_op_report_print_summary() - print @n launches as a table: kernel,
  * device, k, blocks, duration(us), passes, consistent, status, dir; "no
- * kernel launch was profiled" when @n is 0.
+ * kernel launch was profiled" when @n is 0. A note follows when a block's
+ * cycles differ across passes by more than TP_OP_DEV_NOTE_PCT percent
+ * (@s[i].max_dev_pct).
+ * @f: output stream; write errors are left in its error flag.
+ * @s: the launches, from tp_op_report_launch().
+ * @n: entries at @s.
  */
 void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, size_t n);
 
@@ -156,8 +161,9 @@ struct tp_op_raw {
 
 /**
  * struct tp_op_pass_launch - the LAUNCH record of one pass: first
- * dispatch to last FIN in system counter ticks, the launch's block_dim
- * and device launch sequence number.
+ * dispatch to last FIN (@t_start, @t_end) in system counter ticks, the
+ * launch's block_dim and device launch sequence number (@seq).
+ * @present: the pass file held a LAUNCH record.
  */
 struct tp_op_pass_launch {
 	bool present;
@@ -207,7 +213,11 @@ struct tp_op_merge {
 int tp_op_merge_init(struct tp_op_merge *m, uint32_t npasses);
 
 /**
- * tp_op_merge_add_file() - read pass file @path (pass @pass) into @m.
+ * tp_op_merge_add_file() - read pass file @path (pass @pass) into @m
+ * (spec/opprof.md §4.10, §4.11).
+ * @m:    a merge from tp_op_merge_init().
+ * @path: the pass file (dump/pass_<p>.bin): whole struct tp_op_rec records.
+ * @pass: its pass index, 0 .. @m->npasses - 1.
  * @plan: the plan (NULL: do not compare the records' events with it).
  *
  * Records are validated (magic, version, size, kind, n_events, pass):
@@ -216,16 +226,28 @@ int tp_op_merge_init(struct tp_op_merge *m, uint32_t npasses);
  * "truncated". A missing file is -ENOENT (the caller then calls
  * tp_op_merge_missing()).
  *
- * Return: 0; -ENOENT; -EINVAL; -ENOMEM; the errno of reading.
+ * Return: 0; -ENOENT; -EINVAL (a bad record, a truncated file, a NULL @m,
+ * a @pass out of range); -ENOMEM; the -errno of reading. tp_last_error()
+ * names @path.
  */
 int tp_op_merge_add_file(struct tp_op_merge *m, const char *path, uint32_t pass,
 			 const struct tp_op_plan *plan);
 
 /**
  * tp_op_merge_add_records() - tp_op_merge_add_file() for @n records in
- * memory; @what names them in messages.
+ * memory.
+ * @m:    a merge from tp_op_merge_init().
+ * @recs: the records; may be NULL when @n is 0.
+ * @n:    records at @recs.
+ * @pass: their pass index, 0 .. @m->npasses - 1.
+ * @plan: as for tp_op_merge_add_file().
+ * @what: names the records in messages (the file's path).
  *
- * Return: 0; -EINVAL (a bad record); -ENOMEM; with tp_last_error() set.
+ * Every record is checked before any is merged, so a bad one leaves @m
+ * unchanged; an -ENOMEM part-way leaves it partly merged.
+ *
+ * Return: 0; -EINVAL (a bad record, NULL @m or @recs, @pass out of range);
+ * -ENOMEM; with tp_last_error() set.
  */
 int tp_op_merge_add_records(struct tp_op_merge *m, const struct tp_op_rec *recs, size_t n,
 			    uint32_t pass, const struct tp_op_plan *plan, const char *what);
@@ -234,7 +256,12 @@ int tp_op_merge_add_records(struct tp_op_merge *m, const struct tp_op_rec *recs,
  * tp_op_merge_missing() - pass @pass had no file: record a warning naming
  * the groups of @plan's arch that lose events of that pass, e.g.
  * "pass 1 missing (dump/pass_1.bin): its 8 AIC and 6 AIV events are N/A;
- * groups affected: Memory, L2Cache".
+ * groups affected: Memory, L2Cache" (spec/opprof.md §4.11), logged at WARN
+ * too, and add them to @m->missing_groups.
+ * @m:    the merge.
+ * @pass: the missing pass.
+ * @plan: the plan (NULL: no events or groups are named).
+ * @path: the file that was looked for, for the message (NULL: "no file").
  */
 void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_op_plan *plan,
 			 const char *path);
@@ -246,6 +273,9 @@ void tp_op_merge_missing(struct tp_op_merge *m, uint32_t pass, const struct tp_o
  * and @m's warnings get one line, "not measured (status @status): every
  * event is N/A", which is not logged (whoever skipped the launch said why).
  * Call it after the passes' files were read.
+ * @m:      the merge.
+ * @plan:   the plan (NULL: no groups are marked).
+ * @status: launch.txt's status, for the line.
  */
 void tp_op_merge_unmeasured(struct tp_op_merge *m, const struct tp_op_plan *plan,
 			    const char *status);
@@ -253,7 +283,14 @@ void tp_op_merge_unmeasured(struct tp_op_merge *m, const struct tp_op_plan *plan
 /**
  * tp_op_merge_value() - the merged value of event @id on @core of block
  * (@block_id, @sub_block).
- * Return: true with *@v set; false when N/A.
+ * @m:         the merge.
+ * @block_id, @sub_block: the block.
+ * @core:      TP_OP_AIC or TP_OP_AIV.
+ * @id:        the event id.
+ * @v:         receives the value, an event count over the block's window.
+ *
+ * Return: true with *@v set; false when N/A (no such block, or no pass
+ * read that event there).
  */
 bool tp_op_merge_value(const struct tp_op_merge *m, uint32_t block_id, uint32_t sub_block,
 		       int core, uint16_t id, uint64_t *v);
@@ -261,15 +298,30 @@ bool tp_op_merge_value(const struct tp_op_merge *m, uint32_t block_id, uint32_t 
 /**
  * tp_op_merge_warn() - log one warning line at WARN and keep it in
  * @m->warn (summary.json "warnings").
+ * @m:   the merge.
+ * @fmt: printf format of the line, without newline; cut to 511 bytes.
+ *
+ * Out of memory, the line is logged but not kept.
  */
 void tp_op_merge_warn(struct tp_op_merge *m, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/** tp_op_merge_find() - block (@block_id, @sub_block), or NULL. */
+/**
+ * tp_op_merge_find() - a merged block.
+ * @m:         the merge.
+ * @block_id, @sub_block: the block.
+ *
+ * Return: the block, valid until @m changes; NULL when no record of it was
+ * merged.
+ */
 const struct tp_op_mblock *tp_op_merge_find(const struct tp_op_merge *m, uint32_t block_id,
 					    uint32_t sub_block);
 
-/** tp_op_merge_fini() - free everything @m holds. */
+/**
+ * tp_op_merge_fini() - free everything @m holds.
+ * @m: a merge from a successful tp_op_merge_init(), or NULL; it is zeroed
+ *     afterwards, so a second call does nothing.
+ */
 void tp_op_merge_fini(struct tp_op_merge *m);
 
 #endif /* TASKPROF_OP_REPORT_H */

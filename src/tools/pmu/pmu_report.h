@@ -39,7 +39,7 @@ struct pmu_csv;
  */
 int pmu_csv_load(const char *path, struct pmu_csv **out);
 
-/** pmu_csv_rows() - data rows in the table. */
+/** pmu_csv_rows() - data rows in the table @c (header not counted). */
 size_t pmu_csv_rows(const struct pmu_csv *c);
 
 /**
@@ -49,6 +49,11 @@ size_t pmu_csv_rows(const struct pmu_csv *c);
  * with its mean per row; for PIPE_UTILIZATION (event_type 2) each pipe
  * counter (a column whose name contains "busy") also shows its share of
  * the function's total cycles, Σ counter / Σ pmu_total_cycles, in %.
+ * Cycle figures are in AICore cycles, as pmu.csv holds them (seed 000
+ * §4).
+ * @c:   a table from pmu_csv_load().
+ * @out: the stream to print to; flushed and checked at the end.
+ *
  * Return: 0, -ENOMEM, or the -errno of writing @out (tp_stream_flush():
  * -ENOSPC, -EPIPE, -EFBIG, ...; the message is "writing stdout: <reason>"
  * or "writing the report: <reason>").
@@ -59,7 +64,10 @@ struct sl_name_map;
 /**
  * pmu_report_print_named() - pmu_report_print() with each func_id's name
  * from @names (a name_map_<case>.json, spec/swimlane-format.md §3.4) after
- * it: "func_id 0 (QK): ...". @names may be NULL (no names).
+ * it: "func_id 0 (QK): ...".
+ * @c:     a table from pmu_csv_load().
+ * @names: the name map, or NULL (no names).
+ * @out:   as for pmu_report_print().
  *
  * Return: as pmu_report_print().
  */
@@ -99,6 +107,11 @@ struct pmu_counter_set {
  * an event_type with no set: "Warning: FILE: event_type 3 is not a known
  * event group (1, 2, 4, 5, 6, 7, 8); its counter columns are not checked".
  * Order does not matter (each value keeps its column's name).
+ * @c:      a table from pmu_csv_load().
+ * @sets:   the known event groups (spec/pmu.md §1.2, §1.3).
+ * @n_sets: entries at @sets.
+ * @err:    where the warnings go (stderr for the CLI).
+ *
  * Return: the number of warning lines.
  */
 int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set *sets,

@@ -36,6 +36,7 @@ int tp_fmt_double_repr(double v, char *buf);
  * tp_fmt_double_repr_slow() - tp_fmt_double_repr() without the fast paths
  * (always double-conversion); for tests that check the fast paths
  * against it.
+ * @v, @buf: as tp_fmt_double_repr().
  *
  * Return: the string length.
  */

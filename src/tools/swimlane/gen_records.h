@@ -115,6 +115,8 @@ int sl_gen_inputs(const char *dir, uint64_t ntasks, int platform_a5,
 /**
  * sl_gen_inputs_stats() - sl_gen_inputs(), and fill @st (may be NULL) on
  * success; file sizes in bytes.
+ * @dir, @ntasks, @platform_a5, @seed: as sl_gen_inputs().
+ * @st:  receives the counts (struct sl_gen_stats), or NULL.
  *
  * Return: as sl_gen_inputs().
  */
@@ -124,6 +126,8 @@ int sl_gen_inputs_stats(const char *dir, uint64_t ntasks, int platform_a5,
 /**
  * sl_gen_inputs_shape() - sl_gen_inputs_stats() with the workload @shape
  * (the two above are SL_GEN_HEAVY).
+ * @dir, @ntasks, @platform_a5, @seed, @st: as sl_gen_inputs_stats().
+ * @shape: SL_GEN_HEAVY or SL_GEN_ISSUE.
  *
  * Return: as sl_gen_inputs(); -EINVAL also for an unknown shape.
  */

@@ -29,8 +29,13 @@ struct jx_table {
 	size_t n;    /* entries */
 };
 
-/** jx_mix() - splitmix64's finalizer of @x: every input bit affects every
- *  output bit; callers hash their keys with it. */
+/**
+ * jx_mix() - splitmix64's finalizer of @x: every input bit affects every
+ * output bit; callers hash their keys with it.
+ * @x: the key, or the keys packed into 64 bits.
+ *
+ * Return: the 64-bit hash.
+ */
 static inline uint64_t jx_mix(uint64_t x)
 {
 	x ^= x >> 30;
@@ -44,6 +49,8 @@ static inline uint64_t jx_mix(uint64_t x)
 /**
  * jx_init() - an empty table sized for @expected entries (capacity: the
  * smallest power of two >= 16 and >= 2 × @expected slots).
+ * @t:        the table to set up; its previous contents are ignored.
+ * @expected: entries expected (a hint: jx_added() grows it).
  *
  * Return: 0 or -ENOMEM (no message).
  */
@@ -95,6 +102,9 @@ static inline uint32_t *jx_probe(const struct jx_table *t, uint64_t h,
  * jx_added() - count an insertion; when the table gets more than half
  * full, rebuild it twice as large, rehashing every entry with
  * @hash(@ctx, idx).
+ * @t:    the table; call after storing idx + 1 in the slot jx_probe() gave.
+ * @hash: the hash (jx_mix()) of entry idx's key, as given to jx_probe().
+ * @ctx:  passed to @hash.
  *
  * Return: 0 or -ENOMEM (the entry stays counted and the table valid, only
  * fuller than half).

@@ -108,7 +108,8 @@ struct js_parser {
 	struct js_frame st[JS_MAX_DEPTH + 1];
 };
 
-/** js_top() - the frame of the container that holds the current value. */
+/** js_top() - the frame of the container that holds the current value of
+ *  @p (st[0], a placeholder, at the top level). */
 static inline const struct js_frame *js_top(const struct js_parser *p)
 {
 	return &p->st[p->depth];
@@ -116,7 +117,12 @@ static inline const struct js_frame *js_top(const struct js_parser *p)
 
 /**
  * js_key_is() - whether the current key (the parent is an object) is the
- * @klen bytes at @k; false inside an array.
+ * @klen bytes at @k.
+ * @p:    the parser.
+ * @k:    the key's bytes.
+ * @klen: their number (a key longer than JS_KEY_MAX never matches).
+ *
+ * Return: true on a match; false on another key or inside an array.
  */
 static inline bool js_key_is(const struct js_parser *p, const char *k, size_t klen)
 {
@@ -162,10 +168,16 @@ int js_fail_at(struct js_parser *p, const char *place, const char *fmt, ...)
 /**
  * js_path() - the key path of the current place ("aicore_tasks[3][2]"),
  * or "(top level)", into @buf; always NUL-terminated within @len bytes.
+ * @p:   the parser.
+ * @buf: receives the path (control bytes of keys shown as '?').
+ * @len: size of @buf in bytes.
  */
 void js_path(const struct js_parser *p, char *buf, size_t len);
 
-/** js_type_name() - "a string", "an object", ... for messages (static). */
+/** js_type_name() - "a string", "an object", ... for messages.
+ *  @t: the type.
+ *  Return: "null", "a bool", "a number", "a string", "an object" or "an
+ *  array" (static); "a value" outside the enum. */
 const char *js_type_name(enum js_type t);
 
 /* Integer parsing. */
@@ -208,6 +220,9 @@ int js_get_u64(struct js_parser *p, const struct js_value *v, bool allow_str,
 	       bool wrap_neg, uint64_t *out);
 /**
  * js_get_i64() - js_get_u64() for a signed value in [@lo, @hi].
+ * @p, @v, @allow_str: as js_get_u64().
+ * @lo, @hi: the accepted range, inclusive.
+ * @out:     receives the value; untouched on failure.
  *
  * Return: 0, or js_fail()'s -EINVAL (also for a value out of [@lo, @hi]).
  */

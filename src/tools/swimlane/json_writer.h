@@ -83,9 +83,10 @@ int jw_init(struct jw *w, FILE *fp, enum jw_layout layout, bool threaded);
  * write's -errno).
  */
 int jw_flush(struct jw *w);
-/*
- * Write the stream's whole blocks with O_DIRECT (threaded writers on a
- * descriptor at a block-aligned offset only). Why: the trace is written
+/**
+ * jw_set_direct() - write the stream's whole blocks with O_DIRECT
+ * (threaded writers on a regular file's descriptor at a block-aligned
+ * offset, nothing buffered yet, only). Why: the trace is written
  * once and not read back by us, and copying GBs into the page cache is
  * the largest single CPU cost of a big conversion (on the 2-core bench
  * machine about 1 s of system time per GB, against ~0.15 s with direct
@@ -95,7 +96,8 @@ int jw_flush(struct jw *w);
  * jw_init().
  * @w: the writer.
  *
- * Return: true when enabled.
+ * Return: true when enabled (also when it already was); false when not
+ * applicable or fcntl() refused it (ordinary writes then; no error).
  */
 bool jw_set_direct(struct jw *w);
 #define JW_DIRECT_ALIGN 4096u
@@ -131,6 +133,8 @@ void jw_raw(struct jw *w, const char *s, size_t n);
 /**
  * jw_escape() - escape @n bytes of @s as json.dump(ensure_ascii=True)
  * does, without the quotes.
+ * @s:   the bytes (UTF-8; not NUL-terminated).
+ * @n:   their number.
  * @out: room for 6 × @n + 1 bytes.
  *
  * Return: bytes written to @out.
@@ -144,18 +148,28 @@ size_t jw_escape(const char *s, size_t n, char *out);
  * event-level separators, escapes) are out of line.
  */
 /** jw__make_room() - slow path of jw__reserve(): hand the full buffer to
- *  the writer (or write it) so that @n more bytes fit. */
+ *  the writer (or write it) so that @n more bytes fit.
+ *  @w: the writer.
+ *  @n: bytes needed, at most JW_EV_MAX + 2 (the buffer holds 4 MiB;
+ *      longer tokens are written another way). A write error is
+ *      remembered in @w. */
 void jw__make_room(struct jw *w, size_t n);
 /** jw__before_slow() - slow path of jw__before() (pretty layout, depth
- *  <= 2). */
+ *  <= 2).
+ *  @w: the writer. */
 void jw__before_slow(struct jw *w);
-/** jw__strn_slow() - jw_strn() for strings longer than 512 bytes. */
+/** jw__strn_slow() - jw_strn() for strings longer than 512 bytes.
+ *  @w: the writer; @s, @n: the string and its length in bytes. */
 void jw__strn_slow(struct jw *w, const char *s, size_t n);
 
 #include "tools/swimlane/fmt_double.h"
 
 /** jw__reserve() - room for @n bytes at the buffer's end (not yet
- *  counted in @w->len). */
+ *  counted in @w->len).
+ *  @w: the writer.
+ *  @n: bytes, as for jw__make_room().
+ *  Return: where the bytes go; the caller adds what it wrote to
+ *  @w->len. */
 static inline __attribute__((always_inline)) char *jw__reserve(struct jw *w, size_t n)
 {
 	if (__builtin_expect(w->len + n > w->cap, 0))
@@ -306,8 +320,10 @@ static inline __attribute__((always_inline)) char *jw_ev_begin(struct jw *w, siz
 }
 
 /**
- * jw_ev_end() - the event started by jw_ev_begin() ends at @end (one past
- * its last byte, at most @max bytes after the start).
+ * jw_ev_end() - the event started by jw_ev_begin() ends at @end.
+ * @w:   the writer.
+ * @end: one past the event's last byte, at most @max bytes after what
+ *       jw_ev_begin() returned.
  */
 static inline __attribute__((always_inline)) void jw_ev_end(struct jw *w, char *end)
 {

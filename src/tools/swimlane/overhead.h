@@ -68,13 +68,13 @@
  * @first_row:  per task: index of its first row (the task's position in the
  *              reference's insertion-ordered dicts).
  * @disp:       per task: min dispatch_us over its rows (µs).
- * @start:      per task: min start_us.
- * @end:        per task: max end_us.
- * @finish:     per task: max finish_us.
+ * @start:      per task: min start_us (µs).
+ * @end:        per task: max end_us (µs).
+ * @finish:     per task: max finish_us (µs).
  * @types:      per task: bit (1 << core_type) of every row's core type, so a
  *              MIX task (rows on AIC and AIV) has both bits.
  * @ready:      per task: max @end over its preds with rows, or its own
- *              @disp when it has none (spec §6.2 Readiness).
+ *              @disp when it has none (µs; spec §6.2 Readiness).
  * @pred_off, @pred: CSR pred lists: preds of task t (indexes into @id) are
  *              pred[pred_off[t] .. pred_off[t+1]). Self-loops are dropped,
  *              preds without rows are not listed; a duplicated input pair is
@@ -110,8 +110,10 @@ int sl_oh_graph_build(const struct sl_task *tasks, size_t n_tasks, const uint64_
 
 /**
  * sl_oh_graph_find() - where @task_id is in @g (binary search, O(log n)).
+ * @g:       a graph from sl_oh_graph_build().
+ * @task_id: the task id.
  *
- * Return: its index in @g->id, or -1.
+ * Return: its index in @g->id, or -1 when the task has no rows.
  */
 long sl_oh_graph_find(const struct sl_oh_graph *g, uint64_t task_id);
 
@@ -185,20 +187,27 @@ int sl_oh_sweep_compute(const struct sl_oh_graph *g, const struct sl_task *tasks
  *  compute). */
 void sl_oh_sweep_free(struct sl_oh_sweep *sw);
 
-/** sl_oh_series_name() - "oh_aic_idle" ... "oh_has_overhead" (spec
- *  §4.6.13; static). */
+/** sl_oh_series_name() - the counter name of series @s: "oh_aic_idle" ...
+ *  "oh_has_overhead" (spec §4.6.13; static); "?" outside the enum. */
 const char *sl_oh_series_name(enum sl_oh_series s);
-/** sl_oh_series_tid() - the counter's tid, 9101 ... 9122 (the table of
- *  spec §4.6.13). */
+/** sl_oh_series_tid() - the tid of series @s's counter, 9101 ... 9122
+ *  (the table of spec §4.6.13); 0 outside the enum. */
 int sl_oh_series_tid(enum sl_oh_series s);
-/** sl_oh_series_present() - whether the converter writes series @s at all
- *  (§4.6.13 "only for the core types present"). */
+/** sl_oh_series_present() - whether the converter writes series @s of
+ *  sweep @sw at all (§4.6.13 "only for the core types present").
+ *  Return: true when @s's core type has rows (all / has: when any type
+ *  has); false outside the enum. */
 bool sl_oh_series_present(const struct sl_oh_sweep *sw, enum sl_oh_series s);
 
 /**
  * sl_oh_value() - value of series @s on interval @i (0 <= i < n_times - 1)
  * of a sweep, as the counter's args value (a count, or 0/1 for the
  * overhead flags). Series of an absent type read 0.
+ * @sw: the sweep.
+ * @s:  the series.
+ * @i:  the interval, 0 <= @i < @sw->n_times - 1 (not checked).
+ *
+ * Return: the value; 0 for a series outside the enum.
  */
 static inline int64_t sl_oh_value(const struct sl_oh_sweep *sw, enum sl_oh_series s, size_t i)
 {
@@ -228,6 +237,13 @@ static inline int64_t sl_oh_value(const struct sl_oh_sweep *sw, enum sl_oh_serie
  * sl_oh_ready_at() - the ready step function of @type at time @t (µs):
  * the ready count of the last interval starting at or before @t (0 before
  * w0), as used by the Part-2 switch split (spec §6.2 Part 2). O(log n).
+ * @sw:   the sweep.
+ * @type: the core type, SL_AIC or SL_AIV.
+ * @t:    the time, µs (the clock of the rows' *_us fields).
+ *
+ * Return: the ready task count; at and past the last time point, that of
+ * the last interval; 0 for an absent or unknown @type, or a sweep of fewer
+ * than two time points.
  */
 int32_t sl_oh_ready_at(const struct sl_oh_sweep *sw, int type, double t);
 

@@ -142,9 +142,11 @@ struct sl_orch_list { struct sl_orch *v; size_t n; };
 /**
  * struct sl_perf_data - what sl_read_perf_data() returns (spec §2.9).
  * @level:             l2_swimlane_level, 1..4.
- * @clock_freq_hz:     > 0.
+ * @clock_freq_hz:     metadata.clock_freq_hz, Hz (ticks per second of the
+ *                     records' *_cycles clock), > 0.
  * @factor:            1e6 / clock_freq_hz (µs per cycle).
- * @base_cycles:       base time (spec §2.2), 0 if nothing positive.
+ * @base_cycles:       base time (spec §2.2), in cycles of
+ *                     @clock_freq_hz; 0 if nothing positive.
  * @num_cores:         metadata.num_cores (0 if absent).
  * @core_types:        metadata.core_types as SL_AIC / SL_AIV, @n_core_types.
  * @tasks, @n_tasks:   joined rows sorted by task id (stable, spec §2.7).
@@ -210,7 +212,9 @@ struct sl_perf_data {
  * clock_freq_hz, missing optional keys (spec §1.9).
  *
  * Return: 0; -ENOENT / -errno if the file cannot be opened or read;
- * -EINVAL for bad content (see the top of this file for the message).
+ * -EISDIR or -EINVAL for something other than a regular file (as
+ * js_parse_file()); -EINVAL for bad content (see the top of this file for
+ * the message); -ENOMEM.
  */
 int sl_read_perf_data(const char *path, struct sl_perf_data *out);
 
@@ -295,6 +299,8 @@ void sl_deps_free(struct sl_deps *d);
 /**
  * sl_deps_find_task() - where @task_id is in the kernel map; O(1) on
  * average.
+ * @d:       deps from sl_read_deps(), or NULL.
+ * @task_id: raw task id (ring << 32 | local).
  *
  * Return: its index into @d->task_id / kernel_ids / block_num, or -1
  * (also for a NULL @d or an empty map).
@@ -303,8 +309,11 @@ long sl_deps_find_task(const struct sl_deps *d, uint64_t task_id);
 
 /**
  * sl_deps_block_num() - the block map value of @task_id (spec §3.3).
+ * @d:       deps from sl_read_deps(), or NULL.
+ * @task_id: raw task id (ring << 32 | local).
  *
- * Return: its block_num (>= 1), or 0 when it is not in the block map.
+ * Return: its block_num (>= 1), or 0 when it is not in the block map (or
+ * @d is NULL or has no block map).
  */
 uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
 
@@ -330,7 +339,9 @@ struct sl_deps_cover {
  * sl_deps_cover() - count @pd's task rows against @d's kernel map and,
  * when it lists no tasks, against its edges' endpoints; O((rows + edges)
  * log edges).
- * @out: receives the counts.
+ * @d:   deps from sl_read_deps().
+ * @pd:  the records' joined rows.
+ * @out: receives the counts (row counts).
  */
 void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		   struct sl_deps_cover *out);
@@ -345,7 +356,11 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
  *    not list (is it from another case or run?): <consequence>."
  * with "(it lists no tasks: is it a dep_gen deps.json?)" as the
  * parenthesis when @c->no_tasks.
- * @consequence: what the caller loses, without the final full stop.
+ * @err:          where the line goes (stderr).
+ * @c:            counts from sl_deps_cover().
+ * @records_path: the records file, as named in the line.
+ * @deps_path:    the deps.json, as named in the line.
+ * @consequence:  what the caller loses, without the final full stop.
  */
 void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,
 			const char *deps_path, const char *consequence);
@@ -356,6 +371,10 @@ void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *re
  * records' task rows is an endpoint of its edges. A partial match is
  * taken: a run's tasks may have no edge, and a hand-made file (a cycle
  * among a few tasks, tests/conformance) names only some.
+ * @c: counts from sl_deps_cover().
+ *
+ * Return: true when @c->no_tasks, there are rows, and every row is off the
+ * edges (@c->off_edges == @c->rows); false otherwise.
  */
 bool sl_deps_cover_edges_foreign(const struct sl_deps_cover *c);
 
@@ -365,6 +384,8 @@ bool sl_deps_cover_edges_foreign(const struct sl_deps_cover *c);
  *   "Warning: U of N task rows of <records> have a task_id that no edge of
  *    <deps> names (it lists no tasks, only edges: is it from another case
  *    or run?): <consequence>."
+ * @err, @c, @records_path, @deps_path, @consequence: as for
+ *       sl_deps_cover_warn().
  */
 void sl_deps_cover_edges_warn(FILE *err, const struct sl_deps_cover *c,
 			      const char *records_path, const char *deps_path,
@@ -395,7 +416,13 @@ struct sl_name_map {
 
 /**
  * sl_printable() - @s for a one-line message: control characters as '?',
- * cut to 40 bytes with "..." after. Returns @buf (@len >= 48).
+ * cut to 40 bytes with "..." after.
+ * @s:   the text; NULL gives "".
+ * @buf: receives the NUL-terminated result.
+ * @len: size of @buf in bytes, >= 48 (a smaller one cuts sooner, without
+ *       "...").
+ *
+ * Return: @buf.
  */
 const char *sl_printable(const char *s, char *buf, size_t len);
 
@@ -403,7 +430,10 @@ const char *sl_printable(const char *s, char *buf, size_t len);
  * sl_perf_why_no_tasks() - why @pd joined no task rows, for a warning:
  * "aicpu_tasks and aicore_tasks are empty", "aicpu_tasks is empty",
  * "aicore_tasks is empty" or "no aicpu_tasks row matches an aicore_tasks
- * row (core_id, reg_task_id)". A static string.
+ * row (core_id, reg_task_id)".
+ * @pd: data from sl_read_perf_data() with no task rows.
+ *
+ * Return: one of those static strings.
  */
 const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
 
@@ -415,7 +445,8 @@ const char *sl_perf_why_no_tasks(const struct sl_perf_data *pd);
  * core_types, or a core_to_thread not one entry per core (cores without an
  * entry get no scheduler thread: their complete → ready arrows and
  * sched-overhead counts are left out).
- * @buf, @len: where the text is composed.
+ * @pd:  data from sl_read_perf_data().
+ * @buf, @len: where the text is composed (@len bytes, cut to fit).
  * Return: @buf, or NULL when everything adds up (or there is nothing to
  * compare).
  */
@@ -426,6 +457,7 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
  * a phase's or a submit's end) more than a day after their first one: no
  * run lasts that long, so a sentinel (UINT64_MAX) or a corrupt value, which
  * the reference draws as is (a bar of 10^17 µs); for a warning.
+ * @pd:        data from sl_read_perf_data().
  * @buf, @len: where the text is composed ("N timestamps more than a day
  *             after the records' first one (first: aicore_tasks: the end of
  *             task r2t0 on core 0, 3.69e+11 s after it): ...").
@@ -452,10 +484,16 @@ void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, con
 			      FILE *err);
 
 /**
- * sl_read_name_map() - read a name map.
+ * sl_read_name_map() - read a name map (spec §3.4).
+ * @path: the file.
+ * @out:  receives the map; free with sl_name_map_free().
+ *
  * Return: 0; -ENOENT if the file does not exist (message
- * "Func names JSON not found: <p>"); -EINVAL for invalid JSON or wrong
- * types (one-line message naming the file and key).
+ * "Func names JSON not found: <p>", or naming the symbolic link that
+ * leads nowhere), -ELOOP, or another -errno of opening / reading it;
+ * -EISDIR / -EINVAL for something other than a regular file; -EINVAL for
+ * invalid JSON or wrong types (one-line message naming the file and key);
+ * -ENOMEM.
  */
 int sl_read_name_map(const char *path, struct sl_name_map *out);
 /**
@@ -470,7 +508,8 @@ int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
 /** sl_name_map_free() - free what @m holds and zero it (NULL: no-op). */
 void sl_name_map_free(struct sl_name_map *m);
 
-/** sl_name_map_get() - the name of @func_id (owned by @m), or NULL. */
+/** sl_name_map_get() - the name of @func_id in @m (owned by @m), or NULL
+ *  when @m has none for it. */
 const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);
 
 /**
@@ -526,6 +565,7 @@ void sl_say_failed_folder(const char *records, FILE *err);
  * "r<ring>t<local>".
  * @task_id: (ring << 32) | local.
  * @buf:     receives the text; at most @len bytes, always terminated.
+ * @len:     size of @buf in bytes (24 holds any id).
  *
  * Return: @buf.
  */

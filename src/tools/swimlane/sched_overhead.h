@@ -23,6 +23,10 @@
  * sl_so_pysum() - sum @n doubles in order the way the reference's Python
  * sum() does (Neumaier-compensated, CPython >= 3.12), so Mean / Total lines
  * round like the reference's.
+ * @v: the values (µs here; any unit).
+ * @n: entries at @v.
+ *
+ * Return: their sum (0.0 when @n is 0).
  */
 double sl_so_pysum(const double *v, size_t n);
 
@@ -64,7 +68,11 @@ int sl_so_switch_stats(const struct sl_task *tasks, size_t n, const struct sl_oh
  * same core in start order); tail = finish - end. Both arrays have @n
  * entries in the reference's order (cores by first appearance, rows by
  * start); the caller frees them.
- * Return: 0 or -ENOMEM.
+ * @tasks, @n: the joined rows.
+ * @heads:     receives the head array (µs); NULL on failure.
+ * @tails:     receives the tail array (µs); NULL on failure.
+ *
+ * Return: 0 or -ENOMEM (tp_last_error() set).
  */
 int sl_so_head_tail(const struct sl_task *tasks, size_t n, double **heads, double **tails);
 
@@ -86,6 +94,9 @@ struct sl_so_dist {
 /**
  * sl_so_dist() - sort @n values of @vals in place and fill @out with
  * their distribution (all zero when @n is 0); values in µs.
+ * @vals: the values; reordered (ascending).
+ * @n:    entries at @vals.
+ * @out:  receives the percentiles, max, mean and total (µs).
  */
 void sl_so_dist(double *vals, size_t n, struct sl_so_dist *out);
 
@@ -114,6 +125,8 @@ struct sl_so_thread {
  *             self-loops count, as in the reference).
  * @out, @n_out: receive a malloc'ed array of the threads that have work
  *             records, by index; *n_out == 0 means "no scheduler phases".
+ *             Times in µs.
+ *
  * Return: 0 or -ENOMEM.
  */
 int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph *g,
@@ -176,8 +189,10 @@ int sl_so_critical_path(const struct sl_oh_graph *g, const struct sl_oh_sweep *s
  * sl_so_submit_ends() - per task of @g, the end of its orchestrator submit
  * (the first orch_submit record naming its task id), for
  * sl_so_critical_path().
+ * @g:  the folded tasks.
+ * @pd: the perf data whose orchestrator records are searched.
  *
- * Return: a malloc'd array of @g->n values (NaN for a task no record
+ * Return: a malloc'd array (µs) of @g->n values (NaN for a task no record
  * names), or NULL when @pd has no orchestrator record with a task id or
  * memory ran out (the caller then walks without it).
  */
@@ -201,6 +216,7 @@ void sl_so_print_part6(FILE *f, const struct sl_so_cpath *cp, bool dag);
  * [--l2-swimlane-records-json P] [--deps-json D]`: prints the report of
  * spec §6.3 on stdout, errors (one line each, spec §6.1, §7.4) on stderr.
  * @argc, @argv: argv[0] is the command name.
+ *
  * Return: the exit code: 0, 1 (bad input / missing data), 2 (usage).
  */
 int sl_sched_overhead_main(int argc, char **argv);

@@ -54,7 +54,8 @@ struct sl_trace_result {
  * @deps:  deps.json contents, or NULL when there is no file. Edges are used
  *         only when @deps->has_edges; the kernel map and block map always.
  * @names: name map, or NULL.
- * @o:     options; @res receives counts (may be NULL).
+ * @o:     options.
+ * @res:   receives the counts (may be NULL).
  *
  * Memory is O(rows + edges + phases); the events are streamed through one
  * buffer. Every lookup is a hash or a binary search (no quadratic loop).
@@ -68,22 +69,41 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 
 /**
  * sl_print_stats() - the "Task Statistics by Function" block and the lines
- * after it (spec §5.5), grouped by the rows' (resolved) func ids.
+ * after it (spec §5.5), grouped by the rows' (resolved) func ids. Times
+ * are printed in µs, as the rows hold them (spec §2.3).
+ * @out:   the stream; write errors are left in its error flag. Out of
+ *         memory, one "(statistics skipped: out of memory)" line instead.
+ * @pd:    joined data (after sl_trace_generate() resolved its func ids).
+ * @names: name map, or NULL.
  */
 void sl_print_stats(FILE *out, const struct sl_perf_data *pd, const struct sl_name_map *names);
 
 /**
  * sl_func_tag() - "<n>_<bijective base-26 letters of n+1>" (0 → "0_a",
- * 25 → "25_z", 26 → "26_aa", -1 → "-1_"), spec §4.5. @buf ≥ 32 bytes.
+ * 25 → "25_z", 26 → "26_aa", -1 → "-1_"), spec §4.5.
+ * @n:   the func id; a negative one gets no letters.
+ * @buf: at least 32 bytes; receives the NUL-terminated tag.
+ *
+ * Return: @buf.
  */
 char *sl_func_tag(int64_t n, char *buf);
 
 /**
  * sl_task_label() - the task display name of spec §4.5 into @buf (@len
- * bytes, always terminated): "task(<tdisp>)" for func_id < 0, the mapped
- * name, or "func_<tag>"; "_spmd" inserted before the first '(' when @spmd
- * and the part before it does not contain "spmd" (any case).
- * Return: the length the full label has (like snprintf).
+ * bytes, always terminated): "task(<tdisp>)" for func_id < 0,
+ * "<mapped name>(<tdisp>)", or "func_<tag>(<tdisp>)" (sl_func_tag());
+ * "_spmd" inserted before the first '(' when @spmd and the part before it
+ * does not contain "spmd" (any case).
+ * @buf:     receives the label.
+ * @len:     size of @buf in bytes.
+ * @func_id: the task's (resolved) func id.
+ * @names:   name map, or NULL.
+ * @tdisp:   the task id as displayed (spec §2.9).
+ * @spmd:    the task is an SPMD task (spec §4.7).
+ *
+ * Return: the length in bytes the label has (like snprintf: >= @len when
+ * it was cut); "_spmd" is left out when it would not fit in @len; 0 when
+ * formatting fails.
  */
 size_t sl_task_label(char *buf, size_t len, int64_t func_id, const struct sl_name_map *names,
 		     const char *tdisp, bool spmd);
