@@ -54,8 +54,7 @@ int tp_args_expand_abbrev(int argc, char **argv, const char *const *longs, int n
 		if (exact || !hits)
 			continue; /* the option itself, or unknown: the parser says so */
 		if (hits > 1) {
-			size_t o = (size_t)snprintf(err, errlen, "ambiguous option: %.*s could match",
-						    (int)nl, w);
+			size_t o = (size_t)snprintf(err, errlen, "ambiguous option: %s could match", w);
 			bool first = true;
 			for (int k = 0; k < n && o < errlen; k++) {
 				if (strlen(longs[k]) > nl && !strncmp(longs[k], w, nl)) {
@@ -92,23 +91,49 @@ void tp_args_free(int argc, char **argv, char **copy)
 	free(copy);
 }
 
-const char *tp_shell_word(const char *s, char *buf, size_t len)
+char *tp_shell_quote(const char *s)
 {
 	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 				    "0123456789_./-+:,@%=";
-	if (*s && !s[strspn(s, plain)])
-		return s;
+	const char *pre = s[0] == '-' ? "./" : "";
+	const size_t n = strlen(s);
+	char *out;
+	if (n && !s[strspn(s, plain)]) {
+		out = malloc(n + 3);
+		if (out)
+			snprintf(out, n + 3, "%s%s", pre, s);
+		return out;
+	}
+	/* worst case: every character a ' (4 bytes), the quotes, "./", NUL */
+	out = malloc(4 * n + 5);
+	if (!out)
+		return NULL;
 	size_t o = 0;
-	buf[o++] = '\'';
-	for (const char *p = s; *p && o + 6 < len; p++) {
+	out[o++] = '\'';
+	for (const char *q = pre; *q; q++)
+		out[o++] = *q;
+	for (const char *p = s; *p; p++) {
 		if (*p == '\'') {
-			memcpy(buf + o, "'\\''", 4);
+			memcpy(out + o, "'\\''", 4);
 			o += 4;
 		} else {
-			buf[o++] = *p;
+			out[o++] = *p;
 		}
 	}
-	buf[o++] = '\'';
-	buf[o] = '\0';
-	return buf;
+	out[o++] = '\'';
+	out[o] = '\0';
+	return out;
+}
+
+static const char *g_prog = "taskprof";
+
+void tp_args_set_prog(const char *argv0)
+{
+	if (argv0 && *argv0)
+		g_prog = argv0;
+}
+
+const char *tp_args_prog(void)
+{
+	return g_prog;
 }

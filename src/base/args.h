@@ -49,9 +49,9 @@ static inline bool tp_arg_is_option(const char *v)
  * @n:     entries in @longs.
  * @out:   receives the copy (argc words and a NULL); free it with
  *         tp_args_free() also after an error (*@out is then NULL).
- * @err:   receives, on an ambiguous word, "ambiguous option: --o could
- *         match --output, --overhead" (argparse's wording), cut to @errlen
- *         bytes.
+ * @err:   receives, on an ambiguous word, "ambiguous option: --o=x could
+ *         match --output, --overhead" (argparse's wording: the whole
+ *         word), cut to @errlen bytes.
  * @errlen: bytes at @err.
  * Return: 0; -EINVAL for an ambiguous word (*@err says which); -ENOMEM.
  */
@@ -67,15 +67,24 @@ int tp_args_expand_abbrev(int argc, char **argv, const char *const *longs, int n
 void tp_args_free(int argc, char **argv, char **copy);
 
 /**
- * tp_shell_word() - @s as one shell word, for a command line a user
+ * tp_shell_quote() - @s as one shell word, for a command line a user
  * copies: @s itself when it holds only characters no shell treats
- * specially (letters, digits, "_./-+:,@%="), else @s in single quotes
- * (each ' as '\''), written to @buf and cut to fit @len bytes.
- * @s:   the word, NUL-terminated.
- * @buf: room for the quoted form.
- * @len: bytes at @buf, at least 8.
- * Return: @s or @buf.
+ * specially (letters, digits, "_./-+:,@%="), else in single quotes (each
+ * ' as '\''); a word that starts with '-' gets "./" in front, so that a
+ * command reads it as a path, not an option. Never cut.
+ * @s: the word (a path), NUL-terminated.
+ *
+ * Return: a malloc'd string the caller frees, or NULL when out of memory.
  */
-const char *tp_shell_word(const char *s, char *buf, size_t len);
+char *tp_shell_quote(const char *s);
+
+/**
+ * tp_args_set_prog() - the path taskprof was started as (argv[0]), for
+ * the commands a tool prints for the user to run; tp_args_prog() returns
+ * it ("taskprof" until set).
+ * @argv0: kept by pointer (argv lives as long as the process).
+ */
+void tp_args_set_prog(const char *argv0);
+const char *tp_args_prog(void);
 
 #endif /* TP_BASE_ARGS_H */

@@ -261,10 +261,18 @@ static int convert_swimlane(const char *records, const char *dir, char *trace, s
 			    int *out_err)
 {
 	snprintf(trace, len, "%s/merged_swimlane.json", dir);
-	char *args[] = { "swimlane", (char *)records, "-o", trace, NULL };
+	/* "--output=PATH" and "--" before the records: paths of an output
+	 * root that starts with '-' are not taken for options. */
+	char *oarg = NULL;
+	if (asprintf(&oarg, "--output=%s", trace) < 0) {
+		fprintf(stderr, "Error: out of memory\n");
+		return 1;
+	}
+	char *args[] = { "swimlane", oarg, "--", (char *)records, NULL };
 	stdout_failed(out_err);
 	int serr = 0;
 	int rc = sl_convert_run(4, args, &serr, true);
+	free(oarg);
 	if (serr && !*out_err)
 		*out_err = serr;
 	return rc;
@@ -701,18 +709,21 @@ int cmd_run(int argc, char **argv)
 				r->case_name, r->platform, tp_last_error(),
 				rc == -ENOMEM ? tp_mem_limit_note() : "");
 		if (!no_case && r->failed_dir_kept) {
-			char qb[2 * 4096 + 8], pb[2 * 4096 + 8];
 			fprintf(stderr, "taskprof run: what was written before the failure is in "
 					"%s (%s)\n", r->output_dir,
 				r->failed_marked ? "its result.txt says the run failed"
 						 : "it has no result.txt saying the run failed: that "
 						   "could not be written either, so its files may "
 						   "look like a finished run's");
-			if (r->swimlane_records[0])
+			if (r->swimlane_records[0]) {
+				char *self = tp_shell_quote(cli_argv0);
+				char *dir = tp_shell_quote(r->output_dir);
 				fprintf(stderr, "taskprof run: no trace is made for a failed run; "
 						"`%s swimlane %s` draws what ran\n",
-					tp_shell_word(cli_argv0, pb, sizeof(pb)),
-					tp_shell_word(r->output_dir, qb, sizeof(qb)));
+					self ? self : cli_argv0, dir ? dir : r->output_dir);
+				free(self);
+				free(dir);
+			}
 		}
 		free(r);
 		return no_case ? 2 : 1;
@@ -738,7 +749,7 @@ int cmd_run(int argc, char **argv)
 	int code = r->pass ? 0 : 1;
 	int out_err = 0; /* stdout_failed() */
 	if (r->swimlane_records[0]) {
-		char trace[4300], qbuf[2 * 4096 + 8];
+		char trace[4300];
 		printf("swimlane records: %s\n", r->swimlane_records);
 		/* Dropped records are counted (the reconcile lines), not lost;
 		 * but the trace misses them: say so where the trace is named. */
@@ -769,20 +780,24 @@ int cmd_run(int argc, char **argv)
 			/* In place of the converter's closing hint (the reference's
 			 * wording, left out here): the command, when it can run on
 			 * this run's files, else what it needs. */
-			char pbuf[2 * 4096 + 8];
-			const char *self = tp_shell_word(cli_argv0, pbuf, sizeof(pbuf));
-			if (r->dep_gen && cfg.l2_swimlane_level >= 3)
+			char *selfq = tp_shell_quote(cli_argv0);
+			const char *self = selfq ? selfq : cli_argv0;
+			if (r->dep_gen && cfg.l2_swimlane_level >= 3) {
+				char *dir = tp_shell_quote(r->output_dir);
 				printf("scheduler overhead: %s sched-overhead %s\n", self,
-				       tp_shell_word(r->output_dir, qbuf, sizeof(qbuf)));
-			else if (cfg.l2_swimlane_level >= 3)
+				       dir ? dir : r->output_dir);
+				free(dir);
+			} else if (cfg.l2_swimlane_level >= 3) {
 				printf("scheduler overhead: %s sched-overhead needs a deps.json: run "
 				       "with --enable-dep-gen too, or pass --deps-json with one from "
 				       "a run of the same case\n", self);
-			else
+			} else {
 				printf("scheduler overhead: %s sched-overhead needs records of "
 				       "level 3 or 4 (this run: --enable-l2-swimlane %d)%s\n",
 				       self, cfg.l2_swimlane_level,
 				       r->dep_gen ? "" : " and a deps.json (--enable-dep-gen)");
+			}
+			free(selfq);
 			/* PMU profiling changes the schedule the trace shows. */
 			if (r->pmu)
 				printf("note: with --enable-pmu the schedulers issue one task "

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/file.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 0 && argv[0] && *argv[0])
 		cli_argv0 = argv[0];
+	tp_args_set_prog(cli_argv0); /* for the commands the tools print */
 	/* The rule for stdout, every command: a reader that goes away
 	 * (`| head`) must not kill a run or a conversion half way, leaving
 	 * its files incomplete. SIGPIPE is ignored, so writes fail with

@@ -145,10 +145,21 @@ expect 2 "taskprof run: --enable-pmu: expected an integer event type (1, 2, 4, 5
 # its meaning on a terminal's stderr: the command to run on these files.
 if command -v script >/dev/null; then
 	out=$(script -qec "'$bin' swimlane '$rec' -o hint.json >/dev/null" /dev/null | tr -d '\r')
-	if grep -qF "(taskprof: that is \`taskprof sched-overhead $rec\`; it finds the deps.json beside the records)" <<<"$out"; then
+	if grep -qF "(taskprof: that is \`$bin sched-overhead $rec\`; it finds the deps.json beside the records)" <<<"$out"; then
 		echo "ok: swimlane on a terminal names the sched-overhead command"
 	else
 		echo "FAIL: swimlane on a terminal: no sched-overhead command in: $out"; fail=1
+	fi
+	# a folder that starts with '-': the printed command reads it as a
+	# path (./), and pasted as printed, it runs
+	mkdir -p -- "-run x" && cp -- "$rec" "$(dirname "$rec")/deps.json" "-run x/"
+	out=$(script -qec "'$bin' swimlane -o hint.json -- '-run x' >/dev/null" /dev/null | tr -d '\r')
+	cmd=$(sed -n 's/^(taskprof: that is `\(.*\)`; it finds.*/\1/p' <<<"$out")
+	if [[ $cmd == "$bin sched-overhead './-run x/l2_swimlane_records.json'" ]] &&
+		bash -c "$cmd" >/dev/null 2>"$root/err"; then
+		echo "ok: the printed command for a folder named '-run x' runs"
+	else
+		echo "FAIL: the printed command for '-run x': '$cmd' ($(head -c 300 "$root/err"))"; fail=1
 	fi
 	"$bin" swimlane "$rec" -o hint.json >/dev/null 2>"$root/err"
 	if grep -q "taskprof: that is" "$root/err"; then
@@ -167,6 +178,15 @@ if [[ $code -eq 2 ]] && grep -qxF "taskprof run: the default output root (-o cho
 	echo "ok: run with a file named outputs: exit 2 before the run"
 else
 	echo "FAIL: run with a file named outputs: exit $code, $(cat "$root/err")"; fail=1
+fi
+# An output root that starts with '-' (given as --output=-x): the run's
+# own conversion takes its records path as a path, not an option.
+"$bin" run synthetic --output=-dash --enable-l2-swimlane >"$root/out" 2>"$root/err"
+code=$?
+if [[ $code -eq 0 ]] && ls -- -dash/*/merged_swimlane.json >/dev/null 2>&1; then
+	echo "ok: run --output=-dash converted its records"
+else
+	echo "FAIL: run --output=-dash: exit $code, $(grep -v '^\[taskprof\]' "$root/err" | tail -c 300)"; fail=1
 fi
 # argparse's abbreviated long options in the argparse-style commands: a
 # unique prefix is the option, an ambiguous one is named with its matches.

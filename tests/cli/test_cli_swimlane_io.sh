@@ -123,17 +123,17 @@ run() {
 	[[ $code -eq $want ]] || bad "$name: exit $code, expected $want (124 = hang)"
 	only_line "$root/err" "$line"
 }
-run "records FIFO" 1 "Error: $f/in.json: not a regular file" \
+run "records FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$f/in.json" -o "$f/x.json"
-run "--deps-json FIFO" 1 "Error: $f/in.json: not a regular file" \
+run "--deps-json FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$rec" --deps-json "$f/in.json" -o "$f/x.json"
-run "--func-names FIFO" 1 "Error: $f/in.json: not a regular file" \
+run "--func-names FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$rec" --func-names "$f/in.json" -o "$f/x.json"
 run "sched-overhead records FIFO" 1 \
-	"Error: failed to read perf JSON $f/in.json: not a regular file" \
+	"Error: failed to read perf JSON $f/in.json: not a regular file (a FIFO)" \
 	"$bin" sched-overhead "$f/in.json" --deps-json "$a/deps.json"
 run "sched-overhead --deps-json FIFO" 1 \
-	"Error: failed to read deps.json $f/in.json: not a regular file" \
+	"Error: failed to read deps.json $f/in.json: not a regular file (a FIFO)" \
 	"$bin" sched-overhead "$rec" --deps-json "$f/in.json"
 pushd "$f" >/dev/null || exit 1
 timeout $T "$bin" swimlane -o "$f/x.json" >/dev/null 2>"$root/err"
@@ -168,7 +168,7 @@ for kind in FIFO directory dangling; do
 	rm -rf "$s/deps.json"
 	case $kind in
 	FIFO) mkfifo "$s/deps.json"; why="Error: $s/deps.json: not a regular file (a FIFO)" ;;
-	directory) mkdir "$s/deps.json"; why="Error: $s/deps.json: not a regular file (a directory)" ;;
+	directory) mkdir "$s/deps.json"; why="Error: $s/deps.json: is a directory" ;;
 	dangling) ln -s "$root/none" "$s/deps.json"
 		why="Error: deps.json $s/deps.json: $s/deps.json is a symbolic link whose target $root/none does not exist" ;;
 	esac

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/args.h"
@@ -71,13 +72,46 @@ static void ambiguous_prefix_names_its_matches(void **state)
 	assert_int_equal(tp_args_expand_abbrev(3, argv, longs, NLONGS, &w, err, sizeof(err)),
 			 -EINVAL);
 	assert_null(w);
-	assert_string_equal(err, "ambiguous option: --o could match --output, --overhead");
+	assert_string_equal(err, "ambiguous option: --o=x could match --output, --overhead");
 	/* A short buffer gets a cut, terminated message. */
 	char small[12];
 	assert_int_equal(tp_args_expand_abbrev(3, argv, longs, NLONGS, &w, small, sizeof(small)),
 			 -EINVAL);
 	assert_string_equal(small, "ambiguous o");
 	tp_args_free(3, argv, NULL);
+}
+
+static void shell_words(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "outputs/run_1/x.json", "outputs/run_1/x.json" },
+		{ "a b", "'a b'" },
+		{ "it's", "'it'\\''s'" },
+		{ "$HOME`x`", "'$HOME`x`'" },
+		{ "-run/x", "./-run/x" },     /* a path, not an option */
+		{ "--dep=x", "./--dep=x" },
+		{ "-a b", "'./-a b'" },
+		{ "", "''" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *q = tp_shell_quote(cases[i].in);
+		assert_non_null(q);
+		assert_string_equal(q, cases[i].out);
+		free(q);
+	}
+	/* never cut: 5000 quotes become 20,002 bytes */
+	char *many = malloc(5001);
+	assert_non_null(many);
+	memset(many, '\'', 5000);
+	many[5000] = '\0';
+	char *q = tp_shell_quote(many);
+	assert_non_null(q);
+	assert_int_equal(strlen(q), 4 * 5000 + 2);
+	free(q);
+	free(many);
 }
 
 int main(void)
@@ -87,6 +121,7 @@ int main(void)
 		cmocka_unit_test(unique_prefixes_expand),
 		cmocka_unit_test(exact_unknown_and_after_dashes_kept),
 		cmocka_unit_test(ambiguous_prefix_names_its_matches),
+		cmocka_unit_test(shell_words),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

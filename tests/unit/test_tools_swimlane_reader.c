@@ -949,7 +949,7 @@ static void test_fifo_refused(void **state)
 	snprintf(path, sizeof(path), "%s/in.json", dir);
 	assert_int_equal(mkfifo(path, 0600), 0);
 	char want[256];
-	snprintf(want, sizeof(want), "%s: not a regular file", path);
+	snprintf(want, sizeof(want), "%s: not a regular file (a FIFO)", path);
 	struct sl_perf_data d;
 	struct sl_deps dp;
 	struct sl_name_map m;

@@ -96,8 +96,9 @@ static int parse_u64(const char *s, bool allow_hex, bool allow_sign, uint64_t *v
 	unsigned long long x = strtoull(p, &end, base);
 	if (errno || *end)
 		return -1;
-	/* down to INT64_MIN, whose magnitude is INT64_MAX + 1 */
-	if (neg && x > (unsigned long long)INT64_MAX + 1)
+	/* a signed column: INT64_MIN .. INT64_MAX (INT64_MIN's magnitude is
+	 * INT64_MAX + 1), so that -1 and 2^64 - 1 are not the same value */
+	if (allow_sign && x > (unsigned long long)INT64_MAX + (neg ? 1u : 0u))
 		return -1;
 	*v = neg ? 0 - (uint64_t)x : x;
 	return 0;

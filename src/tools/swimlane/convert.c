@@ -465,9 +465,12 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		 * not opened (a FIFO would block) but refused as a named one
 		 * is by the reader: the trace would silently lack its arrows */
 		job.rc = -EINVAL;
-		snprintf(job.err, sizeof(job.err), "%s: not a regular file (%s)", deps_path,
-			 S_ISDIR(dst.st_mode) ? "a directory" : S_ISFIFO(dst.st_mode) ? "a FIFO"
-												: "a device or socket");
+		/* worded as the reader words a named one (json_stream.c) */
+		if (S_ISDIR(dst.st_mode))
+			snprintf(job.err, sizeof(job.err), "%s: is a directory", deps_path);
+		else
+			snprintf(job.err, sizeof(job.err), "%s: not a regular file (%s)", deps_path,
+				 S_ISFIFO(dst.st_mode) ? "a FIFO" : "a device or socket");
 		deps_done = true;
 	} else if (pthread_create(&deps_tid, NULL, deps_thread, &job) == 0) {
 		deps_started = true;
@@ -751,24 +754,28 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		 * (the spec fixes stderr too: not into a file or pipe): the
 		 * command, when it can run on these files, else what it
 		 * lacks. */
-		char qi[2 * 4096 + 8], qd[2 * 4096 + 8];
-		if (pd.level < 3)
-			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead`; it needs "
-					"records of --enable-l2-swimlane 3 or 4, these are level "
-					"%d)\n", pd.level);
-		else if (have_deps && a.deps_json)
-			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s "
-					"--deps-json %s`)\n", tp_shell_word(input, qi, sizeof(qi)),
-				tp_shell_word(a.deps_json, qd, sizeof(qd)));
+		char *prog = tp_shell_quote(tp_args_prog());
+		char *in = tp_shell_quote(input);
+		char *dj = a.deps_json ? tp_shell_quote(a.deps_json) : NULL;
+		if (!prog || !in || (a.deps_json && !dj))
+			; /* out of memory: no hint */
+		else if (pd.level < 3)
+			fprintf(stderr, "(taskprof: that is `%s sched-overhead`; it needs records of "
+					"--enable-l2-swimlane 3 or 4, these are level %d)\n",
+				prog, pd.level);
+		else if (have_deps && dj)
+			fprintf(stderr, "(taskprof: that is `%s sched-overhead %s --deps-json %s`)\n",
+				prog, in, dj);
 		else if (have_deps)
-			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s`; it "
-					"finds the deps.json beside the records)\n",
-				tp_shell_word(input, qi, sizeof(qi)));
+			fprintf(stderr, "(taskprof: that is `%s sched-overhead %s`; it finds the "
+					"deps.json beside the records)\n", prog, in);
 		else
-			fprintf(stderr, "(taskprof: that is `taskprof sched-overhead %s "
-					"--deps-json DEPS`, with the deps.json of a run of this case "
-					"with --enable-dep-gen)\n",
-				tp_shell_word(input, qi, sizeof(qi)));
+			fprintf(stderr, "(taskprof: that is `%s sched-overhead %s --deps-json DEPS`, "
+					"with the deps.json of a run of this case with "
+					"--enable-dep-gen)\n", prog, in);
+		free(prog);
+		free(in);
+		free(dj);
 	}
 	exit_code = 0;
 	goto out;

@@ -640,7 +640,8 @@ int js_parse_file(const char *name, const struct js_ops *ops, void *ctx)
 		close(fd);
 		if (S_ISDIR(st.st_mode))
 			return tp_set_error(-EISDIR, "%s: is a directory", name);
-		return tp_set_error(-EINVAL, "%s: not a regular file", name);
+		return tp_set_error(-EINVAL, "%s: not a regular file (%s)", name,
+				    S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
 	}
 	/* O_NONBLOCK is kept: no effect on a real file, but a /proc file
 	 * that stats as regular and blocks on read (/proc/kmsg) fails with
