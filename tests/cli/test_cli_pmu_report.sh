@@ -220,6 +220,8 @@ expect_err "$root/b9.csv" "$root/b9.csv:1: too many columns (266; at most 256)"
 "$bin" pmu "$root/min.csv" >/dev/null 2>"$root/min.err" || bad "thread_id INT64_MIN: $(cat "$root/min.err")"
 { echo "$PIPE"; echo "-9223372036854775809,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b10.csv"
 expect_err "$root/b10.csv" "$root/b10.csv:2: column 1 (thread_id): expected an integer, got '-9223372036854775809'"
+{ echo "$PIPE"; echo "9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b11.csv"
+expect_err "$root/b11.csv" "$root/b11.csv:2: column 1 (thread_id): expected an integer, got '9223372036854775808'"
 # Not regular files: a FIFO would block the open, /dev/zero never ends.
 mkfifo "$root/fifo.csv"
 err=$(timeout 10 "$bin" pmu "$root/fifo.csv" 2>&1 >/dev/null); rc=$?
