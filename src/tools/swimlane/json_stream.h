@@ -109,7 +109,7 @@ struct js_parser {
 };
 
 /** js_top() - the frame of the container that holds the current value of
- *  @p (st[0], a placeholder, at the top level). */
+ *  @p (st[0], the empty bottom frame, at the top level). */
 static inline const struct js_frame *js_top(const struct js_parser *p)
 {
 	return &p->st[p->depth];
