@@ -192,6 +192,8 @@ fi
 # unique prefix is the option, an ambiguous one is named with its matches.
 expect 2 "taskprof swimlane: error: ambiguous option: --o could match --output, --overhead" \
 	swimlane --o x "$rec"
+expect 2 "taskprof swimlane: error: argument -v/--verbose: ignored explicit argument '1'" \
+	swimlane --v=1 "$rec"
 expect 2 "taskprof pmu: --func-names needs a file" pmu --func
 expect 1 "Error: failed to read deps.json $root/nodeps" sched-overhead --dep "$root/nodeps" "$rec"
 rm -f abbrev.json

@@ -114,6 +114,22 @@ static int parse_args(int argc, char **argv, struct args *a)
 			only_pos = true;
 			continue;
 		}
+		/* A flag given a value ("--verbose=1"): argparse's message. */
+		static const struct {
+			const char *s, *l;
+		} flags[] = { { "-h", "--help" }, { "-v", "--verbose" }, { NULL, "--overhead" },
+			      { NULL, "--pretty" } };
+		for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+			size_t ll = strlen(flags[k].l);
+			if (!strncmp(s, flags[k].l, ll) && s[ll] == '=') {
+				char name[32];
+				snprintf(name, sizeof(name), "%s%s%s", flags[k].s ? flags[k].s : "",
+					 flags[k].s ? "/" : "", flags[k].l);
+				usage_error("argument %s: ignored explicit argument '%s'", name,
+					    s + ll + 1);
+				return 2;
+			}
+		}
 		if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
 			a->help = true;
 			continue;
