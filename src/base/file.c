@@ -480,13 +480,19 @@ struct blocked_arg {
 };
 
 /* 1: stop (this prefix does not exist: nothing below it can be in the
- * way), -ENOTDIR: it exists and is no folder, 0: go on. */
+ * way), -ENOTDIR: it exists and is no folder, -ENOENT / -ELOOP: it is a
+ * symbolic link to nothing or in a loop, 0: go on. */
 static int blocked_prefix(const char *prefix, void *arg)
 {
 	struct blocked_arg *a = arg;
 	struct stat st;
-	if (stat(prefix, &st) != 0)
+	if (stat(prefix, &st) != 0) {
+		int err = errno;
+		char why[2 * PATH_MAX + 128];
+		if ((err == ENOENT || err == ELOOP) && bad_link_one(prefix, why, sizeof(why)))
+			return tp_set_error(-err, "%s: cannot create directory: %s", a->full, why);
 		return 1;
+	}
 	if (S_ISDIR(st.st_mode))
 		return 0;
 	return tp_set_error(-ENOTDIR, "%s: cannot create directory: %s exists and is not a "
@@ -499,7 +505,7 @@ int tp_dir_blocked(const char *path)
 		return 0;
 	struct blocked_arg a = { path };
 	int rc = for_each_prefix(path, blocked_prefix, &a);
-	return rc == -ENOTDIR ? rc : 0;
+	return rc < 0 ? rc : 0;
 }
 
 /* mkdir one component; fine if it already is a directory. */

@@ -291,16 +291,19 @@ bool tp_path_bad_link(const char *path, char *why, size_t len);
 
 /**
  * tp_dir_blocked() - whether a folder @path cannot be made because it, or
- * a folder above it, exists and is not a folder (a regular file, a FIFO):
- * checked before slow work, so a run fails at once instead of after
- * generating its inputs. Creates nothing.
+ * a folder above it, exists and is not a folder (a regular file, a FIFO)
+ * or is a symbolic link to nothing or in a loop: checked before slow work,
+ * so a run fails at once instead of after generating its inputs. Creates
+ * nothing.
  * @path: the folder to be made (tp_mkdir_p()), NUL-terminated.
  *
  * Return: 0 when nothing in the way is known (also for a path whose first
  * missing component comes before anything that is not a folder, and for
  * errors other than that, which tp_mkdir_p() then reports);
  * -ENOTDIR with tp_last_error() "<path>: cannot create directory: <prefix>
- * exists and is not a directory", as tp_mkdir_p() says it.
+ * exists and is not a directory", as tp_mkdir_p() says it; -ENOENT or
+ * -ELOOP with "<path>: cannot create directory: <prefix> is a symbolic
+ * link whose target <t> does not exist" (or "... in a loop (...)").
  */
 int tp_dir_blocked(const char *path);
 

@@ -73,9 +73,10 @@ ln -s A B
 ln -s /nonexistent d
 loop="A is a symbolic link in a loop (Too many levels of symbolic links)"
 dang="d is a symbolic link whose target /nonexistent does not exist"
-expect 1 "A: cannot create directory: $loop" run synthetic -o A
-expect 1 "d: cannot create directory: $dang" run synthetic -o d
-expect 1 "A/sub: cannot create directory: $loop" run synthetic -o A/sub
+# run refuses them before preparing the case, as a usage error.
+expect 2 "taskprof run: -o/--output: A: cannot create directory: $loop" run synthetic -o A
+expect 2 "taskprof run: -o/--output: d: cannot create directory: $dang" run synthetic -o d
+expect 2 "taskprof run: -o/--output: A/sub: cannot create directory: $loop" run synthetic -o A/sub
 expect 1 "$loop" transport-demo -o A
 expect 1 "$dang" transport-demo -o d
 app=$(dirname "$bin")/examples/op_accumulate
