@@ -924,6 +924,54 @@ static int open_mapped_file(uintptr_t addr)
 	return fd;
 }
 
+/* __cxa_demangle of the C++ runtime, once one is loaded (NULL: none yet;
+ * looked up again on the next name, as a C program may dlopen a C++
+ * library later). */
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+static _Atomic(cxa_demangle_fn) g_demangle;
+
+/*
+ * A C++ symbol ("_Z..." of the Itanium ABI) as c++filt prints it, e.g.
+ * "_ZN4demoL5scaleEjjPv" as "demo::scale(unsigned int, unsigned int,
+ * void*)", by the __cxa_demangle of the C++ runtime the process has
+ * loaded (a C++ kernel's object needs one; none is loaded for that).
+ * @name: the symbol; @buf, @n: as tp_rt_internal_kernel_name's.
+ * Return: whether @buf got the demangled name (false: not a C++ symbol,
+ * no C++ runtime loaded, or a symbol it cannot demangle; @buf untouched).
+ */
+static bool demangle(const char *name, char *buf, size_t n)
+{
+	if (strncmp(name, "_Z", 2) != 0)
+		return false;
+	/* relaxed: the pointer is all that is shared; the library it
+	 * points into stays loaded (held by the handle below). */
+	cxa_demangle_fn fn = atomic_load_explicit(&g_demangle, memory_order_relaxed);
+	if (!fn) {
+		void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!sym) {
+			/* A C++ library loaded RTLD_LOCAL: its runtime is not in
+			 * the global scope. RTLD_NOLOAD loads nothing new; the
+			 * handle is kept, so the runtime is never unloaded
+			 * under the pointer. */
+			void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+			sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+			if (h && !sym)
+				dlclose(h);
+		}
+		if (!sym)
+			return false;
+		memcpy(&fn, &sym, sizeof(fn)); /* POSIX: dlsym's result is callable */
+		atomic_store_explicit(&g_demangle, fn, memory_order_relaxed);
+	}
+	int status = -1;
+	char *d = fn(name, NULL, NULL, &status);
+	bool ok = d && status == 0;
+	if (ok)
+		snprintf(buf, n, "%s", d);
+	free(d);
+	return ok;
+}
+
 /*
  * The name of the function that starts at @addr in the symbol table
  * (.symtab) of the ELF object mapped there, loaded at @fbase (dladdr's
@@ -984,7 +1032,8 @@ static bool symtab_name(uintptr_t addr, uintptr_t fbase, char *buf, size_t n)
 				break;
 		}
 		if (name && same == 1) {
-			snprintf(buf, n, "%s", name);
+			if (!demangle(name, buf, n))
+				snprintf(buf, n, "%s", name);
 			got = true;
 		}
 	}
@@ -1022,7 +1071,8 @@ void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launc
 		return;
 	}
 	if (di.dli_sname && di.dli_saddr == addr) {
-		snprintf(buf, n, "%s", di.dli_sname);
+		if (!demangle(di.dli_sname, buf, n))
+			snprintf(buf, n, "%s", di.dli_sname);
 		return;
 	}
 	const char *obj = di.dli_fname && di.dli_fname[0] ? di.dli_fname : "kernel";

@@ -54,7 +54,10 @@ struct tp_device *tp_rt_internal_device(int device_id);
  * of the executable or library that holds it and its offset there in
  * hex, which is the same in every run of the program whatever the load
  * addresses; else, when no loaded object holds @kernel,
- * "kernel_<address>". Names from a symbol table or an offset are cached
+ * "kernel_<address>". A C++ symbol (exported or from the table) is
+ * demangled as c++filt prints it ("demo::scale(unsigned int, unsigned
+ * int, void*)") by the process's own C++ runtime (__cxa_demangle),
+ * when one is loaded. Names from a symbol table or an offset are cached
  * by address and object (256 kernels). Thread-safe.
  */
 void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,

@@ -13,6 +13,10 @@
 #       from the executable's symbol table ("vector_add", -k matches it);
 #       in a stripped copy, "<object>+0x<offset>", the same in every run
 #       whatever the load address: the runs match, the launch is profiled
+#   I7d application replay of a C++ application's unnamed kernels (a static
+#       one in a namespace, an exported template instance): names
+#       demangled in Op Name, folders and -k (the summary table cuts
+#       a long one with "..."); the runs match
 #   I7c application replay with stdin a file (its first line read before):
 #       each run starts reading where the first did, so the runs match
 #   I8  range_free under --replay-mode range --range-markers on: output
@@ -39,7 +43,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
-	"$APPS/markers" "$APPS/range_device" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
+	"$APPS/cxx_kernels" "$APPS/markers" "$APPS/range_device" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
 # mte1, mte2, mte3 busy cycles. Every other modelled event counts
@@ -163,6 +167,38 @@ if [ $OPRC = 0 ] && [[ $got == $want7s ]] && grep -q '4 runs matched, 1 launch p
 else
 	bad "I7b stripped: exit $OPRC, folders '$got', want 0, '$want7s' and 4 runs matched"
 	show "$WORK/i7s.err"
+fi
+
+# ---- I7d: C++ kernels: demangled names -----------------------------------------
+# cxx_kernels launches, without names, demo::twice (static: the symbol
+# table) and times<3> (exported: dladdr), each on 2 blocks.
+say "I7d: cxx_kernels (C++), --replay-mode application: names demangled"
+OP_OUT_FILE=$WORK/i7d.ref app_run i7d.plain "$APPS/cxx_kernels"
+OP_OUT_FILE=$WORK/i7d.bin op_run i7d --replay-mode application -c 2 --aic-metrics BasicInfo \
+	-- "$APPS/cxx_kernels"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+want7d="device0/demo__twice_unsigned_int__unsigned_int__void__/0 block_dim=2 device0/void_times_3__unsigned_int__unsigned_int__void__/0 block_dim=2"
+names7d=$(for f in "${OPDIR:-/nonexistent}"/device0/*/0/OpBasicInfo.csv; do
+	python3 -c 'import csv,sys; print(list(csv.DictReader(open(sys.argv[1])))[0]["Op Name"])' "$f"
+done 2>&1 | sort | tr '\n' '|')
+if [ $APPRC = 0 ] && [ $OPRC = 0 ] && [ "$got" = "$want7d" ] &&
+   [ "$names7d" = "demo::twice(unsigned int, unsigned int, void*)|void times<3>(unsigned int, unsigned int, void*)|" ] &&
+   cmp -s "$WORK/i7d.ref" "$WORK/i7d.bin" && grep -q '2 launches profiled' "$WORK/i7d.err" &&
+   grep -q '^demo::twice(unsigned int, unsigned in\.\.\.  *0 ' "$WORK/i7d.out"; then
+	ok "I7d: exit 0, folders $got, Op Name $names7d output identical"
+else
+	bad "I7d: exit $APPRC/$OPRC, folders '$got' (want '$want7d'), Op Name '$names7d'" \
+		"$(cmp -s "$WORK/i7d.ref" "$WORK/i7d.bin" || echo "(output differs)")"
+	show "$WORK/i7d.err"
+fi
+say "I7d: -k matches the demangled name"
+op_run i7k -k 'demo::twice' --aic-metrics BasicInfo -- "$APPS/cxx_kernels"
+got=$(launch_set "${OPDIR:-/nonexistent}")
+if [ $OPRC = 0 ] && [ "$got" = "device0/demo__twice_unsigned_int__unsigned_int__void__/0 block_dim=2" ]; then
+	ok "I7d -k demo::twice: $got"
+else
+	bad "I7d -k demo::twice: exit $OPRC, folders '$got'"
+	show "$WORK/i7k.err"
 fi
 
 # ---- I7c: application replay with a stdin file ------------------------------

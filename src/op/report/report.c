@@ -1282,7 +1282,19 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			snprintf(dur, sizeof(dur), "%.3f", s[i].duration_us);
 		else
 			snprintf(dur, sizeof(dur), "N/A");
-		fprintf(f, "%-*.*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, (int)w, s[i].name,
+		/* A longer name (a C++ signature) is cut visibly: its first
+		 * w - 3 bytes, not inside a UTF-8 character, and "...". */
+		char name[64];
+		size_t len = strlen(s[i].name);
+		if (len > w) {
+			size_t cut = w - 3;
+			while (cut && ((unsigned char)s[i].name[cut] & 0xC0) == 0x80)
+				cut--;
+			snprintf(name, sizeof(name), "%.*s...", (int)cut, s[i].name);
+		} else {
+			snprintf(name, sizeof(name), "%s", s[i].name);
+		}
+		fprintf(f, "%-*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
 			s[i].status, s[i].dir);
