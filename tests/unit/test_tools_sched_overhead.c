@@ -277,6 +277,7 @@ static void test_critical_path(void **state)
 	assert_true(cp.exec == 7.0);
 	assert_true(cp.sched == 3.0);
 	assert_true(cp.span == 10.0);
+	assert_true(cp.tail == 1.0); /* t4: end 10, finish 11 */
 	sl_oh_sweep_free(&sw);
 	sl_oh_graph_free(&g);
 
@@ -412,6 +413,31 @@ static void test_part6_note(void **state)
 	fclose(f);
 	assert_null(strstr(buf, "exceed"));
 	assert_non_null(strstr(buf, "    Scheduler injected     : 18.8 us (68.6%)\n"));
+	assert_null(strstr(buf, "Other is no"));
+	free(buf);
+	/* Other shown nonzero: said to be the last task's FIN detection less
+	 * the lead (100 - 50 - 30 = 20 = 30 - 10) */
+	struct sl_so_cpath oth = {.found = true, .hops = 2, .span = 100, .exec = 50,
+				  .sched = 30, .lead = 10, .tail = 30};
+	f = open_memstream(&buf, &len);
+	sl_so_print_part6(f, &oth, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    Other (dep wait on path): 20.0 us\n"
+				    "    (Other is no dependency wait: those are in Scheduler "
+				    "injected. The span ends at the AICPU's finish of the path's last "
+				    "task, 30.0 us after its end (FIN detection), less the 10.0 us "
+				    "Scheduler injected counts before the span's start (the first "
+				    "task's dispatch to start))\n"));
+	free(buf);
+	oth.lead = 0;
+	oth.sched = 20;
+	f = open_memstream(&buf, &len);
+	sl_so_print_part6(f, &oth, true);
+	fclose(f);
+	assert_non_null(strstr(buf, "    Other (dep wait on path): 30.0 us\n"
+				    "    (Other is no dependency wait: those are in Scheduler "
+				    "injected. The span ends at the AICPU's finish of the path's last "
+				    "task, 30.0 us after its end (FIN detection))\n"));
 	free(buf);
 }
 

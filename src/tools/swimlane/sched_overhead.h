@@ -139,6 +139,10 @@ int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph 
  * @hops, @span, @exec, @sched: spec §6.2 Part 6 (µs).
  * @lead:   the part of @sched from the path's first task, dispatch to
  *          start (µs): it lies before the span's start.
+ * @tail:   the path's last task (the latest finish), end to finish (µs):
+ *          the AICPU's FIN detection, inside the span, in neither @exec
+ *          nor @sched (what the reference prints as "Other" is about
+ *          @tail - @lead).
  * @cycle:  the walk reached a task it had already visited (cyclic deps);
  *          it stopped there instead of looping forever like the reference.
  *          @cycle_task is that task's id.
@@ -159,7 +163,7 @@ int sl_so_sched_threads(const struct sl_perf_data *pd, const struct sl_oh_graph 
 struct sl_so_cpath {
 	bool found;
 	size_t hops;
-	double span, exec, sched, lead;
+	double span, exec, sched, lead, tail;
 	bool cycle;
 	uint64_t cycle_task;
 	double window;
