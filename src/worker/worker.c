@@ -537,6 +537,18 @@ static void keep_first_error(int *rc, char *err, size_t len, int nrc, bool round
 	}
 }
 
+/* result.txt's stall_timeout value: "never" or "<seconds> s" (3
+ * decimals, the C locale's '.': called under it). */
+static void stall_text(const struct tp_worker *w, char *buf, size_t n)
+{
+	if (w->stall_timeout_ms == TP_WORKER_STALL_NEVER)
+		snprintf(buf, n, "never");
+	else
+		snprintf(buf, n, "%.3f s",
+			 (double)(w->stall_timeout_ms ? w->stall_timeout_ms
+						      : TP_WORKER_DEFAULT_STALL_MS) / 1e3);
+}
+
 static int write_result(const char *dir, const struct tp_worker *w,
 			const struct tp_run_result *r)
 {
@@ -547,12 +559,7 @@ static int write_result(const char *dir, const struct tp_worker *w,
 	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
 	char stall[32];
-	if (w->stall_timeout_ms == TP_WORKER_STALL_NEVER)
-		snprintf(stall, sizeof(stall), "never");
-	else
-		snprintf(stall, sizeof(stall), "%.3f s",
-			 (double)(w->stall_timeout_ms ? w->stall_timeout_ms
-						      : TP_WORKER_DEFAULT_STALL_MS) / 1e3);
+	stall_text(w, stall, sizeof(stall));
 	/* The settings that shape the data come after the figures: what
 	 * was collected (0 / off: not) and how the run was scheduled. */
 	int n = snprintf(buf, sizeof(buf),
@@ -574,11 +581,13 @@ static int write_result(const char *dir, const struct tp_worker *w,
 	return tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
 }
 
-/* result.txt of a run that failed after it wrote outputs: what ran, and
- * "status FAILED" with the error, so that the folder says what it is
- * (tp_run_failed() reads it back for the tools). Best effort: the
- * run's own error is what the caller reports. Return: whether it was
- * written (a WARN says why not). */
+/* result.txt of a run that failed after it wrote outputs: what ran, the
+ * settings that shaped what it wrote (as write_result() names them;
+ * @pmu_type: the PMU event type collected, 0: none), and "status FAILED"
+ * with the error, so that the folder says what it is (tp_run_failed()
+ * reads it back for the tools). Best effort: the run's own error is
+ * what the caller reports. Return: whether it was written (a WARN says
+ * why not). */
 /* Collectors left with a device whose AICores a stall left running (see
  * tp_worker_run()): kept reachable from here, so that a leak check (the
  * sanitizer builds) does not report what is kept on purpose. One process
@@ -596,7 +605,7 @@ static void leave_with_device(void *collector)
 }
 
 static bool write_failed_result(const char *dir, const struct tp_worker *w,
-				const struct tp_run_result *r, const char *err)
+				const struct tp_run_result *r, uint32_t pmu_type, const char *err)
 {
 	char path[4200], buf[TP_ERROR_MSG_MAX + 1024], one[TP_ERROR_MSG_MAX];
 	snprintf(path, sizeof(path), "%s/result.txt", dir);
@@ -605,11 +614,22 @@ static bool write_failed_result(const char *dir, const struct tp_worker *w,
 	for (char *c = one; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
+	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
+	char stall[32];
+	stall_text(w, stall, sizeof(stall));
 	int n = snprintf(buf, sizeof(buf),
 			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
-			 "aicpu_threads %d\nstatus FAILED\nerror %s\n",
+			 "aicpu_threads %d\nrounds %d\nswimlane_level %d\npmu_event_type %u\n"
+			 "dep_gen %s\nearly_dispatch %s\nstall_timeout %s\nstatus FAILED\n"
+			 "error %s\n",
 			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
-			 w->aicpu_threads, one);
+			 w->aicpu_threads, w->rounds, w->swimlane_level, pmu_type,
+			 w->dep_gen ? "on" : "off", r->early_dispatch ? "on" : "off", stall, one);
+	if (c_loc) {
+		uselocale(prev);
+		freelocale(c_loc);
+	}
 	if (tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1)) {
 		TP_WARN("worker: cannot mark the failed run's folder: %s", tp_last_error());
 		return false;
@@ -1123,7 +1143,8 @@ out:
 		/* A failed run that wrote outputs: the folder says so. */
 		char err2[TP_ERROR_MSG_MAX];
 		snprintf(err2, sizeof(err2), "%s", tp_last_error());
-		res->failed_marked = write_failed_result(res->output_dir, w, res, err2);
+		res->failed_marked = write_failed_result(res->output_dir, w, res,
+							 pmu_on ? pmu_type : 0u, err2);
 		tp_set_error(rc, "%s", err2);
 		res->failed_dir_kept = true;
 	}

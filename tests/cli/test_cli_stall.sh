@@ -211,11 +211,14 @@ code=$?
 dir=$(ls -d "$root"/dg/slowcase_Default_* 2>/dev/null | head -1)
 ntasks=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tasks"]))' \
 	"$dir/deps.json" 2>/dev/null)
+# result.txt names the settings that shaped what was written, too.
+settings=$(sed -n '/^rounds /,/^stall_timeout /p' "$dir/result.txt" 2>/dev/null | tr '\n' '|')
 if [[ $code -eq 1 && -n $dir && $ntasks == 4 ]] && grep -qx "status FAILED" "$dir/result.txt" &&
+   [[ $settings == "rounds 1|swimlane_level 0|pmu_event_type 0|dep_gen on|early_dispatch off|stall_timeout 0.500 s|" ]] &&
    [[ $(tail -n 1 "$root/err") == "taskprof run: what was written before the failure is in $dir (its result.txt says the run failed)" ]]; then
-	echo "ok: stall after 3 tasks, dep_gen only: deps.json of 4 tasks kept, result.txt FAILED"
+	echo "ok: stall after 3 tasks, dep_gen only: deps.json of 4 tasks kept, result.txt FAILED with the settings"
 else
-	echo "FAIL: stall after 3 tasks, dep_gen only: exit $code, folder '$dir', tasks '$ntasks': $(tail -n 2 "$root/err")"
+	echo "FAIL: stall after 3 tasks, dep_gen only: exit $code, folder '$dir', tasks '$ntasks', settings '$settings': $(tail -n 2 "$root/err")"
 	fail=1
 fi
 # A stall on the very first task (no task ever completes), dep_gen,
