@@ -56,6 +56,7 @@
 #      are kept and reported); the ranges never popped of R6 count as failed,
 #      not profiled; application replay interrupted in its first run exits
 #      130 with no report (R17c), in its second reports the first (R17d)
+#   R18 main() returns while another thread launches: 12 runs, none hangs
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -545,5 +546,20 @@ fi
 grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&
 	ok "R17 (R6): the 3 launches of ranges never popped count as failed, not profiled" ||
 	{ bad "R17 (R6): want 'profiled 0 kernel launches; 3 failed'"; show "$WORK/r6.err"; }
+
+# R18: main() returns while another thread launches (profiled, -c 5000):
+# the exit must not hang (a reader start racing the exit's stop used to
+# leave a reader polling for ever: 2 of 20 such runs hung).
+say "R18: exit while another thread launches: no hang"
+r18_bad=""
+for us in 1000 3000 5000 7000 9000 11000 13000 15000 17000 19000 21000 23000; do
+	op_run "r18_$us" -c 5000 --aic-metrics BasicInfo -- "$APPS/robust" exitrace "$us"
+	[ $OPRC = 0 ] || r18_bad="$r18_bad $us:$OPRC"
+done
+if [ -z "$r18_bad" ]; then
+	ok "R18: 12 runs, each exited 0"
+else
+	bad "R18: runs (delay us:exit) that did not exit 0:$r18_bad (124: hung)"
+fi
 
 finish

@@ -50,6 +50,10 @@
  *             out itself is right, so the result is checked as usual.
  *   hanglast  the same on its 6th execution (with --warm-up 1 and 4
  *             passes: the application's own, after the measured passes).
+ *   exitrace US a thread launches "race_k" in a loop while main() launches
+ *             it once after US microseconds and returns: the exit must
+ *             not wait for the injector's reader thread for ever (a start
+ *             racing the exit's stop left a reader nobody told to quit).
  *
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
@@ -207,6 +211,35 @@ static int m_kill(void)
 	for (uint32_t i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	return finish("kill", dout, want);
+}
+
+/* exitrace: the looping launcher; it never returns (the process ends
+ * under it). */
+static void *race_thread(void *p)
+{
+	(void)p;
+	for (;;)
+		if (op_app_launch(op_app_accumulate, "race_k", BLOCKS, &g_kv))
+			break;
+	return NULL;
+}
+
+static int m_exitrace(unsigned us)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	g_kv = (struct op_app_vec){ .in = din, .out = dout, .n = N };
+	pthread_t t;
+	if (pthread_create(&t, NULL, race_thread, NULL))
+		return op_app_fail(APP, "pthread_create", -1);
+	usleep(us);
+	if ((rc = op_app_launch(op_app_accumulate, "race_k", BLOCKS, &g_kv)) != 0)
+		return op_app_fail(APP, "launch race_k", rc);
+	printf("%s: exitrace: returning from main\n", APP);
+	return 0;
 }
 
 static int m_reset(void)
@@ -506,8 +539,10 @@ int main(int argc, char **argv)
 		return m_hanglast();
 	if (!strcmp(m, "reusefd") && argc > 2)
 		return m_reusefd(argv[2]);
+	if (!strcmp(m, "exitrace") && argc > 2)
+		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
-			"reusefd FILE\n", APP);
+			"reusefd FILE|exitrace US\n", APP);
 	return 2;
 }

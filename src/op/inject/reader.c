@@ -47,6 +47,13 @@
  * process did not run meanwhile (see reader_main). */
 #define STOP_GAP_NS 1000000000ull
 
+/* Held across a whole start (inj_reader_ensure) or stop (its join):
+ * one thread starts or stops the reader at a time, so a stop's r_quit
+ * store can never land after the r_quit = false of a start that began
+ * meanwhile (the old reader then polled on for ever and the join never
+ * returned: an application whose main() returned while another thread
+ * launched hung at exit). Never taken by the reader thread. */
+static pthread_mutex_t r_life = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t r_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t r_cv = PTHREAD_COND_INITIALIZER;
 static pthread_t r_thread;
@@ -103,9 +110,16 @@ static void drain_channel(int device, uint32_t ch, struct tp_op_rec *tmp)
 	}
 }
 
+/* True on the reader thread: an exit() there (an application's SIGINT
+ * handler run on it after inj_sigint_now()) reaches inj_reader_stop()
+ * through the destructors, which must neither join the thread itself
+ * nor wait for r_life, which a thread joining this one holds. */
+static _Thread_local bool r_on_reader;
+
 static void *reader_main(void *arg)
 {
 	(void)arg;
+	r_on_reader = true;
 	struct tp_op_rec *tmp = malloc(READ_RECS * sizeof(*tmp));
 	if (!tmp) {
 		inj_log(TP_LOG_ERROR, "reader: out of memory");
@@ -168,26 +182,8 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-int inj_reader_ensure(int device)
-{
-	pthread_mutex_lock(&r_mu);
-	bool same = r_running && r_device == device;
-	pthread_mutex_unlock(&r_mu);
-	if (same)
-		return 0;
-	inj_reader_stop(-1);
-	pthread_mutex_lock(&r_mu);
-	atomic_store_explicit(&r_quit, false, memory_order_relaxed);
-	r_device = device;
-	int rc = pthread_create(&r_thread, NULL, reader_main, NULL);
-	r_running = rc == 0;
-	pthread_mutex_unlock(&r_mu);
-	if (rc)
-		inj_log(TP_LOG_ERROR, "cannot start the channel reader thread: %s", strerror(rc));
-	return -rc;
-}
-
-void inj_reader_stop(int device)
+/* inj_reader_stop()'s body; r_life held. */
+static void stop_locked(int device)
 {
 	pthread_mutex_lock(&r_mu);
 	if (!r_running || (device >= 0 && r_device != device)) {
@@ -204,6 +200,45 @@ void inj_reader_stop(int device)
 	pthread_mutex_lock(&r_mu);
 	r_device = -1;
 	pthread_mutex_unlock(&r_mu);
+}
+
+int inj_reader_ensure(int device)
+{
+	pthread_mutex_lock(&r_mu);
+	bool same = r_running && r_device == device;
+	pthread_mutex_unlock(&r_mu);
+	if (same)
+		return 0;
+	pthread_mutex_lock(&r_life);
+	pthread_mutex_lock(&r_mu);
+	same = r_running && r_device == device; /* started meanwhile */
+	pthread_mutex_unlock(&r_mu);
+	if (same) {
+		pthread_mutex_unlock(&r_life);
+		return 0;
+	}
+	stop_locked(-1);
+	pthread_mutex_lock(&r_mu);
+	/* relaxed: the thread created below reads it after pthread_create,
+	 * which orders this store before its start. */
+	atomic_store_explicit(&r_quit, false, memory_order_relaxed);
+	r_device = device;
+	int rc = pthread_create(&r_thread, NULL, reader_main, NULL);
+	r_running = rc == 0;
+	pthread_mutex_unlock(&r_mu);
+	pthread_mutex_unlock(&r_life);
+	if (rc)
+		inj_log(TP_LOG_ERROR, "cannot start the channel reader thread: %s", strerror(rc));
+	return -rc;
+}
+
+void inj_reader_stop(int device)
+{
+	if (r_on_reader)
+		return;
+	pthread_mutex_lock(&r_life);
+	stop_locked(device);
+	pthread_mutex_unlock(&r_life);
 }
 
 void inj_reader_arm(struct inj_pass_buf *buf, unsigned mask)
@@ -254,6 +289,7 @@ int inj_reader_wait(int timeout_ms)
 
 void inj_reader_atfork_child(void)
 {
+	pthread_mutex_init(&r_life, NULL);
 	pthread_mutex_init(&r_mu, NULL);
 	pthread_cond_init(&r_cv, NULL);
 	r_running = false;
