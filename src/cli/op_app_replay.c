@@ -5,7 +5,8 @@
  * directory (spec/opprof.md §4.7; docs/op-internals.md "Application
  * replay").
  *
- * A launch is identified across runs by its key — device, name, and with
+ * A launch is identified across runs by its key — device, name (the
+ * folder name and the real name), and with
  * --app-replay-match grid also block_dim — and its occurrence: the j-th
  * launch with that key in a run matches the j-th in every other run. Run i
  * wrote its launch of pass i under raw/run_<i>/device<D>/<name>/<k_i>/; the
@@ -30,6 +31,7 @@ struct op_launch {
 	uint32_t block_dim;
 	int k;
 	int profiled;
+	char real[512]; /* the real name (real=, %XX decoded), "": none given */
 	int occ; /* occurrence of its key in the run, from 0 (computed) */
 };
 
@@ -70,6 +72,26 @@ static int parse_line(char *line, struct op_launch *l)
 				return -1;
 			snprintf(l->name, sizeof(l->name), "%s", v);
 			have |= 1;
+			continue;
+		}
+		if (!strcmp(tok, "real")) {
+			/* %XX decoded; a malformed escape or a name too long
+			 * is a malformed line */
+			size_t o = 0;
+			for (const char *c = v; *c; c++) {
+				unsigned x;
+				if (*c == '%') {
+					if (sscanf(c + 1, "%2x", &x) != 1 || !c[1] || !c[2])
+						return -1;
+					c += 2;
+				} else {
+					x = (unsigned char)*c;
+				}
+				if (o + 1 >= sizeof(l->real))
+					return -1;
+				l->real[o++] = (char)x;
+			}
+			l->real[o] = '\0';
 			continue;
 		}
 		long long x = strtoll(v, &end, 10);
@@ -162,6 +184,10 @@ static int key_cmp(const struct op_launch *a, const struct op_launch *b)
 	int c = strcmp(a->name, b->name);
 	if (c)
 		return c;
+	/* Two real names that sanitise alike are two kernels. */
+	c = strcmp(a->real, b->real);
+	if (c)
+		return c;
 	if (g_match == OP_MATCH_GRID && a->block_dim != b->block_dim)
 		return a->block_dim < b->block_dim ? -1 : 1;
 	return 0;
@@ -188,13 +214,21 @@ static void number_occurrences(struct op_run *r)
 	}
 }
 
+/* The name messages give @l: its real name, else (an older
+ * launches.txt) its folder name. */
+static const char *lname(const struct op_launch *l)
+{
+	return l->real[0] ? l->real : l->name;
+}
+
 static void describe(const struct op_launch *l, char *buf, size_t len)
 {
 	if (!l)
 		snprintf(buf, len, "no launch");
 	else
-		snprintf(buf, len, "device %d %s block_dim %" PRIu32 "%s", l->device, l->name,
-			 l->block_dim, l->profiled ? " (profiled)" : "");
+		snprintf(buf, len, "device %d %s block_dim %" PRIu32 "%s", l->device,
+			 lname(l), l->block_dim,
+			 l->profiled ? " (profiled)" : "");
 }
 
 /* Find the launch of @r matching key and occurrence of @l, or NULL. */
@@ -215,7 +249,7 @@ static int check_strict(const struct op_run *r0, const struct op_run *ri, int i)
 		const struct op_launch *b = j < ri->n ? &ri->v[j] : NULL;
 		if (a && b && !key_cmp(a, b) && a->profiled == b->profiled)
 			continue;
-		char da[320], db[320];
+		char da[640], db[640];
 		describe(a, da, sizeof(da));
 		describe(b, db, sizeof(db));
 		return tp_set_error(-EPROTO, "application replay (strict): launch #%zu differs: "
@@ -247,13 +281,13 @@ static int check_balanced(const struct op_run *s0, const struct op_run *si, int 
 			in = i;
 			out = 0;
 		}
-		char dx[320];
+		char dx[640];
 		describe(x, dx, sizeof(dx));
 		if (a && b && !key_cmp(a, b) && a->occ == b->occ)
 			return tp_set_error(-EPROTO, "application replay (balanced): launch %d of "
 						     "%s is profiled in run %d (pass %d) but not in "
 						     "run %d (pass %d) (try --app-replay-mode relaxed)",
-					    a->occ, a->name, (a->profiled ? 0 : i) + 1,
+					    a->occ, lname(a), (a->profiled ? 0 : i) + 1,
 					    a->profiled ? 0 : i, (a->profiled ? i : 0) + 1,
 					    a->profiled ? i : 0);
 		return tp_set_error(-EPROTO, "application replay (balanced): run %d (pass %d) "
@@ -452,7 +486,7 @@ int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match m
 			fprintf(stderr, "taskprof op: warning: application replay (relaxed): "
 					"launch %d of %s on device %d (block_dim %" PRIu32 ") "
 					"is not profiled in run %d (pass %d); dropped\n",
-				l->occ, l->name, l->device, l->block_dim, missing + 1, missing);
+				l->occ, lname(l), l->device, l->block_dim, missing + 1, missing);
 		}
 	}
 	for (size_t j = 0; j < runs[0].n && !rc; j++) {

@@ -18,7 +18,8 @@
 #   R6 ranges never popped (main thread, and a thread still running at
 #      exit): every launch folder has launch.txt, status=failed, the note
 #   R7 -k matches the real kernel name; two names that sanitise alike get
-#      their own folders and their real name in launch.txt / Op Name
+#      their own folders and their real name in launch.txt / Op Name, and
+#      in application replay match only themselves across runs
 #   R8 names starting with '.': a visible folder inside device0
 #   R9 the application ends inside a replay pass: the launch folder without
 #      launch.txt is skipped with a warning and the closing line counts it
@@ -245,6 +246,29 @@ if [ $OPRC = 0 ] && [ "$n0" = 'my kernel<1>' ] && [ "$n1" = my_kernel_1_ ]; then
 	ok "R7: both launches: my_kernel_1_/0 = '$n0', my_kernel_1_/1 = '$n1'"
 else
 	bad "R7: -k my: exit $OPRC, names '$n0' / '$n1'"
+fi
+# Application replay: "a+b" and "a_b" (one folder name a_b) in the
+# opposite order in run 2: strict refuses it naming both real names (it
+# used to match a+b with a_b: "4 runs matched", one kernel's counters
+# under the other's name); balanced matches each with itself.
+op_run r7s --replay-mode application --app-replay-mode strict -c 3 \
+	--aic-metrics PipeUtilization,Memory -- "$R" swapnames
+if [ $OPRC = 1 ] && grep -qF "launch #0 differs: run 1 (pass 0) made device 0 a+b block_dim 4 (profiled), run 2 (pass 1) made device 0 a_b block_dim 4 (profiled)" "$WORK/r7s.err"; then
+	ok "R7: application replay strict: a+b and a_b swapped in run 2 refused, both named"
+else
+	bad "R7: application replay strict of swapnames: exit $OPRC, want 1 naming a+b and a_b"
+	show "$WORK/r7s.err"
+fi
+op_run r7m --replay-mode application -c 3 --aic-metrics PipeUtilization,Memory -- "$R" swapnames
+n0=$(kv "${OPDIR:-none}/device0/a_b/0/launch.txt" name)
+n1=$(kv "${OPDIR:-none}/device0/a_b/1/launch.txt" name)
+run1=$(sed -n 's/.* k=\([0-9]*\) profiled=1 real=a+b$/\1/p' "${OPDIR:-none}/raw/run_1/launches.txt" 2>/dev/null)
+if [ $OPRC = 0 ] && [ "$n0" = 'a+b' ] && [ "$n1" = a_b ] && [ "$run1" = 1 ] &&
+	grep -q "2 runs matched, 2 launches profiled" "$WORK/r7m.err"; then
+	ok "R7: application replay balanced: a_b/0 = a+b (run 2's a_b/1), a_b/1 = a_b"
+else
+	bad "R7: application replay balanced of swapnames: exit $OPRC, names '$n0' / '$n1', run 2's k of a+b '$run1'"
+	show "$WORK/r7m.err"
 fi
 
 say "R8: names starting with '.' get a visible folder inside device0"

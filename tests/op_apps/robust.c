@@ -17,6 +17,9 @@
  *             thread that is still running at exit, neither popped.
  *   dotnames  ".hidden" and "../up": names whose folder must not be hidden
  *             or climb out of the device folder.
+ *   swapnames "a+b" and "a_b" (both folder name a_b), in the opposite
+ *             order when TASKPROF_PASS is odd: application replay must not
+ *             take one for the other.
  *   names     "my kernel<1>" and "my_kernel_1_": two real names that
  *             sanitise to the same directory name.
  *   rangebad  inside a range: an H2D copy of 100 MB into a 4 KiB buffer and
@@ -61,6 +64,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -335,6 +339,17 @@ static int m_dotnames(void)
 	return two_names("dotnames", ".hidden", "../up");
 }
 
+/* swapnames: "a+b" then "a_b" (one folder name, two kernels), swapped
+ * in the runs of an odd TASKPROF_PASS (application replay). */
+static int m_swapnames(void)
+{
+	const char *pass = getenv("TASKPROF_PASS");
+	const bool odd = pass && atoi(pass) % 2;
+	printf("%s swapnames: TASKPROF_PASS=%s, %s\n", APP, pass ? pass : "unset",
+	       odd ? "a_b first" : "a+b first");
+	return odd ? two_names("swapnames", "a_b", "a+b") : two_names("swapnames", "a+b", "a_b");
+}
+
 static int m_rangebad(void)
 {
 	float *d = NULL;
@@ -521,6 +536,8 @@ int main(int argc, char **argv)
 		return m_names();
 	if (!strcmp(m, "dotnames"))
 		return m_dotnames();
+	if (!strcmp(m, "swapnames"))
+		return m_swapnames();
 	if (!strcmp(m, "exitpass"))
 		return m_exitpass();
 	if (!strcmp(m, "rangebad"))
@@ -541,7 +558,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

@@ -227,12 +227,26 @@ static void launches_append(const char *line, int n)
 	pthread_mutex_unlock(&e_mu);
 }
 
-/* A launch's line in launches.txt: k is its folder index when profiled. */
+/* A launch's line in launches.txt: k is its folder index when profiled;
+ * real= is the real name, each byte outside '!'..'~' and each '%' as
+ * %XX: application replay matches on it as well, since two real names
+ * can sanitise to one name= ("a+b" and "a_b"), and names it in its
+ * messages. */
 static void log_launch(const struct inj_launch *l, int k, bool profiled)
 {
-	char line[512];
-	int n = snprintf(line, sizeof(line), "device=%d name=%s block_dim=%u k=%d profiled=%d\n",
-			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0);
+	char real[3 * sizeof(l->real_name)];
+	size_t o = 0;
+	for (const unsigned char *c = (const unsigned char *)l->real_name; *c; c++) {
+		if (*c > ' ' && *c < 0x7f && *c != '%')
+			real[o++] = (char)*c;
+		else
+			o += (size_t)snprintf(real + o, sizeof(real) - o, "%%%02X", *c);
+	}
+	real[o] = '\0';
+	char line[sizeof(real) + 128];
+	int n = snprintf(line, sizeof(line),
+			 "device=%d name=%s block_dim=%u k=%d profiled=%d real=%s\n",
+			 l->device, l->name, l->block_dim, k < 0 ? 0 : k, profiled ? 1 : 0, real);
 	launches_append(line, n < (int)sizeof(line) ? n : (int)sizeof(line) - 1);
 }
 
