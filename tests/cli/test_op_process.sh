@@ -18,6 +18,8 @@
 #   I17 slow: SIGINT to taskprof op during pass 2 of 4: the pass finishes,
 #       the launch is written as interrupted and its report parses, the
 #       application ends as SIGINT ends it (exit 130)
+#   I17d slow: SIGINT to taskprof and to the application (timeout -s INT's
+#       process-group delivery): the application's repeat is ignored too
 #   I17b slow: SIGINT during the warm-up (100 executions): the warm-up
 #       stops, the launch is written as interrupted with no pass, and it
 #       is not counted as profiled ("profiled 0 kernel launches; 1
@@ -305,6 +307,32 @@ if [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] && [ "${p
 else
 	bad "I17c: exit $rc, want 130 with status=interrupted (a repeat within 1 s must not kill the application)"
 	show "$WORK/i17c.err"
+	show "$d/launch.txt"
+fi
+
+# ---- I17d -------------------------------------------------------------------
+# The same interrupt as GNU timeout -s INT really delivers it: once to
+# taskprof (which forwards it) and once to the application itself (it is
+# in the process group). The injector ignores the repeat too (it used to
+# take it for "Ctrl-C again" and kill the application mid-pass: the
+# launch had no launch.txt and was skipped as incomplete).
+say "I17d: SIGINT to taskprof and to the application, as a process-group delivery"
+slow_in_pass2 i17d
+# the application: taskprof's child (procps' pgrep may not be installed)
+app=$(cat /proc/"$pid"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -m1 .)
+kill -INT $pid
+[ -n "$app" ] && kill -INT "$app"
+wait $pid
+rc=$?
+OPDIR=$(ls -d "$WORK/i17d"/OPPROF_* 2>/dev/null | head -1)
+d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+pd=$(kv "$d/launch.txt" passes_done)
+if [ -n "$app" ] && [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] &&
+	[ "${pd:-0}" -ge 1 ] && ! grep -q 'incomplete' "$WORK/i17d.err"; then
+	ok "I17d: exit 130, status=interrupted after $pd passes, the application not killed"
+else
+	bad "I17d: exit $rc (application pid '${app}'), want 130 with status=interrupted (the repeat the application gets itself must not kill it)"
+	show "$WORK/i17d.err"
 	show "$d/launch.txt"
 fi
 

@@ -225,20 +225,29 @@ void inj_progress(const char *fmt, ...)
  * launch is written as interrupted, the application's launch runs) and
  * say so; a second SIGINT during the same replay, or a pass that does not
  * end within INJ_SIGINT_GRACE_NS of the first (the reader thread checks,
- * inj_sigint_ns()), ends the process as SIGINT would. Otherwise behave as
- * the default action. Async-signal-safe (write, fstat, clock_gettime). */
+ * inj_sigint_ns()), ends the process as SIGINT would. A second one within
+ * INJ_SIGINT_REPEAT_NS of the first is the same interrupt delivered twice
+ * (GNU timeout signals the process group, which holds the application,
+ * and taskprof op forwards its own) and is ignored, as the launcher
+ * ignores it. Otherwise behave as the default action. Async-signal-safe
+ * (write, fstat, clock_gettime). */
+#define INJ_SIGINT_REPEAT_NS 1000000000ull
 static _Atomic uint64_t g_sigint_ns;
 static void on_sigint(int sig)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	const uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	/* relaxed: flags of this handler and the launching thread, which
+	 * only look at them; no data is published through them. */
+	if (atomic_load_explicit(&g_sigint, memory_order_relaxed) &&
+	    now - atomic_load_explicit(&g_sigint_ns, memory_order_relaxed) < INJ_SIGINT_REPEAT_NS)
+		return;
 	if (atomic_load_explicit(&g_replaying, memory_order_relaxed) &&
 	    !atomic_load_explicit(&g_sigint, memory_order_relaxed)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 		/* relaxed: read by the reader thread's watchdog only, which
 		 * is late by a poll at worst. */
-		atomic_store_explicit(&g_sigint_ns,
-				      (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-				      memory_order_relaxed);
+		atomic_store_explicit(&g_sigint_ns, now, memory_order_relaxed);
 		atomic_store_explicit(&g_sigint, 1, memory_order_relaxed);
 		static const char msg[] = "taskprof op: interrupt: finishing the pass in "
 					  "progress (Ctrl-C again to stop at once)\n";
