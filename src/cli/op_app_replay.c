@@ -317,7 +317,11 @@ static int copy_file(const char *src, const char *dst)
  * replay_mode replaced (appended when absent), status degraded when a
  * pass is missing.
  */
-static int write_launch_txt(const char *src, const char *dst, int passes, int done)
+/* Run 0's launch.txt @src as the merged launch's @dst: with @done of
+ * @passes pass files, status ok becomes degraded when passes are missing
+ * or @why is set (NULL: nothing else wrong), and an empty note says why. */
+static int write_launch_txt(const char *src, const char *dst, int passes, int done,
+			    const char *why)
 {
 	char *data = NULL;
 	size_t len;
@@ -338,20 +342,23 @@ static int write_launch_txt(const char *src, const char *dst, int passes, int do
 			continue;
 		if (!strncmp(line, "status=", 7)) {
 			have_status = true;
-			if (done < passes && !strcmp(line + 7, "ok")) {
+			if ((done < passes || why) && !strcmp(line + 7, "ok")) {
 				fprintf(tx.fp, "status=degraded\n");
 				continue;
 			}
 		}
-		if (!strncmp(line, "note=", 5) && done < passes && !line[5]) {
-			fprintf(tx.fp, "note=application replay: %d of %d pass files found\n",
-				done, passes);
+		if (!strncmp(line, "note=", 5) && (done < passes || why) && !line[5]) {
+			if (done < passes)
+				fprintf(tx.fp, "note=application replay: %d of %d pass files found%s%s\n",
+					done, passes, why ? "; " : "", why ? why : "");
+			else
+				fprintf(tx.fp, "note=%s\n", why);
 			continue;
 		}
 		fprintf(tx.fp, "%s\n", line);
 	}
 	if (!have_status)
-		fprintf(tx.fp, "status=%s\n", done < passes ? "degraded" : "ok");
+		fprintf(tx.fp, "status=%s\n", done < passes || why ? "degraded" : "ok");
 	fprintf(tx.fp, "replay_mode=application\npasses=%d\npasses_done=%d\n", passes, done);
 	free(data);
 	return tp_file_tx_commit(&tx);
@@ -387,10 +394,19 @@ static int merge_launch(const char *out, const struct op_run *runs, int n_runs, 
 	if (rc)
 		return rc;
 	int done = 0;
+	/* --app-replay-match name: a run whose launch had another block_dim
+	 * (the first such run): the merged blocks lack its pass's counters
+	 * where the grids differ. */
+	const struct op_launch *grid = NULL;
+	int grid_run = 0;
 	for (int i = 0; i < n_runs; i++) {
 		const struct op_launch *li = find(&runs[i], l0);
 		if (!li)
 			continue; /* relaxed: not kept unless in every run */
+		if (li->block_dim != l0->block_dim && !grid) {
+			grid = li;
+			grid_run = i;
+		}
 		char rdir[4096];
 		op_pathf(rdir, sizeof(rdir), "%s/raw/run_%d/device%d/%s/%d", out, i, li->device,
 			 li->name, li->k);
@@ -417,7 +433,17 @@ static int merge_launch(const char *out, const struct op_run *runs, int n_runs, 
 	op_pathf(rdir0, sizeof(rdir0), "%s/raw/run_0/device%d/%s/%d/launch.txt", out, l0->device,
 		 l0->name, l0->k);
 	op_pathf(path, sizeof(path), "%s/launch.txt", dst);
-	return write_launch_txt(rdir0, path, passes, done);
+	char why[200];
+	if (grid) {
+		snprintf(why, sizeof(why),
+			 "block_dim %" PRIu32 " in run 1 but %" PRIu32 " in run %d (pass %d): "
+			 "the blocks they do not share lack that pass's counters",
+			 l0->block_dim, grid->block_dim, grid_run + 1, grid_run);
+		fprintf(stderr, "taskprof op: warning: application replay: launch %d of %s: %s "
+				"(N/A; --app-replay-match grid keeps such launches apart)\n",
+			l0->occ, lname(l0), why);
+	}
+	return write_launch_txt(rdir0, path, passes, done, grid ? why : NULL);
 }
 
 int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match match,

@@ -456,6 +456,16 @@ SH
 	export SEQ="add:8:1" SEQ_2="add:16:1"
 	expect 1 "application replay (balanced)" -o "$root/ar4" $AR --app-replay-match grid "$root/fakeapp.sh"
 	expect 0 "3 runs matched, 1 launch profiled" -o "$root/ar4" $AR --app-replay-match name "$root/fakeapp.sh"
+	# ... and says that run 3's blocks differ: the launch is degraded.
+	expect 0 "taskprof op: warning: application replay: launch 0 of add: block_dim 8 in run 1 but 16 in run 3 (pass 2): the blocks they do not share lack that pass's counters (N/A; --app-replay-match grid keeps such launches apart)" \
+		-o "$root/ar4n" $AR --app-replay-match name "$root/fakeapp.sh"
+	lt=$(ls "$root"/ar4n/OPPROF_*/device0/add/0/launch.txt 2>/dev/null | head -1)
+	if grep -qx "status=degraded" "$lt" 2>/dev/null &&
+		grep -qx "note=block_dim 8 in run 1 but 16 in run 3 (pass 2): the blocks they do not share lack that pass's counters" "$lt"; then
+		echo "ok: --app-replay-match name across block_dims: launch.txt status=degraded with the note"
+	else
+		echo "FAIL: --app-replay-match name across block_dims: launch.txt '$lt': $(cat "$lt" 2>&1 | tr '\n' ' ')"; fail=1
+	fi
 	# A selection that matches none of run 1's launches: the other runs are skipped.
 	expect 0 "application replay: run 1 profiled no launch (1 made), so the other 2 runs would not either: skipped" \
 		-o "$root/ar7" $AR -k nosuch "$bindir/examples/op_accumulate"
