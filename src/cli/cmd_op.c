@@ -716,6 +716,11 @@ static int check_format(const char *path, const char *app)
 			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (it starts like an "
 					    "ELF file, but its header is not valid)", app,
 					    strerror(ENOEXEC));
+		/* The ELF header: 52 bytes (32-bit), 64 (64-bit). */
+		if (n < (b[4] == 1 ? 52 : 64))
+			return tp_set_error(-ENOEXEC, "cannot execute '%s': %s (an ELF file cut "
+					    "short: %zd bytes, fewer than its header's %d)", app,
+					    strerror(ENOEXEC), n, b[4] == 1 ? 52 : 64);
 		return 0;
 	}
 	if (memchr(b, 0, (size_t)n))

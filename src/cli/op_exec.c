@@ -296,8 +296,9 @@ static int wait_leftovers(pid_t app, const char *config)
 	}
 }
 
-/* Whether the first 256 bytes of @path hold no NUL byte (a text file:
- * a shell script without #!). In the forked child: no allocation. */
+/* Whether the first 256 bytes of @path hold no NUL byte and do not start
+ * as an ELF file (a text file: a shell script without #!). In the forked
+ * child: no allocation. */
 static bool looks_text(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -306,7 +307,7 @@ static bool looks_text(const char *path)
 	char b[256];
 	ssize_t n = read(fd, b, sizeof(b));
 	close(fd);
-	return n >= 0 && !memchr(b, 0, (size_t)n);
+	return n >= 0 && !memchr(b, 0, (size_t)n) && !(n >= 4 && !memcmp(b, "\x7f" "ELF", 4));
 }
 
 /* execve(@path); a text file the kernel does not run (ENOEXEC: no #!)

@@ -70,7 +70,9 @@ int tp_op_parse_mem_limit(const char *s, uint64_t *bytes, uint32_t *pct)
 		return 0;
 	}
 	unsigned shift = 0;
-	if (*end) {
+	if ((*end == 'B' || *end == 'b') && end[1] == '\0') {
+		end++; /* plain bytes: "4096B" */
+	} else if (*end) {
 		switch (toupper((unsigned char)*end)) {
 		case 'K': shift = 10; break;
 		case 'M': shift = 20; break;

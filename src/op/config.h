@@ -198,7 +198,8 @@ const char *tp_op_arch_name(enum tp_pmu_arch a);
 /**
  * tp_op_parse_mem_limit() - parse a `--replay-mem-limit` value: "N%"
  * (1..100) or a byte count with an optional K / M / G / T suffix (powers
- * of 1024, in any case; "KB" and "KiB" etc. also accepted), > 0
+ * of 1024, in any case; "KB" and "KiB" etc. also accepted, and "B" for
+ * plain bytes), > 0
  * (spec/opprof.md §4.9).
  * @s:     the value, NUL-terminated; nothing may follow it.
  * @bytes: receives the limit in bytes, or 0 for a percentage.

@@ -219,6 +219,12 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 		-o "$root/o" "$root/badelf"
 	expect 1 "cannot execute '$root/binary': Exec format error (a binary file that is neither an ELF executable nor a #! script)" \
 		-o "$root/o" "$root/binary"
+	# A valid e_ident and nothing after it (no NUL byte: it used to pass
+	# for a script and run under /bin/sh, "ELF: not found", 127).
+	printf '\177ELF\002\001\001' >"$root/shortelf"
+	chmod +x "$root/shortelf"
+	expect 1 "cannot execute '$root/shortelf': Exec format error (an ELF file cut short: 7 bytes, fewer than its header's 64)" \
+		-o "$root/o" "$root/shortelf"
 	# A valid ELF header on a truncated file: the exec refuses it, and
 	# taskprof does not hand it to /bin/sh (which said "not found", 127).
 	head -c 64 /bin/true >"$root/trunc"

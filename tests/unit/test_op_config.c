@@ -360,6 +360,12 @@ static void test_mem_limit_parse(void **state)
 	assert_int_equal(b, 3072);
 	assert_int_equal(tp_op_parse_mem_limit("1MB", &b, &p), 0);
 	assert_int_equal(b, 1ull << 20);
+	assert_int_equal(tp_op_parse_mem_limit("1B", &b, &p), 0); /* plain bytes */
+	assert_int_equal(b, 1);
+	assert_int_equal(tp_op_parse_mem_limit("4096b", &b, &p), 0);
+	assert_int_equal(b, 4096);
+	assert_int_equal(tp_op_parse_mem_limit("1BB", &b, &p), -EINVAL);
+	assert_int_equal(tp_op_parse_mem_limit("0B", &b, &p), -EINVAL);
 	assert_int_equal(tp_op_parse_mem_limit("5T", &b, &p), 0);
 	assert_int_equal(b, 5ull << 40);
 	assert_int_equal(tp_op_parse_mem_limit("16777215t", &b, &p), 0);
