@@ -58,6 +58,9 @@
 #      not profiled; application replay interrupted in its first run exits
 #      130 with no report (R17c), in its second reports the first (R17d)
 #   R18 main() returns while another thread launches: 12 runs, none hangs
+#   R19 kernels that allocate (kleak) or free (kfree) device memory under
+#      kernel replay: the replayed executions' blocks are freed after each,
+#      their frees of older blocks left to the application's execution
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -570,6 +573,31 @@ fi
 grep -q "^taskprof op: profiled 0 kernel launches; 3 failed (status failed, see above);" "$WORK/r6.err" &&
 	ok "R17 (R6): the 3 launches of ranges never popped count as failed, not profiled" ||
 	{ bad "R17 (R6): want 'profiled 0 kernel launches; 3 failed'"; show "$WORK/r6.err"; }
+
+# R19: kernels that allocate or free device memory, under kernel replay
+# on a 64 MiB device. kleak: each replayed execution's 8 MiB is freed
+# after it (5 of them leaked, and the application's 50 MiB allocation
+# then failed with -ENOMEM); kfree: the replayed executions do not free
+# the host's block (the restore found it freed and the injector ended the
+# application, status 70); the application's own execution frees it.
+for m in kleak kfree; do
+	say "R19: $m: a kernel that $([ $m = kleak ] && echo allocates || echo frees) device memory"
+	TASKPROF_DEVICE_MEM_MB=64 OP_OUT_FILE=$WORK/r19_$m.ref app_run "r19_$m.plain" "$APPS/robust" $m
+	TASKPROF_DEVICE_MEM_MB=64 OP_OUT_FILE=$WORK/r19_$m.bin op_run "r19_$m" -- "$APPS/robust" $m
+	d=${OPDIR:-none}/device0/${m}_k/0
+	if [ "$m" = kleak ]; then
+		want="5 allocations of the replayed executions freed after each, 0 frees"
+	else
+		want="0 allocations of the replayed executions freed after each, 5 frees of earlier allocations left to the application's own execution"
+	fi
+	if [ $APPRC = 0 ] && [ $OPRC = 0 ] && cmp -s "$WORK/r19_$m.ref" "$WORK/r19_$m.bin" &&
+		[ "$(kv "$d/launch.txt" status)" = ok ] && grep -qF "$want" "$OPDIR/taskprof.log"; then
+		ok "R19 $m: exit 0, output identical, status=ok, the log says: $want"
+	else
+		bad "R19 $m: exit $APPRC/$OPRC, status '$(kv "$d/launch.txt" status)', want 0/0, identical output, ok, '$want'"
+		show "$WORK/r19_$m.err"
+	fi
+done
 
 # R18: main() returns while another thread launches (profiled, -c 5000):
 # the exit must not hang (a reader start racing the exit's stop used to

@@ -11,6 +11,11 @@
  *             allocated (the snapshot is empty: output_hash must be 0).
  *   kmalloc   block 0 of the kernel calls tp_rt_malloc + tp_rt_free
  *             (allowed from kernels) — must not deadlock under replay.
+ *   kleak     block 0 allocates 8 MiB and keeps it in a device slot; the
+ *             host frees it and then allocates 50 MiB (run on a 64 MiB
+ *             device): replayed executions must not leak their 8 MiB.
+ *   kfree     block 0 frees a block the host allocated: the replayed
+ *             executions must not free it (the restore needs it).
  *   kill      THREADS threads launch "kill_k" EACH times concurrently.
  *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
  *   unpopped  a range pushed on the main thread and one on a second
@@ -104,6 +109,29 @@ static void kmalloc_k(uint32_t block_idx, uint32_t block_dim, void *p)
 	op_app_elementwise(p, block_idx, block_dim, 1);
 }
 
+/* kleak / kfree: out += in, and block 0 also allocates 8 MiB and keeps
+ * its address in *slot (kleak), or frees the block at *slot (kfree). */
+struct kmem_args {
+	struct op_app_vec v;
+	void **slot; /* device: one pointer */
+	int free;
+};
+
+static void kmem_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	struct kmem_args *a = p;
+	if (block_idx == 0) {
+		if (a->free) {
+			(void)tp_rt_free(*a->slot);
+		} else {
+			void *t = NULL;
+			if (tp_rt_malloc(&t, 8u << 20) == 0)
+				*a->slot = t;
+		}
+	}
+	op_app_elementwise(&a->v, block_idx, block_dim, 1);
+}
+
 /* in, out uploaded; want = out0 + times * in. */
 static int setup(float **din, float **dout, float *want, uint32_t times)
 {
@@ -190,6 +218,45 @@ static int m_kmalloc(void)
 }
 
 static struct op_app_vec g_kv;
+
+/* kleak: the kernel allocates 8 MiB once (block 0) and keeps it in a
+ * device slot; the host frees it, then allocates 50 MiB: on a device of
+ * TASKPROF_DEVICE_MEM_MB=64 that fits only if no replayed execution left
+ * its own 8 MiB behind. kfree: the host allocates a scratch block, the
+ * kernel frees it; the application must still end well under replay. */
+static int m_kmem(int do_free)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	void **slot = NULL;
+	void *scratch = NULL;
+	if ((rc = tp_rt_malloc((void **)&slot, sizeof(void *))) != 0 ||
+	    (do_free && (rc = tp_rt_malloc(&scratch, 4096)) != 0))
+		return op_app_fail(APP, "allocate", rc);
+	if ((rc = tp_rt_memcpy(slot, &scratch, sizeof(scratch), TP_RT_MEMCPY_HOST_TO_DEVICE)))
+		return op_app_fail(APP, "upload the slot", rc);
+	struct kmem_args a = { { .in = din, .out = dout, .n = N }, slot, do_free };
+	if ((rc = op_app_launch(kmem_k, do_free ? "kfree_k" : "kleak_k", BLOCKS, &a)) != 0 ||
+	    (rc = tp_rt_synchronize()) != 0)
+		return op_app_fail(APP, "launch", rc);
+	if (!do_free) {
+		void *got = NULL;
+		if ((rc = tp_rt_memcpy(&got, slot, sizeof(got), TP_RT_MEMCPY_DEVICE_TO_HOST)) ||
+		    !got || (rc = tp_rt_free(got)))
+			return op_app_fail(APP, "free the kernel's block", rc ? rc : -1);
+		void *big = NULL;
+		rc = tp_rt_malloc(&big, 50u << 20);
+		printf("%s kleak: 50 MiB after the kernel's 8 MiB was freed: rc=%d\n", APP, rc);
+		if (rc)
+			return op_app_fail(APP, "allocate 50 MiB", rc);
+		(void)tp_rt_free(big);
+	}
+	(void)tp_rt_free(slot);
+	return finish(do_free ? "kfree" : "kleak", dout, want);
+}
 
 static void *kill_thread(void *p)
 {
@@ -528,6 +595,10 @@ int main(int argc, char **argv)
 		return m_kmalloc();
 	if (!strcmp(m, "kill"))
 		return m_kill();
+	if (!strcmp(m, "kleak"))
+		return m_kmem(0);
+	if (!strcmp(m, "kfree"))
+		return m_kmem(1);
 	if (!strcmp(m, "reset"))
 		return m_reset();
 	if (!strcmp(m, "unpopped"))
@@ -558,7 +629,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kill|reset|unpopped|names|dotnames|swapnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak|kfree|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

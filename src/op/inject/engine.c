@@ -63,6 +63,7 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "op/inject/inject.h"
+#include "platform/tile/core_ctx.h"
 #include "op/registry.h"
 #include "platform/rt_internal.h"
 #include "taskprof/kernel.h"
@@ -108,6 +109,18 @@ struct khint {
 static struct khint *e_hints;
 /* The launch being profiled, for the fatal paths (set under the window). */
 static struct lctx *e_cur;
+/* Kernel replay: a replayed execution (a warm-up or a measured pass, not
+ * the application's own launch) is running, and the device allocations
+ * its kernel made (e_kmu): freed after it, since the restore puts device
+ * memory back as it was before the launch, when nothing pointed to them
+ * (each replay would otherwise leak them; inj_kreplay_call()). */
+static _Atomic bool e_kreplay;
+static pthread_mutex_t e_kmu = PTHREAD_MUTEX_INITIALIZER;
+static void **e_kalloc;
+static size_t e_nkalloc, e_capkalloc;
+/* Per launch: kernel allocations released, kernel frees left to the
+ * application's own execution (e_kmu). */
+static uint64_t e_kfreed, e_kskipped;
 /* launches.txt, opened on first use, and whether opening or writing it
  * failed (reported once; e_mu). */
 static int e_launches_fd = -1;
@@ -1003,6 +1016,80 @@ static struct tp_op_snap *take_snapshot(struct lctx *c, int dev, const char *wha
 	return NULL;
 }
 
+bool inj_kreplay_call(void)
+{
+	/* relaxed: set and cleared by the launching thread while the
+	 * kernel's AICore threads run, around each replayed execution; the
+	 * launch itself orders it before and after their work. */
+	return atomic_load_explicit(&e_kreplay, memory_order_relaxed) &&
+	       tp_core_ctx_current() != NULL;
+}
+
+void inj_kreplay_alloc(void *p)
+{
+	pthread_mutex_lock(&e_kmu);
+	if (e_nkalloc == e_capkalloc) {
+		size_t cap = e_capkalloc ? 2 * e_capkalloc : 16;
+		void **v = realloc(e_kalloc, cap * sizeof(*v));
+		if (!v) {
+			pthread_mutex_unlock(&e_kmu);
+			inj_log(TP_LOG_WARN, "out of memory: the kernel's allocation %p stays "
+				"allocated after its replayed execution", p);
+			return;
+		}
+		e_kalloc = v;
+		e_capkalloc = cap;
+	}
+	e_kalloc[e_nkalloc++] = p;
+	pthread_mutex_unlock(&e_kmu);
+}
+
+bool inj_kreplay_free(void *p)
+{
+	bool mine = false;
+	pthread_mutex_lock(&e_kmu);
+	for (size_t i = 0; i < e_nkalloc; i++)
+		if (e_kalloc[i] == p) {
+			e_kalloc[i] = e_kalloc[--e_nkalloc];
+			mine = true;
+			break;
+		}
+	if (!mine)
+		e_kskipped++;
+	pthread_mutex_unlock(&e_kmu);
+	return mine;
+}
+
+/* Start (@on) or end a replayed execution of kernel replay; at its end,
+ * free what its kernel allocated. */
+static void kreplay_exec(bool on)
+{
+	/* relaxed: see inj_kreplay_call(). */
+	atomic_store_explicit(&e_kreplay, on, memory_order_relaxed);
+	if (on)
+		return;
+	pthread_mutex_lock(&e_kmu);
+	for (size_t i = 0; i < e_nkalloc; i++)
+		if (g_inj.real.free && g_inj.real.free(e_kalloc[i]) == 0)
+			e_kfreed++;
+	e_nkalloc = 0;
+	pthread_mutex_unlock(&e_kmu);
+}
+
+/* After the replay of @c: say once what kreplay_exec() did for it. */
+static void kreplay_report(struct lctx *c)
+{
+	pthread_mutex_lock(&e_kmu);
+	uint64_t freed = e_kfreed, skipped = e_kskipped;
+	e_kfreed = e_kskipped = 0;
+	pthread_mutex_unlock(&e_kmu);
+	if (freed || skipped)
+		inj_log(TP_LOG_INFO, "%s: its kernel allocates or frees device memory: %" PRIu64
+			" allocation%s of the replayed executions freed after each, %" PRIu64
+			" free%s of earlier allocations left to the application's own execution",
+			c->l->name, freed, freed == 1 ? "" : "s", skipped, skipped == 1 ? "" : "s");
+}
+
 static int kernel_replay(struct lctx *c)
 {
 	const struct tp_op_config *cfg = &g_inj.cfg;
@@ -1038,7 +1125,9 @@ static int kernel_replay(struct lctx *c)
 			fatal_restore(c);
 		args_before(&ag);
 		watch_on(c);
+		kreplay_exec(true);
 		lrc = body_one(&plain);
+		kreplay_exec(false);
 		watch_off();
 		args_after(&ag);
 		replayed++;
@@ -1073,7 +1162,9 @@ static int kernel_replay(struct lctx *c)
 			fatal_restore(c);
 		struct one_launch o = { l, p == 0 ? &in : NULL };
 		args_before(&ag);
+		kreplay_exec(true);
 		rc = run_pass(c, p, &buf, body_one, &o, &lrc);
+		kreplay_exec(false);
 		uint64_t t1 = tp_now_ns();
 		args_after(&ag);
 		replayed += !rc;
@@ -1107,6 +1198,7 @@ static int kernel_replay(struct lctx *c)
 	instr_free(&in);
 	free(aw);
 	args_guard_report(&ag, l, replayed);
+	kreplay_report(c);
 	/* The application's launch sees the inputs as they were. */
 	if (restore && tp_op_snap_restore(snap, NULL))
 		fatal_restore(c);

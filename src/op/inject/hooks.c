@@ -584,6 +584,14 @@ HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
 	init();
 	if (!g_inj.real.malloc)
 		return missing(H_MALLOC, "tp_rt_malloc");
+	if (g_inj.active && inj_kreplay_call()) {
+		/* A kernel of a replayed execution (a device thread, which
+		 * passthrough() lets by): freed when the execution ends. */
+		int rc = g_inj.real.malloc(dev_ptr, size);
+		if (!rc)
+			inj_kreplay_alloc(*dev_ptr);
+		return rc;
+	}
 	if (passthrough())
 		return g_inj.real.malloc(dev_ptr, size);
 	tl_depth++;
@@ -603,6 +611,12 @@ HOOK_API int tp_rt_free(void *dev_ptr)
 	init();
 	if (!g_inj.real.free)
 		return missing(H_FREE, "tp_rt_free");
+	if (dev_ptr && g_inj.active && inj_kreplay_call()) {
+		/* A kernel of a replayed execution frees: its own block of
+		 * that execution now; any other, never (the next restore
+		 * needs it): the application's own execution frees it. */
+		return inj_kreplay_free(dev_ptr) ? g_inj.real.free(dev_ptr) : 0;
+	}
 	if (passthrough())
 		return g_inj.real.free(dev_ptr);
 	tl_depth++;

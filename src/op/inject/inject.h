@@ -277,6 +277,26 @@ struct inj_pass_buf {
 	size_t len, cap;
 };
 
+/** inj_kreplay_call() - whether the calling thread is a kernel (an
+ *  AICore thread bound to a core) of a replayed execution of kernel
+ *  replay (a warm-up or a measured pass, not the application's own
+ *  launch): its tp_rt_malloc / tp_rt_free then go through
+ *  inj_kreplay_alloc() / inj_kreplay_free() (docs/op.md "Limits and
+ *  failure modes", a kernel that calls tp_rt_malloc).
+ *  Return: true in such a call. */
+bool inj_kreplay_call(void);
+/** inj_kreplay_alloc() - note @p, a block the kernel of the replayed
+ *  execution allocated: freed (for real) when that execution ends, as
+ *  the restore leaves nothing pointing to it.
+ *  @p: the device address tp_rt_malloc() returned. */
+void inj_kreplay_alloc(void *p);
+/** inj_kreplay_free() - a free by the kernel of a replayed execution.
+ *  @p: the device address.
+ *  Return: true when @p is a block that execution allocated (the caller
+ *  frees it now); false for any other address, whose free is left to the
+ *  application's own execution (the restore needs the block; the caller
+ *  returns 0 without freeing). */
+bool inj_kreplay_free(void *p);
 /** inj_reader_ensure() - a reader thread for @device (stopping and joining
  *  one that serves another device; spec/opprof.md §4.10).
  *  @device: the device whose channels it drains.
