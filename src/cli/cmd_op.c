@@ -470,7 +470,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		case OPT_MEMLIM:
 			if (tp_op_parse_mem_limit(optarg, &c->mem_limit_bytes, &c->mem_limit_pct))
 				return bad("--replay-mem-limit", optarg,
-					   "a byte count > 0 (optional K, M, G or T suffix) or N% "
+					   "a byte count > 0 (optional B, K, M, G or T suffix) or N% "
 					   "with N from 1 to 100");
 			break;
 		case OPT_MATCH:

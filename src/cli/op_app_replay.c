@@ -12,6 +12,7 @@
  * wrote its launch of pass i under raw/run_<i>/device<D>/<name>/<k_i>/; the
  * merged directory is device<D>/<name>/<k_0>/ (k as run 0 numbered it).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -81,7 +82,10 @@ static int parse_line(char *line, struct op_launch *l)
 			for (const char *c = v; *c; c++) {
 				unsigned x;
 				if (*c == '%') {
-					if (sscanf(c + 1, "%2x", &x) != 1 || !c[1] || !c[2])
+					/* two hex digits, not 00 (no NUL in a name) */
+					if (!isxdigit((unsigned char)c[1]) ||
+					    !isxdigit((unsigned char)c[2]) ||
+					    sscanf(c + 1, "%2x", &x) != 1 || !x)
 						return -1;
 					c += 2;
 				} else {
@@ -148,7 +152,8 @@ static int read_run(const char *path, struct op_run *r)
 		if (parse_line(line, &r->v[r->n])) {
 			free(data);
 			return tp_set_error(-EINVAL, "%s: line %d: expected 'device=<D> name=<name> "
-						     "block_dim=<n> k=<k> profiled=<0|1>'",
+						     "block_dim=<n> k=<k> profiled=<0|1>' and optionally "
+						     "'real=<name, %%XX escapes>'",
 					    path, lineno);
 		}
 		sanitise(r->v[r->n].name);
@@ -215,11 +220,18 @@ static void number_occurrences(struct op_run *r)
 }
 
 /* The name messages give @l: its real name, else (an older
- * launches.txt) its folder name. */
-static const char *lname(const struct op_launch *l)
+ * launches.txt) its folder name; a control character in it (a newline,
+ * an escape sequence) as '?', so it cannot forge a line or recolour the
+ * terminal. Returns @buf (@n bytes). */
+static const char *lname_in(const struct op_launch *l, char *buf, size_t n)
 {
-	return l->real[0] ? l->real : l->name;
+	snprintf(buf, n, "%s", l->real[0] ? l->real : l->name);
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return buf;
 }
+#define lname(l) lname_in((l), (char[sizeof((l)->real)]){ 0 }, sizeof((l)->real))
 
 static void describe(const struct op_launch *l, char *buf, size_t len)
 {

@@ -452,7 +452,7 @@ int tp_op_config_read(const char *path, struct tp_op_config *c)
 			break;
 		case K_MEM_LIMIT:
 			if (tp_op_parse_mem_limit(val, &c->mem_limit_bytes, &c->mem_limit_pct))
-				expect = "BYTES (> 0, optional K/M/G/T suffix) or N% (1..100)";
+				expect = "BYTES (> 0, optional B/K/M/G/T suffix) or N% (1..100)";
 			break;
 		case K_PASS_TIMEOUT:
 			if (!parse_u32(val, 1, TP_OP_PASS_TIMEOUT_MAX, &c->pass_timeout_s))

@@ -19,7 +19,7 @@
  *   launch_skip_before_match=0      0..1000
  *   launch_skip=0                   0..1000
  *   launch_count=1                  1..5000
- *   replay_mem_limit=50%            BYTES (optional K/M/G/T suffix, 1024-based) or N% (1..100)
+ *   replay_mem_limit=50%            BYTES (optional B/K/M/G/T suffix, 1024-based) or N% (1..100)
  *   pass_timeout_s=60               1..86400
  *   range_markers=off               on | off
  *   instr=on                        on | off

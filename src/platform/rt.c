@@ -933,11 +933,14 @@ static _Atomic(cxa_demangle_fn) g_demangle;
 /*
  * A C++ symbol ("_Z..." of the Itanium ABI) as c++filt prints it, e.g.
  * "_ZN4demoL5scaleEjjPv" as "demo::scale(unsigned int, unsigned int,
- * void*)", by the __cxa_demangle of the C++ runtime the process has
- * loaded (a C++ kernel's object needs one; none is loaded for that).
+ * void*)", by the __cxa_demangle of the C++ runtime: the one the process
+ * has, else libstdc++ loaded for it (a C++ kernel's object may not link
+ * one), so that a kernel is named alike from its first launch on.
  * @name: the symbol; @buf, @n: as tp_rt_internal_kernel_name's.
  * Return: whether @buf got the demangled name (false: not a C++ symbol,
- * no C++ runtime loaded, or a symbol it cannot demangle; @buf untouched).
+ * no C++ runtime to be had, a symbol it cannot demangle, or a demangled
+ * name of @n bytes or more, which, cut, could be another kernel's too:
+ * the symbol itself is then the name; @buf untouched).
  */
 static bool demangle(const char *name, char *buf, size_t n)
 {
@@ -950,10 +953,11 @@ static bool demangle(const char *name, char *buf, size_t n)
 		void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
 		if (!sym) {
 			/* A C++ library loaded RTLD_LOCAL: its runtime is not in
-			 * the global scope. RTLD_NOLOAD loads nothing new; the
-			 * handle is kept, so the runtime is never unloaded
-			 * under the pointer. */
+			 * the global scope. The handle is kept, so the runtime
+			 * is never unloaded under the pointer. */
 			void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD);
+			if (!h) /* none loaded (a library built as C++ without it) */
+				h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
 			sym = h ? dlsym(h, "__cxa_demangle") : NULL;
 			if (h && !sym)
 				dlclose(h);
@@ -965,7 +969,7 @@ static bool demangle(const char *name, char *buf, size_t n)
 	}
 	int status = -1;
 	char *d = fn(name, NULL, NULL, &status);
-	bool ok = d && status == 0;
+	bool ok = d && status == 0 && strlen(d) < n;
 	if (ok)
 		snprintf(buf, n, "%s", d);
 	free(d);

@@ -56,8 +56,9 @@ struct tp_device *tp_rt_internal_device(int device_id);
  * addresses; else, when no loaded object holds @kernel,
  * "kernel_<address>". A C++ symbol (exported or from the table) is
  * demangled as c++filt prints it ("demo::scale(unsigned int, unsigned
- * int, void*)") by the process's own C++ runtime (__cxa_demangle),
- * when one is loaded. Names from a symbol table or an offset are cached
+ * int, void*)") by the process's C++ runtime (__cxa_demangle; libstdc++
+ * is loaded for it when the process has none), unless that name does not
+ * fit @buf (the symbol is kept: cut, it could be another kernel's). Names from a symbol table or an offset are cached
  * by address and object (256 kernels). Thread-safe.
  */
 void tp_rt_internal_kernel_name(tp_rt_kernel_fn kernel, const struct tp_rt_launch_attr *attr,

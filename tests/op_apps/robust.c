@@ -61,7 +61,9 @@
  *   exitrace US a thread launches "race_k" in a loop while main() launches
  *             it once after US microseconds and returns: the exit must
  *             not wait for the injector's reader thread for ever (a start
- *             racing the exit's stop left a reader nobody told to quit).
+ *             racing the exit's stop left a reader nobody told to quit),
+ *             and its atexit handler (100 ms, then "atexit done") must
+ *             run, whatever profile the exit cuts short.
  *
  * OP_OUT_FILE gets out's bytes (indirect, kmalloc, kill, reset). Exit
  * 0 / 1 (wrong result) / 2 (device error), see op_app.h.
@@ -295,6 +297,15 @@ static void *race_thread(void *p)
 	return NULL;
 }
 
+/* exitrace: exit work of the application's own, which a profile cut
+ * short by the exit must not prevent. */
+static void exitrace_atexit(void)
+{
+	usleep(100000);
+	printf("%s: exitrace: atexit done\n", APP);
+	fflush(stdout);
+}
+
 static int m_exitrace(unsigned us)
 {
 	static float want[N];
@@ -303,6 +314,7 @@ static int m_exitrace(unsigned us)
 	if (rc)
 		return op_app_fail(APP, "allocate", rc);
 	g_kv = (struct op_app_vec){ .in = din, .out = dout, .n = N };
+	atexit(exitrace_atexit);
 	pthread_t t;
 	if (pthread_create(&t, NULL, race_thread, NULL))
 		return op_app_fail(APP, "pthread_create", -1);

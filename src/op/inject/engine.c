@@ -163,6 +163,11 @@ void inj_engine_atfork_child(void)
 {
 	/* Another thread of the parent may have held it. */
 	pthread_mutex_init(&e_mu, NULL);
+	pthread_mutex_init(&e_kmu, NULL);
+	/* relaxed: the child's only thread. */
+	atomic_store_explicit(&e_kreplay, false, memory_order_relaxed);
+	e_nkalloc = 0; /* the parent's replayed execution's blocks */
+	e_kfreed = e_kskipped = 0;
 	e_cur = NULL;
 	/* Only the forking thread survives: no profile is in progress. */
 	e_inflight = 0;
@@ -657,6 +662,11 @@ static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_b
 	(void)tp_drv_prof_stop(dev, TP_DRV_CH_AICORE_PMU);
 	(void)tp_drv_prof_stop(dev, TP_DRV_CH_TASK_TIME);
 	if (inj_reader_wait((int)(g_inj.cfg.pass_timeout_s * 1000u))) {
+		/* The process is exiting (another thread returned from main()
+		 * or called exit()), which stopped the reader: the pass is cut
+		 * short, not hung; the exit goes on (its atexit work too). */
+		if (inj_exiting())
+			return tp_set_error(-ECANCELED, "the application exited during pass %u", p);
 		inj_log(TP_LOG_ERROR, "%s: pass %u: the channels did not drain within %u s: %s",
 			c->l->name, p, g_inj.cfg.pass_timeout_s, inj_timeout_advice());
 		char note[400];

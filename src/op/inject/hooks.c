@@ -44,6 +44,10 @@ struct inj_state g_inj;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static _Thread_local int tl_depth;
 static int g_log_fd = -1;
+/* Held around g_log_fd's use (a line's write, its reopening, its close
+ * at exit): a thread still logging while the process exits (the
+ * destructor closes it) never writes to a number the close freed. */
+static pthread_mutex_t g_log_mu = PTHREAD_MUTEX_INITIALIZER;
 /* Identity (device, inode) of taskprof.log behind g_log_fd and of the
  * stderr the process started with: the application may close either and
  * open a file of its own under the same number, which must never receive
@@ -131,7 +135,8 @@ static bool stderr_ours(void)
 }
 
 /* g_log_fd, checked: when the application closed it (and maybe reused the
- * number), taskprof.log is opened again by name; -1 when it cannot be. */
+ * number), taskprof.log is opened again by name; -1 when it cannot be.
+ * g_log_mu held. */
 static int log_fd(void)
 {
 	if (g_log_fd < 0 || fd_is(g_log_fd, g_log_dev, g_log_ino))
@@ -157,8 +162,12 @@ static void vlog_line(int level, const char *fmt, va_list ap)
 		return;
 	if ((size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
+	pthread_mutex_lock(&g_log_mu);
 	const int lfd = log_fd();
 	ssize_t w = lfd >= 0 ? write(lfd, line, (size_t)n) : n;
+	const int werr = errno;
+	pthread_mutex_unlock(&g_log_mu);
+	errno = werr;
 	if (w != n && !atomic_exchange_explicit(&g_log_failed, true, memory_order_relaxed)) {
 		/* stderr still gets WARN and up; the launcher learns that the
 		 * log is incomplete (once: every later line would fail too). */
@@ -318,6 +327,7 @@ static void *resolve(const char *name)
 
 static void atfork_child(void)
 {
+	pthread_mutex_init(&g_log_mu, NULL);
 	tp_op_registry_atfork_child();
 	inj_reader_atfork_child();
 	inj_engine_atfork_child();
@@ -468,6 +478,10 @@ static inline void init(void)
 
 /* ---- exit -------------------------------------------------------------------- */
 
+/* The process is exiting: main() returned or exit() was called (set
+ * before the exit stops the channel reader; inj_exiting()). */
+static atomic_bool g_exiting;
+
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
 extern void *__dso_handle;
 
@@ -476,7 +490,15 @@ extern void *__dso_handle;
 static void main_thread_exit(void *arg)
 {
 	(void)arg;
+	/* relaxed: a lone flag, read by launching threads after their
+	 * reader wait failed (the join orders nothing they need). */
+	atomic_store_explicit(&g_exiting, true, memory_order_relaxed);
 	inj_reader_stop(-1);
+}
+
+bool inj_exiting(void)
+{
+	return atomic_load_explicit(&g_exiting, memory_order_relaxed);
 }
 
 __attribute__((constructor)) static void inj_ctor(void)
@@ -488,14 +510,18 @@ __attribute__((constructor)) static void inj_ctor(void)
 
 __attribute__((destructor)) static void inj_dtor(void)
 {
+	/* relaxed: see main_thread_exit(). */
+	atomic_store_explicit(&g_exiting, true, memory_order_relaxed);
 	if (g_inj.active)
 		inj_engine_exit();
 	inj_reader_stop(-1);
 	/* Closed only if it is still taskprof.log: never the application's
 	 * file that took its number. */
+	pthread_mutex_lock(&g_log_mu);
 	if (g_log_fd >= 0 && fd_is(g_log_fd, g_log_dev, g_log_ino))
 		close(g_log_fd);
 	g_log_fd = -1;
+	pthread_mutex_unlock(&g_log_mu);
 }
 
 /* ---- hooks ------------------------------------------------------------------- */

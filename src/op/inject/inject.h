@@ -277,6 +277,11 @@ struct inj_pass_buf {
 	size_t len, cap;
 };
 
+/** inj_exiting() - whether the process is exiting (main() returned or
+ *  exit() ran: the injector's exit handlers began), so that a pass whose
+ *  channel reader the exit stopped is cut short, not taken for a hang.
+ *  Return: true once the exit began. */
+bool inj_exiting(void);
 /** inj_kreplay_call() - whether the calling thread is a kernel (an
  *  AICore thread bound to a core) of a replayed execution of kernel
  *  replay (a warm-up or a measured pass, not the application's own

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/error.h"
 #include "base/log.h"
 #include "op/inject/inject.h"
 
@@ -115,6 +116,11 @@ static void drain_channel(int device, uint32_t ch, struct tp_op_rec *tmp)
  * through the destructors, which must neither join the thread itself
  * nor wait for r_life, which a thread joining this one holds. */
 static _Thread_local bool r_on_reader;
+/* True while this thread holds r_life: an exit() from a signal handler
+ * that interrupted it (in a join) reaches inj_reader_stop() again
+ * through the destructors, which must not wait for the lock this very
+ * thread holds. */
+static _Thread_local bool r_life_held;
 
 static void *reader_main(void *arg)
 {
@@ -209,11 +215,16 @@ int inj_reader_ensure(int device)
 	pthread_mutex_unlock(&r_mu);
 	if (same)
 		return 0;
+	if (r_life_held) /* a signal handler's launch inside a start or stop */
+		return tp_set_error(-EDEADLK, "a launch from a signal handler while the "
+				    "channel reader was being started or stopped: not profiled");
 	pthread_mutex_lock(&r_life);
+	r_life_held = true;
 	pthread_mutex_lock(&r_mu);
 	same = r_running && r_device == device; /* started meanwhile */
 	pthread_mutex_unlock(&r_mu);
 	if (same) {
+		r_life_held = false;
 		pthread_mutex_unlock(&r_life);
 		return 0;
 	}
@@ -226,6 +237,7 @@ int inj_reader_ensure(int device)
 	int rc = pthread_create(&r_thread, NULL, reader_main, NULL);
 	r_running = rc == 0;
 	pthread_mutex_unlock(&r_mu);
+	r_life_held = false;
 	pthread_mutex_unlock(&r_life);
 	if (rc)
 		inj_log(TP_LOG_ERROR, "cannot start the channel reader thread: %s", strerror(rc));
@@ -234,10 +246,12 @@ int inj_reader_ensure(int device)
 
 void inj_reader_stop(int device)
 {
-	if (r_on_reader)
+	if (r_on_reader || r_life_held)
 		return;
 	pthread_mutex_lock(&r_life);
+	r_life_held = true;
 	stop_locked(device);
+	r_life_held = false;
 	pthread_mutex_unlock(&r_life);
 }
 

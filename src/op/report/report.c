@@ -1284,16 +1284,15 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			snprintf(dur, sizeof(dur), "N/A");
 		/* A longer name (a C++ signature) is cut visibly: its first
 		 * w - 3 bytes, not inside a UTF-8 character, and "...". */
-		char name[64];
+		char name[48]; /* w <= 40 bytes shown */
 		size_t len = strlen(s[i].name);
+		size_t cut = len;
 		if (len > w) {
-			size_t cut = w - 3;
+			cut = w - 3;
 			while (cut && ((unsigned char)s[i].name[cut] & 0xC0) == 0x80)
 				cut--;
-			snprintf(name, sizeof(name), "%.*s...", (int)cut, s[i].name);
-		} else {
-			snprintf(name, sizeof(name), "%s", s[i].name);
 		}
+		snprintf(name, sizeof(name), "%.*s%s", (int)cut, s[i].name, len > w ? "..." : "");
 		fprintf(f, "%-*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
