@@ -347,6 +347,18 @@ static void fatal_restore(struct lctx *c)
 {
 	char msg[700];
 	snprintf(msg, sizeof(msg), "%s", tp_last_error());
+	if (inj_exiting()) {
+		/* Another thread is ending the process (exit(), or main()
+		 * returned), and its teardown released the device memory this
+		 * restore wanted: not the replay's fault. The exit ends this
+		 * thread with the process, after the application's own exit
+		 * work; only an exit still not done in 10 s (a thread of it
+		 * waiting for this one) gets the fatal end below. */
+		inj_log(TP_LOG_INFO, "%s: restore cut short by the application's exit: %s",
+			c->l->name, msg);
+		for (int i = 0; i < 100; i++)
+			usleep(100000);
+	}
 	inj_log(TP_LOG_ERROR, "%s: %s; the device memory is in an unknown state: exiting "
 		"with status %d", c->l->name, msg, INJ_EXIT_FATAL);
 	char note[600];
