@@ -59,8 +59,9 @@
 #      130 with no report (R17c), in its second reports the first (R17d)
 #   R18 main() returns while another thread launches: 12 runs, none hangs,
 #      each exits 0 after the application's atexit handler
-#   R19 kernels that allocate (kleak) or free (kfree) device memory under
-#      kernel replay: the replayed executions' blocks are freed after each,
+#   R19 / R19r kernels that allocate (kleak) or free (kfree) device memory under
+#      kernel replay (R19r: inside a range, range replay): the replayed
+#      executions' blocks are freed after each,
 #      their frees of older blocks left to the application's execution
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
@@ -597,6 +598,32 @@ for m in kleak kfree; do
 	else
 		bad "R19 $m: exit $APPRC/$OPRC, status '$(kv "$d/launch.txt" status)', want 0/0, identical output, ok, '$want'"
 		show "$WORK/r19_$m.err"
+	fi
+done
+
+# R19r: the same kernels inside a range, under range replay (warm-up 1, 4
+# passes; the last pass is the application's execution): the warm-up's
+# and the first three passes' 8 MiB are freed before the next restore
+# (they leaked, and the 50 MiB allocation failed: exit 2), and their frees
+# of the host's block are left to the last pass.
+for m in kleak kfree; do
+	say "R19r: $m inside a range, range replay"
+	TASKPROF_DEVICE_MEM_MB=64 OP_OUT_FILE=$WORK/r19r_$m.ref app_run "r19r_$m.plain" "$APPS/robust" $m range
+	TASKPROF_DEVICE_MEM_MB=64 OP_OUT_FILE=$WORK/r19r_$m.bin op_run "r19r_$m" --replay-mode range \
+		--range-markers on -- "$APPS/robust" $m range
+	d=${OPDIR:-none}/device0/${m}_k/0
+	if [ "$m" = kleak ]; then
+		want="range kmem: its kernel allocates or frees device memory: 4 allocations of the replayed executions freed after each, 0 frees"
+	else
+		want="range kmem: its kernel allocates or frees device memory: 0 allocations of the replayed executions freed after each, 4 frees of earlier allocations left to the application's own execution"
+	fi
+	if [ $APPRC = 0 ] && [ $OPRC = 0 ] && cmp -s "$WORK/r19r_$m.ref" "$WORK/r19r_$m.bin" &&
+		[ "$(kv "$d/launch.txt" status)" = ok ] && [ "$(kv "$d/launch.txt" passes)" = 4 ] &&
+		grep -qF "$want" "$OPDIR/taskprof.log"; then
+		ok "R19r $m: exit 0, output identical, status=ok, 4 passes, the log says: $want"
+	else
+		bad "R19r $m: exit $APPRC/$OPRC, status '$(kv "$d/launch.txt" status)', passes '$(kv "$d/launch.txt" passes)', want 0/0, identical output, ok, 4, '$want'"
+		show "$WORK/r19r_$m.err"
 	fi
 done
 

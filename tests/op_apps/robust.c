@@ -16,6 +16,8 @@
  *             device): replayed executions must not leak their 8 MiB.
  *   kfree     block 0 frees a block the host allocated: the replayed
  *             executions must not free it (the restore needs it).
+ *             `kleak range` / `kfree range`: the launch inside a range
+ *             ("kmem"), for range replay.
  *   kill      THREADS threads launch "kill_k" EACH times concurrently.
  *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
  *   unpopped  a range pushed on the main thread and one on a second
@@ -226,7 +228,7 @@ static struct op_app_vec g_kv;
  * TASKPROF_DEVICE_MEM_MB=64 that fits only if no replayed execution left
  * its own 8 MiB behind. kfree: the host allocates a scratch block, the
  * kernel frees it; the application must still end well under replay. */
-static int m_kmem(int do_free)
+static int m_kmem(int do_free, int in_range)
 {
 	static float want[N];
 	float *din = NULL, *dout = NULL;
@@ -241,8 +243,10 @@ static int m_kmem(int do_free)
 	if ((rc = tp_rt_memcpy(slot, &scratch, sizeof(scratch), TP_RT_MEMCPY_HOST_TO_DEVICE)))
 		return op_app_fail(APP, "upload the slot", rc);
 	struct kmem_args a = { { .in = din, .out = dout, .n = N }, slot, do_free };
+	if (in_range && (rc = tp_rt_range_push("kmem")) != 0)
+		return op_app_fail(APP, "tp_rt_range_push", rc);
 	if ((rc = op_app_launch(kmem_k, do_free ? "kfree_k" : "kleak_k", BLOCKS, &a)) != 0 ||
-	    (rc = tp_rt_synchronize()) != 0)
+	    (in_range && (rc = tp_rt_range_pop()) != 0) || (rc = tp_rt_synchronize()) != 0)
 		return op_app_fail(APP, "launch", rc);
 	if (!do_free) {
 		void *got = NULL;
@@ -607,10 +611,11 @@ int main(int argc, char **argv)
 		return m_kmalloc();
 	if (!strcmp(m, "kill"))
 		return m_kill();
+	const int in_range = argc > 2 && !strcmp(argv[2], "range");
 	if (!strcmp(m, "kleak"))
-		return m_kmem(0);
+		return m_kmem(0, in_range);
 	if (!strcmp(m, "kfree"))
-		return m_kmem(1);
+		return m_kmem(1, in_range);
 	if (!strcmp(m, "reset"))
 		return m_reset();
 	if (!strcmp(m, "unpopped"))
@@ -641,7 +646,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak|kfree|kill|reset|unpopped|names|dotnames|swapnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

@@ -1082,14 +1082,20 @@ bool inj_kreplay_free(void *p)
 	return mine;
 }
 
-/* Start (@on) or end a replayed execution of kernel replay; at its end,
- * free what its kernel allocated. */
+/* Start (@on) or end a replayed execution (kernel replay; range replay:
+ * the warm-ups and every pass but the last); what its kernels allocate
+ * is kept in e_kalloc until kreplay_discard() or kreplay_keep(). */
 static void kreplay_exec(bool on)
 {
 	/* relaxed: see inj_kreplay_call(). */
 	atomic_store_explicit(&e_kreplay, on, memory_order_relaxed);
-	if (on)
-		return;
+}
+
+/* A restore follows the replayed execution that ended: free what its
+ * kernels allocated (nothing points to it once device memory is put back
+ * as it was before). */
+static void kreplay_discard(void)
+{
 	pthread_mutex_lock(&e_kmu);
 	for (size_t i = 0; i < e_nkalloc; i++)
 		if (g_inj.real.free && g_inj.real.free(e_kalloc[i]) == 0)
@@ -1098,8 +1104,23 @@ static void kreplay_exec(bool on)
 	pthread_mutex_unlock(&e_kmu);
 }
 
-/* After the replay of @c: say once what kreplay_exec() did for it. */
-static void kreplay_report(struct lctx *c)
+/* No restore follows the replayed execution that ended: it stands as the
+ * application's own (range replay cut short by a SIGINT or a failure), so
+ * what its kernels allocated stays allocated; its frees of earlier blocks
+ * were left undone (those blocks stay allocated). Returns how many
+ * allocations were kept. */
+static uint64_t kreplay_keep(void)
+{
+	pthread_mutex_lock(&e_kmu);
+	uint64_t n = e_nkalloc;
+	e_nkalloc = 0;
+	pthread_mutex_unlock(&e_kmu);
+	return n;
+}
+
+/* After the replay of @what (a kernel's name, or "range NAME"): say once
+ * what kreplay_discard() did for it, and the frees left undone. */
+static void kreplay_report(const char *what)
 {
 	pthread_mutex_lock(&e_kmu);
 	uint64_t freed = e_kfreed, skipped = e_kskipped;
@@ -1109,7 +1130,7 @@ static void kreplay_report(struct lctx *c)
 		inj_log(TP_LOG_INFO, "%s: its kernel allocates or frees device memory: %" PRIu64
 			" allocation%s of the replayed executions freed after each, %" PRIu64
 			" free%s of earlier allocations left to the application's own execution",
-			c->l->name, freed, freed == 1 ? "" : "s", skipped, skipped == 1 ? "" : "s");
+			what, freed, freed == 1 ? "" : "s", skipped, skipped == 1 ? "" : "s");
 }
 
 static int kernel_replay(struct lctx *c)
@@ -1150,6 +1171,7 @@ static int kernel_replay(struct lctx *c)
 		kreplay_exec(true);
 		lrc = body_one(&plain);
 		kreplay_exec(false);
+		kreplay_discard();
 		watch_off();
 		args_after(&ag);
 		replayed++;
@@ -1187,6 +1209,7 @@ static int kernel_replay(struct lctx *c)
 		kreplay_exec(true);
 		rc = run_pass(c, p, &buf, body_one, &o, &lrc);
 		kreplay_exec(false);
+		kreplay_discard();
 		uint64_t t1 = tp_now_ns();
 		args_after(&ag);
 		replayed += !rc;
@@ -1220,7 +1243,7 @@ static int kernel_replay(struct lctx *c)
 	instr_free(&in);
 	free(aw);
 	args_guard_report(&ag, l, replayed);
-	kreplay_report(c);
+	kreplay_report(l->name);
 	/* The application's launch sees the inputs as they were. */
 	if (restore && tp_op_snap_restore(snap, NULL))
 		fatal_restore(c);
@@ -2061,10 +2084,14 @@ int inj_range_pop(void)
 	 * range is written, so its memory no longer matters). */
 	uint32_t warmed = 0;
 	for (uint32_t w = 0; w < cfg->warm_up && !lrc && !inj_interrupted(); w++, warmed++) {
+		/* The execution before was replayed: a restore follows. */
+		kreplay_discard();
 		if (restore && tp_op_snap_restore(snap, NULL))
 			fatal_restore(c0);
 		watch_on(c0);
+		kreplay_exec(true);
 		lrc = body_list(NULL);
+		kreplay_exec(false);
 		watch_off();
 		range_args_undo();
 		range_watch_check(execs);
@@ -2089,13 +2116,19 @@ int inj_range_pop(void)
 		inj_progress("range %.200s pass %u/%u", tl_r.name, p + 1, P);
 		uint64_t restored = 0, hash = 0;
 		uint64_t t0 = tp_now_ns();
+		kreplay_discard();
 		if (restore && tp_op_snap_restore(snap, &restored))
 			fatal_restore(c0);
 		struct inj_pass_buf all = { 0 };
 		if (p == 0)
 			range_instr_alloc();
+		/* Every pass but the last is a replayed execution: the last
+		 * one is the application's (its kernels' allocations and
+		 * frees stand). */
+		kreplay_exec(p + 1 < P);
 		rc = run_pass(c0, p, &all, body_list, p == 0 ? (void *)&list_with_instr : NULL,
 			      &lrc);
+		kreplay_exec(false);
 		uint64_t t1 = tp_now_ns();
 		range_args_undo();
 		if (p == 0)
@@ -2127,7 +2160,17 @@ int inj_range_pop(void)
 			r->buf = (struct inj_pass_buf){ 0 };
 		}
 	}
-	/* No final restore: the last pass was the application's execution. */
+	/* No final restore: the last pass was the application's execution.
+	 * When the passes were cut short (a SIGINT, a failure) the last
+	 * execution, a replayed one, stands as the application's: what its
+	 * kernels allocated stays. */
+	uint64_t kept = kreplay_keep();
+	if (kept)
+		inj_log(TP_LOG_WARN, "range %.200s: the passes ended early; the last execution "
+			"stands as the application's and keeps the %" PRIu64 " device "
+			"allocation%s its kernels made (frees of earlier blocks in it were "
+			"left undone)", tl_r.name, kept, kept == 1 ? "" : "s");
+	kreplay_report(what);
 	tp_op_snap_release(snap);
 	range_args_report();
 done:
