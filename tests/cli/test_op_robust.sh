@@ -62,7 +62,8 @@
 #   R19 / R19r kernels that allocate (kleak) or free (kfree) device memory under
 #      kernel replay (R19r: inside a range, range replay): the replayed
 #      executions' blocks are freed after each,
-#      their frees of older blocks left to the application's execution
+#      their frees of older blocks left to the application's execution;
+#      R19d: a double free of its own block there gets -EINVAL
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -626,6 +627,19 @@ for m in kleak kfree; do
 		show "$WORK/r19r_$m.err"
 	fi
 done
+
+# R19d: a kernel that frees its own block twice in a replayed execution
+# gets the runtime's -EINVAL from the second free, as in the application's
+# own execution (it used to get 0 in the 5 replayed ones).
+say "R19d: a kernel's double free of its own block, kernel replay"
+op_run r19d -- "$APPS/robust" kdfree
+if [ $OPRC = 0 ] && grep -qx 'robust kdfree: 6 executions, second free returned: -22 -22 -22 -22 -22 -22' "$WORK/r19d.out"; then
+	ok "R19d: the second free returned -22 in all 6 executions"
+else
+	bad "R19d: exit $OPRC, want 0 and '6 executions, second free returned: -22' x6"
+	show "$WORK/r19d.out"
+	show "$WORK/r19d.err"
+fi
 
 # R18: main() returns while another thread launches (profiled, -c 5000):
 # the exit must not hang (a reader start racing the exit's stop used to

@@ -18,6 +18,9 @@
  *             executions must not free it (the restore needs it).
  *             `kleak range` / `kfree range`: the launch inside a range
  *             ("kmem"), for range replay.
+ *   kdfree    block 0 allocates 4 KiB and frees it twice; prints what the
+ *             second free returned in each execution (replays included):
+ *             the runtime's -EINVAL (-22) every time.
  *   kill      THREADS threads launch "kill_k" EACH times concurrently.
  *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
  *   unpopped  a range pushed on the main thread and one on a second
@@ -219,6 +222,38 @@ static int one_launch(const char *tag, tp_rt_kernel_fn fn, const char *name)
 static int m_kmalloc(void)
 {
 	return one_launch("kmalloc", kmalloc_k, "kmalloc_k");
+}
+
+/* kdfree: block 0 allocates 4 KiB and frees it twice; what the second
+ * free returned in each execution (replayed ones too) lands in host
+ * memory, which no restore touches. */
+static _Atomic int g_kdf_n;
+static int g_kdf_rc[32];
+
+static void kdfree_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	if (block_idx == 0) {
+		void *t = NULL;
+		if (tp_rt_malloc(&t, 4096) == 0) {
+			int first = tp_rt_free(t);
+			int second = tp_rt_free(t);
+			int i = atomic_fetch_add(&g_kdf_n, 1);
+			if (i < 32)
+				g_kdf_rc[i] = first ? 1000 + first : second;
+		}
+	}
+	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+static int m_kdfree(void)
+{
+	int rc = one_launch("kdfree", kdfree_k, "kdfree_k");
+	int n = atomic_load(&g_kdf_n);
+	printf("%s kdfree: %d executions, second free returned:", APP, n);
+	for (int i = 0; i < n && i < 32; i++)
+		printf(" %d", g_kdf_rc[i]);
+	printf("\n");
+	return rc;
 }
 
 static struct op_app_vec g_kv;
@@ -611,6 +646,8 @@ int main(int argc, char **argv)
 		return m_kmalloc();
 	if (!strcmp(m, "kill"))
 		return m_kill();
+	if (!strcmp(m, "kdfree"))
+		return m_kdfree();
 	const int in_range = argc > 2 && !strcmp(argv[2], "range");
 	if (!strcmp(m, "kleak"))
 		return m_kmem(0, in_range);
@@ -646,7 +683,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kill|reset|unpopped|names|dotnames|swapnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kdfree|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

@@ -121,6 +121,10 @@ static size_t e_nkalloc, e_capkalloc;
 /* Per launch: kernel allocations released, kernel frees left to the
  * application's own execution (e_kmu). */
 static uint64_t e_kfreed, e_kskipped;
+/* The blocks a replayed execution's kernels allocated and freed again
+ * (e_kmu; the first 64, forgotten at the execution's end). */
+static void *e_kgone[64];
+static size_t e_ngone;
 /* launches.txt, opened on first use, and whether opening or writing it
  * failed (reported once; e_mu). */
 static int e_launches_fd = -1;
@@ -166,7 +170,7 @@ void inj_engine_atfork_child(void)
 	pthread_mutex_init(&e_kmu, NULL);
 	/* relaxed: the child's only thread. */
 	atomic_store_explicit(&e_kreplay, false, memory_order_relaxed);
-	e_nkalloc = 0; /* the parent's replayed execution's blocks */
+	e_nkalloc = e_ngone = 0; /* the parent's replayed execution's blocks */
 	e_kfreed = e_kskipped = 0;
 	e_cur = NULL;
 	/* Only the forking thread survives: no profile is in progress. */
@@ -1066,20 +1070,30 @@ void inj_kreplay_alloc(void *p)
 	pthread_mutex_unlock(&e_kmu);
 }
 
-bool inj_kreplay_free(void *p)
+int inj_kreplay_free(void *p)
 {
-	bool mine = false;
+	int r = 0;
 	pthread_mutex_lock(&e_kmu);
 	for (size_t i = 0; i < e_nkalloc; i++)
 		if (e_kalloc[i] == p) {
 			e_kalloc[i] = e_kalloc[--e_nkalloc];
-			mine = true;
+			r = 1;
 			break;
 		}
-	if (!mine)
-		e_kskipped++;
+	if (r) {
+		/* Remembered until the execution's end: a second free of it
+		 * gets the runtime's -EINVAL, not the skip's 0. */
+		if (e_ngone < sizeof(e_kgone) / sizeof(e_kgone[0]))
+			e_kgone[e_ngone++] = p;
+	} else {
+		for (size_t i = 0; i < e_ngone; i++)
+			if (e_kgone[i] == p)
+				r = -EINVAL;
+		if (!r)
+			e_kskipped++;
+	}
 	pthread_mutex_unlock(&e_kmu);
-	return mine;
+	return r;
 }
 
 /* Start (@on) or end a replayed execution (kernel replay; range replay:
@@ -1101,6 +1115,7 @@ static void kreplay_discard(void)
 		if (g_inj.real.free && g_inj.real.free(e_kalloc[i]) == 0)
 			e_kfreed++;
 	e_nkalloc = 0;
+	e_ngone = 0;
 	pthread_mutex_unlock(&e_kmu);
 }
 
@@ -1114,6 +1129,7 @@ static uint64_t kreplay_keep(void)
 	pthread_mutex_lock(&e_kmu);
 	uint64_t n = e_nkalloc;
 	e_nkalloc = 0;
+	e_ngone = 0;
 	pthread_mutex_unlock(&e_kmu);
 	return n;
 }

@@ -641,7 +641,8 @@ HOOK_API int tp_rt_free(void *dev_ptr)
 		/* A kernel of a replayed execution frees: its own block of
 		 * that execution now; any other, never (the next restore
 		 * needs it): the application's own execution frees it. */
-		return inj_kreplay_free(dev_ptr) ? g_inj.real.free(dev_ptr) : 0;
+		int k = inj_kreplay_free(dev_ptr);
+		return k == 1 ? g_inj.real.free(dev_ptr) : k;
 	}
 	if (passthrough())
 		return g_inj.real.free(dev_ptr);
