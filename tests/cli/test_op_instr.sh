@@ -165,6 +165,47 @@ else
 	show "$D/trace.json"
 fi
 
+
+say "$1: block_begin is stamped inside the counting window, at the kernel call"
+# Instrumentation.csv times are from the block's block_begin; trace.json
+# has the pass 0 slice (from the counting window's start) and the marks,
+# on one clock. The first mark (the kernel's first call) must be no later
+# after block_begin than after the window's start: block_begin once came
+# 10-30 µs before it, stamped before the window's opening read the CPU
+# clock, and every time in the csv carried that delay.
+if python3 - "$D/Instrumentation.csv" "$D/trace.json" $BLOCKS <<'PY'; then
+import csv, json, re, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+doc = json.load(open(sys.argv[2]))
+nb = int(sys.argv[3])
+evs = doc["traceEvents"] if isinstance(doc, dict) else doc
+lanes = {}
+for e in evs:
+    if e.get("ph") == "M" and e.get("name") == "thread_name":
+        m = re.match(r"block (\d+) ", e["args"]["name"])
+        if m:
+            lanes[int(m.group(1))] = e["tid"]
+bad = 0
+for b in range(nb):
+    tid = lanes.get(b)
+    p0 = [e["ts"] for e in evs if e.get("tid") == tid and e.get("name") == "pass 0"]
+    mk = [e["ts"] for e in evs if e.get("tid") == tid and e.get("name") == f"mark {100 + b}"]
+    cm = [float(r["time(us)"]) for r in rows
+          if int(r["block_id"]) == b and r["kind"] == "mark" and r["id"] == str(100 + b)]
+    if len(p0) != 1 or len(mk) != 1 or len(cm) != 1:
+        print(f"   | block {b}: pass 0 {p0}, trace mark {mk}, csv mark {cm}"); bad += 1
+        continue
+    in_trace = mk[0] - p0[0]
+    if cm[0] > in_trace + 0.03:
+        print(f"   | block {b}: mark {100 + b} at {cm[0]:.3f} us after block_begin, "
+              f"but {in_trace:.3f} us after the window's start"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+	ok "$1: each block's first mark is no later after block_begin than after the window's start"
+else
+	bad "$1: block_begin precedes the counting window"
+	show "$D/Instrumentation.csv"
+fi
 }
 
 check_instr kernel "$D"
