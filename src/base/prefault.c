@@ -44,3 +44,18 @@ void *tp_alloc_prefaulted(size_t size)
 	memset(p, 0, span);
 	return p;
 }
+
+int tp_prefault_range(void *p, size_t len)
+{
+	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -1;
+	/* Kernel before 5.14: a write per page (the byte it holds). */
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t page = pg > 0 ? (size_t)pg : 4096u;
+	volatile unsigned char *v = p;
+	for (size_t off = 0; off < len; off += page)
+		v[off] = v[off];
+	return 0;
+}

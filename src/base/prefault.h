@@ -29,4 +29,17 @@
  */
 void *tp_alloc_prefaulted(size_t size);
 
+/**
+ * tp_prefault_range() - make every page of a mapping present and writable.
+ * @p:   page-aligned start of an anonymous private mapping of the caller's.
+ * @len: bytes, a multiple of the page size.
+ *
+ * MADV_POPULATE_WRITE; where the kernel lacks it, one write per page (of
+ * the byte already there: contents are kept).
+ *
+ * Return: 0, or -1 when the kernel cannot populate the pages (ENOMEM,
+ * EFAULT; errno says which). Sets no tp_last_error() message.
+ */
+int tp_prefault_range(void *p, size_t len);
+
 #endif

@@ -459,8 +459,7 @@ static void rt_dev_free(struct rt_dev *rd)
 	/* The model detaches from the contexts, so it goes first. */
 	tp_pmu_model_destroy(rd->pmu);
 	if (rd->ctxs)
-		for (int c = 0; c < rd->num_cores; c++)
-			tp_core_ctx_fini(&rd->ctxs[c]);
+		tp_core_ctxs_fini(rd->ctxs, rd->num_cores);
 	free(rd->ctxs);
 	free(rd->result);
 	pthread_mutex_destroy(&rd->launch_lock);
@@ -577,14 +576,18 @@ static int rt_open(int id, struct rt_dev **out)
 	for (int i = 0; i < n; i++)
 		rd->order[i] = i < 2 * bd ? bd + i : i - 2 * bd;
 	pthread_mutex_init(&rd->launch_lock, NULL);
-	for (int c = 0; c < n; c++) {
-		rc = tp_core_ctx_init(&rd->ctxs[c], c, tp_topo_core_type(bd, c));
-		if (rc) {
-			rc = tp_set_error(rc, "rt device %d: %s", id, tp_last_error());
-			tp_device_close(dev);
-			rt_dev_free(rd);
-			return rc;
-		}
+	enum tp_core_type *types = malloc((size_t)n * sizeof(*types));
+	if (types)
+		for (int c = 0; c < n; c++)
+			types[c] = tp_topo_core_type(bd, c);
+	rc = types ? tp_core_ctxs_init(rd->ctxs, n, types)
+		   : tp_set_error(-ENOMEM, "out of host memory");
+	free(types);
+	if (rc) {
+		rc = tp_set_error(rc, "rt device %d: %s", id, tp_last_error());
+		tp_device_close(dev);
+		rt_dev_free(rd);
+		return rc;
 	}
 	atomic_init(&rd->launches, 0);
 	atomic_init(&rd->blocks, 0);

@@ -357,13 +357,13 @@ static void engine_free(struct tp_engine *e)
 	rq_fini(&e->early_q[0]);
 	rq_fini(&e->early_q[1]);
 	rq_fini(&e->dummy);
-	if (e->ctxs)
-		for (int c = 0; c < e->num_cores; c++) {
-			/* PMU: the model must not keep a context being freed. */
-			if (e->cfg.pmu_model)
+	if (e->ctxs) {
+		/* PMU: the model must not keep a context being freed. */
+		if (e->cfg.pmu_model)
+			for (int c = 0; c < e->num_cores; c++)
 				tp_pmu_detach(e->cfg.pmu_model, c);
-			tp_core_ctx_fini(&e->ctxs[c]);
-		}
+		tp_core_ctxs_fini(e->ctxs, e->num_cores);
+	}
 	free(e->ctxs);
 	free(e->cores);
 	if (e->sched)
@@ -438,12 +438,18 @@ static int engine_setup(struct tp_engine *e)
 	e->sched_bells = calloc((size_t)e->num_sched, sizeof(*e->sched_bells));
 	if (!e->cores || !e->ctxs || !e->sched || !e->sched_bells)
 		return -ENOMEM;
+	enum tp_core_type *types = malloc((size_t)e->num_cores * sizeof(*types));
+	if (!types)
+		return -ENOMEM;
+	for (int c = 0; c < e->num_cores; c++)
+		types[c] = tp_topo_core_type(e->block_dim, c);
+	rc = tp_core_ctxs_init(e->ctxs, e->num_cores, types);
+	free(types);
+	if (rc)
+		return rc;
 	for (int c = 0; c < e->num_cores; c++) {
 		e->cores[c].core_id = c;
 		e->cores[c].subslot = tp_topo_slot(e->block_dim, c);
-		if ((rc = tp_core_ctx_init(&e->ctxs[c], c,
-					   tp_topo_core_type(e->block_dim, c))))
-			return rc;
 		/* PMU: the model counts this context's tile ops while the
 		 * core's window is open (platform/pmu_model.h). */
 		if (e->cfg.pmu_model && (rc = tp_pmu_attach(e->cfg.pmu_model, c, &e->ctxs[c])))

@@ -104,7 +104,12 @@ struct tp_core_ctx {
 	void *mm_scratch;
 	size_t mm_scratch_bytes;
 
-	void *block; /* one allocation backing every local memory */
+	void *block; /* one allocation backing every local memory and the scratch */
+	bool shared; /* block lies in an arena of tp_core_ctxs_init() */
+	/* The arena's mapping and its bytes (the first context of a
+	 * tp_core_ctxs_init() set only; NULL otherwise). */
+	void *arena;
+	size_t arena_len;
 };
 
 /**
@@ -132,6 +137,28 @@ int tp_core_ctx_init(struct tp_core_ctx *ctx, int core_id,
 int tp_core_ctx_init_caps(struct tp_core_ctx *ctx, int core_id,
 			  enum tp_core_type core_type,
 			  const size_t caps[TP_MEM_COUNT]);
+
+/**
+ * tp_core_ctxs_init() - set up the cores of a device, each with the default
+ * memories of its type (tp_core_ctx_init()), core ids 0..@n - 1, every
+ * local memory and matmul scratch in one arena whose pages are faulted in
+ * here (advised to transparent huge pages): an AICore's SRAM costs nothing
+ * on first use, so no core's first tile op, and so no first task of a
+ * core, takes page faults that would count as its busy cycles.
+ * @ctxs:  @n contexts (caller-owned storage).
+ * @n:     cores, > 0.
+ * @types: @n core types.
+ *
+ * Return: 0; -EINVAL (bad type, @n <= 0), -ENOMEM (nothing set up).
+ * Release with tp_core_ctxs_fini(), not tp_core_ctx_fini() alone.
+ */
+int tp_core_ctxs_init(struct tp_core_ctx *ctxs, int n, const enum tp_core_type *types);
+
+/**
+ * tp_core_ctxs_fini() - tp_core_ctx_fini() of each of the @n contexts of a
+ * tp_core_ctxs_init() set, then unmap their arena. Safe on zeroed contexts.
+ */
+void tp_core_ctxs_fini(struct tp_core_ctx *ctxs, int n);
 
 /**
  * tp_core_ctx_fini() - free the core's memories. Unbinds it if it is the
