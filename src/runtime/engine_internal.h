@@ -225,6 +225,7 @@ struct tp_orch {
 	struct tp_scope scopes[TP_ORCH_MAX_SCOPES];
 	struct tp_fanin fanin;
 	uint64_t submit_idx;
+	bool closing; /* the orchestration returned: its scopes, outer one too, end */
 };
 
 /**

@@ -222,6 +222,26 @@ static int scope_push(struct tp_scope *sc, struct tp_slot *s)
 	return 0;
 }
 
+/* The orchestration this thread runs (tp_orch_thread), or NULL: the API
+ * below belongs to the orchestrator thread while its orchestration runs. */
+static _Thread_local struct tp_orch *tl_orch;
+
+/* Refuse a call of @fn on @o from any other thread, or after the
+ * orchestration returned: the orchestrator's state (scopes, rings, the
+ * tensor map) is that thread's alone, and a second thread's submits
+ * corrupted it (lost tasks, crashes). @o is not dereferenced: after the
+ * run it may be gone. */
+static int wrong_thread(const struct tp_orch *o, const char *fn)
+{
+	if (tl_orch == o)
+		return 0;
+	return tp_set_error(-EPERM, "runtime: %s called %s: only the orchestration function's "
+			    "own thread may call the runtime's API, while it runs", fn,
+			    tl_orch ? "on another orchestrator's thread"
+			    : "from a thread that is not the orchestrator's (a thread the case "
+			      "started, a kernel, or after the orchestration returned)");
+}
+
 static inline bool run_failed(struct tp_engine *e)
 {
 	/* acquire: pairs with tp_engine_fail()'s release store; only a stop
@@ -357,6 +377,9 @@ static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
 int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
 	      tp_task_id *out_id)
 {
+	int trc = wrong_thread(o, "tp_submit");
+	if (trc)
+		return trc;
 	struct tp_engine *e = o->e;
 	/* HBG: the orchestrator is on the host, no orch records (spec §3);
 	 * without an on_orch_submit hook no stamp is taken. */
@@ -564,6 +587,9 @@ int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *ou
 int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
 		     struct tp_tensor *out, tp_task_id *out_id)
 {
+	int trc = wrong_thread(o, "tp_alloc_tensors");
+	if (trc)
+		return trc;
 	struct tp_engine *e = o->e;
 	const bool hooks = e->hooks_on && !e->hbg && e->hooks.on_orch_submit != NULL;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
@@ -627,6 +653,9 @@ int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_creat
 
 int tp_scope_begin(struct tp_orch *o)
 {
+	int trc = wrong_thread(o, "tp_scope_begin");
+	if (trc)
+		return trc;
 	if (o->depth >= TP_ORCH_MAX_SCOPES)
 		return tp_set_error(-EINVAL, "runtime: more than %d nested scopes",
 				    TP_ORCH_MAX_SCOPES);
@@ -646,9 +675,15 @@ int tp_scope_begin_manual(struct tp_orch *o)
 
 int tp_scope_end(struct tp_orch *o)
 {
+	int trc = wrong_thread(o, "tp_scope_end");
+	if (trc)
+		return trc;
 	struct tp_engine *e = o->e;
-	if (o->depth == 0)
-		return tp_set_error(-EINVAL, "runtime: scope end without scope begin");
+	/* The outer scope (depth 1) is the executor's: only the loop at the
+	 * orchestration's return ends it (o->closing). */
+	if (o->depth == 0 || (o->depth == 1 && !o->closing))
+		return tp_set_error(-EINVAL, "runtime: tp_scope_end without a matching "
+				    "tp_scope_begin (no scope of the orchestration's is open)");
 	struct tp_scope *sc = &o->scopes[o->depth - 1];
 	for (uint32_t i = 0; i < sc->n; i++)
 		if (tp_slot_scope_end(sc->tasks[i]))
@@ -688,6 +723,7 @@ int tp_orch_host_build(struct tp_engine *e)
 void tp_orch_thread(struct tp_engine *e)
 {
 	struct tp_orch *o = &e->orch;
+	tl_orch = o;
 	tp_scope_begin(o); /* the executor's outer scope: depth 0, ring 0 */
 	tp_clear_error(); /* a stale message must not explain this failure */
 	int rc = e->orch_fn(o, e->orch_arg);
@@ -707,8 +743,10 @@ void tp_orch_thread(struct tp_engine *e)
 			       "runtime: orchestration failed (%d): %s", rc,
 			       *tp_last_error() ? tp_last_error()
 			       : rc == INT_MIN ? "not an errno" : strerror(-rc));
+	o->closing = true;
 	while (o->depth > 0)
 		tp_scope_end(o);
+	tl_orch = NULL;
 	/* on_orchestration_done: every task of every ring. */
 	uint64_t total = 0;
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++)

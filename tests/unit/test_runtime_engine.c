@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -614,6 +615,74 @@ static void test_submit_failure_reason(void **s)
 					"dependency 0x5 of task 0x0 names no earlier task"));
 }
 
+/* ---- the API belongs to the orchestrator thread --------------------------- */
+
+/* A thread the orchestration starts calls the API: each call is refused
+ * with -EPERM (two threads' submits once corrupted the orchestrator's
+ * state: lost tasks, crashes); the orchestration's own submit works. An
+ * extra tp_scope_end is refused too (it once closed the executor's outer
+ * scope and returned 0). After the run, a call on the saved orchestrator
+ * is refused without touching it. */
+struct side_call {
+	struct tp_orch *o;
+	int submit_rc, scope_rc, alloc_rc;
+	char msg[300];
+};
+
+static void *side_thread(void *arg)
+{
+	struct side_call *c = arg;
+	struct tp_task_args a;
+	tp_args_init(&a);
+	c->submit_rc = tp_submit_aiv(c->o, K_ADD_AIV, &a, NULL);
+	snprintf(c->msg, sizeof(c->msg), "%s", tp_last_error());
+	c->scope_rc = tp_scope_begin(c->o);
+	struct tp_tensor_create ci = { .dtype = TP_FP32, .ndims = 1, .shapes = { 16 } };
+	struct tp_tensor t;
+	c->alloc_rc = tp_alloc_tensors(c->o, 1, &ci, &t, NULL);
+	return NULL;
+}
+
+static struct tp_orch *g_saved_orch;
+static int g_extra_end_rc;
+
+static int orch_side_thread(struct tp_orch *o, void *arg)
+{
+	struct side_call *c = arg;
+	c->o = o;
+	g_saved_orch = o;
+	pthread_t th;
+	if (pthread_create(&th, NULL, side_thread, c))
+		return -EAGAIN;
+	pthread_join(th, NULL);
+	g_extra_end_rc = tp_scope_end(o); /* no scope of ours is open */
+	struct tp_task_args a;
+	tp_args_init(&a);
+	return tp_submit_dummy(o, &a, NULL);
+}
+
+static void test_api_other_thread(void **s)
+{
+	(void)s;
+	struct side_call c = { 0 };
+	struct tp_engine_result res;
+	int rc = run(2, kernels, K_COUNT, orch_side_thread, &c, &res, NULL);
+	printf("side thread: submit %d scope %d alloc %d (%s); extra scope end %d\n",
+	       c.submit_rc, c.scope_rc, c.alloc_rc, c.msg, g_extra_end_rc);
+	assert_int_equal(rc, 0);
+	assert_int_equal(c.submit_rc, -EPERM);
+	assert_int_equal(c.scope_rc, -EPERM);
+	assert_int_equal(c.alloc_rc, -EPERM);
+	assert_non_null(strstr(c.msg, "tp_submit called from a thread that is not the "
+				      "orchestrator's"));
+	assert_int_equal(g_extra_end_rc, -EINVAL);
+	assert_int_equal(res.completed_tasks, 1);
+	/* After the run: refused, nothing dereferenced. */
+	struct tp_task_args a;
+	tp_args_init(&a);
+	assert_int_equal(tp_submit_dummy(g_saved_orch, &a, NULL), -EPERM);
+}
+
 /* ---- a device thread that cannot be created ----------------------------- */
 
 /* The launch's nth thread creation fails (tp_device_test_fail_thread):
@@ -770,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_oob_fails_1sched),
 		cmocka_unit_test(test_oob_fails_3sched),
 		cmocka_unit_test(test_submit_failure_reason),
+		cmocka_unit_test(test_api_other_thread),
 		cmocka_unit_test(test_thread_failure),
 		cmocka_unit_test(test_config_errors),
 	};
