@@ -388,6 +388,11 @@ struct tp_engine_config {
 	struct tp_pmu_model *pmu_model; /* PMU: every core's tile context is
 					 * attached to it for the run
 					 * (tp_pmu_attach); NULL: none */
+	bool check_tensor_memory;       /* a kernel task's tensors must lie in
+					 * one live allocation of @dev's memory
+					 * or in a ring's packed-output heap
+					 * (the Worker: case tensors; unit
+					 * tests pass host arrays) */
 };
 
 /**

@@ -5,11 +5,14 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "platform/dev_memory.h"
+#include "platform/device.h"
 #include "runtime/engine_internal.h"
 
 /* ---- args ------------------------------------------------------------ */
@@ -222,6 +225,32 @@ static int scope_push(struct tp_scope *sc, struct tp_slot *s)
 	return 0;
 }
 
+/* Whether tensor arg @i of @args lies in memory a kernel may reach: one
+ * live allocation of the device's memory (the case's buffers) or a ring's
+ * packed-output heap (intermediate tensors). A buffer the orchestration
+ * made larger than its allocation, or at an address never allocated, let
+ * kernels write past it into the profilers' buffers. */
+static int tensor_memory(struct tp_engine *e, const struct tp_task_args *args, uint32_t i)
+{
+	const struct tp_tensor *t = &args->tensors[i];
+	const uint64_t a = t->buffer_addr, n = t->buffer_size;
+	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
+		const struct tp_ring *ring = &e->rings[r];
+		uintptr_t h = (uintptr_t)ring->heap;
+		if (h && a >= h && n <= ring->heap_size && a - h <= ring->heap_size - n)
+			return 0;
+	}
+	struct tp_dev_mem *mem = tp_device_mem(e->dev);
+	if (!mem || tp_dev_mem_owns(mem, (const void *)(uintptr_t)a, (size_t)n))
+		return 0;
+	char what[64];
+	snprintf(what, sizeof(what), "tensor arg %u's buffer", i);
+	(void)tp_dev_mem_check(mem, (const void *)(uintptr_t)a, (size_t)n, what);
+	return tp_set_error(-EFAULT, "runtime: %s (a kernel task's tensors must lie inside one "
+			    "allocation of the case's buffers or the runtime's outputs)",
+			    tp_last_error());
+}
+
 /* The orchestration this thread runs (tp_orch_thread), or NULL: the API
  * below belongs to the orchestrator thread while its orchestration runs. */
 static _Thread_local struct tp_orch *tl_orch;
@@ -430,6 +459,8 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 			if (tensor_tile(&args->tensors[i], &probe))
 				return tp_set_error(-EINVAL, "runtime: tensor arg %u cannot be "
 						    "viewed as a GM tile", i);
+			if (e->cfg.check_tensor_memory && (rc = tensor_memory(e, args, i)))
+				return rc;
 		}
 	}
 

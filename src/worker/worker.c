@@ -472,6 +472,7 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 					  (w->early_dispatch == 0 && cal->wants_early_dispatch),
 			.orch_hooks = wk_depgen_hooks(w->dg),
 			.stall_timeout_ms = w->stall_timeout_ms,
+			.check_tensor_memory = true,
 		};
 		/* PMU last: it chains the hooks set above. */
 		if (w->pmu)

@@ -155,6 +155,54 @@ static void test_golden_mismatch(void **s)
 	tp_worker_close(w);
 }
 
+/* A tensor larger than its case buffer (4x), or at an address never
+ * allocated: the submit refuses it (-EFAULT, naming the allocation); it
+ * used to run, and the kernels' writes past the buffer landed in the
+ * profilers' buffers. */
+static int g_oob_mode;
+
+static int oob_orch(struct tp_orch *o, const struct tp_case_args *a)
+{
+	struct tp_tensor t;
+	uint32_t shape[1] = { BAD_N * 4 };
+	uintptr_t addr = g_oob_mode ? (uintptr_t)0x1000 : (uintptr_t)a->tensors[0].data;
+	int rc = tp_tensor_make_contiguous(&t, addr, TP_FP32, 1, shape);
+	if (rc)
+		return rc;
+	struct tp_task_args ta;
+	tp_args_init(&ta);
+	tp_args_add_inout(&ta, &t);
+	return tp_submit_aiv(o, 0, &ta, NULL);
+}
+
+static const struct tp_callable oob_callable = {
+	.name = "oob", .orch_name = "oob_orch", .orch = oob_orch,
+	.kernels = bad_kernels, .n_kernels = 1, .cases = bad_cases, .n_cases = 1,
+	.default_case = "One",
+};
+
+static void test_tensor_outside_allocation(void **s)
+{
+	(void)s;
+	const char *want[2] = { "tensor arg 0's buffer", "is not device memory" };
+	for (g_oob_mode = 0; g_oob_mode < 2; g_oob_mode++) {
+		struct tp_worker_config cfg = { .output_root = g_root, .aicpu_threads = 2 };
+		struct tp_worker *w = tp_worker_open(&cfg);
+		assert_non_null(w);
+		struct tp_run_result r;
+		alarm(60);
+		int rc = tp_worker_run(w, &oob_callable, NULL, &r);
+		alarm(0);
+		printf("refused (%d): %s\n", rc, tp_last_error());
+		assert_int_equal(rc, -EFAULT);
+		assert_int_equal(r.tasks, 0);
+		assert_non_null(strstr(tp_last_error(), want[g_oob_mode]));
+		if (g_oob_mode == 0)
+			assert_non_null(strstr(tp_last_error(), "overruns the allocation"));
+		tp_worker_close(w);
+	}
+}
+
 /* ---- bad input ---------------------------------------------------------- */
 
 static void expect_open_fails(struct tp_worker_config cfg, const char *needle)
@@ -251,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_small1_a2a3sim),
 		cmocka_unit_test(test_small1_a5sim),
 		cmocka_unit_test(test_golden_mismatch),
+		cmocka_unit_test(test_tensor_outside_allocation),
 		cmocka_unit_test(test_bad_config),
 		cmocka_unit_test(test_bad_case_fields),
 	};
