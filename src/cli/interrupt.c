@@ -432,6 +432,24 @@ static void on_exit_guard(int status, void *arg)
 	_exit(1);
 }
 
+/* quick_exit() while the guard is up: as on_exit_guard(), but its
+ * handlers get no status (the case's own status, 0 or not, must not
+ * become taskprof's: a run that did not finish is no success). */
+static void on_quick_exit_guard(void)
+{
+	/* Relaxed: as in on_exit_guard(). */
+	if (!atomic_load_explicit(&g_exit_guard, memory_order_relaxed))
+		return;
+	if (elect() != ELECTED)
+		wait_for_reporter();
+	put(g_cmd);
+	put(": the run was ended by quick_exit()");
+	put_thread();
+	put(", not by taskprof: the run did not finish; ");
+	put_cleanup();
+	_exit(1);
+}
+
 /* Sanitizer builds leave these signals to the sanitizer (base/sanitizer.h). */
 #define TP_CRASH_HANDLERS (!TP_SANITIZED)
 
@@ -447,6 +465,12 @@ static void on_exit_blocker(int status, void *arg)
 	/* Relaxed: the reporter's tid, set by elect(). */
 	if (atomic_load_explicit(&g_report_tid, memory_order_relaxed) != me)
 		wait_for_reporter();
+}
+
+/* on_exit_blocker() for quick_exit(), whose handlers get no arguments. */
+static void on_quick_exit_blocker(void)
+{
+	on_exit_blocker(0, NULL);
 }
 
 /* Blockers: more than the threads a device runs (108 AICores and 7 AICPU
@@ -497,6 +521,11 @@ void cli_crash_install(const char *cmd, bool runs_cases)
 		for (int i = 0; i < EXIT_BLOCKERS; i++)
 			on_exit(on_exit_blocker, NULL);
 		registered = on_exit(on_exit_guard, NULL) == 0;
+		/* The same for quick_exit(): a thread that finds the list
+		 * empty goes straight to _exit() with the case's status. */
+		for (int i = 0; i < EXIT_BLOCKERS; i++)
+			(void)at_quick_exit(on_quick_exit_blocker);
+		(void)at_quick_exit(on_quick_exit_guard);
 	}
 }
 

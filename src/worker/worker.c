@@ -946,8 +946,15 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		char run_err[TP_ERROR_MSG_MAX] = "";
 		const bool round_failed = rc != 0;
 		round_ran |= !round_failed;
-		if (rc)
+		if (rc && w->rounds > 1) {
+			/* Task ids restart each round: say which round failed
+			 * (the golden check's message does too). */
+			snprintf(run_err, sizeof(run_err), "round %d of %d: %s", r + 1, w->rounds,
+				 tp_last_error());
+			tp_set_error(rc, "%s", run_err);
+		} else if (rc) {
 			snprintf(run_err, sizeof(run_err), "%s", tp_last_error());
+		}
 		/* A run folder removed or replaced while the round ran is the
 		 * error to report (the collectors' exports would fail on it,
 		 * or recreate it holding part of the outputs): nothing more is

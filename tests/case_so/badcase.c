@@ -8,6 +8,8 @@
  *   segv_kernel     the kernel writes through a NULL pointer
  *   exit_kernel     the kernel calls exit(3)
  *   exit0_kernel    the kernel calls exit(0)
+ *   quick_exit_kernel the kernel calls quick_exit(0)
+ *   fail_round2_orch the orchestration returns -EIO in its second round
  *   stack_kernel    the kernel recurses until its stack overflows
  *   abort_generate  generate() calls abort()
  *   stack_generate  generate() recurses until the main thread's stack
@@ -63,6 +65,8 @@ static void k_axpb(int64_t *args)
 		(void)deep(0);
 	if (mode("exit0_kernel"))
 		exit(0);
+	if (mode("quick_exit_kernel"))
+		quick_exit(0);
 	if (mode("segv_kernel"))
 		*(volatile int *)(uintptr_t)args[2] = 1; /* args[2] is 0: no third argument */
 	if (mode("exit_kernel"))
@@ -85,6 +89,9 @@ static int bad_orch(struct tp_orch *o, const struct tp_case_args *args)
 		*(volatile int *)(uintptr_t)args->scalars[0] = 1; /* no scalars: 0 */
 	if (mode("fail_orch"))
 		return -EINVAL;
+	static int calls;
+	if (mode("fail_round2_orch") && ++calls == 2)
+		return -EIO;
 	if ((rc = tp_tensor_make_contiguous(&x, (uintptr_t)args->tensors[0].data, TP_FP32, 2, sh)) ||
 	    (rc = tp_tensor_make_contiguous(&y, (uintptr_t)args->tensors[1].data, TP_FP32, 2, sh)))
 		return rc;

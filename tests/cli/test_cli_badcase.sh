@@ -66,6 +66,13 @@ expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$
 # A run that fails after its tasks ran keeps what it wrote, says where,
 # and marks the folder: result.txt "status FAILED", deps.json of what was
 # submitted; the tools given the folder warn that the run failed.
+# a failure in round 2 of 3 says which round (task ids restart each round)
+run fail_round2_orch --rounds 3
+m=fail_round2_orch
+[[ $(cat "$root/$m.rc") == 1 ]] || bad "$m: exit $(cat "$root/$m.rc"), expected 1"
+grep -qE "^taskprof run: badcase Default on a2a3sim failed: round 2 of 3: runtime: orchestration failed \(-5\): Input/output error$" "$root/$m.err" ||
+	bad "$m: stderr '$(cat "$root/$m.err")'"
+
 run fail_late_orch --enable-l2-swimlane --enable-dep-gen --enable-pmu
 m=fail_late_orch
 dir=$(ls -d "$root/$m"/badcase_Default_* 2>/dev/null | head -1)
@@ -131,6 +138,10 @@ else
 		"^taskprof run: the run was ended by exit\(3\) $aicore, not by taskprof: the run did not finish; $gone $root/exit_kernel/badcase_Default_[0-9_]+ and the folder $root/exit_kernel made for the output$"
 	crashed exit0_kernel 1 \
 		"^taskprof run: the run was ended by exit\(0\) $aicore, not by taskprof: the run did not finish; $gone $root/exit0_kernel/badcase_Default_[0-9_]+ and the folder $root/exit0_kernel made for the output$"
+	# quick_exit(0) from the 8 AICores: the same (it used to end the run
+	# with status 0 and no line at all)
+	crashed quick_exit_kernel 1 \
+		"^taskprof run: the run was ended by quick_exit\(\) $aicore, not by taskprof: the run did not finish; $gone $root/quick_exit_kernel/badcase_Default_[0-9_]+ and the folder $root/quick_exit_kernel made for the output$"
 	# the case's own code before any run: its constructors, its entry
 	# point, and a callable pointer that points nowhere
 	crashed abort_ctor 134 \
