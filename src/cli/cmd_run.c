@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "base/args.h"
@@ -365,6 +366,11 @@ static const struct tp_callable *load_case_so(const char *path)
 		snprintf(buf, sizeof(buf), "./%s", path);
 		open_path = buf;
 	}
+	if (access(open_path, R_OK) != 0) {
+		fprintf(stderr, "taskprof run: cannot load case shared object '%s': %s\n",
+			open_path, strerror(errno));
+		return NULL;
+	}
 	/* The case's constructors and its entry point are the case's code
 	 * like its kernels: a crash or an exit() there gets the same one
 	 * line naming what ran (cli_crash_install(), before this call). */
@@ -376,7 +382,7 @@ static const struct tp_callable *load_case_so(const char *path)
 	if (!h) {
 		fprintf(stderr, "taskprof run: cannot load case shared object '%s': expected an "
 				"ELF shared object built against libtaskprof.so: %s\n",
-			path, dl_msg());
+			open_path, dl_msg());
 		return NULL;
 	}
 	dlerror();

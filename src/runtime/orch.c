@@ -4,6 +4,7 @@
  * (spec/runtime-model.md §2.4, §2.6; runtime/orch.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,18 @@ int tp_args_set_predicate(struct tp_task_args *a, const struct tp_tensor *t, uin
 	    (t->start_offset + elem + 1) * es > t->buffer_size) {
 		if (!a->err)
 			a->err = tp_set_error(-EINVAL, "runtime: bad predicate operand");
+		return -EINVAL;
+	}
+	/* Inside the view, not only inside its buffer: element @elem of a
+	 * one-row view of a matrix is not the next row's first. */
+	uint64_t n = 1;
+	for (uint32_t d = 0; d < t->ndims && d < TP_MAX_TENSOR_DIMS; d++)
+		n *= t->shapes[d];
+	if (elem >= n) {
+		if (!a->err)
+			a->err = tp_set_error(-EINVAL, "runtime: predicate element %" PRIu64
+					      " is outside its tensor view of %" PRIu64
+					      " elements", elem, n);
 		return -EINVAL;
 	}
 	return tp_args_set_predicate_addr(
@@ -294,8 +307,9 @@ static int prepare_hbg(struct tp_orch *o, uint64_t packed, struct tp_ring_alloc 
 		rc = -E2BIG;
 		tp_engine_fail(e, rc, TP_TASK_ID_INVALID, -1,
 			       "runtime: host_build_graph: the graph exceeds %u tasks "
-			       "(max_graph_tasks); raise the cap or use "
-			       "tensormap_and_ringbuffer", e->hbg_cap);
+			       "(max_graph_tasks, the one ring's window under this "
+			       "runtime); use tensormap_and_ringbuffer (--runtime), whose "
+			       "rings reuse their slots", e->hbg_cap);
 		return tp_set_error(rc, "%s", e->fail_msg);
 	}
 	rc = tp_ring_try_alloc(ring, packed, a);
@@ -419,6 +433,11 @@ int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args
 
 	if (run_failed(e))
 		return -ECANCELED;
+	if (args->err > 0 || args->err < -4095)
+		/* Not an errno: the args never went through tp_args_init(). */
+		return tp_set_error(-EINVAL, "runtime: task args not initialised (their error "
+				    "field holds %d): call tp_args_init() on them first",
+				    args->err);
 	if (args->err)
 		return args->err;
 	tp_clear_error(); /* a failing step below sets the message that explains it */

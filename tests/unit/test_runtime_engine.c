@@ -683,6 +683,48 @@ static void test_api_other_thread(void **s)
 	assert_int_equal(tp_submit_dummy(g_saved_orch, &a, NULL), -EPERM);
 }
 
+/* Task args never passed through tp_args_init() (their error field holds
+ * a fill pattern) are refused with a message that says so, not "Unknown
+ * error -1515870811"; a predicate element outside its view (the next row
+ * of a one-row view) is refused, not read. */
+static uint32_t g_pred_mem[4 * 8];
+static int g_uninit_rc, g_pred_rc;
+static char g_uninit_msg[300], g_pred_msg[300];
+
+static int orch_bad_args(struct tp_orch *o, void *arg)
+{
+	(void)arg;
+	struct tp_task_args a;
+	memset(&a, 0xA5, sizeof(a));
+	g_uninit_rc = tp_submit_dummy(o, &a, NULL);
+	snprintf(g_uninit_msg, sizeof(g_uninit_msg), "%s", tp_last_error());
+	struct tp_tensor m, row;
+	uint32_t sh[2] = { 4, 8 }, one[2] = { 1, 8 }, off[2] = { 1, 0 };
+	int rc = tp_tensor_make_contiguous(&m, (uint64_t)(uintptr_t)g_pred_mem, TP_INT32, 2, sh);
+	if (rc || (rc = tp_tensor_view(&m, one, off, &row)))
+		return rc;
+	tp_args_init(&a);
+	g_pred_rc = tp_args_set_predicate(&a, &row, 8, TP_PRED_EQ, 0);
+	snprintf(g_pred_msg, sizeof(g_pred_msg), "%s", tp_last_error());
+	tp_args_init(&a);
+	return tp_args_set_predicate(&a, &row, 7, TP_PRED_EQ, 0); /* the last: fine */
+}
+
+static void test_bad_task_args(void **s)
+{
+	(void)s;
+	struct tp_engine_result res;
+	int rc = run(2, kernels, K_COUNT, orch_bad_args, NULL, &res, NULL);
+	printf("uninit: %d %s\npredicate: %d %s\n", g_uninit_rc, g_uninit_msg, g_pred_rc,
+	       g_pred_msg);
+	assert_int_equal(rc, 0);
+	assert_int_equal(g_uninit_rc, -EINVAL);
+	assert_non_null(strstr(g_uninit_msg, "task args not initialised"));
+	assert_int_equal(g_pred_rc, -EINVAL);
+	assert_non_null(strstr(g_pred_msg, "predicate element 8 is outside its tensor view of "
+					   "8 elements"));
+}
+
 /* ---- a device thread that cannot be created ----------------------------- */
 
 /* The launch's nth thread creation fails (tp_device_test_fail_thread):
@@ -840,6 +882,7 @@ int main(void)
 		cmocka_unit_test(test_oob_fails_3sched),
 		cmocka_unit_test(test_submit_failure_reason),
 		cmocka_unit_test(test_api_other_thread),
+		cmocka_unit_test(test_bad_task_args),
 		cmocka_unit_test(test_thread_failure),
 		cmocka_unit_test(test_config_errors),
 	};
