@@ -819,6 +819,27 @@ char *tp_newest_run_file(const char *name, char **outputs, char **skipped)
 	return best;
 }
 
+/* Whether run result @res (a result.txt) says the run did not have the
+ * profiler that writes @name on: such a run failing is no reason for the
+ * file's absence ("swimlane_level 0" for l2_swimlane_records.json). */
+static bool result_profiler_off(const char *res, const char *name)
+{
+	if (strcmp(name, "l2_swimlane_records.json") != 0)
+		return false;
+	FILE *f = fopen(res, "r");
+	if (!f)
+		return false;
+	char line[256];
+	bool off = false;
+	while (fgets(line, sizeof(line), f))
+		if (!strcmp(line, "swimlane_level 0\n")) {
+			off = true;
+			break;
+		}
+	fclose(f);
+	return off;
+}
+
 char *tp_newer_failed_run(const char *file, const char *name)
 {
 	struct stat fst;
@@ -855,7 +876,7 @@ char *tp_newer_failed_run(const char *file, const char *name)
 				      (rst.st_mtim.tv_sec == best_m.tv_sec &&
 				       rst.st_mtim.tv_nsec > best_m.tv_nsec)) &&
 				     !(stat(f, &nst) == 0 && S_ISREG(nst.st_mode)) &&
-				     tp_run_failed(f, NULL, 0);
+				     tp_run_failed(f, NULL, 0) && !result_profiler_off(res, name);
 			if (newer) {
 				char *run = NULL;
 				if (asprintf(&run, "%s/%s", outs, e->d_name) >= 0) {

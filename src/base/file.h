@@ -191,7 +191,8 @@ bool tp_run_failed(const char *file, char *why, size_t len);
  * folder beside it whose result.txt is newer than @file, says the run
  * failed, and which has no @name (a run that stalled before any task
  * finished, or was cut short), for a note that the pick is not the last
- * run.
+ * run. A run whose result.txt says the profiler that writes @name was
+ * off ("swimlane_level 0" for l2_swimlane_records.json) is passed over.
  * @file: the picked path; @name: the file name looked for.
  *
  * Return: that folder's path (free it), or NULL when there is none (or

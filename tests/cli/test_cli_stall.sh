@@ -177,6 +177,23 @@ if [[ $runs -ne 2 || -z $failed_run || ! -s $root/auto/t.json ]] ||
 else
 	echo "ok: auto-detection after a failed run: the Note names it"
 fi
+# A still newer failed run with the swimlane off (dep_gen only: its folder
+# stays) is no reason for the missing records: the Note goes on naming
+# the swimlane run that failed.
+(
+	cd "$root/auto" || exit 1
+	sleep 1.1
+	SLOWCASE_MS=100000 "$abs_bin" run "$abs_so" --stall-timeout 0.5 --enable-dep-gen \
+		>/dev/null 2>&1
+	"$abs_bin" swimlane -o "$root/auto/t2.json" >/dev/null 2>"$root/auto2.err"
+)
+if [[ $(ls "$root/auto/outputs" 2>/dev/null | wc -l) -ne 3 ]] ||
+   [[ $(head -1 "$root/auto2.err") != "Note: the newer run $failed_run failed and wrote no l2_swimlane_records.json (its result.txt says why); this converts "*"/l2_swimlane_records.json" ]]; then
+	echo "FAIL: a newer failed run without the swimlane: $(cat "$root/auto2.err")"
+	fail=1
+else
+	echo "ok: a newer failed run without the swimlane is not named"
+fi
 # A stall whose kernel ends a little later (1.5 s: after the stall at 0.5
 # s and the teardown's 1 s wait for its exit), swimlane and PMU on: the
 # kernel's AICore thread, still running when the run gives up, finishes
