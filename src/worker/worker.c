@@ -432,6 +432,48 @@ static double ticks_s(uint64_t a, uint64_t b)
 }
 
 /* One round: device copies, launch, D2H of the outputs into got[]. */
+/* Bytes of memory the host can still give (MemAvailable of /proc/meminfo),
+ * or 0 when unknown. */
+static uint64_t host_mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kib = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024u;
+}
+
+/* The simulated device's memory is the host's: case tensors larger than
+ * what the host has left are refused before they are copied (a 64 GiB
+ * tensor grew the process until the kernel's OOM killer ended it, with
+ * no message). */
+static int fits_host_memory(const struct tp_case_args *host)
+{
+	uint64_t sum = 0, big = 0;
+	const char *big_name = "?";
+	for (uint32_t i = 0; i < host->n_tensors; i++) {
+		sum += host->tensors[i].bytes;
+		if (host->tensors[i].bytes > big) {
+			big = host->tensors[i].bytes;
+			big_name = host->tensors[i].name ? host->tensors[i].name : "?";
+		}
+	}
+	const uint64_t avail = host_mem_available();
+	if (!avail || sum <= avail)
+		return 0;
+	const double gib = 1024.0 * 1024.0 * 1024.0;
+	return tp_set_error(-ENOMEM, "device memory: the case's %u tensors need %.2f GiB ('%s' "
+			    "alone %.2f GiB), and the host has %.2f GiB available (MemAvailable): "
+			    "the simulated device's memory is the host's",
+			    host->n_tensors, (double)sum / gib, big_name, (double)big / gib,
+			    (double)avail / gib);
+}
+
 static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		     const struct tp_callable *cal, const struct tp_kernel_entry *kt, int nk,
 		     const struct tp_case_args *host, void **got, struct tp_run_result *res)
@@ -447,6 +489,7 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	uint64_t h0 = tp_now_ns();
 	for (uint32_t i = 0; i < host->n_tensors; i++)
 		dargs.tensors[i].data = NULL;
+	rc = fits_host_memory(host);
 	for (uint32_t i = 0; i < host->n_tensors && !rc; i++) {
 		const struct tp_case_tensor *t = &host->tensors[i];
 		void *d = tp_dev_mem_alloc(mem, t->bytes ? t->bytes : 1, false);

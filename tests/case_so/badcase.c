@@ -20,6 +20,8 @@
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
  *   bytes_small     generate() gives the output tensor 4 bytes for [8, 64] fp32
+ *   huge_input      generate() claims a 1 TiB input tensor (more than any
+ *                   host here has: refused before it is copied)
  *   ret5            generate() returns 5 (not 0 or a negative errno)
  *   bad_func_id     the callable's one kernel has func_id 99
  *   newline_name    the callable's name has a newline
@@ -139,6 +141,12 @@ static int bad_generate(const struct tp_case *c, struct tp_case_args *args)
 		args->tensors[1].ndims = 60;
 	if (mode("bytes_small"))
 		args->tensors[1].bytes = 4;
+	if (mode("huge_input")) {
+		/* 1 TiB claimed (never read: refused before the copy) */
+		args->tensors[0].shape[0] = 1u << 20;
+		args->tensors[0].shape[1] = 1u << 18;
+		args->tensors[0].bytes = (size_t)1 << 40;
+	}
 	return 0;
 }
 

@@ -48,6 +48,12 @@ grep -q "^badcase Default a2a3sim .*: PASS" "$root/good.out" || bad "good: $(cat
 expect null_data 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y' has no data (2048 bytes)"
 expect ndims 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': ndims 60 (expected 1..4)"
 expect bytes_small 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': 4 bytes, but shape [8,64] of fp32 needs 2048"
+# more than the host's memory: refused before the copy (it grew until the
+# OOM killer ended it)
+run huge_input
+[[ $(cat "$root/huge_input.rc") == 1 ]] &&
+	grep -qE "^taskprof run: badcase Default on a2a3sim failed: device memory: the case's 2 tensors need 1024\.00 GiB \('x' alone 1024\.00 GiB\), and the host has [0-9.]+ GiB available \(MemAvailable\): the simulated device's memory is the host's$" "$root/huge_input.err" ||
+	bad "huge_input: exit $(cat "$root/huge_input.rc"), stderr '$(cat "$root/huge_input.err")'"
 expect ret5 1 "taskprof run: badcase Default on a2a3sim failed: case Default: generate() returned 5 (expected 0 or a negative errno)"
 expect bad_func_id 2 "taskprof run: callable badcase: func_id 99 of 'AXPB' outside 0..0"
 # a run that fails before it wrote anything but the name map of its
