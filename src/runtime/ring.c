@@ -208,14 +208,19 @@ int tp_ring_alloc(struct tp_ring *r, uint64_t packed_bytes, const struct tp_ring
 				-EDEADLK,
 				"ring %u: %s full for %llu ms: current_task_index %u, "
 				"last_task_alive %u, window %u, heap %llu/%llu bytes used "
-				"(a scope holding >= window-1 tasks cannot drain)",
+				"(%s)",
 				r->ring_id, ring_fits(r, bytes) == FIT_HEAP ? "heap" : "task window",
 				(unsigned long long)(deadlock_ns / 1000000), cur, lta,
 				r->window_size,
 				(unsigned long long)(r->heap_top -
 						     atomic_load_explicit(&r->heap_tail,
 									  memory_order_relaxed)),
-				(unsigned long long)r->heap_size);
+				(unsigned long long)r->heap_size,
+				ring_fits(r, bytes) == FIT_HEAP
+					? "the outputs of the tasks an open scope holds fill the "
+					  "heap: end the scope (tp_scope_end) before more outputs, "
+					  "or make them smaller"
+					: "a scope holding >= window-1 tasks cannot drain");
 		}
 	}
 	take(r, bytes, out);
