@@ -73,6 +73,13 @@ struct tp_device {
 	 * tp_device_shorten_teardown() from any thread (relaxed: a single
 	 * value, read by the host thread that tears down). */
 	_Atomic uint64_t launch_teardown_ns;
+	/* An AICPU thread of this launch may never return (an orchestration
+	 * stuck in a case's code): tp_device_wait() joins the AICPU threads
+	 * with the teardown budget and leaves a late one running. Set by
+	 * tp_device_abandon_aicpu() from any thread (relaxed: a flag the
+	 * tearing-down host thread reads after the device threads' stores it
+	 * waits for). */
+	_Atomic bool aicpu_may_hang;
 	struct tp_dev_mem *mem;
 	struct tp_regs *regs;
 	struct tp_aicore *cores;
@@ -337,6 +344,7 @@ int tp_device_create(const struct tp_device_config *cfg, struct tp_device **out)
 	}
 	atomic_init(&dev->cores_running, 0);
 	atomic_init(&dev->launch_teardown_ns, dev->teardown_ns);
+	atomic_init(&dev->aicpu_may_hang, false);
 	tp_doorbell_init(&dev->exit_db);
 	atomic_init(&dev->gate, GATE_CLOSED);
 	tp_doorbell_init(&dev->gate_db);
@@ -381,6 +389,12 @@ void tp_device_shorten_teardown(struct tp_device *dev, uint64_t budget_ns)
 						      memory_order_relaxed,
 						      memory_order_relaxed))
 		;
+}
+
+void tp_device_abandon_aicpu(struct tp_device *dev)
+{
+	/* relaxed: see aicpu_may_hang. */
+	atomic_store_explicit(&dev->aicpu_may_hang, true, memory_order_relaxed);
 }
 
 const struct tp_platform *tp_device_platform(const struct tp_device *dev) { return dev->plat; }
@@ -835,6 +849,7 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 	dev->launch = *lc;
 	/* relaxed: no device thread runs; pthread_create publishes it. */
 	atomic_store_explicit(&dev->launch_teardown_ns, dev->teardown_ns, memory_order_relaxed);
+	atomic_store_explicit(&dev->aicpu_may_hang, false, memory_order_relaxed);
 	if (!dev->launch.aicore_fn)
 		dev->launch.aicore_fn = tp_aicore_loop_empty;
 	dev->hooks = lc->hooks;
@@ -953,16 +968,48 @@ int tp_device_wait(struct tp_device *dev)
 	if (!dev->running)
 		return tp_set_error(-EINVAL, "device %d: not running", dev->id);
 	bool ran[TP_DEVICE_MAX_AICPU_LOG] = { false };
+	int aicpu_late = 0, late_id = -1;
 	for (int i = 0; i < dev->aicpu_launched; i++) {
-		if (dev->cpus[i].started) {
+		if (!dev->cpus[i].started)
+			continue;
+		/* relaxed: see aicpu_may_hang. */
+		if (atomic_load_explicit(&dev->aicpu_may_hang, memory_order_relaxed)) {
+			/* relaxed: see launch_teardown_ns. */
+			uint64_t budget = atomic_load_explicit(&dev->launch_teardown_ns,
+							       memory_order_relaxed);
+			struct timespec dl;
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl.tv_sec += (time_t)(budget / 1000000000u);
+			dl.tv_nsec += (long)(budget % 1000000000u);
+			if (dl.tv_nsec >= 1000000000L) {
+				dl.tv_sec++;
+				dl.tv_nsec -= 1000000000L;
+			}
+			if (pthread_timedjoin_np(dev->cpus[i].thread, NULL, &dl) != 0) {
+				aicpu_late++;
+				late_id = i;
+				continue; /* still started: tp_device_close() leaks the device */
+			}
+		} else {
 			pthread_join(dev->cpus[i].thread, NULL);
-			dev->cpus[i].started = false;
-			if (i < TP_DEVICE_MAX_AICPU_LOG)
-				ran[i] = true;
 		}
+		dev->cpus[i].started = false;
+		if (i < TP_DEVICE_MAX_AICPU_LOG)
+			ran[i] = true;
 	}
 	bool cores_started = dev->num_cores > 0 && dev->cores[0].started;
 	int rc = stop_cores(dev);
+	if (aicpu_late) {
+		rc = tp_set_error(-ETIMEDOUT, "device %d: %d AICPU thread%s did not return (thread "
+				  "%d: an orchestration stuck in a case's code)", dev->id, aicpu_late,
+				  aicpu_late == 1 ? "" : "s", late_id);
+		if (dev->late_logged)
+			TP_DEBUG("%s", tp_last_error());
+		else
+			TP_ERROR("%s", tp_last_error());
+		dev->late_logged = true;
+		return rc;
+	}
 	if (rc == 0) {
 		dev->running = false;
 		if (cores_started)

@@ -248,6 +248,15 @@ int tp_device_aicpu_launched(const struct tp_device *dev);
 /** tp_device_running() - between a successful launch and the wait that
  *  ends it; read it on the host thread. */
 bool tp_device_running(const struct tp_device *dev);
+/**
+ * tp_device_abandon_aicpu() - let tp_device_wait() give up on AICPU threads
+ * of the current launch that do not return within the teardown budget
+ * (tp_device_shorten_teardown()): they are left running, the wait returns
+ * -ETIMEDOUT and tp_device_close() leaks the device. For a run that failed
+ * because its orchestration is stuck in a case's code. Any thread.
+ */
+void tp_device_abandon_aicpu(struct tp_device *dev);
+
 /** tp_device_mem() - the device memory arena (platform/dev_memory.h). */
 struct tp_dev_mem *tp_device_mem(struct tp_device *dev);
 /** tp_device_regs() - the register file (platform/regs.h). */

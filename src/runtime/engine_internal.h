@@ -189,6 +189,10 @@ struct tp_core_exec {
  */
 struct tp_sched_thread {
 	int idx;
+	/* Scheduler 0's watch of the orchestration (sched.c orch_stuck()):
+	 * the orch_calls value last seen changing and when (ns of
+	 * tp_now_ns()). */
+	uint64_t orch_seen, orch_seen_ns;
 	int n_cores;
 	int *core_ids;
 	int n_running;
@@ -292,6 +296,11 @@ struct tp_engine {
 
 	_Atomic uint64_t total_tasks;
 	_Atomic bool orch_done;
+	/* The orchestration's runtime calls that returned, and whether one is
+	 * in progress (single writer, the orchestrator; relaxed: a heuristic
+	 * of scheduler 0's stall watch, which waits a whole stall timeout). */
+	_Atomic uint64_t orch_calls;
+	_Atomic bool orch_in_call;
 	_Atomic uint64_t completed_tasks;
 	_Atomic uint64_t dispatched;
 	_Atomic uint64_t dummy_done;

@@ -95,11 +95,24 @@ int tp_args_set_predicate(struct tp_task_args *a, const struct tp_tensor *t, uin
 		return -EINVAL;
 	}
 	/* Inside the view, not only inside its buffer: element @elem of a
-	 * one-row view of a matrix is not the next row's first. */
-	uint64_t n = 1;
-	for (uint32_t d = 0; d < t->ndims && d < TP_MAX_TENSOR_DIMS; d++)
+	 * one-row view of a matrix is not the next row's first. @elem counts
+	 * buffer elements from start_offset, so it is decomposed along the
+	 * view's strides (outermost first); a layout whose strides do not
+	 * decrease is not checked beyond its buffer. */
+	uint64_t n = 1, q = elem;
+	bool inside = true, checked = true;
+	for (uint32_t d = 0; d < t->ndims && d < TP_MAX_TENSOR_DIMS; d++) {
 		n *= t->shapes[d];
-	if (elem >= n) {
+		uint64_t st = t->strides[d];
+		if (st == 0 || (d > 0 && st > t->strides[d - 1])) {
+			checked = false;
+			continue;
+		}
+		if (q / st >= t->shapes[d])
+			inside = false;
+		q %= st;
+	}
+	if (checked && (!inside || q != 0)) {
 		if (!a->err)
 			a->err = tp_set_error(-EINVAL, "runtime: predicate element %" PRIu64
 					      " is outside its tensor view of %" PRIu64
@@ -417,12 +430,39 @@ static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
 
 /* ---- submit ---------------------------------------------------------- */
 
+/* A runtime call of the orchestration begins / ends (the stall watch:
+ * sched.c orch_stuck()). relaxed: single writer; see orch_calls. */
+static inline void call_begin(struct tp_engine *e)
+{
+	atomic_store_explicit(&e->orch_in_call, true, memory_order_relaxed);
+}
+
+static inline void call_end(struct tp_engine *e)
+{
+	atomic_store_explicit(&e->orch_calls,
+			      atomic_load_explicit(&e->orch_calls, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_store_explicit(&e->orch_in_call, false, memory_order_relaxed);
+}
+
+static int submit_impl(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
+		       tp_task_id *out_id);
+
 int tp_submit(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
 	      tp_task_id *out_id)
 {
 	int trc = wrong_thread(o, "tp_submit");
 	if (trc)
 		return trc;
+	call_begin(o->e);
+	int rc = submit_impl(o, kernel_id, args, out_id);
+	call_end(o->e);
+	return rc;
+}
+
+static int submit_impl(struct tp_orch *o, const int32_t kernel_id[3], struct tp_task_args *args,
+		       tp_task_id *out_id)
+{
 	struct tp_engine *e = o->e;
 	/* HBG: the orchestrator is on the host, no orch records (spec §3);
 	 * without an on_orch_submit hook no stamp is taken. */
@@ -634,12 +674,24 @@ int tp_submit_dummy(struct tp_orch *o, struct tp_task_args *args, tp_task_id *ou
 	return tp_submit(o, k, args, out_id);
 }
 
+static int alloc_impl(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
+		      struct tp_tensor *out, tp_task_id *out_id);
+
 int tp_alloc_tensors(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
 		     struct tp_tensor *out, tp_task_id *out_id)
 {
 	int trc = wrong_thread(o, "tp_alloc_tensors");
 	if (trc)
 		return trc;
+	call_begin(o->e);
+	int rc = alloc_impl(o, n, ci, out, out_id);
+	call_end(o->e);
+	return rc;
+}
+
+static int alloc_impl(struct tp_orch *o, uint32_t n, const struct tp_tensor_create *ci,
+		      struct tp_tensor *out, tp_task_id *out_id)
+{
 	struct tp_engine *e = o->e;
 	const bool hooks = e->hooks_on && !e->hbg && e->hooks.on_orch_submit != NULL;
 	uint64_t t0 = hooks ? tp_sys_cnt() : 0;
@@ -706,6 +758,7 @@ int tp_scope_begin(struct tp_orch *o)
 	int trc = wrong_thread(o, "tp_scope_begin");
 	if (trc)
 		return trc;
+	call_end(o->e);
 	if (o->depth >= TP_ORCH_MAX_SCOPES)
 		return tp_set_error(-EINVAL, "runtime: more than %d nested scopes",
 				    TP_ORCH_MAX_SCOPES);
@@ -729,6 +782,7 @@ int tp_scope_end(struct tp_orch *o)
 	if (trc)
 		return trc;
 	struct tp_engine *e = o->e;
+	call_end(e);
 	/* The outer scope (depth 1) is the executor's: only the loop at the
 	 * orchestration's return ends it (o->closing). */
 	if (o->depth == 0 || (o->depth == 1 && !o->closing))

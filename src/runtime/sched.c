@@ -777,6 +777,52 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t, uint64_t idle_
 	tp_engine_wake_all(e);
 }
 
+/* Scheduler 0, idle: whether the orchestration has been stuck in the
+ * case's code for a whole stall timeout: no runtime call returned or in
+ * progress, not done, and every task it submitted finished (the device
+ * has nothing to do; a stuck kernel is stall()'s). An orchestration that
+ * looped for ever hung the run with no message. */
+static bool orch_stuck(struct tp_engine *e, struct tp_sched_thread *t, uint64_t now)
+{
+	/* relaxed: see orch_calls. */
+	uint64_t calls = atomic_load_explicit(&e->orch_calls, memory_order_relaxed);
+	bool in_call = atomic_load_explicit(&e->orch_in_call, memory_order_relaxed);
+	/* acquire: pairs with the orchestrator's seq_cst store of orch_done. */
+	bool busy = in_call || calls != t->orch_seen ||
+		    atomic_load_explicit(&e->orch_done, memory_order_acquire);
+	if (!busy) {
+		uint64_t submitted = 0;
+		for (int r = 0; r < TP_MAX_RING_DEPTH; r++)
+			submitted += tp_ring_current(&e->rings[r]);
+		/* acquire: pairs with the completers' release increments. */
+		busy = atomic_load_explicit(&e->completed_tasks, memory_order_acquire) < submitted;
+	}
+	if (busy) {
+		t->orch_seen = calls;
+		t->orch_seen_ns = now;
+		return false;
+	}
+	return now - t->orch_seen_ns >= e->stall_ns;
+}
+
+/* The run fails on a stuck orchestration: its AICPU thread is left
+ * running (tp_device_abandon_aicpu: the teardown does not wait for it). */
+static void orch_stall(struct tp_engine *e, uint64_t idle_ns)
+{
+	tp_engine_fail(e, -ETIMEDOUT, TP_TASK_ID_INVALID, -1,
+		       "runtime: the orchestration made no runtime call for %llu ms (stall "
+		       "timeout %llu ms) after every task it had submitted finished: it is stuck "
+		       "in the case's orchestration function (a loop or a wait that does not "
+		       "end); %s",
+		       (unsigned long long)(idle_ns / 1000000u),
+		       (unsigned long long)e->cfg.stall_timeout_ms, TP_ENGINE_STALL_HINT);
+	tp_device_abandon_aicpu(e->dev);
+	tp_device_shorten_teardown(e->dev, STUCK_TEARDOWN_NS);
+	/* release: as in stall(). */
+	atomic_store_explicit(&e->abort_all, true, memory_order_release);
+	tp_engine_wake_all(e);
+}
+
 void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 {
 	struct tp_sched_thread *t = &e->sched[idx];
@@ -818,6 +864,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		e->hooks.on_sched_cores_up(e->hooks.ud, idx, t->core_ids, t->n_cores);
 
 	uint64_t sched_start = hooks ? tp_sys_cnt() : 0;
+	t->orch_seen = 0;
+	t->orch_seen_ns = tp_now_ns();
 	/* Progress watchdog (§2.11 step 5): the park below sleeps at most
 	 * PARK_NS <= TP_WATCHDOG_PERIOD_NS between its checks. */
 	struct tp_watchdog wd;
@@ -937,7 +985,13 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		 * without a progress step of its own (an async wait of
 		 * another thread's task). */
 		if (!t->n_running && !tp_async_count(e)) {
-			tp_watchdog_kick(&wd, tp_now_ns());
+			uint64_t now = tp_now_ns();
+			tp_watchdog_kick(&wd, now);
+			if (t->idx == 0 && !e->hbg && e->stall_ns != TP_WATCHDOG_NEVER &&
+			    orch_stuck(e, t, now)) {
+				orch_stall(e, now - t->orch_seen_ns);
+				break;
+			}
 		} else {
 			uint64_t now = tp_now_ns();
 			if (tp_watchdog_expired(&wd, now)) {

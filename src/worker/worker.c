@@ -387,13 +387,22 @@ static void case_locale_leave(const struct case_locale *l)
 
 /* ---- one run ---------------------------------------------------------- */
 
+/* Where the orchestration is (run_ctx.orch_state). */
+enum { ORCH_RUNNING, ORCH_RETURNED, ORCH_ABANDONED };
+
+/* One round's context, on the heap: an orchestration stuck in the case's
+ * code (the runtime's stall watch failed the run and left its thread
+ * running) still holds a pointer to it and to dev_args, which must outlive
+ * run_round() then: such a context is leaked, never freed under it. */
 struct run_ctx {
 	const struct tp_callable *cal;
 	struct tp_case_args *dev_args;
+	struct tp_case_args dargs; /* what dev_args points to */
 	struct wk_depgen *dg;
 	struct wk_swimlane *swl;
 	uint64_t orch_start, orch_end;          /* orchestrator thread; read after join */
 	_Atomic uint64_t sched_start, sched_end; /* min start, max end */
+	_Atomic int orch_state;
 };
 
 static int orch_entry(struct tp_orch *o, void *arg)
@@ -403,6 +412,12 @@ static int orch_entry(struct tp_orch *o, void *arg)
 	tp_thread_activity_set("the case's orchestration");
 	int rc = x->cal->orch(o, x->dev_args);
 	tp_thread_activity_set(NULL);
+	/* acq_rel: pairs with run_round()'s exchange; after an abandonment
+	 * the Worker has gone on (its collectors may be closed): touch
+	 * nothing of it. */
+	if (atomic_exchange_explicit(&x->orch_state, ORCH_RETURNED, memory_order_acq_rel) ==
+	    ORCH_ABANDONED)
+		return rc;
 	x->orch_end = tp_sys_cnt();
 	wk_depgen_orch_done(x->dg); /* on the orchestrator thread */
 	if (x->swl)
@@ -479,16 +494,21 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		     const struct tp_case_args *host, void **got, struct tp_run_result *res)
 {
 	struct tp_dev_mem *mem = tp_device_mem(dev);
-	struct tp_case_args dargs = *host;
-	struct run_ctx x = { .cal = cal, .dev_args = &dargs, .dg = w->dg,
-			  .swl = w->swl };
-	atomic_init(&x.sched_start, UINT64_MAX);
-	atomic_init(&x.sched_end, 0);
+	struct run_ctx *x = calloc(1, sizeof(*x));
+	if (!x)
+		return tp_set_error(-ENOMEM, "worker: out of memory");
+	*x = (struct run_ctx){ .cal = cal, .dargs = *host, .dg = w->dg, .swl = w->swl };
+	x->dev_args = &x->dargs;
+	struct tp_case_args *const dargs = &x->dargs;
+	atomic_init(&x->sched_start, UINT64_MAX);
+	atomic_init(&x->sched_end, 0);
+	atomic_init(&x->orch_state, ORCH_RUNNING);
+	bool abandoned = false;
 	int rc = 0;
 
 	uint64_t h0 = tp_now_ns();
 	for (uint32_t i = 0; i < host->n_tensors; i++)
-		dargs.tensors[i].data = NULL;
+		dargs->tensors[i].data = NULL;
 	rc = fits_host_memory(host);
 	for (uint32_t i = 0; i < host->n_tensors && !rc; i++) {
 		const struct tp_case_tensor *t = &host->tensors[i];
@@ -498,12 +518,12 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 					  t->bytes, t->name);
 			break;
 		}
-		dargs.tensors[i].data = d;
+		dargs->tensors[i].data = d;
 		rc = tp_dev_mem_copy_to_device(mem, d, t->data, t->bytes);
 	}
 	struct tp_engine_result er;
 	if (!rc) {
-		struct tp_sched_hooks hooks = { .on_sched_window = on_sched_window, .ud = &x };
+		struct tp_sched_hooks hooks = { .on_sched_window = on_sched_window, .ud = x };
 		if (w->swl)
 			wk_swimlane_wire(w->swl, &hooks);
 		struct tp_engine_config ec = {
@@ -523,7 +543,7 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 		struct case_locale loc;
 		case_locale_enter(&loc);
 		uint64_t d0 = tp_now_ns();
-		rc = tp_engine_run(&ec, orch_entry, &x, &er);
+		rc = tp_engine_run(&ec, orch_entry, x, &er);
 		uint64_t d1 = tp_now_ns();
 		case_locale_leave(&loc); /* the orchestration and kernels ran */
 		res->device_wall_s = (double)(d1 - d0) * 1e-9;
@@ -539,25 +559,33 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	}
 	for (uint32_t i = 0; i < host->n_tensors && !rc; i++)
 		if (host->tensors[i].is_out)
-			rc = tp_dev_mem_copy_from_device(mem, got[i], dargs.tensors[i].data,
+			rc = tp_dev_mem_copy_from_device(mem, got[i], dargs->tensors[i].data,
 							 host->tensors[i].bytes);
 	/* AICores a stall left running (tp_device_running(): their exit was
 	 * never answered) may still read and write these: they stay
 	 * allocated, with the device that tp_device_close() keeps. */
 	const bool cores_left = tp_device_running(dev);
+	/* acq_rel: pairs with orch_entry()'s exchange: an orchestration that
+	 * has not returned by now never will here (the run failed on it, its
+	 * thread left running): it keeps x, which is leaked. */
+	if (cores_left && atomic_exchange_explicit(&x->orch_state, ORCH_ABANDONED,
+						   memory_order_acq_rel) == ORCH_RUNNING)
+		abandoned = true;
 	for (uint32_t i = 0; i < host->n_tensors && !cores_left; i++)
-		if (dargs.tensors[i].data)
-			tp_dev_mem_free(mem, dargs.tensors[i].data);
+		if (dargs->tensors[i].data)
+			tp_dev_mem_free(mem, dargs->tensors[i].data);
 	uint64_t h1 = tp_now_ns();
 	res->host_wall_s = (double)(h1 - h0) * 1e-9;
-	res->orch_s = ticks_s(x.orch_start, x.orch_end);
+	res->orch_s = ticks_s(x->orch_start, x->orch_end);
 	/* relaxed: a min / max the schedulers keep with relaxed CASes; read
 	 * after tp_engine_run() (a stall may leave one still running: still a
 	 * consistent value of each), nothing is published through them. */
-	uint64_t ss = atomic_load_explicit(&x.sched_start, memory_order_relaxed);
-	uint64_t se = atomic_load_explicit(&x.sched_end, memory_order_relaxed);
+	uint64_t ss = atomic_load_explicit(&x->sched_start, memory_order_relaxed);
+	uint64_t se = atomic_load_explicit(&x->sched_end, memory_order_relaxed);
 	res->sched_s = ss == UINT64_MAX ? 0.0 : ticks_s(ss, se);
 	res->tasks_per_s = res->device_wall_s > 0 ? (double)res->tasks / res->device_wall_s : 0;
+	if (!abandoned)
+		free(x);
 	return rc;
 }
 

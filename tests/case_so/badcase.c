@@ -20,6 +20,7 @@
  *   null_data       generate() leaves the output tensor without data
  *   ndims           generate() gives the output tensor 60 dimensions
  *   bytes_small     generate() gives the output tensor 4 bytes for [8, 64] fp32
+ *   loop_orch       the orchestration spins for ever after its 8 submits
  *   huge_input      generate() claims a 1 TiB input tensor (more than any
  *                   host here has: refused before it is copied)
  *   ret5            generate() returns 5 (not 0 or a negative errno)
@@ -109,6 +110,9 @@ static int bad_orch(struct tp_orch *o, const struct tp_case_args *args)
 		if ((rc = tp_submit_aiv(o, 0, &a, NULL)))
 			return rc;
 	}
+	if (mode("loop_orch"))
+		for (volatile unsigned long spin = 0;; spin++) /* never returns */
+			;
 	return mode("fail_late_orch") ? -EIO : 0;
 }
 

@@ -48,6 +48,14 @@ grep -q "^badcase Default a2a3sim .*: PASS" "$root/good.out" || bad "good: $(cat
 expect null_data 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y' has no data (2048 bytes)"
 expect ndims 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': ndims 60 (expected 1..4)"
 expect bytes_small 1 "taskprof run: badcase Default on a2a3sim failed: case Default: tensor 'y': 4 bytes, but shape [8,64] of fp32 needs 2048"
+# an orchestration stuck in the case's code after its tasks finished: the
+# stall timeout ends the run (it hung for ever), its thread left running
+if [[ ${TASKPROF_TEST_SANITIZE:-} != thread ]]; then
+	run loop_orch --stall-timeout 0.5 --enable-l2-swimlane --enable-dep-gen
+	[[ $(cat "$root/loop_orch.rc") == 1 ]] &&
+		grep -qE "^taskprof run: badcase Default on a2a3sim failed: runtime: the orchestration made no runtime call for [0-9]+ ms \(stall timeout 500 ms\) after every task it had submitted finished: it is stuck in the case's orchestration function \(a loop or a wait that does not end\); raise the stall timeout" "$root/loop_orch.err" ||
+		bad "loop_orch: exit $(cat "$root/loop_orch.rc"), stderr '$(cat "$root/loop_orch.err")'"
+fi
 # more than the host's memory: refused before the copy (it grew until the
 # OOM killer ended it)
 run huge_input

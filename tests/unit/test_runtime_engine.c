@@ -688,7 +688,7 @@ static void test_api_other_thread(void **s)
  * error -1515870811"; a predicate element outside its view (the next row
  * of a one-row view) is refused, not read. */
 static uint32_t g_pred_mem[4 * 8];
-static int g_uninit_rc, g_pred_rc;
+static int g_uninit_rc, g_pred_rc, g_col_out_rc;
 static char g_uninit_msg[300], g_pred_msg[300];
 
 static int orch_bad_args(struct tp_orch *o, void *arg)
@@ -707,7 +707,20 @@ static int orch_bad_args(struct tp_orch *o, void *arg)
 	g_pred_rc = tp_args_set_predicate(&a, &row, 8, TP_PRED_EQ, 0);
 	snprintf(g_pred_msg, sizeof(g_pred_msg), "%s", tp_last_error());
 	tp_args_init(&a);
-	return tp_args_set_predicate(&a, &row, 7, TP_PRED_EQ, 0); /* the last: fine */
+	if ((rc = tp_args_set_predicate(&a, &row, 7, TP_PRED_EQ, 0))) /* the last: fine */
+		return rc;
+	/* A column view [4, 1] at column 5: elements count buffer elements
+	 * from its start, so 8 is its second row (inside), 1 is column 6. */
+	struct tp_tensor col;
+	uint32_t csh[2] = { 4, 1 }, coff[2] = { 0, 5 };
+	if ((rc = tp_tensor_view(&m, csh, coff, &col)))
+		return rc;
+	tp_args_init(&a);
+	if ((rc = tp_args_set_predicate(&a, &col, 8, TP_PRED_EQ, 0)))
+		return rc;
+	tp_args_init(&a);
+	g_col_out_rc = tp_args_set_predicate(&a, &col, 1, TP_PRED_EQ, 0);
+	return 0;
 }
 
 static void test_bad_task_args(void **s)
@@ -723,6 +736,7 @@ static void test_bad_task_args(void **s)
 	assert_int_equal(g_pred_rc, -EINVAL);
 	assert_non_null(strstr(g_pred_msg, "predicate element 8 is outside its tensor view of "
 					   "8 elements"));
+	assert_int_equal(g_col_out_rc, -EINVAL);
 }
 
 /* ---- a device thread that cannot be created ----------------------------- */
