@@ -641,6 +641,19 @@ else
 	show "$WORK/r19d.err"
 fi
 
+# R19e: a kernel's free inside the host's block and its double free of
+# that block get -EINVAL in the replayed executions too (they got 0, as
+# frees left to the application's execution).
+say "R19e: a kernel's bad frees of an older block, kernel replay"
+op_run r19e -- "$APPS/robust" kbadfree
+if [ $OPRC = 0 ] && grep -qx 'robust kbadfree: 6 executions: \[-22 0 -22\] \[-22 0 -22\] \[-22 0 -22\] \[-22 0 -22\] \[-22 0 -22\] \[-22 0 -22\]' "$WORK/r19e.out"; then
+	ok "R19e: [-22 0 -22] in all 6 executions"
+else
+	bad "R19e: exit $OPRC, want 0 and [-22 0 -22] x6"
+	show "$WORK/r19e.out"
+	show "$WORK/r19e.err"
+fi
+
 # R18: main() returns while another thread launches (profiled, -c 5000):
 # the exit must not hang (a reader start racing the exit's stop used to
 # leave a reader polling for ever: 2 of 20 such runs hung), and the

@@ -21,6 +21,8 @@
  *   kdfree    block 0 allocates 4 KiB and frees it twice; prints what the
  *             second free returned in each execution (replays included):
  *             the runtime's -EINVAL (-22) every time.
+ *   kbadfree  block 0 frees 64 bytes into the host's block, then the
+ *             block twice: [-22 0 -22] in every execution, replays too.
  *   kill      THREADS threads launch "kill_k" EACH times concurrently.
  *   reset     tp_rt_reset_device inside a range: prints "reset rc=<n>".
  *   unpopped  a range pushed on the main thread and one on a second
@@ -243,6 +245,55 @@ static void kdfree_k(uint32_t block_idx, uint32_t block_dim, void *p)
 		}
 	}
 	op_app_elementwise(p, block_idx, block_dim, 1);
+}
+
+/* kbadfree: block 0 frees 64 bytes into the host's block (interior),
+ * then the block twice; what the three frees returned in each execution
+ * lands in host memory: [-22 0 -22] every time, as the runtime answers. */
+static _Atomic int g_kbf_n;
+static int g_kbf_rc[32][3];
+
+static void kbadfree_k(uint32_t block_idx, uint32_t block_dim, void *p)
+{
+	struct kmem_args *a = p;
+	if (block_idx == 0) {
+		char *blk = *a->slot;
+		int i = atomic_fetch_add(&g_kbf_n, 1);
+		int r0 = tp_rt_free(blk + 64), r1 = tp_rt_free(blk), r2 = tp_rt_free(blk);
+		if (i < 32) {
+			g_kbf_rc[i][0] = r0;
+			g_kbf_rc[i][1] = r1;
+			g_kbf_rc[i][2] = r2;
+		}
+	}
+	op_app_elementwise(&a->v, block_idx, block_dim, 1);
+}
+
+static int m_kbadfree(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	void **slot = NULL;
+	void *blk = NULL;
+	if ((rc = tp_rt_malloc((void **)&slot, sizeof(void *))) != 0 ||
+	    (rc = tp_rt_malloc(&blk, 4096)) != 0)
+		return op_app_fail(APP, "allocate", rc);
+	if ((rc = tp_rt_memcpy(slot, &blk, sizeof(blk), TP_RT_MEMCPY_HOST_TO_DEVICE)))
+		return op_app_fail(APP, "upload the slot", rc);
+	struct kmem_args a = { { .in = din, .out = dout, .n = N }, slot, 1 };
+	if ((rc = op_app_launch(kbadfree_k, "kbadfree_k", BLOCKS, &a)) != 0 ||
+	    (rc = tp_rt_synchronize()) != 0)
+		return op_app_fail(APP, "launch", rc);
+	int n = atomic_load(&g_kbf_n);
+	printf("%s kbadfree: %d executions:", APP, n);
+	for (int i = 0; i < n && i < 32; i++)
+		printf(" [%d %d %d]", g_kbf_rc[i][0], g_kbf_rc[i][1], g_kbf_rc[i][2]);
+	printf("\n");
+	(void)tp_rt_free(slot);
+	return finish("kbadfree", dout, want);
 }
 
 static int m_kdfree(void)
@@ -648,6 +699,8 @@ int main(int argc, char **argv)
 		return m_kill();
 	if (!strcmp(m, "kdfree"))
 		return m_kdfree();
+	if (!strcmp(m, "kbadfree"))
+		return m_kbadfree();
 	const int in_range = argc > 2 && !strcmp(argv[2], "range");
 	if (!strcmp(m, "kleak"))
 		return m_kmem(0, in_range);
@@ -683,7 +736,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kdfree|kill|reset|unpopped|names|dotnames|swapnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kdfree|kbadfree|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

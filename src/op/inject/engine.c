@@ -125,6 +125,11 @@ static uint64_t e_kfreed, e_kskipped;
  * (e_kmu; the first 64, forgotten at the execution's end). */
 static void *e_kgone[64];
 static size_t e_ngone;
+/* The blocks allocated before the launch whose frees a replayed
+ * execution's kernels left to the application's execution (e_kmu; the
+ * first 64, forgotten at the execution's end). */
+static void *e_kskip[64];
+static size_t e_nskip;
 /* launches.txt, opened on first use, and whether opening or writing it
  * failed (reported once; e_mu). */
 static int e_launches_fd = -1;
@@ -170,7 +175,7 @@ void inj_engine_atfork_child(void)
 	pthread_mutex_init(&e_kmu, NULL);
 	/* relaxed: the child's only thread. */
 	atomic_store_explicit(&e_kreplay, false, memory_order_relaxed);
-	e_nkalloc = e_ngone = 0; /* the parent's replayed execution's blocks */
+	e_nkalloc = e_ngone = e_nskip = 0; /* the parent's replayed execution's blocks */
 	e_kfreed = e_kskipped = 0;
 	e_cur = NULL;
 	/* Only the forking thread survives: no profile is in progress. */
@@ -1089,8 +1094,26 @@ int inj_kreplay_free(void *p)
 		for (size_t i = 0; i < e_ngone; i++)
 			if (e_kgone[i] == p)
 				r = -EINVAL;
-		if (!r)
-			e_kskipped++;
+		/* An older block this execution already "freed" (skipped):
+		 * a double free, as the runtime would answer it. */
+		for (size_t i = 0; i < e_nskip && !r; i++)
+			if (e_kskip[i] == p)
+				r = -EINVAL;
+		struct tp_op_alloc a;
+		if (!r && tp_op_reg_lookup(p, &a) == 0) {
+			if (a.base != (uintptr_t)p) {
+				r = -EINVAL; /* inside a block, not its start */
+			} else {
+				if (e_nskip < sizeof(e_kskip) / sizeof(e_kskip[0]))
+					e_kskip[e_nskip++] = p;
+				e_kskipped++;
+			}
+		} else if (!r) {
+			/* No block the injector knows of (never allocated,
+			 * or a kernel's of an earlier launch): the runtime
+			 * decides, as in the application's execution. */
+			r = 1;
+		}
 	}
 	pthread_mutex_unlock(&e_kmu);
 	return r;
@@ -1115,7 +1138,7 @@ static void kreplay_discard(void)
 		if (g_inj.real.free && g_inj.real.free(e_kalloc[i]) == 0)
 			e_kfreed++;
 	e_nkalloc = 0;
-	e_ngone = 0;
+	e_ngone = e_nskip = 0;
 	pthread_mutex_unlock(&e_kmu);
 }
 
@@ -1129,7 +1152,7 @@ static uint64_t kreplay_keep(void)
 	pthread_mutex_lock(&e_kmu);
 	uint64_t n = e_nkalloc;
 	e_nkalloc = 0;
-	e_ngone = 0;
+	e_ngone = e_nskip = 0;
 	pthread_mutex_unlock(&e_kmu);
 	return n;
 }

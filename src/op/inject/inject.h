@@ -297,12 +297,14 @@ bool inj_kreplay_call(void);
 void inj_kreplay_alloc(void *p);
 /** inj_kreplay_free() - a free by the kernel of a replayed execution.
  *  @p: the device address.
- *  Return: 1 when @p is a block that execution allocated (the caller
- *  frees it now and returns the runtime's code); 0 for a block allocated
- *  before, whose free is left to the application's own execution (the
- *  restore needs the block; the caller returns 0 without freeing);
- *  -EINVAL when the same execution already freed @p (a double free, as
- *  the runtime answers it; the caller returns it). */
+ *  Return: 1 when @p is a block that execution allocated, or no block
+ *  the injector registered (the caller frees it now and returns the
+ *  runtime's code); 0 for the start of a block allocated before, whose
+ *  free is left to the application's own execution (the restore needs
+ *  the block; the caller returns 0 without freeing); -EINVAL, as the
+ *  runtime answers it, when the same execution already freed @p (a
+ *  double free) or @p lies inside a registered block (the caller
+ *  returns it). */
 int inj_kreplay_free(void *p);
 /** inj_reader_ensure() - a reader thread for @device (stopping and joining
  *  one that serves another device; spec/opprof.md §4.10).
