@@ -200,6 +200,34 @@ struct tp_callable {
 #define TP_CASE_ENTRY_SYMBOL "tp_case_callable"
 typedef const struct tp_callable *(*tp_case_entry_fn)(void);
 
+/*
+ * The ABI version of the structs a case object and taskprof exchange
+ * (this header's and taskprof/kernel.h's: struct tp_callable, tp_case,
+ * tp_case_args, tp_case_tensor, tp_tile, ...). It is bumped whenever one
+ * of their layouts changes.
+ *
+ * Every object that includes this header defines the symbol
+ * TP_CASE_ABI_SYMBOL, a weak `const unsigned` holding the version it was
+ * compiled against (weak: the translation units of one object share one
+ * definition). `taskprof run` reads it before it calls the entry and
+ * refuses, with one line and exit code 2, a case object whose version
+ * differs from its own or that defines none (built against a header older
+ * than the check): its structs would be read with the wrong layout.
+ * Define TP_CASE_NO_ABI_SYMBOL before the include to leave the definition
+ * out (a translation unit that defines the symbol itself).
+ */
+#define TP_CASE_ABI_VERSION 1u
+#define TP_CASE_ABI_SYMBOL "tp_case_abi_version"
+#ifndef TP_CASE_NO_ABI_SYMBOL
+#ifdef __cplusplus
+extern __attribute__((weak, visibility("default"))) const unsigned tp_case_abi_version =
+	TP_CASE_ABI_VERSION;
+#else
+__attribute__((weak, visibility("default"))) const unsigned tp_case_abi_version =
+	TP_CASE_ABI_VERSION;
+#endif
+#endif
+
 #ifdef __cplusplus
 }
 #endif

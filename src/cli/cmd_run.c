@@ -408,6 +408,29 @@ static const struct tp_callable *load_case_so(const char *path)
 		dlclose(h);
 		return NULL;
 	}
+	/* The struct layouts it was compiled against (taskprof/case.h,
+	 * TP_CASE_ABI_VERSION), before its code runs: a lookup through the
+	 * handle also searches the object's dependencies, libtaskprof.so
+	 * among them, so the symbol must be the object's own. */
+	void *abi = dlsym(h, TP_CASE_ABI_SYMBOL);
+	Dl_info ei, ai;
+	if (!abi || !dladdr(sym, &ei) || !dladdr(abi, &ai) || ai.dli_fbase != ei.dli_fbase) {
+		fprintf(stderr, "taskprof run: case shared object '%s' has no %s: it was built "
+				"against a taskprof/case.h older than this taskprof's (ABI version "
+				"%u); rebuild it against include/taskprof\n",
+			path, TP_CASE_ABI_SYMBOL, TP_CASE_ABI_VERSION);
+		dlclose(h);
+		return NULL;
+	}
+	unsigned abi_version = *(const unsigned *)abi;
+	if (abi_version != TP_CASE_ABI_VERSION) {
+		fprintf(stderr, "taskprof run: case shared object '%s' was built against "
+				"taskprof/case.h ABI version %u, this taskprof's is %u; rebuild it "
+				"against include/taskprof\n",
+			path, abi_version, TP_CASE_ABI_VERSION);
+		dlclose(h);
+		return NULL;
+	}
 	tp_case_entry_fn entry;
 	memcpy(&entry, &sym, sizeof(entry)); /* object → function pointer */
 	cli_exit_guard(true);

@@ -75,6 +75,19 @@ timeout $T "$bin" run "$ds" -o "$root/datasym" >/dev/null 2>"$root/datasym.err"
 code=$?
 [[ $code == 2 && $(cat "$root/datasym.err") == "taskprof run: case shared object '$ds': tp_case_callable is not a function (expected 'const struct tp_callable *tp_case_callable(void)', see taskprof/case.h)" ]] ||
 	bad "datasym: exit $code, stderr '$(cat "$root/datasym.err")'"
+# a case object of another struct layout (taskprof/case.h ABI version) or
+# built before the version existed: refused before its entry runs
+for v in abi999 oldabi; do
+	o=$(dirname "$bin")/tests/case_so/lib$v.so
+	timeout $T "$bin" run "$o" -o "$root/$v" >/dev/null 2>"$root/$v.err"
+	code=$?
+	case $v in
+	abi999) want="taskprof run: case shared object '$o' was built against taskprof/case.h ABI version 999, this taskprof's is 1; rebuild it against include/taskprof" ;;
+	oldabi) want="taskprof run: case shared object '$o' has no tp_case_abi_version: it was built against a taskprof/case.h older than this taskprof's (ABI version 1); rebuild it against include/taskprof" ;;
+	esac
+	[[ $code == 2 && $(cat "$root/$v.err") == "$want" && ! -e $root/$v ]] ||
+		bad "$v: exit $code, stderr '$(cat "$root/$v.err")'"
+done
 expect newline_name 2 "taskprof run: tp_case_callable() in case shared object '$so' returned a callable whose name has a control character (expected a struct tp_callable, see taskprof/case.h)"
 
 # A run that fails after its tasks ran keeps what it wrote, says where,
