@@ -20,6 +20,7 @@ struct wk_swimlane {
 	struct swl_dev *d;
 	int level;
 	bool shadow;
+	bool orch_flushed; /* wk_swimlane_orch_done() ran */
 	struct tp_sched_hooks prev; /* the hooks the Worker had set */
 };
 
@@ -197,6 +198,7 @@ void wk_swimlane_wire(struct wk_swimlane *s, struct tp_sched_hooks *h)
 void wk_swimlane_orch_done(struct wk_swimlane *s)
 {
 	swl_dev_flush_orch(s->d);
+	s->orch_flushed = true;
 }
 
 int wk_swimlane_finish(struct wk_swimlane *s, const char *dir, char *path, size_t path_len,
@@ -204,6 +206,14 @@ int wk_swimlane_finish(struct wk_swimlane *s, const char *dir, char *path, size_
 {
 	if (path && path_len)
 		path[0] = 0;
+	/* An orchestration the run abandoned (stuck in the case's code: the
+	 * runtime's stall watch) never flushed its orch_phase buffer; its
+	 * thread is outside every runtime call and any later call returns
+	 * before it writes a record (the run failed), so, as dep_gen's
+	 * (run_depgen.c), the host flushes it: its records are collected,
+	 * not left unaccounted for. (No orchestration ran: nothing held.) */
+	if (!s->orch_flushed)
+		swl_dev_flush_orch(s->d);
 	swl_stop(s->c);
 	int rrc = swl_reconcile(s->c, rec);
 	int rc = swl_export(s->c, dir);

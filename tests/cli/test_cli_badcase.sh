@@ -55,6 +55,9 @@ if [[ ${TASKPROF_TEST_SANITIZE:-} != thread ]]; then
 	[[ $(cat "$root/loop_orch.rc") == 1 ]] &&
 		grep -qE "^taskprof run: badcase Default on a2a3sim failed: runtime: the orchestration made no runtime call for [0-9]+ ms \(stall timeout 500 ms\) after every task it had submitted finished: it is stuck in the case's orchestration function \(a loop or a wait that does not end\); raise the stall timeout" "$root/loop_orch.err" ||
 		bad "loop_orch: exit $(cat "$root/loop_orch.rc"), stderr '$(cat "$root/loop_orch.err")'"
+	# its orch_phase records (8 submits) flushed by the host, not lost
+	grep -q "L2Swimlane reconcile \[orch_phase\]: collected=8 + dropped=0 + mismatch=0 == total=8 " "$root/loop_orch.err" ||
+		bad "loop_orch: orch_phase reconcile: $(grep orch_phase "$root/loop_orch.err")"
 fi
 # more than the host's memory: refused before the copy (it grew until the
 # OOM killer ended it)
