@@ -63,7 +63,9 @@
 #      kernel replay (R19r: inside a range, range replay): the replayed
 #      executions' blocks are freed after each,
 #      their frees of older blocks left to the application's execution;
-#      R19d: a double free of its own block there gets -EINVAL
+#      R19d: a double free of its own block there gets -EINVAL;
+#      R19n: its free in the application's own execution leaves the
+#      registry (the next launch is replayed on the other blocks)
 #
 # usage: test_op_robust.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -652,6 +654,25 @@ else
 	bad "R19e: exit $OPRC, want 0 and [-22 0 -22] x6"
 	show "$WORK/r19e.out"
 	show "$WORK/r19e.err"
+fi
+
+# R19n: a kernel that frees the host's 1 MiB block in the application's
+# own execution takes it out of the injector's registry: the next
+# launch's snapshot holds the other blocks only, and it is replayed (the
+# snapshot read the freed block, failed, and every later launch ran
+# unreplayed, status degraded).
+say "R19n: the launch after a kernel's free of an older block"
+op_run r19n --launch-count 2 -- "$APPS/robust" kfreenext
+d=${OPDIR:-none}/device0/next_k/0
+nb=$(kv "$d/launch.txt" snapshot_bytes)
+if [ $OPRC = 0 ] && grep -q "^robust kfreenext: checksum .*: ok$" "$WORK/r19n.out" &&
+	[ "$(kv "$d/launch.txt" status)" = ok ] && [ -n "$nb" ] && [ "$nb" -gt 0 ] &&
+	[ "$nb" -lt 1048576 ] && [ "$(kv "$d/launch.txt" passes_done)" = "$(kv "$d/launch.txt" passes)" ]; then
+	ok "R19n: next_k status ok, snapshot $nb bytes (< 1 MiB), every pass done"
+else
+	bad "R19n: exit $OPRC, next_k status '$(kv "$d/launch.txt" status)', snapshot_bytes '$nb' (want ok, 0 < n < 1048576)"
+	show "$WORK/r19n.out"
+	show "$d/launch.txt"
 fi
 
 # R18: main() returns while another thread launches (profiled, -c 5000):

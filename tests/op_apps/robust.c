@@ -18,6 +18,10 @@
  *             executions must not free it (the restore needs it).
  *             `kleak range` / `kfree range`: the launch inside a range
  *             ("kmem"), for range replay.
+ *   kfreenext block 0 of "kfree_k" frees a 1 MiB block the host allocated
+ *             (in the application's own execution), then "next_k"
+ *             accumulates: next_k's snapshot must not hold the freed
+ *             block (its launch.txt snapshot_bytes under 1 MiB).
  *   kdfree    block 0 allocates 4 KiB and frees it twice; prints what the
  *             second free returned in each execution (replays included):
  *             the runtime's -EINVAL (-22) every time.
@@ -348,6 +352,30 @@ static int m_kmem(int do_free, int in_range)
 	}
 	(void)tp_rt_free(slot);
 	return finish(do_free ? "kfree" : "kleak", dout, want);
+}
+
+/* kfreenext: see the top. */
+static int m_kfreenext(void)
+{
+	static float want[N];
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, 2);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	void **slot = NULL;
+	void *big = NULL;
+	if ((rc = tp_rt_malloc((void **)&slot, sizeof(void *))) != 0 ||
+	    (rc = tp_rt_malloc(&big, 1u << 20)) != 0)
+		return op_app_fail(APP, "allocate", rc);
+	if ((rc = tp_rt_memcpy(slot, &big, sizeof(big), TP_RT_MEMCPY_HOST_TO_DEVICE)))
+		return op_app_fail(APP, "upload the slot", rc);
+	struct kmem_args a = { { .in = din, .out = dout, .n = N }, slot, 1 };
+	if ((rc = op_app_launch(kmem_k, "kfree_k", BLOCKS, &a)) != 0 ||
+	    (rc = tp_rt_synchronize()) != 0 ||
+	    (rc = op_app_launch(op_app_accumulate, "next_k", BLOCKS, &a.v)) != 0)
+		return op_app_fail(APP, "launch", rc);
+	(void)tp_rt_free(slot);
+	return finish("kfreenext", dout, want);
 }
 
 static void *kill_thread(void *p)
@@ -701,6 +729,8 @@ int main(int argc, char **argv)
 		return m_kdfree();
 	if (!strcmp(m, "kbadfree"))
 		return m_kbadfree();
+	if (!strcmp(m, "kfreenext"))
+		return m_kfreenext();
 	const int in_range = argc > 2 && !strcmp(argv[2], "range");
 	if (!strcmp(m, "kleak"))
 		return m_kmem(0, in_range);
@@ -736,7 +766,7 @@ int main(int argc, char **argv)
 		return m_reusefd(argv[2]);
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
-	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kdfree|kbadfree|kill|reset|unpopped|names|dotnames|swapnames|"
+	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kfreenext|kdfree|kbadfree|kill|reset|unpopped|names|dotnames|swapnames|"
 			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;

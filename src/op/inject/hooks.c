@@ -644,6 +644,18 @@ HOOK_API int tp_rt_free(void *dev_ptr)
 		int k = inj_kreplay_free(dev_ptr);
 		return k == 1 ? g_inj.real.free(dev_ptr) : k;
 	}
+	if (dev_ptr && g_inj.active && on_device_thread()) {
+		/* A kernel of the application's own execution frees a block
+		 * the registry holds: the entry goes first, as for the host's
+		 * free below, so no later snapshot reads the freed block or
+		 * restores it. Not through the gate: this launch's thread
+		 * waits for its kernel inside it, and a replay of another
+		 * thread waiting for it would wait for us. */
+		struct tp_op_alloc a;
+		if (tp_op_reg_lookup(dev_ptr, &a) == 0 && a.base == (uintptr_t)dev_ptr)
+			(void)tp_op_reg_remove(dev_ptr);
+		return g_inj.real.free(dev_ptr);
+	}
 	if (passthrough())
 		return g_inj.real.free(dev_ptr);
 	tl_depth++;
