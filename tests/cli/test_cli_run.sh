@@ -86,7 +86,9 @@ expect 2 "invalid ELF header" run /etc/passwd
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null; then
 	echo 'int tp_other(void) { return 1; }' >"$root/nosym.c"
-	echo 'const void *tp_case_callable(void) { return 0; }' >"$root/null.c"
+	# (built against this taskprof/case.h: its ABI version symbol)
+	printf '%s\n' 'const unsigned tp_case_abi_version = 1;' \
+		'const void *tp_case_callable(void) { return 0; }' >"$root/null.c"
 	"$cc" -shared -fPIC -o "$root/libnosym.so" "$root/nosym.c" &&
 		expect 2 "has no symbol tp_case_callable" run "$root/libnosym.so"
 	"$cc" -shared -fPIC -o "$root/libnull.so" "$root/null.c" &&
