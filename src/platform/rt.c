@@ -706,6 +706,22 @@ static bool on_device_thread(void)
 	return tp_aicore_current() != NULL || tp_aicpu_current() != NULL;
 }
 
+/* The device a memory call acts on: a kernel's (a device thread's) is the
+ * device it runs on; a host thread's is its tp_rt_set_device() one. A
+ * kernel of device 1 took the launching thread's default, device 0: it
+ * allocated from the wrong device, or, device 0 never opened, deadlocked
+ * opening it under the launch's hold of the device table. */
+static int cur_device(void)
+{
+	const struct tp_aicore *core = tp_aicore_current();
+	if (core)
+		return tp_device_id(tp_aicore_device(core));
+	const struct tp_aicpu *cpu = tp_aicpu_current();
+	if (cpu)
+		return tp_device_id(tp_aicpu_device(cpu));
+	return tl_device;
+}
+
 static int check_id(const char *fn, int device_id)
 {
 	if (device_id < 0 || device_id >= TP_RT_MAX_DEVICES)
@@ -747,7 +763,7 @@ int tp_rt_get_device(int *device_id)
 {
 	if (!device_id)
 		return tp_set_error(-EINVAL, "tp_rt_get_device: device_id is NULL");
-	*device_id = tl_device;
+	*device_id = cur_device();
 	return 0;
 }
 
@@ -783,7 +799,7 @@ int tp_rt_malloc(void **dev_ptr, size_t size)
 	if (size == 0)
 		return tp_set_error(-EINVAL, "tp_rt_malloc: size 0 (expected > 0 bytes)");
 	struct rt_dev *rd;
-	int rc = rt_get(tl_device, &rd);
+	int rc = rt_get(cur_device(), &rd);
 	if (rc)
 		return rc;
 	void *p = tp_dev_mem_alloc(tp_device_mem(rd->dev), size, false);
@@ -799,7 +815,7 @@ int tp_rt_free(void *dev_ptr)
 	if (!dev_ptr)
 		return 0;
 	struct rt_dev *rd;
-	int rc = rt_get(tl_device, &rd);
+	int rc = rt_get(cur_device(), &rd);
 	if (rc)
 		return rc;
 	rc = tp_dev_mem_free(tp_device_mem(rd->dev), dev_ptr);
@@ -857,7 +873,7 @@ int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind
 	if (size == 0)
 		return 0;
 	struct rt_dev *rd;
-	int rc = rt_get(tl_device, &rd);
+	int rc = rt_get(cur_device(), &rd);
 	if (rc)
 		return rc;
 	struct tp_dev_mem *mem = tp_device_mem(rd->dev);

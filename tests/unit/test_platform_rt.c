@@ -232,6 +232,42 @@ static void test_kernel_hooks(void **state)
 
 /* ---- threads and devices -------------------------------------------------------- */
 
+/* A kernel's memory calls act on the device it runs on (they took the
+ * launching thread's default, device 0). */
+struct kmem_on_dev {
+	void *p;
+	int rc, dev;
+};
+
+static void kmalloc_kernel(uint32_t b, uint32_t n, void *p)
+{
+	(void)n;
+	struct kmem_on_dev *a = p;
+	if (b == 0) {
+		a->rc = tp_rt_malloc(&a->p, 4096);
+		(void)tp_rt_get_device(&a->dev);
+	}
+}
+
+static void test_kernel_memory_on_its_device(void **state)
+{
+	(void)state;
+	struct kmem_on_dev a = { NULL, -1, -1 };
+	assert_int_equal(tp_rt_set_device(2), 0);
+	assert_int_equal(tp_rt_launch(kmalloc_kernel, 2, &a), 0);
+	assert_int_equal(tp_rt_synchronize(), 0);
+	assert_int_equal(a.rc, 0);
+	assert_non_null(a.p);
+	assert_int_equal(a.dev, 2);
+	/* device 2's block: device 0 does not know it, device 2 frees it */
+	assert_int_equal(tp_rt_set_device(0), 0);
+	assert_int_not_equal(tp_rt_free(a.p), 0);
+	assert_int_equal(tp_rt_set_device(2), 0);
+	assert_int_equal(tp_rt_free(a.p), 0);
+	assert_int_equal(tp_rt_set_device(0), 0);
+	assert_int_equal(tp_rt_reset_device(2), 0);
+}
+
 static void *other_thread_device(void *arg)
 {
 	int *seen = arg;
@@ -903,6 +939,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_spmd_a5sim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kernel_hooks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_current_device_per_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_memory_on_its_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_launchers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_device_sleeps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malloc_free_errors, setup, teardown),
