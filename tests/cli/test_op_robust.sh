@@ -71,7 +71,7 @@
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 R=$APPS/robust
-need "$R" "$APPS/slow" "$APPS/host_write" "$APPS/deterministic" "$EX/op_accumulate"
+need "$R" "$APPS/kernel_alloc" "$APPS/slow" "$APPS/host_write" "$APPS/deterministic" "$EX/op_accumulate"
 OP_TIMEOUT=60
 # R4 and R6 end the process with threads still running, on purpose: not a
 # leak to report under TSan (races are still reported).
@@ -690,6 +690,43 @@ else
 	show "$WORK/r19n.out"
 	show "$d/launch.txt"
 fi
+
+# R19k: blocks kernels allocate in the application's own execution, used
+# by later launches (tests/op_apps/kernel_alloc.c), under kernel and range
+# replay: registered like host blocks, so a later launch's replay restores
+# them (ka_inc ran 6 times on its block: wrong output) and the replays
+# skip a kernel's free of one (they freed it for real: -22 in the
+# application's own free, its instrumentation lost); range replay gives
+# every pass the same allocator state (pass 0 had the instrumentation
+# buffers alone: a false "not replay-consistent"). Output, free rc and the
+# device's free room as without the profiler; every launch consistent.
+for m in use free; do
+	for r in kernel range; do
+		say "R19k: kernel_alloc $m, $r replay"
+		ra=""
+		ro=""
+		if [ $r = range ]; then
+			ra=range
+			ro="--replay-mode range --range-markers on"
+		fi
+		TASKPROF_DEVICE_MEM_MB=64 app_run "r19k_$m$r.plain" "$APPS/kernel_alloc" $m $ra
+		# shellcheck disable=SC2086
+		TASKPROF_DEVICE_MEM_MB=64 op_run "r19k_$m$r" -c 10 $ro -- "$APPS/kernel_alloc" $m $ra
+		want=$(grep "^kernel_alloc " "$WORK/r19k_$m$r.plain.out")
+		got=$(grep "^kernel_alloc " "$WORK/r19k_$m$r.out")
+		rows=$(grep -c "^ka_" "$WORK/r19k_$m$r.out")
+		okrows=$(grep -c "^ka_.* yes ok " "$WORK/r19k_$m$r.out")
+		if [ $APPRC = 0 ] && [ $OPRC = 0 ] && [ -n "$want" ] && [ "$want" = "$got" ] &&
+			[[ $want == *"free rc 0,"*": ok, 63 MiB free" ]] && [ "$rows" -ge 3 ] &&
+			[ "$rows" = "$okrows" ] && ! grep -q "ERROR" "$WORK/r19k_$m$r.err"; then
+			ok "R19k $m $r: '$got', $rows launches consistent, ok"
+		else
+			bad "R19k $m $r: exit $APPRC/$OPRC, '$got' (want '$want'), $okrows of $rows launches 'yes ok'"
+			show "$WORK/r19k_$m$r.out"
+			show "$WORK/r19k_$m$r.err"
+		fi
+	done
+done
 
 # R18: main() returns while another thread launches (profiled, -c 5000):
 # the exit must not hang (a reader start racing the exit's stop used to

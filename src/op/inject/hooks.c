@@ -605,6 +605,15 @@ HOOK_API int tp_rt_reset_device(int device_id)
 	return rc;
 }
 
+/* Allocations kernels made in the application's own executions. */
+static _Atomic uint64_t g_kernel_own_allocs;
+
+uint64_t inj_kernel_own_allocs(void)
+{
+	/* relaxed: see tp_rt_malloc. */
+	return atomic_load_explicit(&g_kernel_own_allocs, memory_order_relaxed);
+}
+
 HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
 {
 	init();
@@ -616,6 +625,23 @@ HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
 		int rc = g_inj.real.malloc(dev_ptr, size);
 		if (!rc)
 			inj_kreplay_alloc(*dev_ptr);
+		return rc;
+	}
+	if (g_inj.active && on_device_thread()) {
+		/* A kernel of the application's own execution allocates:
+		 * registered like a host allocation (not through the gate: see
+		 * tp_rt_free), so a later launch that uses the block has it in
+		 * its snapshot, and a replayed execution's free of it is
+		 * skipped like any older block's. */
+		int rc = g_inj.real.malloc(dev_ptr, size);
+		if (!rc) {
+			/* relaxed: a count the range replay compares around a
+			 * pass on the launching thread, which the launch orders. */
+			atomic_fetch_add_explicit(&g_kernel_own_allocs, 1, memory_order_relaxed);
+			if (tp_op_reg_add(*dev_ptr, size, inj_device(), NULL))
+				inj_log(TP_LOG_WARN, "kernel allocation %p (%zu bytes) not "
+					"registered: %s", *dev_ptr, size, tp_last_error());
+		}
 		return rc;
 	}
 	if (passthrough())

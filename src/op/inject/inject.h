@@ -282,6 +282,15 @@ struct inj_pass_buf {
  *  channel reader the exit stopped is cut short, not taken for a hang.
  *  Return: true once the exit began. */
 bool inj_exiting(void);
+/**
+ * inj_kernel_own_allocs() - how many tp_rt_malloc calls of kernels in the
+ * application's own executions (not replayed ones) succeeded so far; each
+ * such block is registered like a host allocation (hooks.c).
+ *
+ * Return: the count since the injector loaded.
+ */
+uint64_t inj_kernel_own_allocs(void);
+
 /** inj_kreplay_call() - whether the calling thread is a kernel (an
  *  AICore thread bound to a core) of a replayed execution of kernel
  *  replay (a warm-up or a measured pass, not the application's own
