@@ -201,30 +201,49 @@ struct tp_callable {
 typedef const struct tp_callable *(*tp_case_entry_fn)(void);
 
 /*
- * The ABI version of the structs a case object and taskprof exchange
- * (this header's and taskprof/kernel.h's: struct tp_callable, tp_case,
- * tp_case_args, tp_case_tensor, tp_tile, ...). It is bumped whenever one
- * of their layouts changes.
+ * The ABI of the structs a case object and taskprof exchange (this
+ * header's and taskprof/kernel.h's): a version, bumped whenever one of
+ * their layouts changes, and the sizes the object's compiler gave them
+ * (a layout-changing option such as -fpack-struct changes those).
  *
  * Every object that includes this header defines the symbol
- * TP_CASE_ABI_SYMBOL, a weak `const unsigned` holding the version it was
- * compiled against (weak: the translation units of one object share one
- * definition). `taskprof run` reads it before it calls the entry and
- * refuses, with one line and exit code 2, a case object whose version
- * differs from its own or that defines none (built against a header older
- * than the check): its structs would be read with the wrong layout.
+ * TP_CASE_ABI_SYMBOL, a weak `const struct tp_case_abi` filled in from
+ * the header it was compiled against (weak: the translation units of one
+ * object share one definition). `taskprof run` reads it before it calls
+ * the entry and refuses, with one line and exit code 2, a case object
+ * that defines none (built against a header older than the check), one
+ * whose symbol is not such an object, and one whose version or sizes
+ * differ from its own: its structs would be read with the wrong layout.
  * Define TP_CASE_NO_ABI_SYMBOL before the include to leave the definition
  * out (a translation unit that defines the symbol itself).
+ *
+ * The struct has no padding under any packing: its layout is the same
+ * for every compiler option that would change the others.
  */
 #define TP_CASE_ABI_VERSION 1u
-#define TP_CASE_ABI_SYMBOL "tp_case_abi_version"
+#define TP_CASE_ABI_SYMBOL "tp_case_abi"
+struct tp_case_abi {
+	uint32_t version;            /* TP_CASE_ABI_VERSION */
+	uint32_t callable_bytes;     /* sizeof(struct tp_callable) */
+	uint32_t case_bytes;         /* sizeof(struct tp_case) */
+	uint32_t case_kernel_bytes;  /* sizeof(struct tp_case_kernel) */
+	uint32_t case_args_bytes;    /* sizeof(struct tp_case_args) */
+	uint32_t case_tensor_bytes;  /* sizeof(struct tp_case_tensor) */
+	uint32_t tile_bytes;         /* sizeof(struct tp_tile) */
+};
+/* This header's struct tp_case_abi. */
+#define TP_CASE_ABI_INIT                                                                        \
+	{ TP_CASE_ABI_VERSION, (uint32_t)sizeof(struct tp_callable),                            \
+	  (uint32_t)sizeof(struct tp_case), (uint32_t)sizeof(struct tp_case_kernel),             \
+	  (uint32_t)sizeof(struct tp_case_args), (uint32_t)sizeof(struct tp_case_tensor),        \
+	  (uint32_t)sizeof(struct tp_tile) }
 #ifndef TP_CASE_NO_ABI_SYMBOL
 #ifdef __cplusplus
-extern __attribute__((weak, visibility("default"))) const unsigned tp_case_abi_version =
-	TP_CASE_ABI_VERSION;
+extern __attribute__((weak, visibility("default"))) const struct tp_case_abi tp_case_abi =
+	TP_CASE_ABI_INIT;
 #else
-__attribute__((weak, visibility("default"))) const unsigned tp_case_abi_version =
-	TP_CASE_ABI_VERSION;
+__attribute__((weak, visibility("default"))) const struct tp_case_abi tp_case_abi =
+	TP_CASE_ABI_INIT;
 #endif
 #endif
 

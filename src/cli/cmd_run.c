@@ -15,6 +15,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <locale.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +342,90 @@ static const char *bad_names(const struct tp_callable *c, char *buf, size_t len)
 	return NULL;
 }
 
+/* ELF symbol type names for the ABI check's message. */
+static const char *sym_type_name(unsigned t)
+{
+	switch (t) {
+	case STT_NOTYPE: return "an untyped symbol";
+	case STT_OBJECT: return "an object";
+	case STT_FUNC: return "a function";
+	case STT_TLS: return "a thread-local variable";
+	case STT_GNU_IFUNC: return "an indirect function";
+	default: return "a symbol of another type";
+	}
+}
+
+/*
+ * Check the struct layouts case object @h (@path; @entry: its entry
+ * symbol's address) was compiled against: its TP_CASE_ABI_SYMBOL, a
+ * `const struct tp_case_abi` of its own (a lookup through the handle also
+ * searches its dependencies, libtaskprof.so among them, which define one
+ * too), must equal this taskprof's. Its type and size are checked before
+ * it is read (a 1-byte symbol at the end of a page faulted).
+ * Return: false when it matches; true after one line on stderr.
+ */
+static bool bad_abi(void *h, void *entry, const char *path)
+{
+	static const struct tp_case_abi mine = TP_CASE_ABI_INIT;
+	void *abi = dlsym(h, TP_CASE_ABI_SYMBOL);
+	Dl_info ei, ai;
+	const ElfW(Sym) *es = NULL;
+	if (!abi || !dladdr(entry, &ei) || !dladdr1(abi, &ai, (void **)&es, RTLD_DL_SYMENT) ||
+	    ai.dli_fbase != ei.dli_fbase) {
+		fprintf(stderr, "taskprof run: case shared object '%s' has no %s: it was built "
+				"against a taskprof/case.h older than this taskprof's (ABI version "
+				"%u); rebuild it against include/taskprof\n",
+			path, TP_CASE_ABI_SYMBOL, TP_CASE_ABI_VERSION);
+		return true;
+	}
+	if (!es || ELF64_ST_TYPE(es->st_info) != STT_OBJECT || es->st_size != sizeof(mine)) {
+		fprintf(stderr, "taskprof run: case shared object '%s': %s is %s of %llu byte%s, "
+				"not the const struct tp_case_abi of %zu bytes taskprof/case.h "
+				"defines; rebuild it against include/taskprof without defining %s\n",
+			path, TP_CASE_ABI_SYMBOL,
+			es ? sym_type_name(ELF64_ST_TYPE(es->st_info)) : "a symbol",
+			es ? (unsigned long long)es->st_size : 0ULL,
+			es && es->st_size == 1 ? "" : "s", sizeof(mine),
+			TP_CASE_ABI_SYMBOL);
+		return true;
+	}
+	struct tp_case_abi its;
+	memcpy(&its, abi, sizeof(its));
+	if (its.version != mine.version) {
+		fprintf(stderr, "taskprof run: case shared object '%s' was built against "
+				"taskprof/case.h ABI version %u, this taskprof's is %u; rebuild it "
+				"against include/taskprof\n",
+			path, its.version, mine.version);
+		return true;
+	}
+	static const struct {
+		const char *name;
+		size_t off;
+	} sizes[] = {
+		{ "struct tp_callable", offsetof(struct tp_case_abi, callable_bytes) },
+		{ "struct tp_case", offsetof(struct tp_case_abi, case_bytes) },
+		{ "struct tp_case_kernel", offsetof(struct tp_case_abi, case_kernel_bytes) },
+		{ "struct tp_case_args", offsetof(struct tp_case_abi, case_args_bytes) },
+		{ "struct tp_case_tensor", offsetof(struct tp_case_abi, case_tensor_bytes) },
+		{ "struct tp_tile", offsetof(struct tp_case_abi, tile_bytes) },
+	};
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t a, b;
+		memcpy(&a, (const char *)&its + sizes[i].off, sizeof(a));
+		memcpy(&b, (const char *)&mine + sizes[i].off, sizeof(b));
+		if (a != b) {
+			fprintf(stderr, "taskprof run: case shared object '%s' was built with "
+					"other struct layouts than this taskprof: its %s has %u "
+					"bytes, this taskprof's %u (a layout-changing compiler "
+					"option such as -fpack-struct, or an edited header); "
+					"rebuild it against include/taskprof without them\n",
+				path, sizes[i].name, a, b);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * Load the callable of case shared object @path (taskprof/case.h). The
  * object stays loaded: its kernels and strings are used until exit.
@@ -409,25 +494,8 @@ static const struct tp_callable *load_case_so(const char *path)
 		return NULL;
 	}
 	/* The struct layouts it was compiled against (taskprof/case.h,
-	 * TP_CASE_ABI_VERSION), before its code runs: a lookup through the
-	 * handle also searches the object's dependencies, libtaskprof.so
-	 * among them, so the symbol must be the object's own. */
-	void *abi = dlsym(h, TP_CASE_ABI_SYMBOL);
-	Dl_info ei, ai;
-	if (!abi || !dladdr(sym, &ei) || !dladdr(abi, &ai) || ai.dli_fbase != ei.dli_fbase) {
-		fprintf(stderr, "taskprof run: case shared object '%s' has no %s: it was built "
-				"against a taskprof/case.h older than this taskprof's (ABI version "
-				"%u); rebuild it against include/taskprof\n",
-			path, TP_CASE_ABI_SYMBOL, TP_CASE_ABI_VERSION);
-		dlclose(h);
-		return NULL;
-	}
-	unsigned abi_version = *(const unsigned *)abi;
-	if (abi_version != TP_CASE_ABI_VERSION) {
-		fprintf(stderr, "taskprof run: case shared object '%s' was built against "
-				"taskprof/case.h ABI version %u, this taskprof's is %u; rebuild it "
-				"against include/taskprof\n",
-			path, abi_version, TP_CASE_ABI_VERSION);
+	 * struct tp_case_abi), before its code runs. */
+	if (bad_abi(h, sym, path)) {
 		dlclose(h);
 		return NULL;
 	}

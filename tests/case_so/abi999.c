@@ -9,7 +9,10 @@
 #define TP_CASE_NO_ABI_SYMBOL
 #include "taskprof/case.h"
 
-const unsigned tp_case_abi_version = 999;
+const struct tp_case_abi tp_case_abi = {
+	999, sizeof(struct tp_callable), sizeof(struct tp_case), sizeof(struct tp_case_kernel),
+	sizeof(struct tp_case_args), sizeof(struct tp_case_tensor), sizeof(struct tp_tile),
+};
 
 const struct tp_callable *tp_case_callable(void)
 {

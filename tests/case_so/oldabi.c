@@ -2,7 +2,7 @@
 /*
  * tests/case_so/oldabi.c — a case shared object built as before the ABI
  * check: it does not include taskprof/case.h, so it defines no
- * tp_case_abi_version (tests/cli/test_cli_badcase.sh). It links
+ * tp_case_abi (tests/cli/test_cli_badcase.sh). It links
  * libtaskprof.so, which does define one: taskprof run must not take that
  * one for the object's, and must refuse the object before calling it.
  */

@@ -86,12 +86,12 @@ expect 2 "invalid ELF header" run /etc/passwd
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null; then
 	echo 'int tp_other(void) { return 1; }' >"$root/nosym.c"
-	# (built against this taskprof/case.h: its ABI version symbol)
-	printf '%s\n' 'const unsigned tp_case_abi_version = 1;' \
-		'const void *tp_case_callable(void) { return 0; }' >"$root/null.c"
+	# (built against this taskprof/case.h: its ABI symbol)
+	printf '%s\n' '#include "taskprof/case.h"' \
+		'const struct tp_callable *tp_case_callable(void) { return 0; }' >"$root/null.c"
 	"$cc" -shared -fPIC -o "$root/libnosym.so" "$root/nosym.c" &&
 		expect 2 "has no symbol tp_case_callable" run "$root/libnosym.so"
-	"$cc" -shared -fPIC -o "$root/libnull.so" "$root/null.c" &&
+	"$cc" -shared -fPIC -I"$(dirname "$0")/../../include" -o "$root/libnull.so" "$root/null.c" &&
 		expect 2 "returned NULL" run "$root/libnull.so"
 else
 	echo "skip: no C compiler for the bad case objects"
