@@ -215,9 +215,12 @@ expect_err "$root/b8.csv" "$root/b8.csv:2: column 15 (event_type): '4294967298' 
 # too many columns names the limit
 { printf '%s' "$PIPE"; for i in $(seq 1 250); do printf ',x%d' "$i"; done; echo; } >"$root/b9.csv"
 expect_err "$root/b9.csv" "$root/b9.csv:1: too many columns (266; at most 256)"
-# signed columns take INT64_MIN (and nothing below it)
+# signed columns (spec/pmu.md) hold indices: nothing below 0, and a value
+# below INT64_MIN is no integer at all
 { echo "$PIPE"; echo "-9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/min.csv"
-"$bin" pmu "$root/min.csv" >/dev/null 2>"$root/min.err" || bad "thread_id INT64_MIN: $(cat "$root/min.err")"
+expect_err "$root/min.csv" "$root/min.csv:2: column 1 (thread_id): expected an AICPU thread index >= 0, got '-9223372036854775808'"
+{ echo "$PIPE"; echo "0,-1,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/negcore.csv"
+expect_err "$root/negcore.csv" "$root/negcore.csv:2: column 2 (core_id): expected a core index >= 0, got '-1'"
 { echo "$PIPE"; echo "-9223372036854775809,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b10.csv"
 expect_err "$root/b10.csv" "$root/b10.csv:2: column 1 (thread_id): expected an integer, got '-9223372036854775809'"
 { echo "$PIPE"; echo "9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/b11.csv"

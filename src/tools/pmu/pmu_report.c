@@ -197,6 +197,17 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 				   col, f[i]);
 		}
 	}
+	/* Signed in the format (spec/pmu.md), but indices: a ready queue's
+	 * (thread_id) and a logical core's (core_id). */
+	for (int i = 0; i <= 1; i++)
+		if ((int64_t)v[i] < 0) {
+			char col[300];
+			snprintf(col, sizeof(col), "column %d (%s)", i + 1, c->cols[i]);
+			return bad(c, lineno, i == 0 ? "%s: expected an AICPU thread index >= 0, "
+						       "got '%s'"
+						     : "%s: expected a core index >= 0, got '%s'",
+				   col, f[i]);
+		}
 	if (v[4] != 0 && v[4] != 1) {
 		char col[32];
 		snprintf(col, sizeof(col), "column 5 (%s)", c->cols[4]);
