@@ -826,11 +826,14 @@ int cmd_run(int argc, char **argv)
 		free(r);
 		return no_case ? 2 : 1;
 	}
+	char last[48] = "";
+	if (r->rounds > 1)
+		snprintf(last, sizeof(last), "  (the last of %d rounds)", r->rounds);
 	printf("%s %s %s %s: %s  host %.3f ms  device %.3f ms  orch %.3f ms  sched %.3f ms  "
 	       "tasks %" PRIu64 "  %.4g tasks/s%s\n",
 	       r->callable, r->case_name, r->platform, r->runtime, r->pass ? "PASS" : "FAIL",
 	       r->host_wall_s * 1e3, r->device_wall_s * 1e3, r->orch_s * 1e3, r->sched_s * 1e3,
-	       r->tasks, r->tasks_per_s, r->rounds > 1 ? "  (last of rounds)" : "");
+	       r->tasks, r->tasks_per_s, last);
 	printf("%s\n", r->golden_line);
 	printf("outputs: %s/result.txt\n", r->output_dir);
 	if (r->dep_gen) {
@@ -918,6 +921,10 @@ int cmd_run(int argc, char **argv)
 		}
 	} else if (r->pmu) {
 		printf("pmu: no records written (no task ran on an AICore)\n");
+	} else if (cfg.pmu_event_type > 0 && cfg.rounds > 1) {
+		/* spec/pmu.md §8.3: said on stderr too, but easily missed */
+		printf("pmu: none: PMU profiling is off with --rounds > 1; run with --rounds 1 "
+		       "for pmu.csv\n");
 	}
 	/* Every file is written by now; a lost result line still fails the
 	 * run, once, with the reason (not blamed on a step). */

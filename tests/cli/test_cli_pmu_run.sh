@@ -151,6 +151,9 @@ nm=$(ls "$root"/rounds/*/name_map_*.json 2>/dev/null)
 ! grep -q '^name map: ' <<<"$out" || bad "--rounds 2 --enable-pmu printed a name map line"
 grep -qx '\[taskprof\] WARN  PMU disabled: --rounds > 1' <<<"$out" ||
 	bad "--rounds 2: no exact 'PMU disabled: --rounds > 1' line in: $out"
+grep -qx 'pmu: none: PMU profiling is off with --rounds > 1; run with --rounds 1 for pmu.csv' <<<"$out" ||
+	bad "--rounds 2: no 'pmu: none' line on stdout in: $out"
+grep -q '  (the last of 2 rounds)$' <<<"$out" || bad "--rounds 2: no '(the last of 2 rounds)' in: $out"
 
 # PMU and the swimlane in one run: both files, both complete.
 run both --enable-pmu --enable-l2-swimlane
