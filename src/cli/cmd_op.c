@@ -829,6 +829,15 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 	char why[2 * PATH_MAX + 128];
 	if (rc && (rc == -ENOTDIR || !tp_path_bad_link(parent, why, sizeof(why))))
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
+	if (rc == -ENOTDIR) {
+		/* tp_mkdir_p() names the file in the way ("...: cannot create
+		 * directory: F exists and is not a directory"); copied out of
+		 * the error buffer before it is written again. */
+		static const char tag[] = ": cannot create directory: ";
+		const char *w = strstr(tp_last_error(), tag);
+		if (w)
+			snprintf(why, sizeof(why), "%s", w + sizeof(tag) - 1);
+	}
 	if (rc)
 		return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent, why);
 	char abs[PATH_MAX];

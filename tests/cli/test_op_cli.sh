@@ -388,7 +388,7 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 
 	# An --output that cannot be a folder: the profiler cannot start (1).
 	: >"$root/afile"
-	expect 1 "taskprof op: --output $root/afile/sub: cannot create the folder: Not a directory" \
+	expect 1 "taskprof op: --output $root/afile/sub: cannot create the folder: $root/afile exists and is not a directory" \
 		-o "$root/afile/sub" -- true
 
 	# Missing injector: taskprof copied to a folder without the library.
