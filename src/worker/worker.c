@@ -951,6 +951,12 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 
 	tp_progress_phase("preparing the run of %s %s on %s (device, run folder, profilers)",
 			  cal->name, cs->name, w->plat->name);
+	/* Tensors larger than the host's memory: refused before the device's
+	 * arena is sized for them (reserving 1 TiB of address space could
+	 * fail first, under a sanitizer's smaller address space, with a
+	 * message about the arena, not the case). */
+	if ((rc = fits_host_memory(&host)))
+		goto out;
 	/* The arena reserves address space only (MAP_NORESERVE); size it for
 	 * the case (Case1 holds 1 GiB of KV cache) with room to spare. */
 	arena += 64ull << 20;
