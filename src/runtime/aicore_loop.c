@@ -59,6 +59,8 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		last = token;
 		/* The acquire of the token makes the payload visible. */
 		const struct tp_dispatch_payload *pl = &ce->payload[token & 1];
+		/* Read while the line is here; the hooks after the kernel use it. */
+		const tp_task_id task_id = pl->task_id;
 		tp_aicore_ack(core, token);
 		/* Early dispatch: staged before its producers finished; park
 		 * until the doorbell DATA_MAIN_BASE_HI == token. */
@@ -109,14 +111,14 @@ void tp_aicore_loop(struct tp_aicore *core, void *arg)
 		/* After the window's close (on_kernel_end), before the FIN:
 		 * the FIN's release store publishes what the hook staged. */
 		if (done_hook)
-			e->hooks.on_aicore_done(e->hooks.ud, id, pl->task_id, token);
+			e->hooks.on_aicore_done(e->hooks.ud, id, task_id, token);
 		if (swl) {
 			/* A skipped kernel (failed run) still gets its row. */
 			if (!t_start)
 				t_start = t_end = tp_sys_cnt();
 			/* Before the FIN: its release store publishes the record
 			 * to the AICPU that observes it (see on_aicore_task). */
-			e->hooks.on_aicore_task(e->hooks.ud, id, pl->task_id, token, t_recv,
+			e->hooks.on_aicore_task(e->hooks.ud, id, task_id, token, t_recv,
 						t_start, t_end);
 		}
 		tp_aicore_fin(core, token);

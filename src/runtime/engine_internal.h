@@ -7,6 +7,7 @@
 #define TASKPROF_RUNTIME_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -130,14 +131,26 @@ struct tp_dma {
 	_Atomic uint64_t done;
 };
 
+/* Bytes of a host cache line: the unit of false sharing between the
+ * scheduler and AICore threads (struct tp_dispatch_payload). */
+#define TP_ENGINE_LINE 64
+
 /**
  * struct tp_dispatch_payload - what an AICore reads for a token
  * (PTO2DispatchPayload, spec/runtime-model.md §2.7); two per core,
  * indexed token & 1. @block_idx / @block_num: the SPMD block; @gated:
  * early dispatch, wait for DATA_MAIN_BASE_HI == token.
+ *
+ * One cache line each (48 bytes of fields, aligned to 64): the scheduler
+ * writes one payload while the AICore, on another CPU, reads the other,
+ * and the scheduler's own fields of struct tp_core_exec stay on lines the
+ * AICore never reads. Packed in with them, every dispatch invalidated a
+ * line the AICore had just read and every FIN that read the payload (the
+ * profiling hooks' func_id) waited for it to come back: about 100 ns per
+ * task at swimlane level 1 and up (docs/swimlane-cost.md, 4 Dec 2026).
  */
 struct tp_dispatch_payload {
-	tp_task_id task_id;
+	alignas(TP_ENGINE_LINE) tp_task_id task_id;
 	int32_t func_id;
 	void (*fn)(int64_t *args);
 	int64_t *args;
@@ -168,6 +181,7 @@ struct tp_core_exec {
 	int core_id;
 	enum tp_subslot subslot;
 	uint32_t dispatch_seq;
+	int32_t running_func;      /* func_id of running's subtask (FIN hooks) */
 	struct tp_slot *running;   /* NULL: idle */
 	uint32_t running_token;
 	bool running_acked;        /* ACK (or FIN) of running_token observed:
@@ -175,6 +189,7 @@ struct tp_core_exec {
 	uint64_t dispatch_ts;
 	struct tp_slot *pending;   /* dual issue: the pre-loaded task, or NULL */
 	uint32_t pending_token;
+	int32_t pending_func;
 	uint64_t pending_dispatch_ts;
 	bool gated;                /* running task staged gated (early
 				    * dispatch): no pending behind it */

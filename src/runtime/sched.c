@@ -198,12 +198,13 @@ static void finish_running(struct tp_engine *e, struct tp_sched_thread *t,
 		 * tp_engine_early_ring). */
 		uint64_t disp = ce->gated ? tp_engine_payload(e, s)->early_ring_ts
 					  : ce->dispatch_ts;
-		/* The func_id the dispatch put in this token's payload: an AIV
-		 * task can run on either AIV core of a cluster, so the core's
-		 * subslot does not name the task's kernel slot. */
-		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id,
-				ce->payload[ce->running_token & 1].func_id, ce->running_token,
-				disp, fin_ts);
+		/* The func_id the dispatch gave this token (an AIV task can run
+		 * on either AIV core of a cluster, so the core's subslot does not
+		 * name the task's kernel slot). Kept beside the token, not read
+		 * back from the payload: that line is the AICore's too, and the
+		 * read missed (engine_internal.h, struct tp_dispatch_payload). */
+		e->hooks.on_fin(e->hooks.ud, t->idx, ce->core_id, s->task_id, ce->running_func,
+				ce->running_token, disp, fin_ts);
 	}
 	struct tp_async_slab *sl = &ce->slab[ce->running_token & 1];
 	if (sl->n)
@@ -222,6 +223,7 @@ static void promote_pending(struct tp_engine *e, struct tp_sched_thread *t,
 	ce->gated = false; /* a gated task is never followed by a pending one */
 	if (p) {
 		ce->running_token = ce->pending_token;
+		ce->running_func = ce->pending_func;
 		ce->dispatch_ts = ce->pending_dispatch_ts;
 		ce->running_acked = acked;
 		ce->running = p; /* busy → busy: counters unchanged */
@@ -338,12 +340,14 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 		}
 		ce->pending = s;
 		ce->pending_token = tok;
+		ce->pending_func = func;
 		ce->pending_dispatch_ts = ts;
 		/* relaxed: a statistic. */
 		atomic_fetch_add_explicit(&e->pending_dispatched, 1, memory_order_relaxed);
 		atomic_max_u64(&e->max_outstanding, 2);
 	} else {
 		ce->running_token = tok;
+		ce->running_func = func;
 		ce->running_acked = false;
 		ce->dispatch_ts = ts;
 		ce->gated = gated;
@@ -745,7 +749,7 @@ static void stall(struct tp_engine *e, struct tp_sched_thread *t, uint64_t idle_
 		struct tp_core_exec *ce = &e->cores[t->core_ids[i]];
 		if (!ce->running)
 			continue;
-		int func = ce->payload[ce->running_token & 1].func_id;
+		int func = ce->running_func;
 		tp_engine_fail(e, -ETIMEDOUT, ce->running->task_id, func,
 			       "runtime: scheduler thread %d: task 0x%llx (%s) on core %d "
 			       "made no progress for %llu ms (stall timeout %llu ms); %s",
