@@ -181,9 +181,8 @@ void wk_swimlane_wire(struct wk_swimlane *s, struct tp_sched_hooks *h)
 		.ud = s,
 	};
 	/* Shared mapping: the AICore fixes its record slot at receive time
-	 * (rotation); the a5 staging ring needs no such step. */
-	if (!s->shadow)
-		n.on_aicore_receive = h_aicore_receive;
+	 * (rotation); on both it asks for the line it will write then. */
+	n.on_aicore_receive = h_aicore_receive;
 	if (s->level >= 3) {
 		n.on_phase_detail = h_phase;
 		n.on_marker = h_marker;

@@ -302,6 +302,66 @@ static void test_rotation_dual_issue(void **state)
 	swl_close(c);
 }
 
+/* a5 staging ring under dual issue: each FIN's slot is committed at the
+ * dispatch that reuses it (two tokens on) or at the thread's flush, the
+ * older token first; a slot the AICore did not write for its token (it
+ * still holds the token two before) is one mismatch, not a record. */
+static void test_stage_ring_dual_issue_a5(void **state)
+{
+	(void)state;
+	int8_t owner[3] = { 0, 0, 0 };
+	struct swl_config cfg = {
+		.level = 2, .shadow = true, .clock_freq_hz = 50000000, .max_threads = 7,
+		.num_cores = 3, .block_dim = 1, .num_threads = 2, .orch_thread = 1,
+		.core_owner = owner,
+	};
+	struct swl_collector *c = swl_open(&cfg);
+	assert_non_null(c);
+	assert_int_equal(swl_start(c), 0);
+	struct swl_dev *d = swl_dev(c);
+	const uint32_t n = 2 * SWL_AICORE_BUFFER_SIZE + 3, skipped = 700;
+	uint64_t ts = 1000;
+	swl_dev_on_dispatch(d, 0, 1, 1, ts);
+	swl_dev_on_aicore_receive(d, 1, 1);
+	for (uint32_t k = 1; k <= n; k++) {
+		if (k < n)
+			swl_dev_on_dispatch(d, 0, 1, k + 1, ts + 1);
+		if (k != skipped)
+			swl_dev_on_aicore_task(d, 1, 100 + k, k, ts + 2, ts + 3, ts + 4);
+		swl_dev_on_fin(d, 0, 1, k, ts + 1, ts + 5);
+		if (k < n)
+			swl_dev_on_aicore_receive(d, 1, k + 1);
+		ts += 10;
+	}
+	/* FINs n - 1 and n are still staged here: the flush commits them. */
+	swl_dev_flush_thread(d, 0);
+	swl_stop(c);
+	struct tp_reconcile rec;
+	assert_int_equal(swl_reconcile(c, &rec), 0);
+	assert_int_equal(rec.pool[SWL_KIND_AICORE_TASK].total, n);
+	assert_int_equal(rec.pool[SWL_KIND_AICORE_TASK].collected, n - 1);
+	assert_int_equal(rec.pool[SWL_KIND_AICORE_TASK].mismatch, 1);
+	assert_int_equal(rec.pool[SWL_KIND_AICPU_TASK].collected, n);
+	char *dir = uh_mkdtemp();
+	if (!dir)
+		fail_msg("no temporary directory");
+	assert_int_equal(swl_export(c, dir), 0);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", SWL_RECORDS_FILE);
+	yajl_val j = load_json(path);
+	yajl_val ac = key(j, "aicore_tasks");
+	assert_int_equal(alen(ac), n - 1);
+	for (size_t i = 0; i < n - 1; i++) {
+		long long want = (long long)i + 1 + (i + 1 >= skipped);
+		assert_int_equal(ival(at(at(ac, i), 0)), 1);
+		assert_int_equal(ival(at(at(ac, i), 2)), want);
+		assert_int_equal(ival(at(at(ac, i), 1)), 100 + want);
+	}
+	yajl_tree_free(j);
+	uh_rm_rf(dir);
+	swl_close(c);
+}
+
 /* ---- host out of memory: lost records are counted, not collected ------- */
 
 /* In a child whose address space is capped just above its size once the
@@ -810,6 +870,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_levels_a5sim),
 		cmocka_unit_test(test_synthetic_level4),
 		cmocka_unit_test(test_rotation_dual_issue),
+		cmocka_unit_test(test_stage_ring_dual_issue_a5),
 		cmocka_unit_test(test_rotation),
 		cmocka_unit_test(test_hbg),
 		cmocka_unit_test(test_rounds),

@@ -45,6 +45,30 @@ static void publish_retired(struct swl_core *c)
 	c->retire = NULL;
 }
 
+/* a5: copy staging slot @slot of @core (its FIN was observed; its token
+ * is staged_reg[@slot]) into the core's AICore-task buffer; a slot that
+ * shows another reg_task_id is a mismatch (seed 002 §5.3). */
+static void commit_staged(struct swl_dev *d, struct swl_core *c, int core, int slot)
+{
+	const struct swl_aicore_rec *s = &d->rings[core].dual_issue_slots[slot].rec;
+	c->staged &= ~(1u << slot);
+	if (s->reg_task_id == c->staged_reg[slot]) {
+		/* the writer's record size is sizeof(*s): a fixed-size copy
+		 * (two 16-byte moves), not a call to memcpy */
+		struct swl_aicore_rec *r = dpe_reserve(&c->aicore_w);
+		if (r) {
+			*r = *s;
+			dpe_commit(&c->aicore_w);
+		}
+	} else {
+		struct tp_dpe *w = &c->aicore_w;
+		w->total++;
+		/* relaxed: device-only counters, read at reconcile. */
+		atomic_store_explicit(&w->st->total_record_count, w->total, memory_order_relaxed);
+		atomic_fetch_add_explicit(&w->st->mismatch_record_count, 1, memory_order_relaxed);
+	}
+}
+
 void swl_dev_on_dispatch(struct swl_dev *d, int thread, int core, uint32_t reg_task_id,
 			 uint64_t ts)
 {
@@ -59,8 +83,14 @@ void swl_dev_on_dispatch(struct swl_dev *d, int thread, int core, uint32_t reg_t
 			return;
 		}
 	}
-	if (d->shadow)
-		return; /* a5: the AICPU commits on FIN */
+	if (d->shadow) {
+		/* a5: this token's AICore will write slot reg_task_id & 1:
+		 * commit what the slot holds from the FIN two tokens back
+		 * first. */
+		if (c->staged & (1u << (reg_task_id & 1)))
+			commit_staged(d, c, core, reg_task_id & 1);
+		return;
+	}
 	/* a2a3: count the AICore record this dispatch will produce and make
 	 * sure it has a slot (rotation, seed 002 §5.1). */
 	struct tp_dpe *w = &c->aicore_w;
@@ -99,9 +129,14 @@ void swl_dev_on_dispatch(struct swl_dev *d, int thread, int core, uint32_t reg_t
 
 void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id)
 {
-	(void)reg_task_id;
-	if (d->shadow)
+	if (d->shadow) {
+		/* A hint for the slot's line, for writing: its last reader,
+		 * the AICPU (commit_staged, before this token's dispatch),
+		 * has it; the request travels while the kernel runs instead
+		 * of holding back the store and the FIN behind it. */
+		__builtin_prefetch(&d->rings[core].dual_issue_slots[reg_task_id & 1], 1, 3);
 		return;
+	}
 	struct swl_active_head *hd = &d->heads[core];
 	struct swl_aicore_local *lc = &d->local[core];
 	/* relaxed: ordered after this token's acquire (see publish_head). */
@@ -117,6 +152,10 @@ void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id
 			  ? tp_buf_record((struct tp_buf_hdr *)(uintptr_t)lc->buf_ptr,
 					  sizeof(struct swl_aicore_rec), lc->slot++)
 			  : NULL;
+	/* A hint for the record's line, for writing (as on a5, above): a
+	 * recycled buffer's lines were last read by the host's collector. */
+	if (lc->rec)
+		__builtin_prefetch(lc->rec, 1, 3);
 }
 
 void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
@@ -131,7 +170,7 @@ void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
 		.recv_to_start = r2s > UINT32_MAX ? UINT32_MAX : (uint32_t)r2s,
 	};
 	if (d->shadow) {
-		d->rings[core].dual_issue_slots[reg_task_id & 1] = rec;
+		d->rings[core].dual_issue_slots[reg_task_id & 1].rec = rec;
 		return;
 	}
 	struct swl_aicore_local *lc = &d->local[core];
@@ -148,24 +187,16 @@ void swl_dev_on_fin(struct swl_dev *d, int thread, int core, uint32_t reg_task_i
 	if (c->attached != 1)
 		return;
 	if (d->shadow) {
-		const struct swl_aicore_rec *s = &d->rings[core].dual_issue_slots[reg_task_id & 1];
-		if (s->reg_task_id == reg_task_id) {
-			/* the writer's record size is sizeof(*s): a fixed-size
-			 * copy (two 16-byte moves), not a call to memcpy */
-			struct swl_aicore_rec *r = dpe_reserve(&c->aicore_w);
-			if (r) {
-				*r = *s;
-				dpe_commit(&c->aicore_w);
-			}
-		} else {
-			struct tp_dpe *w = &c->aicore_w;
-			w->total++;
-			/* relaxed: device-only counters, read at reconcile. */
-			atomic_store_explicit(&w->st->total_record_count, w->total,
-					      memory_order_relaxed);
-			atomic_fetch_add_explicit(&w->st->mismatch_record_count, 1,
-						  memory_order_relaxed);
-		}
+		/* The slot is committed later, at the dispatch that reuses it
+		 * (or the thread's flush): its line is on the AICore's CPU,
+		 * and reading it now would hold this FIN's completion for the
+		 * transfer. Ask for it now; it is here by then. */
+		const uint32_t bit = 1u << (reg_task_id & 1);
+		if (c->staged & bit) /* not reused since: cannot happen */
+			commit_staged(d, c, core, reg_task_id & 1);
+		__builtin_prefetch(&d->rings[core].dual_issue_slots[reg_task_id & 1], 0, 3);
+		c->staged_reg[reg_task_id & 1] = reg_task_id;
+		c->staged |= bit;
 	} else {
 		c->n_fin++;
 		if (c->retire && c->n_fin >= c->retire_at)
@@ -251,6 +282,16 @@ void swl_dev_flush_thread(struct swl_dev *d, int thread)
 			continue;
 		if (d->level >= SWL_LEVEL_AICPU_TIMING)
 			dpe_flush(&c->aicpu_w);
+		if (d->shadow && c->staged) {
+			/* Every task has FINed: commit what is staged, the
+			 * older token first. */
+			int first = (c->staged & 1u) && (c->staged & 2u)
+					    ? (int32_t)(c->staged_reg[1] - c->staged_reg[0]) < 0
+					    : !(c->staged & 1u);
+			commit_staged(d, c, core, first);
+			if (c->staged)
+				commit_staged(d, c, core, !first);
+		}
 		if (!d->shadow && c->retire)
 			publish_retired(c); /* every task has FINed by now */
 		dpe_flush(&c->aicore_w);

@@ -9,8 +9,8 @@
  *
  *   swl_dev_on_dispatch     scheduler thread owning @core, before the
  *                           DATA_MAIN_BASE write of reg_task_id
- *   swl_dev_on_aicore_receive  the AICore thread of @core, after it read
- *                           a token, before its ACK (a2a3 only)
+	 *   swl_dev_on_aicore_receive  the AICore thread of @core, after it read
+ *                           a token, before its ACK
  *   swl_dev_on_aicore_task  the AICore thread of @core, before its FIN
  *   swl_dev_on_fin          scheduler thread owning @core, after the FIN
  *   swl_dev_on_sched_phase  scheduler thread @thread (level >= 3)
@@ -36,8 +36,13 @@
  *
  * AICore records, host shadow (a5sim): the AICore writes its record into
  * a stable per-core staging ring, dual_issue_slots[reg_task_id & 1]; the
- * AICPU copies the slot into its own AICore-task buffer on FIN (a slot
- * showing another reg_task_id is counted as a mismatch).
+ * AICPU copies the slot into its own AICore-task buffer after the FIN (a
+ * slot showing another reg_task_id is counted as a mismatch). It asks
+ * for the slot's line at the FIN and copies it at the next dispatch to
+ * the core whose token uses the same slot (two tokens on: dual issue
+ * keeps at most two outstanding, so the AICore cannot have rewritten it)
+ * or at the thread's flush: the FIN's completion does not wait for the
+ * line to come over from the AICore's CPU.
  */
 #ifndef TASKPROF_COLLECTORS_SWIMLANE_DEV_H
 #define TASKPROF_COLLECTORS_SWIMLANE_DEV_H
@@ -70,18 +75,20 @@ struct swl_dev;
  * a2a3 (shared mapping): counts the AICore record this dispatch will
  * produce and reserves its slot, rotating the core's AICore buffer when
  * it is full (the count is dropped, TP_DROP_NO_BUFFER, when no buffer
- * comes). a5: nothing beyond the attach.
+ * comes). a5: first commits the staging slot this token will reuse,
+ * if a FIN left it staged.
  */
 void swl_dev_on_dispatch(struct swl_dev *d, int thread, int core, uint32_t reg_task_id,
 			 uint64_t ts);
 
 /**
- * swl_dev_on_aicore_receive() - a2a3: the AICore of @core read a token,
- * before its ACK: it re-reads the core's active head and fixes the slot
- * of this task's record. Does nothing on a5.
+ * swl_dev_on_aicore_receive() - the AICore of @core read a token, before
+ * its ACK. a2a3: it re-reads the core's active head and fixes the slot
+ * of this task's record. Both: a write prefetch of the record's line (a5:
+ * the staging slot), so that its transfer overlaps the kernel.
  * @d:           the device state.
  * @core:        the AICore.
- * @reg_task_id: the token read (unused).
+ * @reg_task_id: the token read.
  */
 void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id);
 
@@ -99,7 +106,7 @@ void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id
  *
  * a2a3: into the slot fixed at receive (none: the dispatch already
  * counted it dropped). a5: into staging slot reg_task_id & 1, committed
- * by swl_dev_on_fin(). recv_to_start is @start - @receive, saturated to
+ * after the FIN (see the top of this file). recv_to_start is @start - @receive, saturated to
  * 32 bits.
  */
 void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
@@ -117,8 +124,9 @@ void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
  *               doorbell write).
  * @finish_ts:   ticks right after the COND load that showed the FIN.
  *
- * a5: commits the staging slot as the AICore record, or counts one
- * mismatch when the slot carries another token. a2a3: publishes a retired
+ * a5: marks the staging slot for commit (as the AICore record, or one
+ * mismatch when it carries another token) at the dispatch that reuses
+ * it or the thread's flush, and asks for its line. a2a3: publishes a retired
  * AICore buffer once every task in it has FINed. At level >= 2 also writes
  * the AICPU task record. Does nothing for a core not attached.
  */
@@ -159,7 +167,8 @@ void swl_dev_on_orch_submit(struct swl_dev *d, uint64_t task_id, uint32_t submit
  * swl_dev_flush_thread() - scheduler @thread after its loop: publish the
  * partial buffers of the cores it owns and of its phase writer (a2a3: and
  * a retired AICore buffer; the core's head is then cleared so the AICore
- * writes no more into a buffer the host owns). Out of range does nothing.
+ * writes no more into a buffer the host owns; a5: after committing the
+ * staged slots, the older token first). Out of range does nothing.
  * @d:      the device state.
  * @thread: the scheduler thread.
  */

@@ -43,12 +43,21 @@ struct swl_aicore_local {
 };
 
 /**
+ * struct swl_stage_slot - one slot of a staging ring, on a cache line of
+ * its own: the AICore writes one slot while the AICPU reads the other
+ * (dual issue), and each slot's line goes back and forth once per task.
+ */
+struct swl_stage_slot {
+	alignas(64) struct swl_aicore_rec rec;
+};
+
+/**
  * struct swl_stage_ring - a core's staging ring (device memory, a5),
- * indexed by reg_task_id & 1: the AICore writes, the AICPU reads on FIN;
- * the FIN's release/acquire pair publishes the slot.
+ * indexed by reg_task_id & 1: the AICore writes, the AICPU reads after
+ * the FIN (swl_dev.h); the FIN's release/acquire pair publishes the slot.
  */
 struct swl_stage_ring {
-	struct swl_aicore_rec dual_issue_slots[2];
+	struct swl_stage_slot dual_issue_slots[2];
 };
 
 /**
@@ -68,6 +77,10 @@ struct swl_core {
 	uint32_t retire_n, retire_seq;
 	uint64_t retire_at;     /* publish once n_fin >= retire_at */
 	uint64_t lost;          /* records lost because the core could not attach */
+	/* a5: FINed tasks whose staged record is still to be committed, by
+	 * slot (reg_task_id & 1): bit set, its reg_task_id in staged_reg. */
+	uint32_t staged_reg[2];
+	uint32_t staged;
 };
 
 /**
