@@ -1078,6 +1078,46 @@ static int count_app_launches(const char *out, bool app_replay)
 	return for_each_launches_file(out, app_replay, add_launches, &total) ? -1 : total;
 }
 
+/* Distinct kernel names of the launches files (their "name=" fields),
+ * for the "nothing profiled" message: at most KNOWN_NAMES_MAX kept,
+ * @more counts the others. */
+#define KNOWN_NAMES_MAX 8
+struct known_names {
+	char name[KNOWN_NAMES_MAX][64];
+	int n, more;
+};
+
+/* for_each_launches_file(): add the file's kernel names to @ud (a struct
+ * known_names). A file that cannot be read adds nothing. */
+static int add_names(const char *path, void *ud)
+{
+	struct known_names *k = ud;
+	char *data = NULL;
+	size_t len = 0;
+	if (tp_read_file(path, &data, &len))
+		return 0;
+	for (char *line = data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		const char *f = line[0] == '#' ? NULL : strstr(line, " name=");
+		if (f) {
+			f += 6;
+			size_t w = strcspn(f, " ");
+			bool seen = false;
+			for (int i = 0; i < k->n && !seen; i++)
+				seen = strlen(k->name[i]) == w && !strncmp(k->name[i], f, w);
+			if (!seen && k->n < KNOWN_NAMES_MAX && w < sizeof(k->name[0]))
+				snprintf(k->name[k->n++], sizeof(k->name[0]), "%.*s", (int)w, f);
+			else if (!seen)
+				k->more++;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	free(data);
+	return 0;
+}
+
 /* What the injector's '#' lines of the launches files say (lines every
  * launch reader skips): launch calls the runtime rejected, which were
  * passed through unprofiled and are no launches ("# rejected ..."), and
@@ -1165,6 +1205,21 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
 		sel);
+	/* A --kernel-name that matched nothing: the names it could have
+	 * matched. */
+	struct known_names kn = { .n = 0 };
+	if (launched > 0 && o->cfg.kernel_name[0]) {
+		(void)for_each_launches_file(out, o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION,
+					     add_names, &kn);
+		if (kn.n) {
+			fprintf(stderr, "taskprof op: the kernels it launched:");
+			for (int i = 0; i < kn.n; i++)
+				fprintf(stderr, "%s %s", i ? "," : "", kn.name[i]);
+			if (kn.more)
+				fprintf(stderr, " and %d more", kn.more);
+			fprintf(stderr, "\n");
+		}
+	}
 	bool range = o->cfg.range_markers;
 	if (range)
 		fprintf(stderr, "taskprof op: with --range-markers on only launches between "

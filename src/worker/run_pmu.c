@@ -677,7 +677,9 @@ static void record_failure(struct wk_pmu_retention *rt, const char *one)
 	TP_ERROR("PMU flush_diagnostics: %s", one);
 	if (!rt->failed) {
 		rt->failed = true;
-		snprintf(rt->first, sizeof(rt->first), "%s", one);
+		/* Truncated to fit; the precision says so to the compiler too
+		 * (gcc -O3 -Werror=format-truncation). */
+		snprintf(rt->first, sizeof(rt->first), "%.*s", (int)sizeof(rt->first) - 1, one);
 	}
 	size_t used = strlen(rt->pending);
 	int k = snprintf(rt->pending + used, sizeof(rt->pending) - used, "%s%s",

@@ -488,6 +488,11 @@ SH
 	expect 1 "the profiler failed inside the application" -o "$root/ar5" -- sh -c \
 		'echo "pid $$: test" >"$(dirname "$TASKPROF_CONFIG")/injector_failed.txt"; exit 70'
 	expect 70 "no kernel launch was profiled" -o "$root/ar5" -- sh -c 'exit 70'
+	# A -k that matches nothing names the kernels the application launched.
+	if [[ -x "$bindir/examples/op_accumulate" ]]; then
+		expect 0 "taskprof op: the kernels it launched: accumulate" -o "$root/kn" \
+			-k nosuchkernel "$bindir/examples/op_accumulate"
+	fi
 	# The mark with another status: a process of the application failed
 	# (--target-processes all) while the application went on.
 	expect 1 "the profiler failed inside a process of the application (pid 12345: test)" \

@@ -9,7 +9,7 @@
  *
  *   swl_dev_on_dispatch     scheduler thread owning @core, before the
  *                           DATA_MAIN_BASE write of reg_task_id
-	 *   swl_dev_on_aicore_receive  the AICore thread of @core, after it read
+ *   swl_dev_on_aicore_receive  the AICore thread of @core, after it read
  *                           a token, before its ACK
  *   swl_dev_on_aicore_task  the AICore thread of @core, before its FIN
  *   swl_dev_on_fin          scheduler thread owning @core, after the FIN
