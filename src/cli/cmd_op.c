@@ -1078,6 +1078,26 @@ static int count_app_launches(const char *out, bool app_replay)
 	return for_each_launches_file(out, app_replay, add_launches, &total) ? -1 : total;
 }
 
+/* Call @fn on each line of the file at @path (without its newline). A
+ * file that cannot be read calls nothing: the callers gather figures for
+ * a message. Return: 0. */
+static int for_each_line(const char *path, void (*fn)(const char *line, void *ud), void *ud)
+{
+	char *data = NULL;
+	size_t len = 0;
+	if (tp_read_file(path, &data, &len))
+		return 0;
+	for (char *line = data; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (nl)
+			*nl = '\0';
+		fn(line, ud);
+		line = nl ? nl + 1 : NULL;
+	}
+	free(data);
+	return 0;
+}
+
 /* Distinct kernel names of the launches files (their "name=" fields),
  * for the "nothing profiled" message: at most KNOWN_NAMES_MAX kept,
  * @more counts the others. */
@@ -1087,35 +1107,30 @@ struct known_names {
 	int n, more;
 };
 
-/* for_each_launches_file(): add the file's kernel names to @ud (a struct
- * known_names). A file that cannot be read adds nothing. */
-static int add_names(const char *path, void *ud)
+/* for_each_line(): a launch line's kernel name into @ud (a struct
+ * known_names), if not there yet. */
+static void add_name_line(const char *line, void *ud)
 {
 	struct known_names *k = ud;
-	char *data = NULL;
-	size_t len = 0;
-	if (tp_read_file(path, &data, &len))
-		return 0;
-	for (char *line = data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (nl)
-			*nl = '\0';
-		const char *f = line[0] == '#' ? NULL : strstr(line, " name=");
-		if (f) {
-			f += 6;
-			size_t w = strcspn(f, " ");
-			bool seen = false;
-			for (int i = 0; i < k->n && !seen; i++)
-				seen = strlen(k->name[i]) == w && !strncmp(k->name[i], f, w);
-			if (!seen && k->n < KNOWN_NAMES_MAX && w < sizeof(k->name[0]))
-				snprintf(k->name[k->n++], sizeof(k->name[0]), "%.*s", (int)w, f);
-			else if (!seen)
-				k->more++;
-		}
-		line = nl ? nl + 1 : NULL;
-	}
-	free(data);
-	return 0;
+	const char *f = line[0] == '#' ? NULL : strstr(line, " name=");
+	if (!f)
+		return;
+	f += 6;
+	size_t w = strcspn(f, " ");
+	for (int i = 0; i < k->n; i++)
+		if (strlen(k->name[i]) == w && !strncmp(k->name[i], f, w))
+			return;
+	if (k->n < KNOWN_NAMES_MAX && w < sizeof(k->name[0]))
+		snprintf(k->name[k->n++], sizeof(k->name[0]), "%.*s", (int)w, f);
+	else
+		k->more++;
+}
+
+/* for_each_launches_file(): add the file's kernel names to @ud (a struct
+ * known_names). */
+static int add_names(const char *path, void *ud)
+{
+	return for_each_line(path, add_name_line, ud);
 }
 
 /* What the injector's '#' lines of the launches files say (lines every
@@ -1127,26 +1142,21 @@ struct launch_marks {
 	bool killed;
 };
 
-/* for_each_launches_file(): the marks of one file into @ud (a struct
- * launch_marks). A file that cannot be read adds nothing (the counts are
- * for a message). */
-static int scan_marks_file(const char *path, void *ud)
+/* for_each_line(): one line's mark into @ud (a struct launch_marks). */
+static void scan_mark_line(const char *line, void *ud)
 {
 	struct launch_marks *m = ud;
-	char *data = NULL;
-	size_t len = 0;
-	if (tp_read_file(path, &data, &len))
-		return 0;
-	for (char *line = data; line && *line;) {
-		char *nl = strchr(line, '\n');
-		if (!strncmp(line, "# rejected ", 11))
-			m->rejected++;
-		else if (!strncmp(line, "# killed ", 9))
-			m->killed = true;
-		line = nl ? nl + 1 : NULL;
-	}
-	free(data);
-	return 0;
+	if (!strncmp(line, "# rejected ", 11))
+		m->rejected++;
+	else if (!strncmp(line, "# killed ", 9))
+		m->killed = true;
+}
+
+/* for_each_launches_file(): the marks of one file into @ud (a struct
+ * launch_marks). */
+static int scan_marks_file(const char *path, void *ud)
+{
+	return for_each_line(path, scan_mark_line, ud);
 }
 
 /* The marks of the same files count_app_launches() reads. */

@@ -247,6 +247,41 @@ static void test_fixture_a_layout_4_shards(void **state)
  * the last of the first AICore buffer, still runs: the rotation at 1025
  * must neither move 1024's record into the new buffer nor publish the old
  * buffer before 1024's FIN. The host thread plays both sides. */
+/* Export @c's records into a new temporary folder (*@dir, for
+ * uh_rm_rf) and parse the records file. */
+static yajl_val export_records(struct swl_collector *c, char **dir)
+{
+	*dir = uh_mkdtemp();
+	if (!*dir)
+		fail_msg("no temporary directory");
+	assert_int_equal(swl_export(c, *dir), 0);
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", *dir ? *dir : ".", SWL_RECORDS_FILE);
+	return load_json(path);
+}
+
+/* Play @n tasks on @core (owned by thread 0) under dual issue: task k is
+ * dispatched and received, and its record and FIN come after the dispatch
+ * of k + 1. Task @skipped (0: none) writes no AICore record. The thread
+ * is flushed at the end. */
+static void play_dual_issue(struct swl_dev *d, int core, uint32_t n, uint32_t skipped)
+{
+	uint64_t ts = 1000;
+	swl_dev_on_dispatch(d, 0, core, 1, ts);
+	swl_dev_on_aicore_receive(d, core, 1);
+	for (uint32_t k = 1; k <= n; k++) {
+		if (k < n)
+			swl_dev_on_dispatch(d, 0, core, k + 1, ts + 1);
+		if (k != skipped)
+			swl_dev_on_aicore_task(d, core, 100 + k, k, ts + 2, ts + 3, ts + 4);
+		swl_dev_on_fin(d, 0, core, k, ts + 1, ts + 5);
+		if (k < n)
+			swl_dev_on_aicore_receive(d, core, k + 1);
+		ts += 10;
+	}
+	swl_dev_flush_thread(d, 0);
+}
+
 static void test_rotation_dual_issue(void **state)
 {
 	(void)state;
@@ -260,21 +295,7 @@ static void test_rotation_dual_issue(void **state)
 	assert_int_equal(swl_start(c), 0);
 	struct swl_dev *d = swl_dev(c);
 	const uint32_t n = 2 * SWL_AICORE_BUFFER_SIZE + 3;
-	uint64_t ts = 1000;
-	/* Task k: dispatch k, receive k; the record and FIN of k come after
-	 * the dispatch of k + 1 (dual issue) for every k. */
-	swl_dev_on_dispatch(d, 0, 0, 1, ts);
-	swl_dev_on_aicore_receive(d, 0, 1);
-	for (uint32_t k = 1; k <= n; k++) {
-		if (k < n)
-			swl_dev_on_dispatch(d, 0, 0, k + 1, ts + 1);
-		swl_dev_on_aicore_task(d, 0, 100 + k, k, ts + 2, ts + 3, ts + 4);
-		swl_dev_on_fin(d, 0, 0, k, ts + 1, ts + 5);
-		if (k < n)
-			swl_dev_on_aicore_receive(d, 0, k + 1);
-		ts += 10;
-	}
-	swl_dev_flush_thread(d, 0);
+	play_dual_issue(d, 0, n, 0);
 	swl_stop(c);
 	struct tp_reconcile rec;
 	assert_int_equal(swl_reconcile(c, &rec), 0);
@@ -284,13 +305,8 @@ static void test_rotation_dual_issue(void **state)
 	swl_counts(c, &na, &np, NULL, NULL);
 	assert_int_equal(na, n); /* every slot written: no row lost or empty */
 	assert_int_equal(np, n);
-	char *dir = uh_mkdtemp();
-	if (!dir)
-		fail_msg("no temporary directory");
-	assert_int_equal(swl_export(c, dir), 0);
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", SWL_RECORDS_FILE);
-	yajl_val j = load_json(path);
+	char *dir = NULL;
+	yajl_val j = export_records(c, &dir);
 	yajl_val ac = key(j, "aicore_tasks");
 	assert_int_equal(alen(ac), n);
 	for (size_t i = 0; i < n; i++) {
@@ -320,21 +336,9 @@ static void test_stage_ring_dual_issue_a5(void **state)
 	assert_int_equal(swl_start(c), 0);
 	struct swl_dev *d = swl_dev(c);
 	const uint32_t n = 2 * SWL_AICORE_BUFFER_SIZE + 3, skipped = 700;
-	uint64_t ts = 1000;
-	swl_dev_on_dispatch(d, 0, 1, 1, ts);
-	swl_dev_on_aicore_receive(d, 1, 1);
-	for (uint32_t k = 1; k <= n; k++) {
-		if (k < n)
-			swl_dev_on_dispatch(d, 0, 1, k + 1, ts + 1);
-		if (k != skipped)
-			swl_dev_on_aicore_task(d, 1, 100 + k, k, ts + 2, ts + 3, ts + 4);
-		swl_dev_on_fin(d, 0, 1, k, ts + 1, ts + 5);
-		if (k < n)
-			swl_dev_on_aicore_receive(d, 1, k + 1);
-		ts += 10;
-	}
-	/* FINs n - 1 and n are still staged here: the flush commits them. */
-	swl_dev_flush_thread(d, 0);
+	/* FINs n - 1 and n are still staged at the end: the flush commits
+	 * them. */
+	play_dual_issue(d, 1, n, skipped);
 	swl_stop(c);
 	struct tp_reconcile rec;
 	assert_int_equal(swl_reconcile(c, &rec), 0);
@@ -342,13 +346,8 @@ static void test_stage_ring_dual_issue_a5(void **state)
 	assert_int_equal(rec.pool[SWL_KIND_AICORE_TASK].collected, n - 1);
 	assert_int_equal(rec.pool[SWL_KIND_AICORE_TASK].mismatch, 1);
 	assert_int_equal(rec.pool[SWL_KIND_AICPU_TASK].collected, n);
-	char *dir = uh_mkdtemp();
-	if (!dir)
-		fail_msg("no temporary directory");
-	assert_int_equal(swl_export(c, dir), 0);
-	char path[4200];
-	snprintf(path, sizeof(path), "%s/%s", dir ? dir : ".", SWL_RECORDS_FILE);
-	yajl_val j = load_json(path);
+	char *dir = NULL;
+	yajl_val j = export_records(c, &dir);
 	yajl_val ac = key(j, "aicore_tasks");
 	assert_int_equal(alen(ac), n - 1);
 	for (size_t i = 0; i < n - 1; i++) {
