@@ -145,9 +145,11 @@ struct tp_dma {
  * writes one payload while the AICore, on another CPU, reads the other,
  * and the scheduler's own fields of struct tp_core_exec stay on lines the
  * AICore never reads. Packed in with them, every dispatch invalidated a
- * line the AICore had just read and every FIN that read the payload (the
- * profiling hooks' func_id) waited for it to come back: about 100 ns per
- * task at swimlane level 1 and up (docs/swimlane-cost.md, 4 Dec 2026).
+ * line the AICore had just read (a5sim's 100,000-empty-task run, profiling
+ * off, took ~131 ms against ~110 now), and the FIN hooks' read of func_id
+ * from the payload waited for its line: about 150 ns of scheduler stall
+ * per task under perf (docs/swimlane-cost.md, 4 Dec 2026); the hooks now
+ * take it from struct tp_core_exec.
  */
 struct tp_dispatch_payload {
 	alignas(TP_ENGINE_LINE) tp_task_id task_id;

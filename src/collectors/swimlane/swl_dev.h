@@ -106,8 +106,8 @@ void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id
  *
  * a2a3: into the slot fixed at receive (none: the dispatch already
  * counted it dropped). a5: into staging slot reg_task_id & 1, committed
- * after the FIN (see the top of this file). recv_to_start is @start - @receive, saturated to
- * 32 bits.
+ * after the FIN (see the top of this file). recv_to_start is @start -
+ * @receive, saturated to 32 bits.
  */
 void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
 			    uint32_t reg_task_id, uint64_t receive, uint64_t start, uint64_t end);
@@ -126,9 +126,10 @@ void swl_dev_on_aicore_task(struct swl_dev *d, int core, uint64_t task_token,
  *
  * a5: marks the staging slot for commit (as the AICore record, or one
  * mismatch when it carries another token) at the dispatch that reuses
- * it or the thread's flush, and asks for its line. a2a3: publishes a retired
- * AICore buffer once every task in it has FINed. At level >= 2 also writes
- * the AICPU task record. Does nothing for a core not attached.
+ * it or the thread's flush, and asks for its line. a2a3: publishes a
+ * retired AICore buffer once every task in it has FINed. At level >= 2
+ * also writes the AICPU task record. Does nothing for a core not
+ * attached.
  */
 void swl_dev_on_fin(struct swl_dev *d, int thread, int core, uint32_t reg_task_id,
 		    uint64_t dispatch_ts, uint64_t finish_ts);
