@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of base/prefault: the memory is zero-filled even where the
  * heap reuses a dirty block, every page is resident before the first
- * touch (mincore), and impossible sizes are refused. */
+ * touch (mincore), and impossible sizes are refused. And of base/cache's
+ * write prefetch: a hint that never faults, never faults a page in and
+ * never changes memory. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/cache.h"
 #include "base/prefault.h"
 
 static size_t page_size(void)
@@ -85,6 +88,31 @@ static void test_impossible_sizes_are_refused(void **state)
 	assert_null(tp_alloc_prefaulted(SIZE_MAX - 1));
 }
 
+/* tp_prefetch_w() is only a hint: on NULL, on a PROT_NONE page and on
+ * pages never touched it neither faults (the test would die of SIGSEGV)
+ * nor makes a page resident (mincore), and what it points at reads the
+ * same afterwards. */
+static void test_prefetch_w_never_faults(void **state)
+{
+	(void)state;
+	const size_t pg = page_size(), n = 4 * pg;
+	tp_prefetch_w(NULL);
+	unsigned char *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				-1, 0);
+	assert_true(p != MAP_FAILED);
+	for (size_t off = 0; off < n; off += 64)
+		tp_prefetch_w(p + off);
+	assert_int_equal(absent_pages(p, n), 4);
+	p[0] = 0x5a;
+	assert_int_equal(mprotect(p + pg, pg, PROT_NONE), 0);
+	tp_prefetch_w(p + pg);
+	tp_prefetch_w(p);
+	assert_int_equal(p[0], 0x5a);
+	assert_int_equal(p[1], 0);
+	assert_int_equal(absent_pages(p + 2 * pg, 2 * pg), 2);
+	munmap(p, n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +120,7 @@ int main(void)
 		cmocka_unit_test(test_fresh_mapping_leaves_pages_absent),
 		cmocka_unit_test(test_reused_heap_block_is_zeroed),
 		cmocka_unit_test(test_impossible_sizes_are_refused),
+		cmocka_unit_test(test_prefetch_w_never_faults),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

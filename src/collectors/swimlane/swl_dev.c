@@ -5,6 +5,7 @@
  */
 #include <string.h>
 
+#include "base/cache.h"
 #include "collectors/swimlane/swl_dev.h"
 #include "collectors/swimlane/swl_internal.h"
 
@@ -130,11 +131,16 @@ void swl_dev_on_dispatch(struct swl_dev *d, int thread, int core, uint32_t reg_t
 void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id)
 {
 	if (d->shadow) {
-		/* A hint for the slot's line, for writing: its last reader,
-		 * the AICPU (commit_staged, before this token's dispatch),
-		 * has it; the request travels while the kernel runs instead
-		 * of holding back the store and the FIN behind it. */
-		__builtin_prefetch(&d->rings[core].dual_issue_slots[reg_task_id & 1], 1, 3);
+		/* Ask for the slot's line exclusive: its last reader, the
+		 * AICPU (commit_staged, before this token's dispatch), holds
+		 * a copy, and the store below must invalidate it. Asked now,
+		 * the invalidation travels while the kernel runs instead of
+		 * holding back the FIN's doorbell fence. A read prefetch
+		 * (what __builtin_prefetch gives on plain x86-64) found the
+		 * line already here, shared, and did nothing: under perf the
+		 * AICore's doorbell ring and the AICPU's next locked counter
+		 * took 5 times the samples (docs/swimlane-cost.md, 4 Dec). */
+		tp_prefetch_w(&d->rings[core].dual_issue_slots[reg_task_id & 1]);
 		return;
 	}
 	struct swl_active_head *hd = &d->heads[core];
@@ -152,8 +158,11 @@ void swl_dev_on_aicore_receive(struct swl_dev *d, int core, uint32_t reg_task_id
 			  ? tp_buf_record((struct tp_buf_hdr *)(uintptr_t)lc->buf_ptr,
 					  sizeof(struct swl_aicore_rec), lc->slot++)
 			  : NULL;
-	/* A hint for the record's line, for writing (as on a5, above): a
-	 * recycled buffer's lines were last read by the host's collector. */
+	/* A hint for the record's line (a recycled buffer's lines were last
+	 * read by the host's collector). A read prefetch: PREFETCHW here
+	 * (tp_prefetch_w, as on a5 above) measured 40-70 ns per task worse
+	 * at level 4 in three alternating batches (docs/swimlane-cost.md,
+	 * 4 Dec). */
 	if (lc->rec)
 		__builtin_prefetch(lc->rec, 1, 3);
 }
