@@ -43,7 +43,10 @@
  * -t AICPU_THREADS (default: the platform's), -S SLICE_US (only that
  * AICPU slice, below), -v (also one line per pair: "BENCH swimlane
  * <platform> pair=I off_ms=... level4_ms=... off_csw=... level4_csw=...
- * aicpu_slice_us=...").
+ * aicpu_slice_us=..."), -F (each run in a child process forked for it:
+ * the memory a run touches is new to its process, as in a `taskprof run`
+ * of its own, instead of pages the bench's earlier runs freed; the
+ * summary line then ends with "fresh_process=1").
  * Each platform's pairs run twice: under the host's default scheduling
  * (aicpu_slice_us=0: the headline figure) and with the AICPU threads on a
  * 100 µs slice (TASKPROF_SIM_AICPU_SLICE_US=100, platform/device.c), which
@@ -65,6 +68,7 @@
 #include <unistd.h>
 
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "base/clock.h"
@@ -96,6 +100,7 @@ static uint64_t g_tasks = 100000;
 static int g_level = 4;
 static bool g_device_only;
 static bool g_verbose;
+static bool g_fresh;        /* -F: each run in a child process of its own */
 static int g_block_dim;     /* 0: the platform's */
 static int g_aicpu_threads; /* 0: the platform's */
 
@@ -196,7 +201,7 @@ static double csw(void)
 	return (double)ru.ru_nvcsw + (double)ru.ru_nivcsw;
 }
 
-static int run_once(const char *plat, int level, const char *root, struct tp_run_result *r,
+static int run_here(const char *plat, int level, const char *root, struct tp_run_result *r,
 		    double *cpu, double *thr, double *sw)
 {
 	struct tp_worker_config cfg = {
@@ -218,6 +223,90 @@ static int run_once(const char *plat, int level, const char *root, struct tp_run
 	if (rc)
 		fprintf(stderr, "bench_swimlane: %s level %d: %s\n", plat, level, tp_last_error());
 	return rc;
+}
+
+/* What a forked run sends back to the bench (-F). */
+struct fresh_reply {
+	int rc;
+	struct tp_run_result r;
+	double cpu, thr, sw;
+};
+
+/* Read exactly @n bytes of @fd (retrying short reads); 0 or -1. */
+static int read_all(int fd, void *buf, size_t n)
+{
+	char *p = buf;
+	while (n) {
+		ssize_t k = read(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* One run as in run_here(), in the calling process (default) or, with -F,
+ * in a child forked for it: every page the run touches is then new to its
+ * process, as in a `taskprof run` of its own, instead of pages the
+ * bench's previous runs freed and the allocator hands out again. The
+ * child sends its figures back through a pipe. The bench has no other
+ * thread at this point (every run joins its own). Return as run_here(). */
+static int run_once(const char *plat, int level, const char *root, struct tp_run_result *r,
+		    double *cpu, double *thr, double *sw)
+{
+	if (!g_fresh)
+		return run_here(plat, level, root, r, cpu, thr, sw);
+	int fd[2];
+	if (pipe(fd)) {
+		fprintf(stderr, "bench_swimlane: pipe: %s\n", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "bench_swimlane: fork: %s\n", strerror(errno));
+		close(fd[0]);
+		close(fd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fd[0]);
+		static struct fresh_reply out;
+		out.rc = run_here(plat, level, root, &out.r, &out.cpu, &out.thr, &out.sw);
+		const char *p = (const char *)&out;
+		size_t n = sizeof(out);
+		while (n) {
+			ssize_t k = write(fd[1], p, n);
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				_exit(1);
+			p += k;
+			n -= (size_t)k;
+		}
+		_exit(0);
+	}
+	close(fd[1]);
+	static struct fresh_reply in;
+	const int got = read_all(fd[0], &in, sizeof(in));
+	close(fd[0]);
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench_swimlane: %s level %d: the run's child process %s\n", plat,
+			level, WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "failed");
+		return -1;
+	}
+	*r = in.r;
+	*cpu = in.cpu;
+	*thr = in.thr;
+	*sw = in.sw;
+	return in.rc;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -299,12 +388,12 @@ static int bench(const char *plat, int repeats, const char *root, unsigned slice
 	       "off_cpu_ms=%.3f "
 	       "level4_cpu_ms=%.3f per_task_cpu_ns=%.1f per_task_run_cpu_ns=%.1f "
 	       "off_csw=%.0f level4_csw=%.0f target_ns=150 tasks=%llu subtasks=%llu "
-	       "aicpu_slice_us=%u\n",
+	       "aicpu_slice_us=%u%s\n",
 	       plat, quantile(wall[0], n, 0.5) * 1e3, quantile(wall[1], n, 0.5) * 1e3, med, q1, q3,
 	       (best[1] - best[0]) * 1e9 / (double)g_tasks, p10, n, quantile(cpu[0], n, 0.5) * 1e3,
 	       quantile(cpu[1], n, 0.5) * 1e3, quantile(dcpu, n, 0.5), quantile(dthr, n, 0.5),
 	       quantile(sw[0], n, 0.5), quantile(sw[1], n, 0.5), (unsigned long long)g_tasks,
-	       (unsigned long long)subtasks, slice_us);
+	       (unsigned long long)subtasks, slice_us, g_fresh ? " fresh_process=1" : "");
 	printf("BENCH swimlane %s reconcile runs=%d total=%llu collected=%llu dropped=%llu "
 	       "aicpu_slice_us=%u %s\n",
 	       plat, n, (unsigned long long)total, (unsigned long long)collected,
@@ -347,6 +436,8 @@ static void usage(FILE *f)
 		"  -S SLICE_US  only this AICPU slice: 0 (host default) or 100..100000\n"
 		"               (default: both 0 and 100)\n"
 		"  -D           the device half only (device_path_ns)\n"
+		"  -F           each run in a fresh child process (cold memory, as a\n"
+		"               taskprof run of its own)\n"
 		"  -v           one line per pair too\n"
 		"  -h, --help   this text\n",
 		MAX_REPEATS);
@@ -372,7 +463,7 @@ int main(int argc, char **argv)
 	const char *plat = NULL;
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};
-	while ((c = getopt_long(argc, argv, "n:r:p:l:b:t:S:Dvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:p:l:b:t:S:DFvh", longopts, NULL)) != -1) {
 		if (c == 'n')
 			g_tasks = (uint64_t)int_arg(c, optarg, 1, 10000000);
 		else if (c == 'r')
@@ -400,6 +491,8 @@ int main(int argc, char **argv)
 			g_slice = (int)v;
 		} else if (c == 'D')
 			g_device_only = true;
+		else if (c == 'F')
+			g_fresh = true;
 		else if (c == 'v')
 			g_verbose = true;
 		else if (c == 'h') {
