@@ -58,8 +58,15 @@
  * host's placement).
  * TASKPROF_LOG_LEVEL=debug
  * adds the pools' close lines (host thread sleeps and kicks) on stderr.
+ * The runs write under a folder in $TMPDIR (else /tmp), removed at the end
+ * and on SIGINT / SIGTERM / SIGHUP. Exit status: 0; 1 when a run failed or
+ * a reconcile line says UNBALANCED (a record lost or dropped); 2 for bad
+ * usage, -b / -t beyond a platform's limits included (checked before
+ * anything runs).
  */
+#include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -399,7 +406,7 @@ static int bench(const char *plat, int repeats, const char *root, unsigned slice
 	       plat, n, (unsigned long long)total, (unsigned long long)collected,
 	       (unsigned long long)dropped, slice_us,
 	       !unbalanced && !dropped ? "balanced" : "UNBALANCED");
-	return unbalanced ? 1 : 0;
+	return unbalanced || dropped ? 1 : 0;
 }
 
 /* The pairs under the host's default scheduling, then (unless -S gave one
@@ -421,6 +428,42 @@ static int bench_slices(const char *plat, int repeats, const char *root)
 		unsetenv("TASKPROF_SIM_AICPU_SLICE_US");
 	free(saved);
 	return rc;
+}
+
+/* The runs' output folder (under $TMPDIR, else /tmp) and the process that
+ * made it: an interrupt removes it (a level-4 run leaves hundreds of MB
+ * there), in that process only (a -F child inherits the handler). */
+static char g_root[4096];
+static pid_t g_main_pid;
+
+/* Remove g_root with rm -rf in a child: only fork, execve and waitpid,
+ * which are async-signal-safe (the interrupt handler calls it too).
+ * Return: 0 when rm succeeded, -1 otherwise. */
+static int remove_root(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		char *const argv[] = { "rm", "-rf", "--", g_root, NULL };
+		char *const envp[] = { NULL };
+		execve("/bin/rm", argv, envp);
+		_exit(127);
+	}
+	if (pid < 0)
+		return -1;
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* SIGINT / SIGTERM / SIGHUP: remove g_root, then end by the signal. */
+static void on_interrupt(int sig)
+{
+	if (getpid() == g_main_pid && g_root[0])
+		(void)remove_root();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static void usage(FILE *f)
@@ -449,7 +492,8 @@ static long int_arg(int opt, const char *s, long lo, long hi)
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi) {
+	/* strtol skips leading blanks; a value must not start with one */
+	if (errno || end == s || *end || isspace((unsigned char)*s) || v < lo || v > hi) {
 		fprintf(stderr, "bench_swimlane: -%c %s: expected an integer from %ld to %ld\n", opt,
 			s, lo, hi);
 		exit(2);
@@ -479,8 +523,14 @@ int main(int argc, char **argv)
 			g_level = (int)int_arg(c, optarg, 1, 4);
 		else if (c == 'b')
 			g_block_dim = (int)int_arg(c, optarg, 0, 36);
-		else if (c == 't')
+		else if (c == 't') {
 			g_aicpu_threads = (int)int_arg(c, optarg, 0, 7);
+			if (g_aicpu_threads == 1) {
+				fprintf(stderr, "bench_swimlane: -t 1: expected 0 (the platform's) "
+					"or 2..7 (one orchestrator and at least one scheduler)\n");
+				return 2;
+			}
+		}
 		else if (c == 'S') {
 			long v = int_arg(c, optarg, 0, 100000);
 			if (v != 0 && v < 100) {
@@ -508,22 +558,60 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (g_fresh && g_device_only) {
+		fprintf(stderr, "bench_swimlane: -F forks the off / level runs, and -D runs none: "
+			"use one of them\n");
+		return 2;
+	}
+	/* -b / -t against each platform's limits, before anything runs. */
+	for (int k = 0; k < 2; k++) {
+		const char *pn = k ? "a5sim" : "a2a3sim";
+		if (plat && strcmp(plat, pn))
+			continue;
+		struct tp_worker_config cfg = {
+			.platform = pn, .output_root = "/nonexistent", .l2_swimlane_level = g_level,
+			.block_dim = g_block_dim, .aicpu_threads = g_aicpu_threads,
+		};
+		struct tp_worker *w = tp_worker_open(&cfg);
+		if (!w) {
+			fprintf(stderr, "bench_swimlane: -b %d -t %d: %s\n", g_block_dim,
+				g_aicpu_threads, tp_last_error());
+			return 2;
+		}
+		tp_worker_close(w);
+	}
 	/* Reconcile lines are TIMING level; keep the bench output to BENCH
 	 * lines unless TASKPROF_LOG_LEVEL asks for more (e.g. "debug": the
 	 * pool-close line counts the host threads' sleeps and kicks). */
 	if (!getenv("TASKPROF_LOG_LEVEL"))
 		tp_log_set_threshold(TP_LOG_WARN);
-	char root[] = "/tmp/taskprof_bench_swimlane_XXXXXX";
-	if (!mkdtemp(root))
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	if (snprintf(g_root, sizeof(g_root), "%s/taskprof_bench_swimlane_XXXXXX", tmp) >=
+	    (int)sizeof(g_root)) {
+		fprintf(stderr, "bench_swimlane: TMPDIR %s: too long\n", tmp);
 		return 1;
+	}
+	char *root = g_root;
+	if (!mkdtemp(root)) {
+		fprintf(stderr, "bench_swimlane: mkdtemp %s: %s\n", root, strerror(errno));
+		return 1;
+	}
+	g_main_pid = getpid();
+	struct sigaction sa = { .sa_handler = on_interrupt };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	int rc = 0;
 	if (!plat || !strcmp(plat, "a2a3sim"))
 		rc |= device_path("a2a3sim") | (g_device_only ? 0 : bench_slices("a2a3sim", repeats, root));
 	if (!plat || !strcmp(plat, "a5sim"))
 		rc |= device_path("a5sim") | (g_device_only ? 0 : bench_slices("a5sim", repeats, root));
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd) != 0)
+	if (remove_root() != 0) {
+		fprintf(stderr, "bench_swimlane: could not remove %s\n", root);
 		rc = 1;
+	}
 	return rc;
 }
