@@ -182,7 +182,8 @@ static void help(FILE *f)
 		"exit status: APP's (killed by signal S: 128+S); 1 the profiler failed\n"
 		"(injector missing, APP not executable, injector error, a profile file\n"
 		"that could not be written, application-replay mismatch, report error,\n"
-		"stdout not written); 2 bad usage\n",
+		"stdout not written); 2 bad usage (an --output that cannot be a folder\n"
+		"included)\n",
 		OP_MAX_RAW_EVENTS);
 }
 
@@ -1712,6 +1713,11 @@ int cmd_op(int argc, char **argv)
 	char dir[PATH_MAX];
 	if (make_output_dir(o->output_parent, dir, sizeof(dir))) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
+		/* A file (or a link to nothing) in the way of --output is bad
+		 * usage, as for `taskprof run`; other failures (permissions, a
+		 * full disk) are the profiler's. */
+		if (tp_dir_blocked(o->output_parent))
+			ret = 2;
 		goto out;
 	}
 	snprintf(o->cfg.output, sizeof(o->cfg.output), "%s", dir);

@@ -51,7 +51,8 @@ static void help(FILE *f)
 		"  -h, --help              this text\n\n"
 		"exit status: 0 reconciled, 1 failed run, reconcile mismatch, records out\n"
 		"of order or stdout not written ('writing stdout: <reason>': the outputs are\n"
-		"still written), 2 bad usage\n");
+		"still written), 2 bad usage (an -o/--output that cannot be a folder\n"
+		"included)\n");
 }
 
 /* @why (may be NULL): where the range comes from, printed after it. */
@@ -243,6 +244,12 @@ int cmd_transport_demo(int argc, char **argv)
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
 	/* The folder is the uniqueness boundary: a second run in the same
 	 * second gets a _2, _3, ... suffix instead of overwriting. */
+	/* An output root that cannot be a folder (a file, or a link to
+	 * nothing, in the way) is bad usage, as for `taskprof run`. */
+	if (tp_dir_blocked(out_root)) {
+		fprintf(stderr, "taskprof transport-demo: -o/--output: %s\n", tp_last_error());
+		return 2;
+	}
 	const size_t root_missing = tp_mkdir_missing_len(out_root);
 	if (tp_mkdir_p(out_root, 0755) != 0) {
 		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());

@@ -77,11 +77,12 @@ dang="d is a symbolic link whose target /nonexistent does not exist"
 expect 2 "taskprof run: -o/--output: A: cannot create directory: $loop" run synthetic -o A
 expect 2 "taskprof run: -o/--output: d: cannot create directory: $dang" run synthetic -o d
 expect 2 "taskprof run: -o/--output: A/sub: cannot create directory: $loop" run synthetic -o A/sub
-expect 1 "$loop" transport-demo -o A
-expect 1 "$dang" transport-demo -o d
+# transport-demo and op: usage errors as well (2), each with its message.
+expect 2 "taskprof transport-demo: -o/--output: A: cannot create directory: $loop" transport-demo -o A
+expect 2 "taskprof transport-demo: -o/--output: d: cannot create directory: $dang" transport-demo -o d
 app=$(dirname "$bin")/examples/op_accumulate
-expect 1 "--output A: cannot create the folder: $loop" op -o A -- "$app"
-expect 1 "--output d: cannot create the folder: $dang" op -o d -- "$app"
+expect 2 "--output A: cannot create the folder: $loop" op -o A -- "$app"
+expect 2 "--output d: cannot create the folder: $dang" op -o d -- "$app"
 # An --output folder too long is refused before any of it is created.
 L=$(python3 -c "print('/'.join(['L'*200]*4))")
 want=$(( ${#root} + 1 + ${#L} ))

@@ -386,9 +386,9 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	left=$(ls -A "$nl_dir")
 	[[ -z $left ]] || { echo "FAIL: a refused output folder with a line break left: $left"; fail=1; }
 
-	# An --output that cannot be a folder: the profiler cannot start (1).
+	# An --output that cannot be a folder: bad usage (2), as for run.
 	: >"$root/afile"
-	expect 1 "taskprof op: --output $root/afile/sub: cannot create the folder: $root/afile exists and is not a directory" \
+	expect 2 "taskprof op: --output $root/afile/sub: cannot create the folder: $root/afile exists and is not a directory" \
 		-o "$root/afile/sub" -- true
 
 	# Missing injector: taskprof copied to a folder without the library.
