@@ -511,6 +511,22 @@ fi
 timeout $T "$bin" swimlane "$rec" -o "$q/had/new/deeper/t.json" >/dev/null 2>"$root/err" &&
 	[[ -s $q/had/new/deeper/t.json ]] || bad "made folders: $(cat "$root/err")"
 
+# A run folder of a run without swimlane (its result.txt has no status
+# FAILED line): the reference's error, then a note that says so.
+nosw=$root/run_without_swimlane
+mkdir -p "$nosw"
+printf 'callable synthetic\ncase Default\nswimlane_level 0\n' >"$nosw/result.txt"
+note="Note: the run in $nosw recorded no L2 swimlane (a run with --enable-l2-swimlane 1..4 writes l2_swimlane_records.json there)"
+for tool in swimlane sched-overhead; do
+	timeout $T "$bin" $tool "$nosw" >/dev/null 2>"$root/err"
+	code=$?
+	what=$([[ $tool == swimlane ]] && echo "Input file" || echo "Perf JSON")
+	if [[ $code -ne 1 || $(sed -n 1p "$root/err") != "Error: $what not found: $nosw/l2_swimlane_records.json" ||
+	      $(sed -n 2p "$root/err") != "$note" || $(wc -l <"$root/err") -ne 2 ]]; then
+		bad "$tool on a run folder without swimlane: exit $code: $(cat "$root/err")"
+	fi
+done
+
 if [[ $fail -eq 0 ]]; then
 	echo "swimlane I/O: all checks passed"
 fi

@@ -625,8 +625,20 @@ static void test_unanchored_warning(void **state)
 		"host_build_graph writes none); alloc bars need level-4 orchestrator records, "
 		"which host_build_graph does not write\n");
 	assert_int_equal(flows, 10 - 2 - 1 - 1 - 1);
-	pd.n_orch = n_orch;
 	free(e);
+
+	/* Level 3 (no orchestrator records at any runtime): it cannot tell
+	 * host_build_graph from another run's deps.json, and says both. */
+	const int level = pd.level;
+	pd.level = 3;
+	e = convert_err(&pd, &dp, out, &flows);
+	assert_non_null(strstr(e, "; the records hold no dummy_task / predicated_skip marker at "
+				  "all (a5sim host_build_graph writes none; any other run had no "
+				  "such task: is deps.json from another run?); alloc bars need "
+				  "level-4 orchestrator records and the records are level 3\n"));
+	free(e);
+	pd.level = level;
+	pd.n_orch = n_orch;
 	sl_deps_free(&dp);
 
 	/* Five successors the records never ran: three named, then "...". */

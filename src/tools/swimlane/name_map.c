@@ -339,10 +339,21 @@ char *sl_records_in_folder(const char *path, bool *oom)
 void sl_say_failed_folder(const char *records, FILE *err)
 {
 	char why[400];
-	if (!tp_run_failed(records, why, sizeof(why)))
-		return;
 	const char *slash = strrchr(records, '/');
 	int dir_len = slash ? (int)(slash - records) : 1;
+	if (!tp_run_failed(records, why, sizeof(why))) {
+		/* A run folder (its result.txt is there) of a run without
+		 * swimlane, or at level 0. */
+		char *res = sl_path_sibling(records, "result.txt");
+		struct stat st;
+		if (res && stat(res, &st) == 0 && S_ISREG(st.st_mode))
+			fprintf(err, "Note: the run in %.*s recorded no L2 swimlane (a run with "
+				     "--enable-l2-swimlane 1..4 writes l2_swimlane_records.json "
+				     "there)\n",
+				dir_len, slash ? records : ".");
+		free(res);
+		return;
+	}
 	fprintf(err, "Note: the run in %.*s failed (its result.txt: %s); a run that fails before "
 		     "any task finished, or is cut short before its outputs, writes no "
 		     "l2_swimlane_records.json\n",

@@ -553,7 +553,9 @@ char *sl_records_in_folder(const char *path, bool *oom);
  * result.txt of its folder says the run failed, one line on @err that
  * says so, with the run's error, and why there is no records file (a run
  * in which no task finished writes none, spec §1.1; nor does one cut short
- * before its outputs); nothing otherwise.
+ * before its outputs); when the folder holds the result.txt of a run that
+ * did not fail, one line that the run recorded no swimlane (it ran without
+ * --enable-l2-swimlane, or at level 0); nothing otherwise.
  * @records: the records path that was not found (a run folder's
  *           l2_swimlane_records.json).
  * @err:     where the line goes (stderr).

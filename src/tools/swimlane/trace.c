@@ -2317,12 +2317,16 @@ static int warn_unanchored(struct gen *g)
 				  pd->sched[ti].v[i].kind == SL_PH_PREDICATED_SKIP;
 	/* Orchestrator records mean the device orchestrated (not
 	 * host_build_graph, whose a5sim runs write no markers): then the run
-	 * had no such task, and deps.json is likely another run's. */
-	const bool device_orch = pd->level >= 4 && pd->has_orch && pd->n_orch;
+	 * had no such task, and deps.json is likely another run's. Level-4
+	 * records without them are host_build_graph's; level 3 cannot tell. */
+	const char *why = pd->level < 4 ? "(a5sim host_build_graph writes none; any other run "
+					  "had no such task: is deps.json from another run?)"
+			  : pd->has_orch && pd->n_orch
+				  ? "(the run had no such task: is deps.json from another run?)"
+				  : "(a5sim host_build_graph writes none)";
 	if (pd->level >= 3 && (n_kind[UA_DUMMY] || n_kind[UA_OTHER]) && !markers &&
 	    sb_printf(b, "; the records hold no dummy_task / predicated_skip marker at all %s",
-		      device_orch ? "(the run had no such task: is deps.json from another run?)"
-				  : "(a5sim host_build_graph writes none)"))
+		      why))
 		goto nomem;
 	if (n_kind[UA_ALLOC] && !(pd->has_orch && pd->n_orch) &&
 	    (pd->level < 4 ? sb_printf(b, "; alloc bars need level-4 orchestrator records and "
