@@ -769,6 +769,20 @@ static int aicpu_col(struct rd *r, struct js_parser *p, const struct js_value *v
 	return js_get_u64(p, v, false, false, dst);
 }
 
+/* A count of a phase record: an integer in [0, @max], else the reader's
+ * error naming the key. */
+static int get_count(struct js_parser *p, const struct js_value *v, uint64_t max, uint64_t *out)
+{
+	uint64_t x;
+	int rc = js_get_u64(p, v, false, false, &x);
+	if (rc)
+		return rc;
+	if (x > max)
+		return js_fail(p, "%" PRIu64 " out of range 0..%" PRIu64, x, max);
+	*out = x;
+	return 0;
+}
+
 static int sched_value(struct rd *r, struct js_parser *p, const struct js_value *v)
 {
 	struct sl_phase *ph = &r->ph;
@@ -778,21 +792,25 @@ static int sched_value(struct rd *r, struct js_parser *p, const struct js_value 
 		return js_get_u64(p, v, false, false, &r->ph_start);
 	if (JS_KEY(p, "end_cycles"))
 		return js_get_u64(p, v, false, false, &r->ph_end);
+	/* Counts: 32-bit fields of the device record (swl_records.h) but
+	 * loop_iter, 64-bit there; bounded at 2^53 (exact in a double, some
+	 * 100 days of 1 ns iterations) so that the tools' per-thread sums
+	 * cannot wrap. */
 	if (JS_KEY(p, "loop_iter")) {
 		ph->flags |= SL_PF_LOOP_ITER;
-		return js_get_u64(p, v, false, false, &ph->loop_iter);
+		return get_count(p, v, 1ull << 53, &ph->loop_iter);
 	}
 	if (JS_KEY(p, "tasks_processed")) {
 		ph->flags |= SL_PF_TASKS;
-		return js_get_u64(p, v, false, false, &ph->tasks_processed);
+		return get_count(p, v, UINT32_MAX, &ph->tasks_processed);
 	}
 	if (JS_KEY(p, "pop_hit")) {
 		r->ph_pop |= 1;
-		return js_get_u64(p, v, false, false, &ph->pop_hit);
+		return get_count(p, v, UINT32_MAX, &ph->pop_hit);
 	}
 	if (JS_KEY(p, "pop_miss")) {
 		r->ph_pop |= 2;
-		return js_get_u64(p, v, false, false, &ph->pop_miss);
+		return get_count(p, v, UINT32_MAX, &ph->pop_miss);
 	}
 	if (JS_KEY(p, "task_id")) {
 		ph->flags |= SL_PF_TASK_ID;
@@ -993,6 +1011,8 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 	case T_ORCH_REC:
 		return orch_rec_end(r, p);
 	case T_SHARED_START:
+		/* another length is kept out of the trace's args, as the
+		 * reference does (spec §4.6) */
 		if (n == 3)
 			r->ph.flags |= SL_PF_SHARED_START;
 		return 0;
