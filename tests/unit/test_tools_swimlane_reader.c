@@ -346,6 +346,27 @@ static void test_mem_u64_and_variants(void **state)
 	assert_true(d.orch[0].v[0].start_us == 2 * 0.001);
 	sl_perf_data_free(&d);
 
+	/* Starts missing or 0 with an end: read as 0 µs (spec §2.3),
+	 * counted for the warning with the first one named; a record that is
+	 * all zero is not counted. */
+	char zw[256];
+	assert_int_equal(d.n_zero_starts, 0);
+	assert_null(sl_perf_zero_start_warning(&d, zw, sizeof(zw)));
+	assert_int_equal(read_mem(HDR("4") "\"aicore_tasks\": [[0, 1, 1, 10, 20, 0], "
+				  "[1, 2, 1, 0, 30, 0]], \"aicpu_tasks\": [[0, 1, 5, 25], [1, 1, 0, 0]], "
+				  "\"aicpu_scheduler_phases\": [[{\"kind\": \"dispatch\", \"start_cycles\": 6, "
+				  "\"end_cycles\": 7}, {\"kind\": \"complete\", \"end_cycles\": 9}]], "
+				  "\"aicpu_orchestrator_phases\": [[{\"submit_idx\": 0, \"start_cycles\": 0, "
+				  "\"end_cycles\": 8}]]}", &d), 0);
+	assert_int_equal(d.n_zero_starts, 3);
+	assert_string_equal(d.first_zero_start, "aicore_tasks[1] start_cycles");
+	assert_non_null(sl_perf_zero_start_warning(&d, zw, sizeof(zw)));
+	assert_string_equal(zw, "3 records with a missing or zero start but an end (first: "
+			    "aicore_tasks[1] start_cycles): taken as 0 µs (spec §2.3), so drawn "
+			    "from before the run and counted so in the averages; no device writes "
+			    "one: damaged records?");
+	sl_perf_data_free(&d);
+
 	/* Unknown kinds are interned once each (one copy per distinct
 	 * string, through the hash index: 300 distinct, then each again),
 	 * a NUL inside one kept as '?' so it matches itself. */

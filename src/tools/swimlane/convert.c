@@ -678,6 +678,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s: %s\n", input, mw);
 		}
+		if (sl_perf_zero_start_warning(&pd, mw, sizeof(mw))) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+		}
 	}
 	if (pd.n_kindless_phases) {
 		fflush(stdout);

@@ -783,6 +783,23 @@ static int get_count(struct js_parser *p, const struct js_value *v, uint64_t max
 	return 0;
 }
 
+/* A record whose start is missing or 0 but whose end is not: counted
+ * for the tools' warning, the first one named (@where, @i, @j: its
+ * place; @j < 0 for a row). */
+static void note_zero_start(struct rd *r, const char *where, size_t i, long long j,
+			    const char *key)
+{
+	struct sl_perf_data *o = r->out;
+	if (!o->n_zero_starts++) {
+		if (j < 0)
+			snprintf(o->first_zero_start, sizeof(o->first_zero_start), "%s[%zu] %s",
+				 where, i, key);
+		else
+			snprintf(o->first_zero_start, sizeof(o->first_zero_start), "%s[%zu][%lld].%s",
+				 where, i, j, key);
+	}
+}
+
 static int sched_value(struct rd *r, struct js_parser *p, const struct js_value *v)
 {
 	struct sl_phase *ph = &r->ph;
@@ -932,6 +949,8 @@ static int sched_rec_end(struct rd *r, struct js_parser *p)
 	if (r->ph_end < r->ph_start)
 		return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, r->ph_end,
 			       r->ph_start);
+	if (!r->ph_start && r->ph_end)
+		note_zero_start(r, "aicpu_scheduler_phases", t, (long long)l->n, "start_cycles");
 	r->ph.start_us = park(r->ph_start);
 	r->ph.end_us = park(r->ph_end);
 	base_cand(r, r->ph_start);
@@ -950,6 +969,9 @@ static int orch_rec_end(struct rd *r, struct js_parser *p)
 	if (r->orch_end < r->orch_start)
 		return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, r->orch_end,
 			       r->orch_start);
+	if (!r->orch_start && r->orch_end)
+		note_zero_start(r, "aicpu_orchestrator_phases", t, (long long)l->n,
+				"start_cycles");
 	r->orch.start_us = park(r->orch_start);
 	r->orch.end_us = park(r->orch_end);
 	base_cand(r, r->orch_start);
@@ -971,6 +993,8 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 		if (c->end < c->start)
 			return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, c->end,
 				       c->start);
+		if (!c->start && c->end)
+			note_zero_start(r, "aicore_tasks", r->n_core - 1, -1, "start_cycles");
 		/* The receive time, start - r2s (§2.2): a receive at or before
 		 * the counter's zero is no base candidate, as the spec has it,
 		 * and lands at a negative time; the caller warns. */
@@ -990,6 +1014,8 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 		if (a->finish < a->dispatch)
 			return js_fail(p, "finish_cycles %" PRIu64 " < dispatch_cycles %" PRIu64,
 				       a->finish, a->dispatch);
+		if (!a->dispatch && a->finish)
+			note_zero_start(r, "aicpu_tasks", r->n_cpu - 1, -1, "dispatch_cycles");
 		base_cand(r, a->dispatch);
 		base_cand(r, a->finish);
 		return 0;
@@ -1352,6 +1378,17 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 				   "-> ready arrows, left out of sched-overhead's counts)"
 				 : "the extra entries name no core");
 	return buf[0] ? buf : NULL;
+}
+
+const char *sl_perf_zero_start_warning(const struct sl_perf_data *pd, char *buf, size_t len)
+{
+	if (!len || !pd->n_zero_starts)
+		return NULL;
+	snprintf(buf, len, "%" PRIu64 " record%s with a missing or zero start but an end "
+		 "(first: %s): taken as 0 µs (spec §2.3), so drawn from before the run and "
+		 "counted so in the averages; no device writes one: damaged records?",
+		 pd->n_zero_starts, pd->n_zero_starts == 1 ? "" : "s", pd->first_zero_start);
+	return buf;
 }
 
 /* Further from the first timestamp than any run lasts: one day, in µs. */

@@ -197,6 +197,12 @@ struct sl_perf_data {
 	 * receive (start - r2s) is no base candidate (§2.2) and lands at a
 	 * negative time. */
 	uint64_t n_r2s_over;
+	/* Records whose start (a phase's or submit's start_cycles, an AICore
+	 * row's start, an AICPU row's dispatch) is missing or 0 while their
+	 * end is not: taken as 0 µs (spec §2.3), so drawn from before the
+	 * run; no device writes one. @first_zero_start names the first. */
+	uint64_t n_zero_starts;
+	char first_zero_start[96];
 	char *unmatched_warning;
 	/* private: string storage etc. */
 	void *priv;
@@ -464,6 +470,19 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
  * Return: @buf, or NULL when there is none.
  */
 const char *sl_perf_far_warning(const struct sl_perf_data *pd, char *buf, size_t len);
+
+/**
+ * sl_perf_zero_start_warning() - the records' starts that are missing or
+ * 0 while their end is not (@pd->n_zero_starts): the reference converts
+ * them to 0 µs (spec §2.3), so their bars begin before the run and the
+ * statistics' averages take them as they are; for a warning.
+ * @pd:        data from sl_read_perf_data().
+ * @buf, @len: where the text is composed ("N records with a missing or
+ *             zero start ... (first: aicpu_scheduler_phases[0][3].
+ *             start_cycles): ...").
+ * Return: @buf, or NULL when there is none.
+ */
+const char *sl_perf_zero_start_warning(const struct sl_perf_data *pd, char *buf, size_t len);
 
 /**
  * sl_name_map_warn_skipped() - warn on @err when @m, read from @path, had
