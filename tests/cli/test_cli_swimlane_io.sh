@@ -511,6 +511,16 @@ fi
 timeout $T "$bin" swimlane "$rec" -o "$q/had/new/deeper/t.json" >/dev/null 2>"$root/err" &&
 	[[ -s $q/had/new/deeper/t.json ]] || bad "made folders: $(cat "$root/err")"
 
+# Records through /dev/stdin: no trace written into /dev without -o.
+timeout $T "$bin" swimlane /dev/stdin <"$rec" >/dev/null 2>"$root/err"
+code=$?
+if [[ $code -ne 1 ]] || ! grep -qxF "Error: /dev/stdin: give -o/--output for the trace (its default, beside the input, would be /dev/merged_swimlane.json)" "$root/err" ||
+   [[ -e /dev/merged_swimlane.json ]]; then
+	bad "swimlane /dev/stdin without -o: exit $code: $(cat "$root/err")"
+fi
+timeout $T "$bin" swimlane /dev/stdin -o "$root/stdin.json" <"$rec" >/dev/null 2>"$root/err" &&
+	[[ -s $root/stdin.json ]] || bad "swimlane /dev/stdin -o F: $(cat "$root/err")"
+
 # A run folder of a run without swimlane (its result.txt has no status
 # FAILED line): the reference's error, then a note that says so.
 nosw=$root/run_without_swimlane

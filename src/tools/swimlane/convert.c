@@ -578,6 +578,14 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	output = a.output ? norm_path(a.output) : sl_path_sibling(input, "merged_swimlane.json");
 	if (!output)
 		goto oom;
+	if (!a.output && (!strncmp(output, "/dev/", 5) || !strncmp(output, "/proc/", 6))) {
+		/* /dev/stdin, /proc/self/fd/N: "beside the input" is a system
+		 * folder, not where the records came from. */
+		fflush(stdout);
+		fprintf(stderr, "Error: %s: give -o/--output for the trace (its default, beside "
+				"the input, would be %s)\n", input, output);
+		goto out;
+	}
 
 	/* 6. deps: edges, kernel map, block map */
 	if (deps_started) {
