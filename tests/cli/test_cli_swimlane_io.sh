@@ -427,6 +427,16 @@ has_line "quirks sched-overhead kind" "$root/err" \
 	"taskprof sched-overhead: warning: 1 scheduler phase record(s) without a kind: left out of Part 5"
 has_line "quirks sched-overhead metadata" "$root/err" \
 	"taskprof sched-overhead: warning: metadata.core_to_thread has 3 entries for the 4 cores of core_types: the cores without one get no scheduler thread (no complete -> ready arrows, left out of sched-overhead's counts)"
+# core_to_thread naming a thread past the 4 scheduler arrays: both warn.
+c2=$root/c2t_past
+mkdir -p "$c2"
+sed -e 's/"core_to_thread": \[0, 1, 0, 1\]/"core_to_thread": [0, 1, 0, 7]/' "$rec" >"$c2/l2_swimlane_records.json"
+c2msg="metadata.core_to_thread names scheduler thread 7 (core 3) but the records hold 4 scheduler thread arrays: its cores' tasks get no complete -> ready arrows and are left out of sched-overhead's per-thread counts"
+timeout $T "$bin" swimlane "$c2/l2_swimlane_records.json" -o "$c2/t.json" >/dev/null 2>"$root/err" ||
+	bad "c2t past: swimlane exit not 0: $(cat "$root/err")"
+has_line "c2t past" "$root/err" "Warning: $c2/l2_swimlane_records.json: $c2msg"
+timeout $T "$bin" sched-overhead "$c2/l2_swimlane_records.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
+has_line "c2t past sched-overhead" "$root/err" "taskprof sched-overhead: warning: $c2msg"
 # edges written {"from": .., "to": ..} (no pred / succ): skipped as the
 # reference skips them, and both tools say how many (adversarial trial of
 # 2 Dec: the verdict changed without a word)

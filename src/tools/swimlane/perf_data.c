@@ -1377,6 +1377,24 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 				 ? "the cores without one get no scheduler thread (no complete "
 				   "-> ready arrows, left out of sched-overhead's counts)"
 				 : "the extra entries name no core");
+	/* A thread no scheduler array stands for (level 3 and 4 records
+	 * hold one per thread): an empty AICPU lane in the trace. */
+	if (pd->has_sched && o < len) {
+		o = strlen(buf);
+		int64_t mx = -1;
+		size_t first_core = 0;
+		for (size_t i = 0; i < pd->n_core_to_thread; i++)
+			if (pd->core_to_thread[i] > mx) {
+				mx = pd->core_to_thread[i];
+				first_core = i;
+			}
+		if (mx >= 0 && (uint64_t)mx >= pd->n_sched && o < len)
+			snprintf(buf + o, len - o, "%smetadata.core_to_thread names scheduler thread "
+				 "%lld (core %zu) but the records hold %zu scheduler thread "
+				 "arrays: its cores' tasks get no complete -> ready arrows and are "
+				 "left out of sched-overhead's per-thread counts",
+				 o ? "; " : "", (long long)mx, first_core, pd->n_sched);
+	}
 	return buf[0] ? buf : NULL;
 }
 
