@@ -242,14 +242,14 @@ int cmd_transport_demo(int argc, char **argv)
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
-	/* The folder is the uniqueness boundary: a second run in the same
-	 * second gets a _2, _3, ... suffix instead of overwriting. */
 	/* An output root that cannot be a folder (a file, or a link to
 	 * nothing, in the way) is bad usage, as for `taskprof run`. */
 	if (tp_dir_blocked(out_root)) {
 		fprintf(stderr, "taskprof transport-demo: -o/--output: %s\n", tp_last_error());
 		return 2;
 	}
+	/* The folder is the uniqueness boundary: a second run in the same
+	 * second gets a _2, _3, ... suffix instead of overwriting. */
 	const size_t root_missing = tp_mkdir_missing_len(out_root);
 	if (tp_mkdir_p(out_root, 0755) != 0) {
 		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
