@@ -344,10 +344,15 @@ static void engine_free(struct tp_engine *e)
 {
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++) {
 		uint32_t win = e->rings[r].window_size;
+		/* relaxed: teardown, every thread that touched the ring has
+		 * been joined. A payload is written only for a taken slot, so
+		 * the ring's task count bounds the payloads written too. */
+		uint32_t cur = atomic_load_explicit(&e->rings[r].current_task_index,
+						    memory_order_relaxed);
 		if (e->rings[r].slots)
 			tp_ring_fini(&e->rings[r]);
-		tp_bigmem_free(e->payloads[r], win, sizeof(struct tp_task_payload),
-			       e->payloads_mapped[r]);
+		tp_bigmem_recycle(e->payloads[r], win, sizeof(struct tp_task_payload),
+				  e->payloads_mapped[r], cur);
 	}
 	tp_async_fini(e);
 	tp_tensormap_fini(&e->tm);

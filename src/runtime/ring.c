@@ -71,7 +71,9 @@ void tp_ring_fini(struct tp_ring *r)
 	if (r->slots)
 		for (uint32_t i = 0; i < used; i++)
 			tp_slot_fini(&r->slots[i]);
-	tp_bigmem_free(r->slots, r->window_size, sizeof(*r->slots), r->slots_mapped);
+	/* Only the slots below the highest task index were written; the
+	 * next ring of this size gets them zeroed (bigmem.h). */
+	tp_bigmem_recycle(r->slots, r->window_size, sizeof(*r->slots), r->slots_mapped, used);
 	if (r->heap_owned)
 		free(r->heap);
 	memset(r, 0, sizeof(*r));

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+#include "runtime/bigmem.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* The kept mappings: bytes of the mapping, and how many of its first
+ * bytes may have been written (zeroed before reuse). Guarded by cache_mu,
+ * which also orders the last user's writes (its threads joined before it
+ * recycled) before the next user's memset. */
+struct kept {
+	void *p;
+	size_t bytes;
+	size_t dirty;
+};
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct kept cache[TP_BIGMEM_CACHE_MAX];
+
+static void *take_kept(size_t bytes, size_t *dirty)
+{
+	void *p = NULL;
+	pthread_mutex_lock(&cache_mu);
+	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
+		if (cache[i].p && cache[i].bytes == bytes) {
+			p = cache[i].p;
+			*dirty = cache[i].dirty;
+			cache[i].p = NULL;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&cache_mu);
+	return p;
+}
+
+void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
+{
+	*mapped = false;
+	if (size && n > (size_t)-1 / size)
+		return NULL;
+	size_t bytes = n * size;
+	if (bytes < TP_BIGMEM_MMAP_MIN)
+		return calloc(n ? n : 1, size ? size : 1);
+	size_t dirty = 0;
+	void *p = take_kept(bytes, &dirty);
+	if (p) {
+		/* Resident and (mostly) in huge pages already: a memset of
+		 * what the last user wrote is cheaper than the faults a fresh
+		 * mapping takes on first touch, and it happens here, at set-up,
+		 * not on the orchestrator's submit path. */
+		memset(p, 0, dirty);
+		*mapped = true;
+		return p;
+	}
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*mapped = true;
+	/* Advice only (without THP the pages are 4 KiB): a ring's slots and
+	 * payloads are ~3.6 KB per task and first touched by the
+	 * orchestrator while it submits, so in 4 KiB pages a run's first
+	 * window of tasks took about one page fault per submit on the
+	 * critical path; in 2 MiB pages a few dozen. Touch is sequential
+	 * (the window is walked in order), so at most one huge page per
+	 * array is touched but not used. */
+	(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
+void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped)
+{
+	if (!p)
+		return;
+	if (mapped)
+		munmap(p, n * size);
+	else
+		free(p);
+}
+
+void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
+{
+	if (!p || !mapped) {
+		tp_bigmem_free(p, n, size, mapped);
+		return;
+	}
+	size_t bytes = n * size;
+	size_t dirty = (used < n ? used : n) * size;
+	pthread_mutex_lock(&cache_mu);
+	size_t held = 0;
+	int free_at = -1;
+	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
+		if (cache[i].p)
+			held += cache[i].dirty;
+		else if (free_at < 0)
+			free_at = i;
+	}
+	bool keep = free_at >= 0 && held + dirty <= TP_BIGMEM_CACHE_DIRTY_MAX;
+	if (keep)
+		cache[free_at] = (struct kept){ p, bytes, dirty };
+	pthread_mutex_unlock(&cache_mu);
+	if (!keep)
+		munmap(p, bytes);
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* Unit tests of runtime/bigmem: small sizes from calloc, large ones from a
+ * mapping, and a recycled mapping reused by the next allocation of its size
+ * with its written prefix zeroed, other sizes and the bounds of the cache
+ * (TP_BIGMEM_CACHE_MAX, TP_BIGMEM_CACHE_DIRTY_MAX) unmapping instead. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/bigmem.h"
+
+#define MB (1ull << 20)
+
+/* True while [p, p + bytes) is mapped: msync fails ENOMEM on a hole. */
+static bool is_mapped(void *p, size_t bytes)
+{
+	return msync(p, bytes, MS_ASYNC) == 0;
+}
+
+static bool all_zero(const unsigned char *p, size_t bytes)
+{
+	for (size_t i = 0; i < bytes; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void test_small_is_calloc(void **state)
+{
+	(void)state;
+	bool mapped = true;
+	unsigned char *p = tp_bigmem_zalloc(1000, 16, &mapped);
+	assert_non_null(p);
+	assert_false(mapped);
+	assert_true(all_zero(p, 16000));
+	/* calloc'd memory is freed, never kept (ASan would flag a leak). */
+	tp_bigmem_recycle(p, 1000, 16, mapped, 1000);
+	assert_null(tp_bigmem_zalloc((size_t)-1, 2, &mapped));
+}
+
+static void test_recycled_mapping_is_reused_zeroed(void **state)
+{
+	(void)state;
+	const size_t n = 20 * MB / 64, size = 64;
+	bool mapped = false;
+	unsigned char *a = tp_bigmem_zalloc(n, size, &mapped);
+	assert_non_null(a);
+	assert_true(mapped);
+	/* The first 1000 elements written, as by a run of 1000 tasks. */
+	memset(a, 0xa5, 1000 * size);
+	tp_bigmem_recycle(a, n, size, mapped, 1000);
+	assert_true(is_mapped(a, n * size)); /* kept */
+
+	/* Another size does not take it: a fresh mapping. */
+	bool m2 = false;
+	unsigned char *b = tp_bigmem_zalloc(n + 1, size, &m2);
+	assert_non_null(b);
+	assert_true(m2);
+	assert_ptr_not_equal(a, b);
+	tp_bigmem_free(b, n + 1, size, m2);
+
+	/* The same size does, with the written prefix zeroed. */
+	bool m3 = false;
+	unsigned char *c = tp_bigmem_zalloc(n, size, &m3);
+	assert_ptr_equal(c, a);
+	assert_true(m3);
+	assert_true(all_zero(c, 1001 * size));
+	assert_int_equal(c[n * size - 1], 0);
+	tp_bigmem_free(c, n, size, m3);
+	assert_false(is_mapped(a, n * size)); /* freed for good */
+}
+
+static void test_cache_bounds(void **state)
+{
+	(void)state;
+	/* One more mapping than the cache keeps: the last recycled is
+	 * unmapped, the others kept, then taken back one by one. */
+	const size_t size = 17 * MB;
+	void *p[TP_BIGMEM_CACHE_MAX + 1];
+	bool m[TP_BIGMEM_CACHE_MAX + 1];
+	for (int i = 0; i <= TP_BIGMEM_CACHE_MAX; i++) {
+		p[i] = tp_bigmem_zalloc(1, size, &m[i]);
+		assert_non_null(p[i]);
+		assert_true(m[i]);
+		((unsigned char *)p[i])[0] = 1;
+	}
+	for (int i = 0; i <= TP_BIGMEM_CACHE_MAX; i++)
+		tp_bigmem_recycle(p[i], 1, size, m[i], 1);
+	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++)
+		assert_true(is_mapped(p[i], size));
+	assert_false(is_mapped(p[TP_BIGMEM_CACHE_MAX], size));
+	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
+		bool mm;
+		unsigned char *q = tp_bigmem_zalloc(1, size, &mm);
+		assert_non_null(q);
+		assert_int_equal(q[0], 0); /* zeroed */
+		tp_bigmem_free(q, 1, size, mm);
+	}
+
+	/* A mapping whose written bytes would pass the dirty bound is
+	 * unmapped even with room in the cache. */
+	const size_t big = TP_BIGMEM_CACHE_DIRTY_MAX + MB;
+	bool mb;
+	void *q = tp_bigmem_zalloc(1, big, &mb);
+	assert_non_null(q);
+	tp_bigmem_recycle(q, 1, big, mb, 1);
+	assert_false(is_mapped(q, big));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_is_calloc),
+		cmocka_unit_test(test_recycled_mapping_is_reused_zeroed),
+		cmocka_unit_test(test_cache_bounds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
