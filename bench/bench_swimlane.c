@@ -3,7 +3,7 @@
  * bench_swimlane.c — what L2 swimlane collection costs per task (seed 002
  * §6): a wide graph of 100,000 independent empty-kernel tasks (AIC and
  * AIV alternating, in scopes of 1024) on a2a3sim and a5sim, run with
- * swimlane off and at level 4 in interleaved pairs (15 by default).
+ * swimlane off and at level 4 in interleaved pairs (30 by default).
  * Prints
  *
  *   BENCH swimlane <platform> device_path_ns=... records=...
@@ -37,7 +37,7 @@
  * gates when the host falls behind). The reconcile line sums every
  * level-4 run and says UNBALANCED if any lost a record.
  * Options (-h lists them; a bad value is an error, exit 2):
- * -n TASKS (default 100000), -r PAIRS (default 15, at most 64),
+ * -n TASKS (default 100000), -r PAIRS (default 30, at most 64),
  * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
  * the "level4" figures are then that level's), -b BLOCK_DIM and
  * -t AICPU_THREADS (default: the platform's), -S SLICE_US (only that
@@ -471,7 +471,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench_swimlane [options]\n"
 		"  -n TASKS     tasks per run, 1..10000000 (default 100000)\n"
-		"  -r PAIRS     off / level pairs per slice, 1..%d (default 15)\n"
+		"  -r PAIRS     off / level pairs per slice, 1..%d (default 30)\n"
 		"  -p PLATFORM  a2a3sim or a5sim (default: both)\n"
 		"  -l LEVEL     swimlane level of the profiled runs, 1..4 (default 4)\n"
 		"  -b BLOCK_DIM clusters, 0 (the platform's) or 1..36\n"
@@ -503,7 +503,7 @@ static long int_arg(int opt, const char *s, long lo, long hi)
 
 int main(int argc, char **argv)
 {
-	int repeats = 15, c;
+	int repeats = 30, c;
 	const char *plat = NULL;
 	static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
 						 {NULL, 0, NULL, 0}};

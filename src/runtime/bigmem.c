@@ -20,9 +20,27 @@ struct kept {
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct kept cache[TP_BIGMEM_CACHE_MAX];
 
+/* fork() while another thread holds cache_mu would leave the child's copy
+ * locked for ever: hold it across the fork instead (the bench forks a
+ * child per run with -F; an application under `taskprof op` may fork). */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&cache_mu);
+}
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&cache_mu);
+}
+static void install_atfork(void)
+{
+	(void)pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 static void *take_kept(size_t bytes, size_t *dirty)
 {
 	void *p = NULL;
+	pthread_once(&atfork_once, install_atfork);
 	pthread_mutex_lock(&cache_mu);
 	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
 		if (cache[i].p && cache[i].bytes == bytes) {
@@ -89,6 +107,7 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 	}
 	size_t bytes = n * size;
 	size_t dirty = (used < n ? used : n) * size;
+	pthread_once(&atfork_once, install_atfork);
 	pthread_mutex_lock(&cache_mu);
 	size_t held = 0;
 	int free_at = -1;
