@@ -528,6 +528,26 @@ if [[ $code -ne 1 ]] || ! grep -qxF "Error: /dev/stdin: give -o/--output for the
    [[ -e /dev/merged_swimlane.json ]]; then
 	bad "swimlane /dev/stdin without -o: exit $code: $(cat "$root/err")"
 fi
+# ... refused before the records are read (a records file of a long run
+# is hundreds of MB): an unreadable one redirected there gets this error,
+# not the reader's.
+printf '{"metadata": ' >"$root/cut.json"
+code=0
+timeout $T "$bin" swimlane /dev/stdin <"$root/cut.json" >/dev/null 2>"$root/err" || code=$?
+if [[ $code -ne 1 ]] || ! grep -qF "give -o/--output for the trace" "$root/err"; then
+	bad "swimlane /dev/stdin without -o, a truncated file: exit $code: $(cat "$root/err")"
+fi
+# A pipe: the reader's error (it takes regular files only), which -o would
+# not cure, not the one above.
+code=0
+exec 7< <(sleep $((T + 30)))
+writer=$!
+timeout $T "$bin" swimlane /dev/stdin <&7 >/dev/null 2>"$root/err" || code=$?
+kill "$writer" 2>/dev/null
+exec 7<&-
+if [[ $code -ne 1 ]] || ! grep -qxF "Error: /dev/stdin: not a regular file (a FIFO)" "$root/err"; then
+	bad "swimlane /dev/stdin without -o on a pipe: exit $code: $(cat "$root/err")"
+fi
 timeout $T "$bin" swimlane /dev/stdin -o "$root/stdin.json" <"$rec" >/dev/null 2>"$root/err" &&
 	[[ -s $root/stdin.json ]] || bad "swimlane /dev/stdin -o F: $(cat "$root/err")"
 

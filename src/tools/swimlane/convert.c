@@ -469,6 +469,24 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			goto out;
 	}
 
+	/* The default output, beside the input, checked before the records
+	 * are read: /dev/stdin, /proc/self/fd/N (a file redirected there)
+	 * have a system folder there, not where the records came from. A
+	 * FIFO gets the reader's error instead, which -o would not cure. */
+	if (!a.output) {
+		output = sl_path_sibling(input, "merged_swimlane.json");
+		if (!output)
+			goto oom;
+		struct stat ist;
+		if ((!strncmp(output, "/dev/", 5) || !strncmp(output, "/proc/", 6)) &&
+		    stat(input, &ist) == 0 && S_ISREG(ist.st_mode)) {
+			fflush(stdout);
+			fprintf(stderr, "Error: %s: give -o/--output for the trace (its default, "
+					"beside the input, would be %s)\n", input, output);
+			goto out;
+		}
+	}
+
 	/* deps.json in parallel with the records (joined at step 6) */
 	deps_path = a.deps_json ? norm_path(a.deps_json) : sl_path_sibling(input, "deps.json");
 	if (!deps_path)
@@ -574,18 +592,11 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		}
 	}
 
-	/* 5. output */
-	output = a.output ? norm_path(a.output) : sl_path_sibling(input, "merged_swimlane.json");
+	/* 5. output (the default one was checked at step 1) */
+	if (!output)
+		output = norm_path(a.output);
 	if (!output)
 		goto oom;
-	if (!a.output && (!strncmp(output, "/dev/", 5) || !strncmp(output, "/proc/", 6))) {
-		/* /dev/stdin, /proc/self/fd/N: "beside the input" is a system
-		 * folder, not where the records came from. */
-		fflush(stdout);
-		fprintf(stderr, "Error: %s: give -o/--output for the trace (its default, beside "
-				"the input, would be %s)\n", input, output);
-		goto out;
-	}
 
 	/* 6. deps: edges, kernel map, block map */
 	if (deps_started) {
