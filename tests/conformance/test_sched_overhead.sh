@@ -161,6 +161,27 @@ if [[ $(cat "$root/D.rc") != 0 || -z $row ]] ||
 	bad "dispatch-dominant: exit $(cat "$root/D.rc"), row '$row': $(sed -n '/Key insight/,/=====/p' "$root/D.out")"
 fi
 
+# 8d. a scheduler thread without phase records below the listed ones
+#     (fixture A's threads moved to T1 and T2, T0 left empty: a thread
+#     whose cores ran no task): taskprof's line after the SUM row says why
+#     T0 has no row
+mkdir -p "$root/G"
+python3 - "$A/l2_swimlane_records.json" "$root/G/l2_swimlane_records.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["aicpu_scheduler_phases"] = [[]] + r["aicpu_scheduler_phases"][:3]
+r["metadata"]["core_to_thread"] = [t + 1 for t in r["metadata"]["core_to_thread"]]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+cp "$A/deps.json" "$root/G/"
+run G "$root/G/l2_swimlane_records.json"
+if [[ $(cat "$root/G.rc") != 0 ]] || ! grep -qxF "  2 scheduler threads" "$root/G.out" ||
+   ! grep -q "^  T1  " "$root/G.out" || ! grep -q "^  T2  " "$root/G.out" ||
+   ! grep -qxF "  (no row for T0: its phase array in the records is empty; a scheduler thread records a phase only when its loop makes progress, so no task ran on its cores)" "$root/G.out"; then
+	bad "empty T0: exit $(cat "$root/G.rc"): $(sed -n '/Part 5/,/Phase (summed/p' "$root/G.out") $(cat "$root/G.err")"
+fi
+grep -q "no row for" "$root/A.out" && bad "A: a 'no row for' line without a gap"
+
 # 8c. a repeated option: the last one counts (argparse); two records
 #     paths given as arguments are an error
 run rep --deps-json "$root/none.json" --deps-json "$A/deps.json" "$A/l2_swimlane_records.json"

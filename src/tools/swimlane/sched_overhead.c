@@ -788,6 +788,24 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 	snprintf(b[1], sizeof(b[1]), "%.1f", total_us);
 	fprintf(f, "  %-10s %7llu %10llu %12s %11s\n", "SUM", (unsigned long long)total_loops,
 		(unsigned long long)total_completed, b[0], b[1]);
+	/* A thread below the last one listed that has no row (taskprof's
+	 * line, not the reference's): say why, or the count above reads as
+	 * a thread lost. */
+	size_t next = 0, n_gap = 0;
+	char gaps[96] = "";
+	for (size_t i = 0; i < m; i++) {
+		for (size_t g = next; g < th[i].index; g++, n_gap++) {
+			size_t o = strlen(gaps);
+			if (o < sizeof(gaps) - 16)
+				snprintf(gaps + o, sizeof(gaps) - o, "%sT%zu", o ? ", " : "", g);
+		}
+		next = th[i].index + 1;
+	}
+	if (n_gap)
+		fprintf(f, "  (no row for %s: %s phase array in the records is empty; a scheduler "
+			   "thread records a phase only when its loop makes progress, so %s)\n",
+			gaps, n_gap == 1 ? "its" : "their",
+			n_gap == 1 ? "no task ran on its cores" : "no task ran on their cores");
 	fprintf(f, "\n");
 
 	/* phase table; header width 95, ruler 93 */
