@@ -1473,9 +1473,10 @@ static int sched_overhead_main(int argc, char **argv)
 		fail("Error: scheduler-overhead analysis needs the task DAG (deps.json). Capture it in "
 		     "a SEPARATE run with --enable-dep-gen (not co-run with --enable-l2-swimlane), "
 		     "then pass --deps-json.");
-		fprintf(stderr, "(taskprof: one run with both flags also works: `taskprof run CASE "
+		fprintf(stderr, "(taskprof: a run with both flags also works: `taskprof run CASE "
 				"--enable-l2-swimlane --enable-dep-gen` writes deps.json beside the "
-				"records, where this command finds it)\n");
+				"records, where this command finds it; a separate run, as above, keeps "
+				"dep_gen's own cost out of the timings: docs/dep_gen.md \"Workflows\")\n");
 		goto out;
 	}
 	tp_clear_error();
