@@ -836,6 +836,15 @@ int cmd_run(int argc, char **argv)
 	       r->tasks, r->tasks_per_s, last);
 	printf("%s\n", r->golden_line);
 	printf("outputs: %s/result.txt\n", r->output_dir);
+	/* Seed 002 §3.1: the collectors record the first round only, while
+	 * the result line gives the last round's figures. A line of its own,
+	 * so that the paths below stay whole lines to a script. */
+	if (r->rounds > 1 && (r->dep_gen || r->swimlane_records[0]))
+		printf("  (%s%s%s below: round 1 of %d only; the result line gives the last "
+		       "round's figures)\n",
+		       r->dep_gen ? "deps.json" : "",
+		       r->dep_gen && r->swimlane_records[0] ? " and " : "",
+		       r->swimlane_records[0] ? "the swimlane records" : "", r->rounds);
 	if (r->dep_gen) {
 		/* Edges are per argument; the trace draws one arrow per pair. */
 		char pairs[48] = "";

@@ -60,6 +60,8 @@ echo "ok: paged_attention --enable-dep-gen -> $dir/deps.json"
 out=$("$bin" run paged_attention --enable-dep-gen --rounds 3 -o "$root/b" 2>/dev/null) ||
 	bad "rounds run failed"
 check_graph "$out" "$(folder "$out")/deps.json"
+grep -qxF "  (deps.json below: round 1 of 3 only; the result line gives the last round's figures)" <<<"$out" ||
+	bad "rounds: no line saying deps.json is round 1's: $out"
 echo "ok: --rounds 3 records the first round"
 
 # No flag: no deps.json, no name map.
