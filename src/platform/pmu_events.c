@@ -161,6 +161,17 @@ uint32_t tp_pmu_resolve_event_type(enum tp_pmu_arch arch, int64_t requested)
 		 * through %u): -1 prints 4294967295. */
 		TP_WARN("Invalid PMU event type %u, using default (PIPE_UTILIZATION=%u)",
 			(unsigned)(uint32_t)requested, (unsigned)TP_PMU_EVENT_TYPE_DEFAULT);
+	if (requested > 0) {
+		/* taskprof's line after the reference's: what would have been
+		 * valid (a negative value means off, said by the caller). */
+		const struct tp_pmu_event_group *tab = arch == TP_PMU_ARCH_A5 ? a5_groups
+									    : a2a3_groups;
+		char list[256] = "";
+		for (size_t i = 0, o = 0; i < N_GROUPS && o < sizeof(list); i++)
+			o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%u %s", i ? ", " : "",
+					      (unsigned)tab[i].type, tab[i].type_name);
+		TP_WARN("(taskprof: the PMU event groups are %s)", list);
+	}
 	return TP_PMU_EVENT_TYPE_DEFAULT;
 }
 

@@ -79,6 +79,7 @@ for n in 3 9; do
 	run "bad$n" --enable-pmu "$n"
 	[ "$code" = 0 ] || bad "--enable-pmu $n exited $code"
 	has "$out" "Invalid PMU event type $n, using default (PIPE_UTILIZATION=2)"
+	has "$out" "(taskprof: the PMU event groups are 1 ARITHMETIC_UTILIZATION, 2 PIPE_UTILIZATION, 4 MEMORY,"
 	has "$out" "event type 2)"
 	[ "$(head -1 "$(csv_of "bad$n")")" = "$A2A3_PIPE" ] || bad "$n: header"
 done
@@ -93,6 +94,7 @@ run neg --enable-pmu -1
 [ "$code" = 0 ] || bad "--enable-pmu -1 exited $code"
 [ -z "$(csv_of neg)" ] || bad "--enable-pmu -1 wrote pmu.csv"
 has "$out" "Invalid PMU event type 4294967295, using default (PIPE_UTILIZATION=2)"
+hasnt "$out" "the PMU event groups are"
 has "$out" "taskprof run: --enable-pmu -1 turns PMU profiling off (0 or negative: off); the 'Invalid PMU event type' warning that follows changes nothing"
 
 # Non-integers: "=N" is a usage error; a separate word is not the value

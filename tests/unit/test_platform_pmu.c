@@ -220,10 +220,16 @@ static void test_fallback_host_selection(void **state)
 	assert_int_equal(tp_pmu_resolve_event_type(TP_PMU_ARCH_A2A3, 9), 2);
 	assert_int_equal(tp_pmu_resolve_event_type(TP_PMU_ARCH_A5, -1), 2);
 	log_end();
+	/* A positive value that names no group gets taskprof's list of
+	 * those that do after the reference's line; -1 (off) does not. */
+#define GROUPS "30 (taskprof: the PMU event groups are 1 ARITHMETIC_UTILIZATION, " \
+	       "2 PIPE_UTILIZATION, 4 MEMORY, 5 MEMORY_L0, 6 RESOURCE_CONFLICT, 7 MEMORY_UB, " \
+	       "8 L2_CACHE)\n"
 	assert_string_equal(logbuf,
-		"30 Invalid PMU event type 3, using default (PIPE_UTILIZATION=2)\n"
-		"30 Invalid PMU event type 9, using default (PIPE_UTILIZATION=2)\n"
+		"30 Invalid PMU event type 3, using default (PIPE_UTILIZATION=2)\n" GROUPS
+		"30 Invalid PMU event type 9, using default (PIPE_UTILIZATION=2)\n" GROUPS
 		"30 Invalid PMU event type 4294967295, using default (PIPE_UTILIZATION=2)\n");
+#undef GROUPS
 	/* Place 4: enablement is the sign of the value alone. */
 	assert_false(tp_pmu_enabled(0));
 	assert_false(tp_pmu_enabled(-1));
