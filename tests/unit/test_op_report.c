@@ -1054,6 +1054,8 @@ static void test_print_summary(void **state)
 	fclose(f);
 	assert_non_null(strstr(buf, "\nnote: a block's cycles differ by up to 84% between passes "
 				    "(ReplayInfo.csv cycle_deviation(%)): "));
+	assert_non_null(strstr(buf, ". \"consistent\" compares the passes' outputs, not their "
+				    "timings\n"));
 	free(buf);
 }
 

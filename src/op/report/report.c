@@ -1308,6 +1308,7 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		fprintf(f, "note: a block's cycles differ by up to %.0f%% between passes "
 			   "(ReplayInfo.csv cycle_deviation(%%)): each pass runs the kernel again, "
 			   "and the simulated cores share the host's CPUs; every metric divides by "
-			   "the cycles of the pass that read its counters (docs/op-metrics.md)\n",
+			   "the cycles of the pass that read its counters (docs/op-metrics.md). "
+			   "\"consistent\" compares the passes' outputs, not their timings\n",
 			dev);
 }
