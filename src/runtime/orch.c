@@ -428,6 +428,16 @@ static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
 	return tp_task_id_local(pid) < tp_ring_current(&e->rings[tp_task_id_ring(pid)]);
 }
 
+/* Whether @id names a task submitted in this run: a ring the runtime has,
+ * and a local id below its next one. */
+static bool owner_submitted(struct tp_engine *e, tp_task_id id)
+{
+	uint32_t ring = tp_task_id_ring(id);
+	if (ring >= TP_MAX_RING_DEPTH || !e->rings[ring].slots)
+		return false;
+	return tp_task_id_local(id) < tp_ring_current(&e->rings[ring]);
+}
+
 /* ---- submit ---------------------------------------------------------- */
 
 /* A runtime call of the orchestration begins / ends (the stall watch:
@@ -511,6 +521,20 @@ static int submit_impl(struct tp_orch *o, const int32_t kernel_id[3], struct tp_
 			      : (mask & (mask - 1)) ? TP_SHAPE_MIX : TP_SHAPE_AIV;
 	uint64_t packed = 0;
 	for (uint32_t i = 0; i < args->n_tensors; i++) {
+		/* A creator that was never submitted (a zero-filled tensor names
+		 * task 0 of ring 0; a tensor of an earlier run; a ring this
+		 * runtime does not have) would be a producer that never
+		 * completes: the task would wait for ever, with nothing running
+		 * for the stall watchdog to time. */
+		const tp_task_id own = args->tensors[i].owner_task_id;
+		if (args->tags[i] != TP_ARG_OUTPUT && tp_task_id_valid(own) &&
+		    !owner_submitted(e, own))
+			return tp_set_error(-EINVAL, "runtime: tensor arg %u: its owner_task_id "
+					    "0x%llx (ring %u, local %u) names no task submitted in "
+					    "this run; a tensor made by the orchestration has "
+					    "TP_TASK_ID_INVALID (tp_tensor_make_contiguous()), one "
+					    "made by a task its id", i, (unsigned long long)own,
+					    tp_task_id_ring(own), tp_task_id_local(own));
 		if (args->tags[i] == TP_ARG_OUTPUT) {
 			packed += align_up(args->tensors[i].buffer_size, TP_PACKED_OUTPUT_ALIGN);
 		} else if (shape != TP_SHAPE_DUMMY) {

@@ -615,6 +615,63 @@ static void test_submit_failure_reason(void **s)
 					"dependency 0x5 of task 0x0 names no earlier task"));
 }
 
+/* A tensor whose owner_task_id names a task never submitted in the run
+ * (a zero-filled struct names task 0 of ring 0 while ring 0 is idle; under
+ * host_build_graph a ring the runtime lacks): the submit fails with the
+ * reason. It used to wait for ever on a producer that never ran (nothing
+ * running, so the stall watchdog never timed it), or, with a ring
+ * without slots, to crash. */
+static int orch_phantom_owner(struct tp_orch *o, void *arg)
+{
+	tp_task_id owner = *(const tp_task_id *)arg;
+	uint32_t x[4] = { 0 };
+	struct tp_tensor t;
+	u32_tensor(&t, x, 4);
+	t.owner_task_id = owner;
+	struct tp_task_args a;
+	tp_args_init(&a);
+	tp_args_add_input(&a, &t);
+	/* the scope puts the task in ring 1, so ring 0 stays idle */
+	int rc = tp_scope_begin(o);
+	if (rc)
+		return rc;
+	rc = tp_submit_aiv(o, K_ADD_AIV, &a, NULL);
+	int erc = tp_scope_end(o);
+	return rc ? rc : erc;
+}
+
+static void test_phantom_owner(void **s)
+{
+	(void)s;
+	const struct {
+		enum tp_runtime_mode mode;
+		tp_task_id owner;
+		const char *want;
+	} cases[] = {
+		{ TP_RUNTIME_TENSORMAP_RINGBUFFER, 0,
+		  "tensor arg 0: its owner_task_id 0x0 (ring 0, local 0) names no task "
+		  "submitted in this run" },
+		{ TP_RUNTIME_TENSORMAP_RINGBUFFER, tp_task_id_make(1, 50),
+		  "its owner_task_id 0x100000032 (ring 1, local 50) names no task" },
+		{ TP_RUNTIME_HOST_BUILD_GRAPH, tp_task_id_make(1, 0),
+		  "its owner_task_id 0x100000000 (ring 1, local 0) names no task" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		g_runtime = cases[i].mode;
+		struct tp_engine_result res;
+		uint64_t t0 = tp_now_ns();
+		int rc = run(4, kernels, K_COUNT, orch_phantom_owner, (void *)&cases[i].owner,
+			     &res, NULL);
+		printf("phantom owner 0x%llx: rc %d in %.1f ms: %s\n",
+		       (unsigned long long)cases[i].owner, rc, (double)(tp_now_ns() - t0) / 1e6,
+		       res.msg);
+		assert_int_equal(rc, -EINVAL);
+		assert_non_null(strstr(res.msg, cases[i].want));
+		assert_int_equal(res.completed_tasks, 0);
+	}
+	g_runtime = TP_RUNTIME_TENSORMAP_RINGBUFFER;
+}
+
 /* ---- the API belongs to the orchestrator thread --------------------------- */
 
 /* A thread the orchestration starts calls the API: each call is refused
@@ -895,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_oob_fails_1sched),
 		cmocka_unit_test(test_oob_fails_3sched),
 		cmocka_unit_test(test_submit_failure_reason),
+		cmocka_unit_test(test_phantom_owner),
 		cmocka_unit_test(test_api_other_thread),
 		cmocka_unit_test(test_bad_task_args),
 		cmocka_unit_test(test_thread_failure),
