@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* The kept mappings: bytes of the mapping, and how many of its first
  * bytes may have been written (zeroed before reuse). Guarded by cache_mu,
@@ -107,20 +108,27 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 	}
 	size_t bytes = n * size;
 	size_t dirty = (used < n ? used : n) * size;
+	if (dirty > TP_BIGMEM_KEEP_MAX) {
+		/* The pages past the bound go back to the kernel and read as
+		 * zero again: only the kept prefix stays resident, and only it
+		 * needs the memset at reuse. Pages the prefix was zeroed into
+		 * by an earlier reuse lie inside the bound already. The mapping
+		 * is page-aligned and so is the bound. */
+		const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+		const size_t end = (dirty + page - 1) / page * page;
+		(void)madvise((char *)p + TP_BIGMEM_KEEP_MAX, end - TP_BIGMEM_KEEP_MAX,
+			      MADV_DONTNEED);
+		dirty = TP_BIGMEM_KEEP_MAX;
+	}
 	pthread_once(&atfork_once, install_atfork);
 	pthread_mutex_lock(&cache_mu);
-	size_t held = 0;
 	int free_at = -1;
-	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
-		if (cache[i].p)
-			held += cache[i].dirty;
-		else if (free_at < 0)
+	for (int i = 0; i < TP_BIGMEM_CACHE_MAX && free_at < 0; i++)
+		if (!cache[i].p)
 			free_at = i;
-	}
-	bool keep = free_at >= 0 && held + dirty <= TP_BIGMEM_CACHE_DIRTY_MAX;
-	if (keep)
+	if (free_at >= 0)
 		cache[free_at] = (struct kept){ p, bytes, dirty };
 	pthread_mutex_unlock(&cache_mu);
-	if (!keep)
+	if (free_at < 0)
 		munmap(p, bytes);
 }

@@ -23,11 +23,14 @@
 
 #define TP_BIGMEM_MMAP_MIN (16ull << 20)
 
-/* Mappings the process keeps for reuse at most, and the bytes they may
- * hold written (those are memset at reuse; the rest were never touched
- * and cost nothing). Past either bound tp_bigmem_recycle() unmaps. */
+/* Mappings the process keeps for reuse at most (a ninth is unmapped), and
+ * the bytes of each kept resident: a written prefix longer than that is
+ * cut back to it (MADV_DONTNEED) when the mapping is recycled. The default
+ * ring's arrays (27 and 33 MB) are kept whole; the cache never holds more
+ * than TP_BIGMEM_CACHE_MAX x TP_BIGMEM_KEEP_MAX (512 MB) resident, however
+ * large the graphs were. */
 #define TP_BIGMEM_CACHE_MAX 8
-#define TP_BIGMEM_CACHE_DIRTY_MAX (512ull << 20)
+#define TP_BIGMEM_KEEP_MAX (64ull << 20)
 
 /**
  * tp_bigmem_zalloc() - zeroed @n × @size bytes.
@@ -65,9 +68,11 @@ void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped);
  *                 written since the allocation; the rest must still be
  *                 zero (clamped to @n). The next user gets them zeroed.
  *
- * Keeps the mapping while fewer than TP_BIGMEM_CACHE_MAX are kept and
- * their written bytes stay within TP_BIGMEM_CACHE_DIRTY_MAX; otherwise
- * unmaps it as tp_bigmem_free(). Thread-safe.
+ * Keeps the mapping while fewer than TP_BIGMEM_CACHE_MAX are kept,
+ * otherwise unmaps it as tp_bigmem_free(). Of a written prefix longer
+ * than TP_BIGMEM_KEEP_MAX bytes the rest is given back to the kernel (it
+ * reads as zero again), so the next user zeroes at most that much and the
+ * cache's resident memory stays bounded. Thread-safe.
  */
 void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of runtime/bigmem: small sizes from calloc, large ones from a
  * mapping, and a recycled mapping reused by the next allocation of its size
- * with its written prefix zeroed, other sizes and the bounds of the cache
- * (TP_BIGMEM_CACHE_MAX, TP_BIGMEM_CACHE_DIRTY_MAX) unmapping instead. */
+ * with its written prefix zeroed, other sizes and a ninth mapping
+ * (TP_BIGMEM_CACHE_MAX) unmapped instead, and a written prefix longer than
+ * TP_BIGMEM_KEEP_MAX cut back to it. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -104,14 +106,51 @@ static void test_cache_bounds(void **state)
 		tp_bigmem_free(q, 1, size, mm);
 	}
 
-	/* A mapping whose written bytes would pass the dirty bound is
-	 * unmapped even with room in the cache. */
-	const size_t big = TP_BIGMEM_CACHE_DIRTY_MAX + MB;
-	bool mb;
-	void *q = tp_bigmem_zalloc(1, big, &mb);
-	assert_non_null(q);
-	tp_bigmem_recycle(q, 1, big, mb, 1);
-	assert_false(is_mapped(q, big));
+}
+
+/* Resident 4 KiB pages of [p, p + bytes). */
+static size_t resident_pages(void *p, size_t bytes)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE), n = (bytes + page - 1) / page;
+	unsigned char *v = malloc(n);
+	assert_non_null(v);
+	assert_int_equal(mincore(p, bytes, v), 0);
+	size_t r = 0;
+	for (size_t i = 0; i < n; i++)
+		r += v[i] & 1;
+	free(v);
+	return r;
+}
+
+static void test_keep_bound(void **state)
+{
+	(void)state;
+	/* A big graph's array written whole: recycled, only its first
+	 * TP_BIGMEM_KEEP_MAX bytes stay resident, and the next user of the
+	 * size finds all of it zero. */
+	const size_t size = 64, n = (TP_BIGMEM_KEEP_MAX + 40 * MB) / size;
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	bool m;
+	unsigned char *p = tp_bigmem_zalloc(n, size, &m);
+	assert_non_null(p);
+	memset(p, 0x5a, n * size);
+	assert_int_equal(resident_pages(p, n * size), n * size / page);
+	tp_bigmem_recycle(p, n, size, m, n);
+	assert_int_equal(resident_pages(p + TP_BIGMEM_KEEP_MAX, n * size - TP_BIGMEM_KEEP_MAX), 0);
+	assert_int_equal(resident_pages(p, TP_BIGMEM_KEEP_MAX), TP_BIGMEM_KEEP_MAX / page);
+	unsigned char *q = tp_bigmem_zalloc(n, size, &m);
+	assert_ptr_equal(q, p);
+	assert_true(all_zero(q, TP_BIGMEM_KEEP_MAX));
+	/* A small run after it: nothing past the bound came back. (Reading
+	 * past it would map the zero page, which mincore counts: the last
+	 * check reads there, after this one.) */
+	memset(q, 1, 100 * size);
+	tp_bigmem_recycle(q, n, size, m, 100);
+	assert_int_equal(resident_pages(q + TP_BIGMEM_KEEP_MAX, n * size - TP_BIGMEM_KEEP_MAX), 0);
+	q = tp_bigmem_zalloc(n, size, &m);
+	assert_ptr_equal(q, p);
+	assert_true(all_zero(q, n * size)); /* the part given back reads as zero */
+	tp_bigmem_free(q, n, size, m);
 }
 
 int main(void)
@@ -120,6 +159,7 @@ int main(void)
 		cmocka_unit_test(test_small_is_calloc),
 		cmocka_unit_test(test_recycled_mapping_is_reused_zeroed),
 		cmocka_unit_test(test_cache_bounds),
+		cmocka_unit_test(test_keep_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
