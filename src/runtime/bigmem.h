@@ -8,7 +8,7 @@
  * some sanitizer allocators), advised to transparent huge pages.
  *
  * A mapping given back with tp_bigmem_recycle() is kept for the process's
- * next allocation of the same size (a later run, round or replay): a real
+ * next allocation of the same size (a later run or round): a real
  * runtime allocates its task ring once, not per launch, and on the
  * simulated device the first touch of a fresh ring cost the orchestrator
  * 10-60 ms of page faults per 100,000-task run, on the CPU the AICPU

@@ -420,14 +420,6 @@ static void dep_report_arg(struct tp_engine *e, const struct tp_orch_hooks *h, t
 	}
 }
 
-/* An explicit dependency must name a task submitted before @id. */
-static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
-{
-	if (!tp_task_id_valid(pid) || pid == id)
-		return false;
-	return tp_task_id_local(pid) < tp_ring_current(&e->rings[tp_task_id_ring(pid)]);
-}
-
 /* Whether @id names a task submitted in this run: a ring the runtime has,
  * and a local id below its next one. */
 static bool owner_submitted(struct tp_engine *e, tp_task_id id)
@@ -436,6 +428,12 @@ static bool owner_submitted(struct tp_engine *e, tp_task_id id)
 	if (ring >= TP_MAX_RING_DEPTH || !e->rings[ring].slots)
 		return false;
 	return tp_task_id_local(id) < tp_ring_current(&e->rings[ring]);
+}
+
+/* An explicit dependency must name a task submitted before @id. */
+static bool dep_submitted(struct tp_engine *e, tp_task_id pid, tp_task_id id)
+{
+	return tp_task_id_valid(pid) && pid != id && owner_submitted(e, pid);
 }
 
 /* ---- submit ---------------------------------------------------------- */
