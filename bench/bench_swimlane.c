@@ -39,7 +39,9 @@
  * Options (-h lists them; a bad value is an error, exit 2):
  * -n TASKS (default 100000), -r PAIRS (default 30, at most 64),
  * -p PLATFORM (default both), -D (device path only), -l LEVEL (default 4;
- * the "level4" figures are then that level's), -b BLOCK_DIM and
+ * the "level4" figures are then that level's; -l 0 runs both halves of a
+ * pair with swimlane off, an A/A run whose per_task_ns spread is the
+ * noise floor of the figure on the machine as it is), -b BLOCK_DIM and
  * -t AICPU_THREADS (default: the platform's), -S SLICE_US (only that
  * AICPU slice, below), -v (also one line per pair: "BENCH swimlane
  * <platform> pair=I off_ms=... level4_ms=... off_csw=... level4_csw=...
@@ -67,6 +69,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <signal.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -335,6 +338,28 @@ static double quantile(double *v, int n, double q)
 
 #define MAX_REPEATS 64
 
+static char g_root[4096];
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (type == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
+}
+
+/* Remove a run's folder (@dir, under g_root) as soon as the run is done
+ * (after its walls were read): the bench holds one run's files at a time
+ * instead of every run's (a level-4 records file is about 60 MB: 120
+ * level-4 runs by default), and they leave the page cache before the
+ * kernel writes them to disk. Return: 0, or -1 with errno. */
+static int remove_run(const char *dir)
+{
+	size_t n = strlen(g_root);
+	if (!dir[0] || strncmp(dir, g_root, n) || dir[n] != '/')
+		return 0; /* not one of ours: the run wrote nothing */
+	return nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* `repeats` interleaved pairs (off, then level g_level) on one platform.
  * Per task: the median and quartiles of the pairs' wall differences (a
  * pair runs back to back, so machine-wide slowdowns mostly cancel), and
@@ -362,6 +387,11 @@ static int bench(const char *plat, int repeats, const char *root, unsigned slice
 				     &sw[on][i]))
 				return 1;
 			wall[on][i] = r.device_wall_s;
+			if (remove_run(r.output_dir) != 0) {
+				fprintf(stderr, "bench_swimlane: removing %s: %s\n", r.output_dir,
+					strerror(errno));
+				return 1;
+			}
 			if (on) {
 				subtasks = r.subtasks;
 				total += r.swimlane_total;
@@ -430,10 +460,10 @@ static int bench_slices(const char *plat, int repeats, const char *root)
 	return rc;
 }
 
-/* The runs' output folder (under $TMPDIR, else /tmp) and the process that
- * made it: an interrupt removes it (a level-4 run leaves hundreds of MB
- * there), in that process only (a -F child inherits the handler). */
-static char g_root[4096];
+/* The runs' output folder g_root (above; under $TMPDIR, else /tmp) and
+ * the process that made it: an interrupt removes it (a level-4 run leaves
+ * about 60 MB there until remove_run()), in that process only (a -F child
+ * inherits the handler). */
 static pid_t g_main_pid;
 
 /* Remove g_root with rm -rf in a child: only fork, execve and waitpid,
@@ -473,7 +503,8 @@ static void usage(FILE *f)
 		"  -n TASKS     tasks per run, 1..10000000 (default 100000)\n"
 		"  -r PAIRS     off / level pairs per slice, 1..%d (default 30)\n"
 		"  -p PLATFORM  a2a3sim or a5sim (default: both)\n"
-		"  -l LEVEL     swimlane level of the profiled runs, 1..4 (default 4)\n"
+		"  -l LEVEL     swimlane level of the profiled runs, 0..4 (default 4;\n"
+		"               0: both runs off, the noise floor of per_task_ns)\n"
 		"  -b BLOCK_DIM clusters, 0 (the platform's) or 1..36\n"
 		"  -t THREADS   AICPU threads, 0 (the platform's) or 2..7\n"
 		"  -S SLICE_US  only this AICPU slice: 0 (host default) or 100..100000\n"
@@ -520,7 +551,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 		} else if (c == 'l')
-			g_level = (int)int_arg(c, optarg, 1, 4);
+			g_level = (int)int_arg(c, optarg, 0, 4);
 		else if (c == 'b')
 			g_block_dim = (int)int_arg(c, optarg, 0, 36);
 		else if (c == 't') {

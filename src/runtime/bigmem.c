@@ -20,6 +20,15 @@ struct kept {
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct kept cache[TP_BIGMEM_CACHE_MAX];
+/* Sum of resident_bound() over the kept mappings (cache_mu). */
+static size_t cache_bytes;
+
+/* At most how much of a kept mapping of @bytes is resident: recycling cut
+ * anything past TP_BIGMEM_KEEP_MAX back. */
+static size_t resident_bound(size_t bytes)
+{
+	return bytes < TP_BIGMEM_KEEP_MAX ? bytes : TP_BIGMEM_KEEP_MAX;
+}
 
 /* fork() while another thread holds cache_mu would leave the child's copy
  * locked for ever: hold it across the fork instead (the bench forks a
@@ -48,6 +57,7 @@ static void *take_kept(size_t bytes, size_t *dirty)
 			p = cache[i].p;
 			*dirty = cache[i].dirty;
 			cache[i].p = NULL;
+			cache_bytes -= resident_bound(bytes);
 			break;
 		}
 	}
@@ -123,11 +133,14 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 	pthread_once(&atfork_once, install_atfork);
 	pthread_mutex_lock(&cache_mu);
 	int free_at = -1;
-	for (int i = 0; i < TP_BIGMEM_CACHE_MAX && free_at < 0; i++)
-		if (!cache[i].p)
-			free_at = i;
-	if (free_at >= 0)
+	if (cache_bytes + resident_bound(bytes) <= TP_BIGMEM_CACHE_BYTES)
+		for (int i = 0; i < TP_BIGMEM_CACHE_MAX && free_at < 0; i++)
+			if (!cache[i].p)
+				free_at = i;
+	if (free_at >= 0) {
 		cache[free_at] = (struct kept){ p, bytes, dirty };
+		cache_bytes += resident_bound(bytes);
+	}
 	pthread_mutex_unlock(&cache_mu);
 	if (free_at < 0)
 		munmap(p, bytes);

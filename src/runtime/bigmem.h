@@ -2,17 +2,22 @@
 /*
  * runtime/bigmem.h — zeroed allocations that may be large but are touched
  * sparsely (a ring's slots and task payloads, 60 MB per ring at the
- * default window; the host_build_graph ring sized for a whole graph):
- * above TP_BIGMEM_MMAP_MIN bytes they are anonymous MAP_NORESERVE
- * mappings, so untouched pages cost nothing (calloc would be memset by
- * some sanitizer allocators), advised to transparent huge pages.
+ * default window; the host_build_graph ring sized for a whole graph; the
+ * tensor map's entry pool, 8.9 MB): from TP_BIGMEM_MMAP_MIN bytes on they
+ * are anonymous MAP_NORESERVE mappings, so untouched pages cost nothing
+ * (calloc would be memset by some sanitizer allocators), advised to
+ * transparent huge pages.
  *
  * A mapping given back with tp_bigmem_recycle() is kept for the process's
  * next allocation of the same size (a later run or round): a real
- * runtime allocates its task ring once, not per launch, and on the
- * simulated device the first touch of a fresh ring cost the orchestrator
- * 10-60 ms of page faults per 100,000-task run, on the CPU the AICPU
- * threads share (docs/swimlane-cost.md, 4 Dec 2026, evening). Private to
+ * runtime allocates its task ring and tensor map once, not per launch.
+ * On the simulated device the first touch of a fresh ring cost the
+ * orchestrator 10-60 ms of page faults per 100,000-task run, on the CPU
+ * the AICPU threads share; and a table left to calloc came, depending on
+ * what the process had freed before (glibc moves its mmap threshold up to
+ * the largest block freed), either from a fresh mapping or from heap
+ * memory it then zeroed and faulted in: 25-30 ms more in the second run
+ * after any swimlane run (docs/swimlane-cost.md, 4 Dec 2026). Private to
  * src/runtime/.
  */
 #ifndef TASKPROF_RUNTIME_BIGMEM_H
@@ -21,16 +26,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TP_BIGMEM_MMAP_MIN (16ull << 20)
+#define TP_BIGMEM_MMAP_MIN (256ull << 10)
 
-/* Mappings the process keeps for reuse at most (a ninth is unmapped), and
- * the bytes of each kept resident: a written prefix longer than that is
- * cut back to it (MADV_DONTNEED) when the mapping is recycled. The default
- * ring's arrays (27 and 33 MB) are kept whole; the cache never holds more
- * than TP_BIGMEM_CACHE_MAX x TP_BIGMEM_KEEP_MAX (512 MB) resident, however
- * large the graphs were. */
-#define TP_BIGMEM_CACHE_MAX 8
+/* Mappings the process keeps for reuse at most (one more is unmapped;
+ * an engine recycles up to 18: four rings' slots and payloads, the tensor
+ * map's pool and free list, 6-8 ready queues), the bytes of each kept resident (a written prefix
+ * longer than that is cut back to it, MADV_DONTNEED, when the mapping is
+ * recycled), and the bound on the sum over the kept mappings of their
+ * resident bytes (min(size, TP_BIGMEM_KEEP_MAX)): a mapping that would
+ * take the sum past it is unmapped instead. The default ring's arrays
+ * (27 and 33 MB) are kept whole; the cache never holds more than 512 MB
+ * resident, however large the graphs were. */
+#define TP_BIGMEM_CACHE_MAX 24
 #define TP_BIGMEM_KEEP_MAX (64ull << 20)
+#define TP_BIGMEM_CACHE_BYTES (512ull << 20)
 
 /**
  * tp_bigmem_zalloc() - zeroed @n × @size bytes.
@@ -68,8 +77,9 @@ void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped);
  *                 written since the allocation; the rest must still be
  *                 zero (clamped to @n). The next user gets them zeroed.
  *
- * Keeps the mapping while fewer than TP_BIGMEM_CACHE_MAX are kept,
- * otherwise unmaps it as tp_bigmem_free(). Of a written prefix longer
+ * Keeps the mapping while fewer than TP_BIGMEM_CACHE_MAX are kept and
+ * the kept resident bytes stay within TP_BIGMEM_CACHE_BYTES, otherwise
+ * unmaps it as tp_bigmem_free(). Of a written prefix longer
  * than TP_BIGMEM_KEEP_MAX bytes the rest is given back to the kernel (it
  * reads as zero again), so the next user zeroes at most that much and the
  * cache's resident memory stays bounded. Thread-safe.

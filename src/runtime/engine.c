@@ -25,7 +25,8 @@
 static int rq_init(struct tp_ready_queue *q, uint32_t cap)
 {
 	memset(q, 0, sizeof(*q));
-	q->buf = calloc(cap, sizeof(*q->buf));
+	/* 512 KB at the default window: kept between runs (bigmem.h). */
+	q->buf = tp_bigmem_zalloc(cap, sizeof(*q->buf), &q->buf_mapped);
 	if (!q->buf)
 		return -ENOMEM;
 	q->cap = cap;
@@ -38,7 +39,8 @@ static void rq_fini(struct tp_ready_queue *q)
 	if (!q->buf)
 		return;
 	pthread_mutex_destroy(&q->mu);
-	free(q->buf);
+	/* A circular buffer: any entry may have been written. */
+	tp_bigmem_recycle(q->buf, q->cap, sizeof(*q->buf), q->buf_mapped, q->cap);
 	q->buf = NULL;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "runtime/tensormap.h"
+#include "runtime/bigmem.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -25,8 +26,8 @@ int tp_tensormap_init(struct tp_tensormap *tm, uint32_t num_buckets, uint32_t po
 	tm->num_buckets = num_buckets;
 	tm->pool_size = pool_size;
 	tm->buckets = calloc(num_buckets, sizeof(*tm->buckets));
-	tm->pool = calloc(pool_size, sizeof(*tm->pool));
-	tm->free_list = calloc(pool_size, sizeof(*tm->free_list));
+	tm->pool = tp_bigmem_zalloc(pool_size, sizeof(*tm->pool), &tm->pool_mapped);
+	tm->free_list = tp_bigmem_zalloc(pool_size, sizeof(*tm->free_list), &tm->free_list_mapped);
 	bool ok = tm->buckets && tm->pool && tm->free_list;
 	for (int r = 0; r < TP_MAX_RING_DEPTH && ok; r++) {
 		tm->window_size[r] = window_sizes[r];
@@ -43,8 +44,12 @@ int tp_tensormap_init(struct tp_tensormap *tm, uint32_t num_buckets, uint32_t po
 void tp_tensormap_fini(struct tp_tensormap *tm)
 {
 	free(tm->buckets);
-	free(tm->pool);
-	free(tm->free_list);
+	/* Only entries below next_unused were ever handed out, and only
+	 * free-list positions below the pool's size written (all, at most). */
+	tp_bigmem_recycle(tm->pool, tm->pool_size, sizeof(*tm->pool), tm->pool_mapped,
+			  tm->next_unused);
+	tp_bigmem_recycle(tm->free_list, tm->pool_size, sizeof(*tm->free_list),
+			  tm->free_list_mapped, tm->pool_size);
 	for (int r = 0; r < TP_MAX_RING_DEPTH; r++)
 		free(tm->task_heads[r]);
 	memset(tm, 0, sizeof(*tm));

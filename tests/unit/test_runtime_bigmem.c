@@ -2,7 +2,8 @@
 /* Unit tests of runtime/bigmem: small sizes from calloc, large ones from a
  * mapping, and a recycled mapping reused by the next allocation of its size
  * with its written prefix zeroed, other sizes and a ninth mapping
- * (TP_BIGMEM_CACHE_MAX) unmapped instead, and a written prefix longer than
+ * (TP_BIGMEM_CACHE_MAX) unmapped instead, as is a mapping past the byte
+ * budget (TP_BIGMEM_CACHE_BYTES), and a written prefix longer than
  * TP_BIGMEM_KEEP_MAX cut back to it. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -108,6 +109,43 @@ static void test_cache_bounds(void **state)
 
 }
 
+static void test_cache_byte_budget(void **state)
+{
+	(void)state;
+	/* Mappings of TP_BIGMEM_KEEP_MAX bytes each: the cache keeps as many
+	 * as TP_BIGMEM_CACHE_BYTES holds (fewer than TP_BIGMEM_CACHE_MAX),
+	 * and unmaps the next one. */
+	enum { N = TP_BIGMEM_CACHE_BYTES / TP_BIGMEM_KEEP_MAX };
+	_Static_assert(N < TP_BIGMEM_CACHE_MAX, "the byte budget binds first");
+	const size_t size = TP_BIGMEM_KEEP_MAX;
+	void *p[N + 1];
+	bool m[N + 1];
+	for (int i = 0; i <= N; i++) {
+		p[i] = tp_bigmem_zalloc(1, size, &m[i]);
+		assert_non_null(p[i]);
+		assert_true(m[i]);
+		((unsigned char *)p[i])[size - 1] = 7;
+	}
+	for (int i = 0; i <= N; i++)
+		tp_bigmem_recycle(p[i], 1, size, m[i], 1);
+	for (int i = 0; i < N; i++)
+		assert_true(is_mapped(p[i], size));
+	assert_false(is_mapped(p[N], size));
+	/* Taking one back frees its share of the budget: recycled again, it
+	 * is kept again. */
+	bool mm;
+	unsigned char *q = tp_bigmem_zalloc(1, size, &mm);
+	assert_ptr_equal(q, p[0]);
+	assert_int_equal(q[size - 1], 0); /* the whole element was zeroed */
+	tp_bigmem_recycle(q, 1, size, mm, 1);
+	assert_true(is_mapped(q, size));
+	for (int i = 0; i < N; i++) {
+		q = tp_bigmem_zalloc(1, size, &mm);
+		assert_non_null(q);
+		tp_bigmem_free(q, 1, size, mm);
+	}
+}
+
 /* Resident 4 KiB pages of [p, p + bytes). */
 static size_t resident_pages(void *p, size_t bytes)
 {
@@ -159,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_small_is_calloc),
 		cmocka_unit_test(test_recycled_mapping_is_reused_zeroed),
 		cmocka_unit_test(test_cache_bounds),
+		cmocka_unit_test(test_cache_byte_budget),
 		cmocka_unit_test(test_keep_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
