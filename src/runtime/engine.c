@@ -15,7 +15,7 @@
 #include "platform/platform.h"
 #include "platform/pmu_model.h"
 #include "platform/regs.h"
-#include "runtime/bigmem.h"
+#include "base/bigmem.h"
 #include "runtime/engine_internal.h"
 
 #define DEFAULT_HEAP (64ull << 20)

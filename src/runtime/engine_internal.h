@@ -168,7 +168,7 @@ struct tp_dispatch_payload {
 struct tp_ready_queue {
 	pthread_mutex_t mu;
 	struct tp_slot **buf;
-	bool buf_mapped;        /* runtime/bigmem.h */
+	bool buf_mapped;        /* base/bigmem.h */
 	uint32_t cap, head, n;
 	_Atomic uint32_t size;  /* n, readable without the lock */
 };

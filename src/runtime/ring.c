@@ -8,7 +8,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/watchdog.h"
-#include "runtime/bigmem.h"
+#include "base/bigmem.h"
 
 /* While a progress hook is installed a blocked allocation sleeps at most
  * this long before calling it again (ns). */

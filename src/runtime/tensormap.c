@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "runtime/tensormap.h"
-#include "runtime/bigmem.h"
+#include "base/bigmem.h"
 
 #include <assert.h>
 #include <errno.h>

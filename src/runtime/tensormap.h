@@ -54,7 +54,7 @@ struct tp_tensormap {
 	struct tp_tmap_entry **buckets;
 	struct tp_tmap_entry *pool;
 	struct tp_tmap_entry **free_list;
-	bool pool_mapped, free_list_mapped;   /* runtime/bigmem.h */
+	bool pool_mapped, free_list_mapped;   /* base/bigmem.h */
 	uint32_t next_unused;                 /* pool entries never used yet */
 	uint32_t free_num;
 	uint32_t live;                        /* entries in buckets */

@@ -297,6 +297,41 @@ static void test_ctx_memories(void **state)
 	tp_core_ctx_fini(&odd); /* twice is harmless */
 }
 
+/* A device's set of cores (tp_core_ctxs_init): one arena aligned to a
+ * huge page; given back, the next set of its size gets the same arena
+ * with everything the last one wrote zeroed. */
+static void test_ctxs_arena_kept_zeroed(void **state)
+{
+	(void)state;
+	const enum tp_core_type types[3] = { TP_CORE_AIC, TP_CORE_AIV, TP_CORE_AIV };
+	struct tp_core_ctx set[3];
+	assert_int_equal(tp_core_ctxs_init(set, 3, types), 0);
+	assert_int_equal((uintptr_t)set[0].arena % (2u << 20), 0);
+	assert_int_equal(set[0].arena_len % (2u << 20), 0);
+	uint8_t *ub = set[2].mem[TP_MEM_UB].base, *l1 = set[0].mem[TP_MEM_L1].base;
+	assert_int_equal(ub[0], 0);
+	memset(ub, 0x5a, 192 * 1024);
+	memset(l1, 0xa5, 512 * 1024);
+	void *arena = set[0].arena;
+	tp_core_ctxs_fini(set, 3);
+
+	assert_int_equal(tp_core_ctxs_init(set, 3, types), 0);
+	assert_ptr_equal(set[0].arena, arena);
+	ub = set[2].mem[TP_MEM_UB].base;
+	l1 = set[0].mem[TP_MEM_L1].base;
+	for (size_t i = 0; i < 192 * 1024; i++)
+		if (ub[i])
+			fail_msg("UB byte %zu is %u after reuse", i, ub[i]);
+	for (size_t i = 0; i < 512 * 1024; i++)
+		if (l1[i])
+			fail_msg("L1 byte %zu is %u after reuse", i, l1[i]);
+	assert_int_equal(tp_core_ctx_local_free(&set[1], TP_MEM_UB), 192 * 1024);
+	tp_core_ctxs_fini(set, 3);
+	/* Zeroed contexts: a no-op. */
+	memset(set, 0, sizeof(set));
+	tp_core_ctxs_fini(set, 3);
+}
+
 static void *other_thread(void *arg)
 {
 	*(struct tp_core_ctx **)arg = tp_core_ctx_current();
@@ -1507,6 +1542,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_ctx_memories),
+		T(test_ctxs_arena_kept_zeroed),
 		T(test_bind_is_per_thread),
 		T(test_local_alloc),
 		T(test_stale_tile),

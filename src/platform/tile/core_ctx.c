@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/bigmem.h"
 #include "base/prefault.h"
 #include "platform/tile/tile_op.h"
 
@@ -142,23 +143,30 @@ int tp_core_ctxs_init(struct tp_core_ctx *ctxs, int n, const enum tp_core_type *
 			return rc;
 		total += ctx_bytes(caps, &scratch);
 	}
-	/* One mapping, aligned to a huge page and advised to them: faulting
-	 * it in is then one fault per 2 MiB instead of per 4 KiB (a first
-	 * touch of a 4 KiB page costs 8-30 µs on the VMs this runs on: 50 MB
-	 * took 100 ms that way, 15 ms in huge pages). */
+	/* One arena of whole huge pages (base/bigmem.h: from 2 MiB on, a
+	 * mapping aligned to one and advised to them): faulting it in is
+	 * then one fault per 2 MiB instead of per 4 KiB (a first touch of a
+	 * 4 KiB page costs 8-30 µs on the VMs this runs on: 50 MB took 100
+	 * ms that way, 15 ms in huge pages). The arena is kept for the
+	 * process's next set of this size (tp_core_ctxs_fini()): a device's
+	 * local memories exist for good, and a launch that faulted them in
+	 * afresh took 0.3-0.7 ms when the pages came from the last launch and
+	 * about 22 ms when a swimlane pool had taken those (docs/
+	 * swimlane-cost.md, 4 Dec 2026). Reused, it is zeroed whole, as a
+	 * fresh one reads: what a kernel reads before it writes does not
+	 * depend on the launch before. */
 	size_t len = (total + ARENA_ALIGN - 1) / ARENA_ALIGN * ARENA_ALIGN;
-	size_t map_len = len + ARENA_ALIGN;
-	void *map = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			 0);
-	if (map == MAP_FAILED)
+	bool mapped;
+	uint8_t *arena = tp_bigmem_zalloc(1, len, &mapped);
+	if (!arena)
 		return tp_set_error(-ENOMEM,
 				    "tp_core_ctxs_init: cannot map %zu bytes of local memory "
 				    "for %d cores",
 				    len, n);
-	uint8_t *arena = (uint8_t *)(((uintptr_t)map + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1));
-	(void)madvise(arena, len, MADV_HUGEPAGE); /* a hint: 4 KiB pages work too */
+	/* Present already when the arena was kept (the zeroing touched every
+	 * page): then this only walks the page tables. */
 	if (tp_prefault_range(arena, len) != 0) {
-		munmap(map, map_len);
+		tp_bigmem_free(arena, 1, len, mapped);
 		return tp_set_error(-ENOMEM,
 				    "tp_core_ctxs_init: cannot fault in %zu bytes of local "
 				    "memory for %d cores",
@@ -171,8 +179,9 @@ int tp_core_ctxs_init(struct tp_core_ctx *ctxs, int n, const enum tp_core_type *
 		ctx_setup(&ctxs[i], i, types[i], caps, p, true);
 		p += ctx_bytes(caps, &scratch);
 	}
-	ctxs[0].arena = map;
-	ctxs[0].arena_len = map_len;
+	ctxs[0].arena = arena;
+	ctxs[0].arena_len = len;
+	ctxs[0].arena_mapped = mapped;
 	return 0;
 }
 
@@ -180,12 +189,13 @@ void tp_core_ctxs_fini(struct tp_core_ctx *ctxs, int n)
 {
 	if (!ctxs || n <= 0)
 		return;
-	void *map = ctxs[0].arena;
-	size_t map_len = ctxs[0].arena_len;
+	void *arena = ctxs[0].arena;
+	size_t len = ctxs[0].arena_len;
+	bool mapped = ctxs[0].arena_mapped;
 	for (int i = 0; i < n; i++)
 		tp_core_ctx_fini(&ctxs[i]);
-	if (map)
-		munmap(map, map_len);
+	/* Any byte of it may have been written: the next user zeroes all. */
+	tp_bigmem_recycle(arena, 1, len, mapped, 1);
 }
 
 void tp_core_ctx_fini(struct tp_core_ctx *ctx)

@@ -106,10 +106,11 @@ struct tp_core_ctx {
 
 	void *block; /* one allocation backing every local memory and the scratch */
 	bool shared; /* block lies in an arena of tp_core_ctxs_init() */
-	/* The arena's mapping and its bytes (the first context of a
-	 * tp_core_ctxs_init() set only; NULL otherwise). */
+	/* The arena, its bytes and how base/bigmem.h allocated it (the
+	 * first context of a tp_core_ctxs_init() set only; NULL otherwise). */
 	void *arena;
 	size_t arena_len;
+	bool arena_mapped;
 };
 
 /**
@@ -141,10 +142,12 @@ int tp_core_ctx_init_caps(struct tp_core_ctx *ctx, int core_id,
 /**
  * tp_core_ctxs_init() - set up the cores of a device, each with the default
  * memories of its type (tp_core_ctx_init()), core ids 0..@n - 1, every
- * local memory and matmul scratch in one arena whose pages are faulted in
- * here (advised to transparent huge pages): an AICore's SRAM costs nothing
- * on first use, so no core's first tile op, and so no first task of a
- * core, takes page faults that would count as its busy cycles.
+ * local memory and matmul scratch in one zeroed arena whose pages are
+ * faulted in here (advised to transparent huge pages): an AICore's SRAM
+ * costs nothing on first use, so no core's first tile op, and so no first
+ * task of a core, takes page faults that would count as its busy cycles.
+ * The arena is the one the process's last set of this size gave back
+ * (base/bigmem.h), zeroed, when there is one.
  * @ctxs:  @n contexts (caller-owned storage).
  * @n:     cores, > 0.
  * @types: @n core types.
@@ -156,7 +159,8 @@ int tp_core_ctxs_init(struct tp_core_ctx *ctxs, int n, const enum tp_core_type *
 
 /**
  * tp_core_ctxs_fini() - tp_core_ctx_fini() of each of the @n contexts of a
- * tp_core_ctxs_init() set, then unmap their arena. Safe on zeroed contexts.
+ * tp_core_ctxs_init() set, then give their arena back (kept for the next
+ * set of its size, base/bigmem.h). Safe on zeroed contexts.
  */
 void tp_core_ctxs_fini(struct tp_core_ctx *ctxs, int n);
 

@@ -1,27 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runtime/bigmem.h — zeroed allocations that may be large but are touched
+ * base/bigmem.h — zeroed allocations that may be large but are touched
  * sparsely (a ring's slots and task payloads, 60 MB per ring at the
  * default window; the host_build_graph ring sized for a whole graph; the
- * tensor map's entry pool, 8.9 MB): from TP_BIGMEM_MMAP_MIN bytes on they
- * are anonymous MAP_NORESERVE mappings, so untouched pages cost nothing
- * (calloc would be memset by some sanitizer allocators), advised to
- * transparent huge pages.
+ * tensor map's entry pool, 8.9 MB; the simulated cores' local memories,
+ * 9 MB on a2a3sim): from TP_BIGMEM_MMAP_MIN bytes on they are anonymous
+ * MAP_NORESERVE mappings, so untouched pages cost nothing (calloc would
+ * be memset by some sanitizer allocators), advised to transparent huge
+ * pages and, from 2 MiB on, aligned to one.
  *
  * A mapping given back with tp_bigmem_recycle() is kept for the process's
  * next allocation of the same size (a later run or round): a real
- * runtime allocates its task ring and tensor map once, not per launch.
- * On the simulated device the first touch of a fresh ring cost the
- * orchestrator 10-60 ms of page faults per 100,000-task run, on the CPU
- * the AICPU threads share; and a table left to calloc came, depending on
- * what the process had freed before (glibc moves its mmap threshold up to
- * the largest block freed), either from a fresh mapping or from heap
- * memory it then zeroed and faulted in: 25-30 ms more in the second run
- * after any swimlane run (docs/swimlane-cost.md, 4 Dec 2026). Private to
- * src/runtime/.
+ * runtime allocates its task ring and tensor map once, not per launch,
+ * and a device's local memories exist for good. On the simulated device
+ * the first touch of a fresh ring cost the orchestrator 10-60 ms of page
+ * faults per 100,000-task run, on the CPU the AICPU threads share; a table
+ * left to calloc came, depending on what the process had freed before
+ * (glibc moves its mmap threshold up to the largest block freed), either
+ * from a fresh mapping or from heap memory it then zeroed and faulted in:
+ * 25-30 ms more in the second run after any swimlane run; and the cores'
+ * local memories, faulted in afresh by every launch, took 0.3-0.7 ms when
+ * the pages came from the last run and about 22 ms when a swimlane pool
+ * had taken those first (pages this VM's host had reclaimed)
+ * (docs/swimlane-cost.md, 4 Dec 2026). Used by the runtime (src/runtime/)
+ * and the cores' local memories (platform/tile/core_ctx.c).
  */
-#ifndef TASKPROF_RUNTIME_BIGMEM_H
-#define TASKPROF_RUNTIME_BIGMEM_H
+#ifndef TASKPROF_BASE_BIGMEM_H
+#define TASKPROF_BASE_BIGMEM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,8 +34,8 @@
 #define TP_BIGMEM_MMAP_MIN (256ull << 10)
 
 /* Mappings the process keeps for reuse at most (one more is unmapped;
- * an engine recycles up to 18: four rings' slots and payloads, the tensor
- * map's pool and free list, 6-8 ready queues), the bytes of each kept resident (a written prefix
+ * an engine recycles up to 19: four rings' slots and payloads, the tensor
+ * map's pool and free list, 6-8 ready queues, the local memories), the bytes of each kept resident (a written prefix
  * longer than that is cut back to it, MADV_DONTNEED, when the mapping is
  * recycled), and the bound on the sum over the kept mappings of their
  * resident bytes (min(size, TP_BIGMEM_KEEP_MAX)): a mapping that would
@@ -51,7 +56,8 @@
  * Below TP_BIGMEM_MMAP_MIN bytes: calloc (0 bytes still allocates one).
  * From it on: a kept mapping of exactly that many bytes if the process has
  * one (its written prefix zeroed here, in the caller's thread), else a new
- * anonymous MAP_NORESERVE mapping advised MADV_HUGEPAGE. Thread-safe.
+ * anonymous MAP_NORESERVE mapping advised MADV_HUGEPAGE, starting on a
+ * 2 MiB boundary when it is at least that long. Thread-safe.
  *
  * Return: the memory, or NULL when out of memory or @n × @size overflows
  * (no tp_last_error() message).
@@ -86,4 +92,4 @@ void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped);
  */
 void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used);
 
-#endif /* TASKPROF_RUNTIME_BIGMEM_H */
+#endif /* TASKPROF_BASE_BIGMEM_H */

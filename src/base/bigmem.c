@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "runtime/bigmem.h"
+#include "base/bigmem.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -65,6 +65,37 @@ static void *take_kept(size_t bytes, size_t *dirty)
 	return p;
 }
 
+#define HUGE_PAGE ((size_t)2 << 20)
+
+/* A fresh anonymous mapping of @bytes, starting on a HUGE_PAGE boundary
+ * when @bytes is at least that (else wherever mmap puts it): the first
+ * and last huge pages of an unaligned mapping cannot be huge, and an
+ * array of 2 MiB (the cores' local memories) would get none. Mapped
+ * HUGE_PAGE longer, then the head and the tail past @bytes (rounded up to
+ * a page) unmapped, so munmap(p, bytes) releases the rest. Return: the
+ * mapping or NULL. */
+static void *map_aligned(size_t bytes)
+{
+	const int prot = PROT_READ | PROT_WRITE;
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	if (bytes < HUGE_PAGE || bytes > SIZE_MAX - HUGE_PAGE) {
+		void *p = mmap(NULL, bytes, prot, flags, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t len = (bytes + page - 1) / page * page;
+	char *raw = mmap(NULL, len + HUGE_PAGE, prot, flags, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	char *p = (char *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (p > raw)
+		munmap(raw, (size_t)(p - raw));
+	const size_t tail = (size_t)(raw + len + HUGE_PAGE - (p + len));
+	if (tail)
+		munmap(p + len, tail);
+	return p;
+}
+
 void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
 {
 	*mapped = false;
@@ -84,9 +115,8 @@ void *tp_bigmem_zalloc(size_t n, size_t size, bool *mapped)
 		*mapped = true;
 		return p;
 	}
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (p == MAP_FAILED)
+	p = map_aligned(bytes);
+	if (!p)
 		return NULL;
 	*mapped = true;
 	/* Advice only (without THP the pages are 4 KiB): a ring's slots and

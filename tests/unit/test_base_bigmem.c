@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of runtime/bigmem: small sizes from calloc, large ones from a
+/* Unit tests of base/bigmem: small sizes from calloc, large ones from a
  * mapping, and a recycled mapping reused by the next allocation of its size
  * with its written prefix zeroed, other sizes and a ninth mapping
  * (TP_BIGMEM_CACHE_MAX) unmapped instead, as is a mapping past the byte
@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime/bigmem.h"
+#include "base/bigmem.h"
 
 #define MB (1ull << 20)
 
@@ -56,6 +56,7 @@ static void test_recycled_mapping_is_reused_zeroed(void **state)
 	unsigned char *a = tp_bigmem_zalloc(n, size, &mapped);
 	assert_non_null(a);
 	assert_true(mapped);
+	assert_int_equal((uintptr_t)a % (2 * MB), 0); /* on a huge page */
 	/* The first 1000 elements written, as by a run of 1000 tasks. */
 	memset(a, 0xa5, 1000 * size);
 	tp_bigmem_recycle(a, n, size, mapped, 1000);
