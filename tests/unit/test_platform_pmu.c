@@ -729,7 +729,7 @@ static void test_model_short_windows_count_their_wall_time(void **state)
 	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
 	enum { WINDOWS = 200, SPIN_NS = 5000 };
 	uint64_t counted_ns = 0, spun_ns = 0;
-	int over = 0;
+	int over = 0, under = 0;
 	struct tp_pmu_sample s;
 	assert_int_equal(tp_pmu_read(f->m, AIV_CORE, &s), 0); /* clear */
 	for (int i = 0; i < WINDOWS; i++) {
@@ -746,14 +746,19 @@ static void test_model_short_windows_count_their_wall_time(void **state)
 		/* a sanitizer's instrumentation makes that work several
 		 * times slower (TSan: about 1.8 µs) */
 		over += ns > t_out - t_in + (TP_SANITIZED ? 5000u : 1000u);
+		under += ns < (t - t_in) * 8 / 10;
 	}
 	print_message("%d windows: counted %llu ns against %llu ns spun; %d over their wall "
-		      "time by more than the margin\n", WINDOWS, (unsigned long long)counted_ns,
-		      (unsigned long long)spun_ns, over);
+		      "time by more than the margin, %d under 80%% of their spin\n", WINDOWS,
+		      (unsigned long long)counted_ns, (unsigned long long)spun_ns, over, under);
 	assert_true(over <= 2);
-	/* and the kernel's own time is there: a preempted window counts less
-	 * than its wall time, so allow for a few */
-	assert_true(counted_ns >= spun_ns * 8 / 10);
+	/* and the kernel's own time is there, window by window: a window
+	 * preempted while it spun counts less than its spin (the CPU clock
+	 * stood still), which one long preemption of a loaded machine (the
+	 * suite running beside it) did to the sum of all 200 once; so a
+	 * tenth of the windows may. A model that left the kernel's time out
+	 * would have them all under. */
+	assert_true(under <= WINDOWS / 10);
 	fx_close(f);
 }
 
