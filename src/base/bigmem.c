@@ -16,12 +16,15 @@ struct kept {
 	void *p;
 	size_t bytes;
 	size_t dirty;
+	uint64_t when; /* cache_clock at its recycle: the oldest goes first */
 };
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct kept cache[TP_BIGMEM_CACHE_MAX];
-/* Sum of resident_bound() over the kept mappings (cache_mu). */
+/* Sum of resident_bound() over the kept mappings, and the count of
+ * recycles so far (cache_mu). */
 static size_t cache_bytes;
+static uint64_t cache_clock;
 
 /* At most how much of a kept mapping of @bytes is resident: recycling cut
  * anything past TP_BIGMEM_KEEP_MAX back. */
@@ -160,18 +163,42 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 			      MADV_DONTNEED);
 		dirty = TP_BIGMEM_KEEP_MAX;
 	}
+	/* The mappings kept longest make room for this one, so the cache
+	 * follows the sizes in use (a process that moved on to other
+	 * graphs or core counts does not keep the old sizes for ever);
+	 * unmapped after the lock is dropped. */
+	struct kept gone[TP_BIGMEM_CACHE_MAX];
+	int n_gone = 0, free_at = -1;
 	pthread_once(&atfork_once, install_atfork);
 	pthread_mutex_lock(&cache_mu);
-	int free_at = -1;
-	if (cache_bytes + resident_bound(bytes) <= TP_BIGMEM_CACHE_BYTES)
-		for (int i = 0; i < TP_BIGMEM_CACHE_MAX && free_at < 0; i++)
-			if (!cache[i].p)
-				free_at = i;
+	for (;;) {
+		free_at = -1;
+		int oldest = -1;
+		for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
+			if (!cache[i].p) {
+				if (free_at < 0)
+					free_at = i;
+			} else if (oldest < 0 || cache[i].when < cache[oldest].when) {
+				oldest = i;
+			}
+		}
+		if (free_at >= 0 && cache_bytes + resident_bound(bytes) <= TP_BIGMEM_CACHE_BYTES)
+			break;
+		if (oldest < 0) { /* empty, and still over: cannot happen */
+			free_at = -1;
+			break;
+		}
+		gone[n_gone++] = cache[oldest];
+		cache_bytes -= resident_bound(cache[oldest].bytes);
+		cache[oldest].p = NULL;
+	}
 	if (free_at >= 0) {
-		cache[free_at] = (struct kept){ p, bytes, dirty };
+		cache[free_at] = (struct kept){ p, bytes, dirty, ++cache_clock };
 		cache_bytes += resident_bound(bytes);
 	}
 	pthread_mutex_unlock(&cache_mu);
+	for (int i = 0; i < n_gone; i++)
+		munmap(gone[i].p, gone[i].bytes);
 	if (free_at < 0)
 		munmap(p, bytes);
 }

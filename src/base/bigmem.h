@@ -33,15 +33,17 @@
 
 #define TP_BIGMEM_MMAP_MIN (256ull << 10)
 
-/* Mappings the process keeps for reuse at most (one more is unmapped;
- * an engine recycles up to 19: four rings' slots and payloads, the tensor
- * map's pool and free list, 6-8 ready queues, the local memories), the bytes of each kept resident (a written prefix
- * longer than that is cut back to it, MADV_DONTNEED, when the mapping is
- * recycled), and the bound on the sum over the kept mappings of their
- * resident bytes (min(size, TP_BIGMEM_KEEP_MAX)): a mapping that would
- * take the sum past it is unmapped instead. The default ring's arrays
- * (27 and 33 MB) are kept whole; the cache never holds more than 512 MB
- * resident, however large the graphs were. */
+/* Mappings the process keeps for reuse at most (an engine recycles up to
+ * 19: four rings' slots and payloads, the tensor map's pool and free
+ * list, 6-8 ready queues, the local memories), the bytes of each kept
+ * resident (a written prefix longer than that is cut back to it,
+ * MADV_DONTNEED, when the mapping is recycled), and the bound on the sum
+ * over the kept mappings of their resident bytes (min(size,
+ * TP_BIGMEM_KEEP_MAX)). A mapping recycled into a full cache, or one that
+ * would take the sum past the bound, first unmaps the mappings kept
+ * longest, so the cache follows the sizes in use. The default ring's
+ * arrays (27 and 33 MB) are kept whole; the cache never holds more than
+ * 512 MB resident, however large the graphs were. */
 #define TP_BIGMEM_CACHE_MAX 24
 #define TP_BIGMEM_KEEP_MAX (64ull << 20)
 #define TP_BIGMEM_CACHE_BYTES (512ull << 20)
@@ -83,9 +85,9 @@ void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped);
  *                 written since the allocation; the rest must still be
  *                 zero (clamped to @n). The next user gets them zeroed.
  *
- * Keeps the mapping while fewer than TP_BIGMEM_CACHE_MAX are kept and
- * the kept resident bytes stay within TP_BIGMEM_CACHE_BYTES, otherwise
- * unmaps it as tp_bigmem_free(). Of a written prefix longer
+ * Keeps the mapping, unmapping first the mappings kept longest while the
+ * cache holds TP_BIGMEM_CACHE_MAX or the kept resident bytes would pass
+ * TP_BIGMEM_CACHE_BYTES. Of a written prefix longer
  * than TP_BIGMEM_KEEP_MAX bytes the rest is given back to the kernel (it
  * reads as zero again), so the next user zeroes at most that much and the
  * cache's resident memory stays bounded. Thread-safe.

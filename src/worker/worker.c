@@ -312,13 +312,21 @@ static int compare_tensor(const struct tp_case_tensor *t, const void *want, cons
 			ratio = INFINITY;
 		else if (isinf(e) || isinf(g))
 			ratio = e == g ? 0 : INFINITY;
+		else if (d == 0)
+			ratio = 0; /* 0 / 0 with a zero tolerance would be NaN */
 		else
-			ratio = d / tol;
+			ratio = d / tol; /* +inf when tol is 0 */
 		if (!isnan(d) && !(isinf(e) && e == g) && d > st->max_abs)
 			st->max_abs = d;
 		if (ratio > 1.0)
 			st->n_bad++;
-		if (st->worst_t < 0 || ratio > st->worst_ratio) {
+		/* Worst: the largest ratio; among infinite ones (a zero
+		 * tolerance, or a NaN / inf element) a NaN first, then the
+		 * largest difference. */
+		double wd = fabs(st->worst_got - st->worst_exp);
+		bool tie_worse = isinf(ratio) && isinf(st->worst_ratio) && !isnan(wd) &&
+				 (isnan(d) || d > wd);
+		if (st->worst_t < 0 || ratio > st->worst_ratio || tie_worse) {
 			st->worst_ratio = ratio;
 			st->worst_t = ti;
 			st->worst_i = i;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of base/bigmem: small sizes from calloc, large ones from a
  * mapping, and a recycled mapping reused by the next allocation of its size
- * with its written prefix zeroed, other sizes and a ninth mapping
- * (TP_BIGMEM_CACHE_MAX) unmapped instead, as is a mapping past the byte
- * budget (TP_BIGMEM_CACHE_BYTES), and a written prefix longer than
+ * with its written prefix zeroed, not by other sizes; a mapping past
+ * TP_BIGMEM_CACHE_MAX or past the byte budget (TP_BIGMEM_CACHE_BYTES)
+ * making the one kept longest go; and a written prefix longer than
  * TP_BIGMEM_KEEP_MAX cut back to it. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,8 +84,9 @@ static void test_recycled_mapping_is_reused_zeroed(void **state)
 static void test_cache_bounds(void **state)
 {
 	(void)state;
-	/* One more mapping than the cache keeps: the last recycled is
-	 * unmapped, the others kept, then taken back one by one. */
+	/* One more mapping than the cache keeps: the first recycled (kept
+	 * longest) is unmapped to make room for the last, the others kept,
+	 * then taken back one by one. */
 	const size_t size = 17 * MB;
 	void *p[TP_BIGMEM_CACHE_MAX + 1];
 	bool m[TP_BIGMEM_CACHE_MAX + 1];
@@ -97,9 +98,9 @@ static void test_cache_bounds(void **state)
 	}
 	for (int i = 0; i <= TP_BIGMEM_CACHE_MAX; i++)
 		tp_bigmem_recycle(p[i], 1, size, m[i], 1);
-	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++)
+	assert_false(is_mapped(p[0], size));
+	for (int i = 1; i <= TP_BIGMEM_CACHE_MAX; i++)
 		assert_true(is_mapped(p[i], size));
-	assert_false(is_mapped(p[TP_BIGMEM_CACHE_MAX], size));
 	for (int i = 0; i < TP_BIGMEM_CACHE_MAX; i++) {
 		bool mm;
 		unsigned char *q = tp_bigmem_zalloc(1, size, &mm);
@@ -114,8 +115,8 @@ static void test_cache_byte_budget(void **state)
 {
 	(void)state;
 	/* Mappings of TP_BIGMEM_KEEP_MAX bytes each: the cache keeps as many
-	 * as TP_BIGMEM_CACHE_BYTES holds (fewer than TP_BIGMEM_CACHE_MAX),
-	 * and unmaps the next one. */
+	 * as TP_BIGMEM_CACHE_BYTES holds (fewer than TP_BIGMEM_CACHE_MAX);
+	 * one more makes the one kept longest go. */
 	enum { N = TP_BIGMEM_CACHE_BYTES / TP_BIGMEM_KEEP_MAX };
 	_Static_assert(N < TP_BIGMEM_CACHE_MAX, "the byte budget binds first");
 	const size_t size = TP_BIGMEM_KEEP_MAX;
@@ -129,18 +130,32 @@ static void test_cache_byte_budget(void **state)
 	}
 	for (int i = 0; i <= N; i++)
 		tp_bigmem_recycle(p[i], 1, size, m[i], 1);
-	for (int i = 0; i < N; i++)
+	assert_false(is_mapped(p[0], size));
+	for (int i = 1; i <= N; i++)
 		assert_true(is_mapped(p[i], size));
-	assert_false(is_mapped(p[N], size));
 	/* Taking one back frees its share of the budget: recycled again, it
-	 * is kept again. */
+	 * is kept again, and nothing else goes. */
 	bool mm;
 	unsigned char *q = tp_bigmem_zalloc(1, size, &mm);
-	assert_ptr_equal(q, p[0]);
+	assert_non_null(q);
 	assert_int_equal(q[size - 1], 0); /* the whole element was zeroed */
 	tp_bigmem_recycle(q, 1, size, mm, 1);
 	assert_true(is_mapped(q, size));
-	for (int i = 0; i < N; i++) {
+	for (int i = 1; i <= N; i++)
+		assert_true(is_mapped(p[i], size));
+	/* A mapping of another size evicts the one kept longest, not the
+	 * newest: the cache follows the sizes in use. */
+	bool mo;
+	unsigned char *o = tp_bigmem_zalloc(1, 2 * MB, &mo);
+	assert_non_null(o);
+	tp_bigmem_recycle(o, 1, 2 * MB, mo, 1);
+	assert_true(is_mapped(o, 2 * MB));
+	void *longest = q == p[1] ? p[2] : p[1]; /* q was recycled last */
+	assert_false(is_mapped(longest, size));
+	assert_true(is_mapped(q, size));
+	o = tp_bigmem_zalloc(1, 2 * MB, &mo);
+	tp_bigmem_free(o, 1, 2 * MB, mo);
+	for (int i = 1; i < N; i++) {
 		q = tp_bigmem_zalloc(1, size, &mm);
 		assert_non_null(q);
 		tp_bigmem_free(q, 1, size, mm);

@@ -123,6 +123,36 @@ static void test_golden_catches(void **s)
 	assert_non_null(strstr(r.golden_line, "FAIL"));
 }
 
+/* With rtol = atol = 0 every element must match exactly; the worst one
+ * reported is the one furthest off (a matching element's 0 / 0 once
+ * made it element 0, "expected 0, got 0"). */
+static int far_golden(const struct tp_case *c, struct tp_case_args *e)
+{
+	int rc = gemm_callable.cases[0].golden(c, e);
+	((float *)e->tensors[GEMM_ARG_C].data)[130] += 1000.0f;
+	((float *)e->tensors[GEMM_ARG_C].data)[7] += 1.0f;
+	return rc;
+}
+
+static void test_golden_zero_tolerance(void **s)
+{
+	(void)s;
+	struct tp_case bad_case = gemm_callable.cases[0];
+	bad_case.golden = far_golden;
+	bad_case.rtol = 0;
+	bad_case.atol = 0;
+	struct tp_callable cal = gemm_callable;
+	cal.name = "gemm_exact";
+	cal.cases = &bad_case;
+	cal.n_cases = 1;
+	struct tp_run_result r;
+	run_case(&cal, NULL, "a2a3sim", NULL, &r);
+	assert_false(r.pass);
+	assert_true(r.n_bad >= 2);
+	assert_string_equal(r.worst_tensor, "c");
+	assert_int_equal(r.worst_index, 130);
+}
+
 static int setup(void **s)
 {
 	(void)s;
@@ -148,6 +178,7 @@ int main(void)
 		cmocka_unit_test(test_medium),
 		cmocka_unit_test(test_ragged),
 		cmocka_unit_test(test_golden_catches),
+		cmocka_unit_test(test_golden_zero_tolerance),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
