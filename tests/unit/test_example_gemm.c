@@ -105,17 +105,31 @@ static int bad_golden(const struct tp_case *c, struct tp_case_args *e)
 	return rc;
 }
 
+/* Run gemm's first case, named @name, with its golden replaced by
+ * @golden and tolerances @rtol / @atol (negative: the case's own), on
+ * a2a3sim, into @r. */
+static void run_modified(const char *name, int (*golden)(const struct tp_case *,
+							  struct tp_case_args *),
+			 double rtol, double atol, struct tp_run_result *r)
+{
+	struct tp_case mod = gemm_callable.cases[0];
+	mod.golden = golden;
+	if (rtol >= 0)
+		mod.rtol = rtol;
+	if (atol >= 0)
+		mod.atol = atol;
+	struct tp_callable cal = gemm_callable;
+	cal.name = name;
+	cal.cases = &mod;
+	cal.n_cases = 1;
+	run_case(&cal, NULL, "a2a3sim", NULL, r);
+}
+
 static void test_golden_catches(void **s)
 {
 	(void)s;
-	struct tp_case bad_case = gemm_callable.cases[0];
-	bad_case.golden = bad_golden;
-	struct tp_callable cal = gemm_callable;
-	cal.name = "gemm_bad";
-	cal.cases = &bad_case;
-	cal.n_cases = 1;
 	struct tp_run_result r;
-	run_case(&cal, NULL, "a2a3sim", NULL, &r);
+	run_modified("gemm_bad", bad_golden, -1, -1, &r);
 	assert_false(r.pass);
 	assert_int_equal(r.n_bad, 1);
 	assert_string_equal(r.worst_tensor, "c");
@@ -137,16 +151,8 @@ static int far_golden(const struct tp_case *c, struct tp_case_args *e)
 static void test_golden_zero_tolerance(void **s)
 {
 	(void)s;
-	struct tp_case bad_case = gemm_callable.cases[0];
-	bad_case.golden = far_golden;
-	bad_case.rtol = 0;
-	bad_case.atol = 0;
-	struct tp_callable cal = gemm_callable;
-	cal.name = "gemm_exact";
-	cal.cases = &bad_case;
-	cal.n_cases = 1;
 	struct tp_run_result r;
-	run_case(&cal, NULL, "a2a3sim", NULL, &r);
+	run_modified("gemm_exact", far_golden, 0, 0, &r);
 	assert_false(r.pass);
 	assert_true(r.n_bad >= 2);
 	assert_string_equal(r.worst_tensor, "c");
