@@ -1299,6 +1299,42 @@ static bool interrupted_before_pass(const char *path)
  * the injector did not replay (status=skipped: a range that spans a device
  * switch; they have a table row); *@failed set when one failed
  * (reported). */
+
+/* Whether @name is one of the comma-separated @groups. */
+static bool has_group(const char *groups, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = groups; *p;) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	return false;
+}
+
+/* The groups of the plan whose counters the simulated PMU does not model
+ * (platform/pmu_events.c tp_pmu_group_model_note()): said after the table,
+ * so that their zeros are not read as measurements. */
+static void print_unmodelled_note(const struct tp_op_config *cfg)
+{
+	const bool l2 = has_group(cfg->groups, "L2Cache");
+	const bool rc = has_group(cfg->groups, "ResourceConflictRatio");
+	if (!l2 && !rc)
+		return;
+	printf("note: the simulated PMU does not model %s%s%s: %s (docs/pmu.md \"Per event "
+	       "id\")\n",
+	       l2 ? "the L2 cache (L2Cache)" : "", l2 && rc ? " or " : "",
+	       rc ? "bank conflicts (ResourceConflictRatio)" : "",
+	       rc && cfg->arch == TP_PMU_ARCH_A5
+		       ? (l2 ? "their counters read 0, but for a5's idu_pmu_ins_iss_cnt"
+			     : "its counters read 0, but for a5's idu_pmu_ins_iss_cnt")
+		       : l2 && rc ? "their counters read 0" : "its counters read 0");
+}
+
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,
 		      int *unmeasured, int *notreplayed, int *lfailed, bool *failed)
 {
@@ -1371,6 +1407,7 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 		fflush(stderr);
 		errno = 0;
 		tp_op_report_print_summary(stdout, sum, done);
+		print_unmodelled_note(&o->cfg);
 		flush_stdout();
 	}
 	free(sum);

@@ -100,7 +100,9 @@ static void help(FILE *f)
 		"                           SIMPLER_PMU_EVENT_TYPE) overrides N; one task per\n"
 		"                           core at a time (early dispatch off); off\n"
 		"                           with --rounds > 1; writes pmu.csv and prints\n"
-		"                           its summary (taskprof pmu)\n"
+		"                           its summary (taskprof pmu); the simulator does not\n"
+		"                           model the L2 cache or bank conflicts: L2_CACHE\n"
+		"                           and most of RESOURCE_CONFLICT read 0\n"
 		"  -o, --output DIR         output root; default ./outputs\n"
 		"  -h, --help               this text\n\n"
 		"environment:\n"
@@ -830,7 +832,7 @@ int cmd_run(int argc, char **argv)
 	if (r->rounds > 1)
 		snprintf(last, sizeof(last), "  (the last of %d rounds)", r->rounds);
 	printf("%s %s %s %s: %s  host %.3f ms  device %.3f ms  orch %.3f ms  sched %.3f ms  "
-	       "tasks %" PRIu64 "  %.4g tasks/s%s\n",
+	       "tasks %" PRIu64 "  %.0f tasks/s%s\n",
 	       r->callable, r->case_name, r->platform, r->runtime, r->pass ? "PASS" : "FAIL",
 	       r->host_wall_s * 1e3, r->device_wall_s * 1e3, r->orch_s * 1e3, r->sched_s * 1e3,
 	       r->tasks, r->tasks_per_s, last);
@@ -928,6 +930,13 @@ int cmd_run(int argc, char **argv)
 				code = 1;
 			tp_progress_phase(NULL);
 		}
+		const struct tp_platform *plat = tp_platform_find(r->platform);
+		const char *unmodelled =
+			plat ? tp_pmu_group_model_note(tp_pmu_arch_of(plat), r->pmu_event_type)
+			     : NULL;
+		if (unmodelled)
+			printf("note: the simulated PMU %s (docs/pmu.md \"Per event id\")\n",
+			       unmodelled);
 	} else if (r->pmu) {
 		printf("pmu: no records written (no task ran on an AICore)\n");
 	} else if (cfg.pmu_event_type > 0 && cfg.rounds > 1) {

@@ -124,6 +124,20 @@ const char *tp_pmu_event_type_name(uint32_t type)
 	return g ? g->type_name : NULL;
 }
 
+const char *tp_pmu_group_model_note(enum tp_pmu_arch arch, uint32_t type)
+{
+	if (type == TP_PMU_L2_CACHE)
+		return "does not model the L2 cache: every L2_CACHE counter reads 0";
+	if (type == TP_PMU_RESOURCE_CONFLICT)
+		return arch == TP_PMU_ARCH_A5
+			       ? "does not model bank conflicts or vector-function mode: of "
+				 "RESOURCE_CONFLICT only idu_pmu_ins_iss_cnt counts, the other "
+				 "three read 0"
+			       : "does not model bank or resource conflicts: every "
+				 "RESOURCE_CONFLICT counter reads 0";
+	return NULL;
+}
+
 bool tp_pmu_event_type_valid(int64_t type)
 {
 	return type > 0 && type <= UINT32_MAX && find(TP_PMU_ARCH_A2A3, (uint32_t)type);

@@ -26,12 +26,12 @@ fail=0
 # The warning's fixed parts (tools/swimlane/trace.c warn_unanchored()).
 alloc_part="1 alloc_tensors task (not in deps.json tasks[]) without an orch_submit record (t1528)"
 alloc_hint="alloc bars need level-4 orchestrator records, which host_build_graph does not write"
-warn_a2a3="Warning: 2 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
+warn_a2a3="note: 2 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
 for 1 task with no record to anchor on: $alloc_part; $alloc_hint"
-warn_a2a3_l3="Warning: 2 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
+warn_a2a3_l3="note: 2 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
 for 1 task with no record to anchor on: $alloc_part; alloc bars need level-4 orchestrator \
 records and the records are level 3"
-warn_a5="Warning: 7 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
+warn_a5="note: 7 of 1523 producer-consumer pairs of deps.json have no dependency arrow, \
 for 3 tasks with no record to anchor on: 1 dummy task without a dummy_task record (t2); \
 1 task without task rows or a predicated_skip record (t5); $alloc_part; the records hold \
 no dummy_task / predicated_skip marker at all (a5sim host_build_graph writes none); $alloc_hint"

@@ -97,7 +97,7 @@ done
 check_full_run() { # check_full_run NAME WANT_LINE
 	local name=$1 want=$2 d
 	[[ $code -eq 1 ]] || bad "$name: exit $code, expected 1"
-	errors "$root/err" | grep -v '^Warning: ' >"$root/err2"
+	errors "$root/err" | grep -v -e '^Warning: ' -e '^note: ' >"$root/err2"
 	only_error "$root/err2" "$want"
 	d=$(ls -d "$root"/z/synthetic_Default_* 2>/dev/null | tail -1)
 	for f in result.txt deps.json l2_swimlane_records.json merged_swimlane.json pmu.csv; do

@@ -215,6 +215,9 @@ expect_err "$root/b8.csv" "$root/b8.csv:2: column 15 (event_type): '4294967298' 
 # too many columns names the limit
 { printf '%s' "$PIPE"; for i in $(seq 1 250); do printf ',x%d' "$i"; done; echo; } >"$root/b9.csv"
 expect_err "$root/b9.csv" "$root/b9.csv:1: too many columns (266; at most 256)"
+# another of the run's files (a deps.json, the records): it is JSON
+printf '{"tasks": [], "edges": [{"pred": 1, "succ": 2}]}\n' >"$root/deps.json"
+expect_err "$root/deps.json" "$root/deps.json:1: not a pmu.csv: it starts with '{', like a JSON file (expected the CSV header 'thread_id,...')"
 # signed columns (spec/pmu.md) hold indices: nothing below 0, and a value
 # below INT64_MIN is no integer at all
 { echo "$PIPE"; echo "-9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/min.csv"

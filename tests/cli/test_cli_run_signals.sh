@@ -210,7 +210,7 @@ else
 	wait $pid
 	code=$?
 	pid=
-	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' "$root/err")
+	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' "$root/err")
 	want="taskprof swimlane: interrupted by SIGHUP: removed 0 temporary files; no output was written"
 	if [[ $code -ne 129 || $msg != "$want" ]]; then
 		echo "FAIL: swimlane_hup: exit $code, want 129 and '$want': $msg"; fail=1
@@ -321,7 +321,7 @@ else
 	wait $pid
 	code=$?
 	pid=
-	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 	want="taskprof swimlane: interrupted by SIGTERM: removed 1 temporary file and the folder $root/made made for the output; no output was written"
 	if [[ $code -ne 143 || $msg != "$want" || -e $root/made ]]; then
 		echo "FAIL: swimlane_made: exit $code, want 143 and '$want': $msg; left: $(find "$root/made" 2>&1)"
@@ -346,7 +346,7 @@ else
 		wait $pid
 		code=$?
 		pid=
-		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
 		want="taskprof swimlane: interrupted by SIGTERM: removed 0 temporary files; the output $out was complete and is in place"
 		if [[ $code -eq 143 && $msg == "$want" && -s $out ]]; then
 			hits=$((hits + 1))

@@ -287,6 +287,33 @@ grep -q "^Warning: 7 of 7 task rows of $rec have a task_id that $root/other_deps
 # its own deps.json: no such warning
 timeout $T "$bin" swimlane "$rec" --deps-json "$a/deps.json" -o "$root/own.json" >/dev/null 2>"$root/err"
 grep -q "does not list" "$root/err" && bad "own deps.json warned: $(cat "$root/err")"
+grep -q "gives their task no kernel" "$root/err" && bad "own deps.json: kernel warning: $(cat "$root/err")"
+
+# ---- a deps.json whose tasks have no kernel for the core a row ran on ----
+# (kernel_ids rotated: [a, b, c] -> [b, c, a]; the AIC kernels of t1 and t6
+# move off slot 0, t2's AIV kernel off slots 1 and 2): the task ids match, the
+# kernels cannot
+sed -E 's/"kernel_ids":\[(-?[0-9]+),(-?[0-9]+),(-?[0-9]+)\]/"kernel_ids":[\2,\3,\1]/g' \
+	"$a/deps.json" >"$root/rot_deps.json"
+cmp -s "$a/deps.json" "$root/rot_deps.json" && bad "rotated deps.json: the sed changed nothing"
+timeout $T "$bin" swimlane "$rec" --deps-json "$root/rot_deps.json" -o "$root/rot.json" \
+	>/dev/null 2>"$root/err"
+[[ $? -eq 0 ]] || bad "rotated deps.json: exit not 0"
+grep -qxF "Warning: 3 of 7 task rows of $rec ran on a core type for which $root/rot_deps.json gives their task no kernel (first: t1 on AIC core 0, kernel_ids [-1, -1, 0]): is it from another case or run? Those rows stay unnamed (func_-1)." \
+	"$root/err" || bad "rotated deps.json: no kernel warning: $(cat "$root/err")"
+timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/rot_deps.json" >/dev/null 2>"$root/err"
+grep -qF "ran on a core type for which $root/rot_deps.json gives their task no kernel" "$root/err" ||
+	bad "sched-overhead, rotated deps.json: no kernel warning: $(cat "$root/err")"
+
+# ---- another of the run's files given as the records ----
+timeout $T "$bin" swimlane "$a/deps.json" -o "$root/dj.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "deps.json as records: exit not 1"
+grep -qF "l2_swimlane_level: missing (expected an integer 1..4): it has \"edges\", like a deps.json; expected an l2_swimlane_records.json" "$root/err" ||
+	bad "deps.json as records: $(cat "$root/err")"
+timeout $T "$bin" swimlane "$a/name_map_TestProbe_case1.json" -o "$root/nm.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "name map as records: exit not 1"
+grep -qF "it has \"callable_id_to_name\", like a name map; expected an l2_swimlane_records.json" "$root/err" ||
+	bad "name map as records: $(cat "$root/err")"
 
 # sched-overhead gives the same warning on that deps.json and skips what
 # needs the task DAG (no verdict, no critical path) instead of computing

@@ -492,7 +492,7 @@ static void test_fixture_a_end_to_end(void **state)
 	assert_int_equal(sl_trace_generate(&pd, &dp, &nm, &o3, NULL), 0);
 	fclose(nul);
 	fclose(werr);
-	assert_non_null(strstr(wbuf, "Warning: 1 task runs two different AIV kernels (first: t4, "
+	assert_non_null(strstr(wbuf, "note: 1 task runs two different AIV kernels (first: t4, "
 				     "kernel_ids [3, 4, 5]); the records do not say which AIV core "
 				     "ran which, so every AIV row takes kernel_ids[1]"));
 	assert_non_null(strstr(wbuf, "rows and statistics of func_id 5 appear under 4\n"));
@@ -617,7 +617,7 @@ static void test_unanchored_warning(void **state)
 	pd.n_orch = 0;
 	e = convert_err(&pd, &dp, out, &flows);
 	assert_string_equal(e,
-		"Warning: 4 of 8 producer-consumer pairs of deps.json have no dependency arrow, "
+		"note: 4 of 8 producer-consumer pairs of deps.json have no dependency arrow, "
 		"for 3 tasks with no record to anchor on: 1 dummy task without a dummy_task "
 		"record (t5); 1 task without task rows or a predicated_skip record (t7); "
 		"1 alloc_tensors task (not in deps.json tasks[]) without an orch_submit record "

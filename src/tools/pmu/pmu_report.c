@@ -118,6 +118,14 @@ static int parse_header(struct pmu_csv *c, char *line)
 	 * no part of the first column's name. */
 	if (!strncmp(line, "\xEF\xBB\xBF", 3))
 		line += 3;
+	/* Another of the run's files given by mistake (deps.json, the
+	 * swimlane records, a name map): say what it looks like, not what
+	 * its first line's commas make of it. */
+	const char *lead = line + strspn(line, " \t\r");
+	if (*lead == '{' || *lead == '[')
+		return tp_set_error(-EINVAL, "%s:1: not a pmu.csv: it starts with '%c', like a "
+				    "JSON file (expected the CSV header '%s,...')",
+				    c->path, *lead, fixed_cols[0]);
 	char *f[256];
 	int n = split(line, f, 256);
 	if (n > 256)
@@ -164,6 +172,14 @@ static int parse_header(struct pmu_csv *c, char *line)
 
 static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 {
+	/* Another of the run's files given by mistake (deps.json, the
+	 * swimlane records, a name map): say what it looks like, not what
+	 * its first line's commas make of it. */
+	const char *lead = line + strspn(line, " \t\r");
+	if (*lead == '{' || *lead == '[')
+		return tp_set_error(-EINVAL, "%s:1: not a pmu.csv: it starts with '%c', like a "
+				    "JSON file (expected the CSV header '%s,...')",
+				    c->path, *lead, fixed_cols[0]);
 	char *f[256];
 	int n = split(line, f, 256);
 	if (n != c->ncols) {

@@ -665,6 +665,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				   cov.no_tasks ? "their kernels stay unnamed (func_-1)"
 						: "their kernels stay unnamed and their dependency "
 						  "arrows are missing");
+		sl_deps_cover_kernel_warn(stderr, &cov, input, deps_path);
 	}
 
 	/* 7. the trace: never over one of its own inputs */

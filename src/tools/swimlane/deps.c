@@ -537,8 +537,27 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 	out->bad_kernel_ids = d->n_bad_kernel_ids > 0;
 	out->unlisted = 0;
 	out->off_edges = 0;
-	for (size_t i = 0; i < pd->n_tasks; i++)
-		out->unlisted += out->no_tasks || sl_deps_find_task(d, pd->tasks[i].task_id) < 0;
+	out->no_kernel = 0;
+	for (size_t i = 0; i < pd->n_tasks; i++) {
+		const struct sl_task *t = &pd->tasks[i];
+		long k = out->no_tasks ? -1 : sl_deps_find_task(d, t->task_id);
+		if (k < 0) {
+			out->unlisted++;
+			continue;
+		}
+		/* The row ran on its core type: the task must have a kernel
+		 * for it (the func_id resolution of spec §2.10 looks there). */
+		const int32_t *ids = d->kernel_ids[k];
+		bool aic = t->core_type == SL_AIC;
+		if (t->func_id >= 0 || (aic ? ids[0] >= 0 : ids[1] >= 0 || ids[2] >= 0))
+			continue;
+		if (!out->no_kernel++) {
+			out->nk_task = t->task_id;
+			out->nk_core = t->core_id;
+			out->nk_aic = aic;
+			memcpy(out->nk_ids, ids, sizeof(out->nk_ids));
+		}
+	}
 	if (!out->no_tasks || !d->n_edges)
 		return;
 	/* Edges only: the endpoints, sorted, are what the rows can be
@@ -572,6 +591,21 @@ void sl_deps_cover_edges_warn(FILE *err, const struct sl_deps_cover *c,
 		"Warning: %zu of %zu task rows of %s have a task_id that no edge of %s names "
 		"(it lists no tasks, only edges: is it from another case or run?): %s.\n",
 		c->off_edges, c->rows, records_path, deps_path, consequence);
+}
+
+void sl_deps_cover_kernel_warn(FILE *err, const struct sl_deps_cover *c,
+			       const char *records_path, const char *deps_path)
+{
+	if (!c->no_kernel)
+		return;
+	char td[32];
+	fprintf(err,
+		"Warning: %zu of %zu task rows of %s ran on a core type for which %s gives their "
+		"task no kernel (first: %s on %s core %d, kernel_ids [%d, %d, %d]): is it from "
+		"another case or run? Those rows stay unnamed (func_-1).\n",
+		c->no_kernel, c->rows, records_path, deps_path,
+		sl_tdisp(c->nk_task, td, sizeof(td)), c->nk_aic ? "AIC" : "AIV", c->nk_core,
+		c->nk_ids[0], c->nk_ids[1], c->nk_ids[2]);
 }
 
 void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,

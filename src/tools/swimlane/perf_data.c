@@ -129,6 +129,7 @@ struct rd {
 	const char *name;
 	unsigned seen;
 	bool have_level;
+	bool seen_edges, seen_names; /* top-level keys of a deps.json / a name map */
 	int64_t clock;
 	bool have_clock;
 	/* metadata keys seen (repeated metadata keys: later wins, like json) */
@@ -592,7 +593,14 @@ static int pd_start(void *ctx, struct js_parser *p, enum js_type t)
 		}
 		if (JS_KEY(p, "l2_swimlane_level"))
 			return js_fail(p, "expected an integer 1..4, got %s", js_type_name(t));
-		return 0; /* unknown key (e.g. v1's "tasks"): skipped */
+		/* unknown key (e.g. v1's "tasks"): skipped; remembered for
+		 * the error of a file without l2_swimlane_level, which may
+		 * be another of the run's files given by mistake */
+		if (JS_KEY(p, "edges"))
+			r->seen_edges = true;
+		else if (JS_KEY(p, "callable_id_to_name"))
+			r->seen_names = true;
+		return 0;
 	case T_META:
 		if (JS_KEY(p, "core_types")) {
 			r->out->n_core_types = 0;
@@ -1160,8 +1168,13 @@ static int finish(struct rd *r, struct js_parser *p)
 {
 	struct sl_perf_data *o = r->out;
 	if (!r->have_level)
-		return tp_set_error(-EINVAL, "%s: l2_swimlane_level: missing (expected an integer 1..4)",
-				    r->name);
+		return tp_set_error(-EINVAL, "%s: l2_swimlane_level: missing (expected an integer 1..4)%s",
+				    r->name,
+				    r->seen_edges ? ": it has \"edges\", like a deps.json; expected "
+						    "an l2_swimlane_records.json"
+				    : r->seen_names ? ": it has \"callable_id_to_name\", like a name "
+						      "map; expected an l2_swimlane_records.json"
+						    : "");
 	if (r->clock <= 0)
 		return tp_set_error(-EINVAL,
 				    "%s: metadata.clock_freq_hz: metadata missing/zero clock_freq_hz: %lld",

@@ -334,11 +334,22 @@ uint32_t sl_deps_block_num(const struct sl_deps *d, uint64_t task_id);
  * @off_edges: with @no_tasks, rows whose task_id is no endpoint (pred or
  *            succ) of any edge: what an edges-only file can be checked
  *            on; 0 otherwise.
+ * @no_kernel: listed rows (without a func_id of their own) on a core type
+ *            for which the task's kernel_ids has no kernel: an AIC row
+ *            whose kernel_ids[0] is -1, an AIV row whose [1] and [2] are;
+ *            the run that wrote the records could not have run them, so
+ *            the deps.json is another case's or run's.
+ * @nk_task, @nk_core, @nk_aic, @nk_ids: the first such row: its task_id,
+ *            core_id, whether the core is AIC, and the task's kernel_ids.
  */
 struct sl_deps_cover {
-	size_t rows, unlisted, off_edges;
+	size_t rows, unlisted, off_edges, no_kernel;
 	bool no_tasks;
 	bool bad_kernel_ids; /* some tasks[] entries were left out for it */
+	uint64_t nk_task;
+	int32_t nk_core;
+	bool nk_aic;
+	int32_t nk_ids[3];
 };
 
 /**
@@ -370,6 +381,19 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
  */
 void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *records_path,
 			const char *deps_path, const char *consequence);
+
+/**
+ * sl_deps_cover_kernel_warn() - the stderr warning of a deps.json whose
+ * kernel_ids contradict the records (taskprof decision, not in the
+ * reference; @c->no_kernel > 0, else nothing): one line
+ *   "Warning: K of N task rows of <records> ran on a core type for which
+ *    <deps> gives their task no kernel (first: t3 on AIC core 0,
+ *    kernel_ids [-1, 2, -1]): is it from another case or run? Those rows
+ *    stay unnamed (func_-1)."
+ * @err, @c, @records_path, @deps_path: as sl_deps_cover_warn().
+ */
+void sl_deps_cover_kernel_warn(FILE *err, const struct sl_deps_cover *c,
+			       const char *records_path, const char *deps_path);
 
 /**
  * sl_deps_cover_edges_foreign() - whether an edges-only deps.json (@c->

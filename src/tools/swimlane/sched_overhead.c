@@ -1514,6 +1514,9 @@ static int sched_overhead_main(int argc, char **argv)
 			sl_deps_cover_edges_warn(stderr, &cov, perf_path, deps_path, skipped);
 		else
 			sl_deps_cover_warn(stderr, &cov, perf_path, deps_path, skipped);
+	} else if (cov.no_kernel) {
+		fflush(stdout);
+		sl_deps_cover_kernel_warn(stderr, &cov, perf_path, deps_path);
 	}
 	rc = report(stdout, &pd, &deps, dag);
 	if (sl_stdout_finish())

@@ -719,7 +719,7 @@ static void resolve_func_ids(struct gen *g)
 	const char *n1 = g->nm ? sl_name_map_get(g->nm, ids[1]) : NULL;
 	const char *n2 = g->nm ? sl_name_map_get(g->nm, ids[2]) : NULL;
 	fprintf(g->o->err,
-		"Warning: %zu task%s two different AIV kernels (first: %s, kernel_ids [%d, %d, "
+		"note: %zu task%s two different AIV kernels (first: %s, kernel_ids [%d, %d, "
 		"%d]); the records do not say which AIV core ran which, so every AIV row takes "
 		"kernel_ids[1] (the records format's rule; docs/swimlane.md \"Limits\"): rows and "
 		"statistics of func_id %d%s%s%s "
@@ -2275,7 +2275,7 @@ static int warn_unanchored(struct gen *g)
 	struct sbuf *b = &g->sb2;
 	char td[32];
 	b->len = 0;
-	if (sb_printf(b, "Warning: %llu of %llu producer-consumer pairs of deps.json have no "
+	if (sb_printf(b, "%llu of %llu producer-consumer pairs of deps.json have no "
 			 "dependency arrow, for %zu task%s with no record to anchor on: ",
 		      (unsigned long long)dropped, (unsigned long long)pairs, n_tasks,
 		      n_tasks == 1 ? "" : "s"))
@@ -2334,7 +2334,17 @@ static int warn_unanchored(struct gen *g)
 			   : sb_printf(b, "; alloc bars need level-4 orchestrator records, which "
 					  "host_build_graph does not write")))
 		goto nomem;
-	fprintf(g->o->err, "%s\n", b->s);
+	/* Every missing anchor the records' level or runtime explains (no
+	 * orchestrator records: level < 4 or host_build_graph; no markers:
+	 * level < 3, or a5sim host_build_graph, which writes neither) is
+	 * what such a run gives, not a fault of this one: a note. Anything
+	 * else (lost records, another run's deps.json) stays a warning. */
+	const bool no_orch = !(pd->has_orch && pd->n_orch);
+	const bool explained =
+		(!n_kind[UA_ALLOC] || no_orch) &&
+		(!(n_kind[UA_DUMMY] || n_kind[UA_OTHER]) || pd->level < 3 ||
+		 (!markers && pd->level >= 4 && no_orch));
+	fprintf(g->o->err, "%s: %s\n", explained ? "note" : "Warning", b->s);
 out:
 	free(miss.v);
 	return rc;
