@@ -18,6 +18,7 @@
  * error, stdout not written); 130 / 143 / 129 when SIGINT / SIGTERM /
  * SIGHUP ends the report phase (temporary files removed, one line).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -294,7 +295,12 @@ static int parse_events(const char *s, struct op_opts *o)
 			errno = 0;
 			if (*id < '0' || *id > '9')
 				return bad("--events", s, expected);
-			unsigned long v = strtoul(id, &end, 0);
+			/* decimal, or hex after 0x: a leading 0 is not octal
+			 * (010 is ten, as the help says) */
+			bool hex = id[0] == '0' && (id[1] == 'x' || id[1] == 'X');
+			if (hex && !isxdigit((unsigned char)id[2]))
+				return bad("--events", s, expected);
+			unsigned long v = strtoul(hex ? id + 2 : id, &end, hex ? 16 : 10);
 			if (errno || *end || v >= TP_EV_NONE)
 				return bad("--events", s, expected);
 			if (*n >= OP_MAX_RAW_EVENTS) {

@@ -146,7 +146,12 @@ if [[ $n_warn -ne 1 || $n_raw -ne 1 ]]; then
 else
 	echo "ok: --events repeated id -> one event, one warning"
 fi
-for v in "aic:" "aic:x1" "aiv:1,,2" "cube:1" "aic:0xffff" "aic:1;aic:2" ";" "aic:-1" "aic:1 "; do
+# a leading 0 is decimal, not octal: 010 is ten (0x0a), 08 is eight
+out=$("$bin" op --aic-metrics BasicInfo --events "aic:010,08" $L 2>"$root/err")
+grep -qF "AIC 0x0a" <<<"$out" && grep -qF "AIC 0x08" <<<"$out" ||
+	{ echo "FAIL: --events aic:010,08 is not 0x0a and 0x08: $out $(cat "$root/err")"; fail=1; }
+for v in "aic:" "aic:x1" "aiv:1,,2" "cube:1" "aic:0xffff" "aic:1;aic:2" ";" "aic:-1" "aic:1 " \
+	"aic:0x" "aic:0x-1" "aic:0x 1"; do
 	expect 2 "taskprof op: --events expects" --events "$v" $L
 done
 

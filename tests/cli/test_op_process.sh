@@ -286,6 +286,29 @@ else
 	bad "I17: the partial report does not parse or is inconsistent"
 fi
 
+# ---- I17t -------------------------------------------------------------------
+# SIGTERM (and so SIGHUP, the same handler) as SIGINT: the pass finishes,
+# the launch is written as interrupted, with a note naming the signal, and
+# the application ends by it (143); the passes done are kept.
+say "I17t: SIGTERM during pass 2 of 4"
+slow_in_pass2 i17t
+kill -TERM $pid
+wait $pid
+rc=$?
+OPDIR=$(ls -d "$WORK/i17t"/OPPROF_* 2>/dev/null | head -1)
+d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+P=$(passes_of "${OPDIR:-/nonexistent}")
+pd=$(kv "$d/launch.txt" passes_done)
+note=$(kv "$d/launch.txt" note)
+if [ "$rc" = 143 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] &&
+	[ "${pd:-0}" -ge 1 ] && [ "$pd" -lt "${P:-0}" ] && [ "$note" = "SIGTERM after $pd of $P passes" ]; then
+	ok "I17t: exit 143, status=interrupted, $note"
+else
+	bad "I17t: exit $rc, want 143 with status=interrupted, 1..P-1 passes done and note 'SIGTERM after N of P passes' (got '$note')"
+	show "$WORK/i17t.err"
+	show "$d/launch.txt"
+fi
+
 # ---- I17c -------------------------------------------------------------------
 # The same SIGINT twice within a second, as GNU timeout sends it (to
 # taskprof, then to its process group; here both to taskprof): the repeat

@@ -1230,11 +1230,12 @@ static int kernel_replay(struct lctx *c)
 		if (inj_interrupted()) {
 			c->status = "interrupted";
 			if (p == 0 && cfg->warm_up)
-				snprintf(c->note, sizeof(c->note), "SIGINT in the warm-up, after %u "
-					 "of %u executions: no pass measured", warmed, cfg->warm_up);
+				snprintf(c->note, sizeof(c->note), "%s in the warm-up, after %u "
+					 "of %u executions: no pass measured", inj_interrupt_name(),
+					 warmed, cfg->warm_up);
 			else
-				snprintf(c->note, sizeof(c->note), "SIGINT after %u of %u passes", p,
-					 P);
+				snprintf(c->note, sizeof(c->note), "%s after %u of %u passes",
+					 inj_interrupt_name(), p, P);
 			break;
 		}
 		inj_progress("%s launch %d: pass %u/%u", l->name, c->k, p + 1, P);
@@ -2161,10 +2162,12 @@ int inj_range_pop(void)
 	for (uint32_t p = 0; p < P && !lrc; p++) {
 		if (inj_interrupted()) {
 			if (p == 0 && cfg->warm_up)
-				range_status("interrupted", "SIGINT in the warm-up, after %u of %u "
-					     "executions: no pass measured", warmed, cfg->warm_up);
+				range_status("interrupted", "%s in the warm-up, after %u of %u "
+					     "executions: no pass measured", inj_interrupt_name(), warmed,
+					     cfg->warm_up);
 			else
-				range_status("interrupted", "SIGINT after %u of %u passes", p, P);
+				range_status("interrupted", "%s after %u of %u passes",
+					     inj_interrupt_name(), p, P);
 			break;
 		}
 		inj_progress("range %.200s pass %u/%u", tl_r.name, p + 1, P);

@@ -257,10 +257,14 @@ static void on_sigint(int sig)
 		/* relaxed: read by the reader thread's watchdog only, which
 		 * is late by a poll at worst. */
 		atomic_store_explicit(&g_sigint_ns, now, memory_order_relaxed);
-		atomic_store_explicit(&g_sigint, 1, memory_order_relaxed);
-		static const char msg[] = "taskprof op: interrupt: finishing the pass in "
-					  "progress (Ctrl-C again to stop at once)\n";
-		if (stderr_ours() && write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		atomic_store_explicit(&g_sigint, sig, memory_order_relaxed);
+		static const char msg_int[] = "taskprof op: interrupt: finishing the pass in "
+					      "progress (Ctrl-C again to stop at once)\n";
+		static const char msg_other[] = "taskprof op: interrupt: finishing the pass in "
+						"progress (the signal again stops at once)\n";
+		const char *msg = sig == SIGINT ? msg_int : msg_other;
+		size_t len = sig == SIGINT ? sizeof(msg_int) - 1 : sizeof(msg_other) - 1;
+		if (stderr_ours() && write(STDERR_FILENO, msg, len) < 0) {
 			/* The note is cosmetic. */
 		}
 		return;
@@ -276,11 +280,25 @@ uint64_t inj_sigint_ns(void)
 	return atomic_load_explicit(&g_sigint_ns, memory_order_relaxed);
 }
 
+/* The interrupting signal (SIGINT, SIGTERM or SIGHUP); SIGINT before any. */
+static int interrupt_sig(void)
+{
+	int sig = atomic_load_explicit(&g_sigint, memory_order_relaxed);
+	return sig ? sig : SIGINT;
+}
+
+const char *inj_interrupt_name(void)
+{
+	int sig = interrupt_sig();
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
+}
+
 void inj_sigint_now(void)
 {
-	signal(SIGINT, SIG_DFL);
-	/* Other threads may have SIGINT blocked: send it to the process. */
-	kill(getpid(), SIGINT);
+	const int sig = interrupt_sig();
+	signal(sig, SIG_DFL);
+	/* Other threads may have it blocked: send it to the process. */
+	kill(getpid(), sig);
 	/* Delivered to some thread by now or soon; never come back. */
 	for (;;)
 		pause();
@@ -295,9 +313,11 @@ void inj_set_replaying(bool on)
 {
 	atomic_store_explicit(&g_replaying, on, memory_order_relaxed);
 	if (!on && atomic_load_explicit(&g_sigint, memory_order_relaxed)) {
-		/* The interrupted launch is written: now end as SIGINT would. */
-		signal(SIGINT, SIG_DFL);
-		raise(SIGINT);
+		/* The interrupted launch is written: now end as the signal
+		 * would. */
+		const int sig = interrupt_sig();
+		signal(sig, SIG_DFL);
+		raise(sig);
 	}
 }
 
@@ -456,14 +476,21 @@ static void inj_init(void)
 	if (inj_engine_init())
 		fatal_config(tp_last_error());
 	pthread_atfork(NULL, NULL, atfork_child);
-	struct sigaction old;
-	if (sigaction(SIGINT, NULL, &old) == 0 && old.sa_handler == SIG_DFL) {
+	/* SIGTERM and SIGHUP as SIGINT: taskprof op passes each of them on
+	 * to the application and reports what was collected, so a pass in
+	 * progress finishes and the launch is written first. */
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue; /* ignored, or the application's own handler */
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = on_sigint;
 		sigemptyset(&sa.sa_mask);
 		sa.sa_flags = SA_RESTART;
-		sigaction(SIGINT, &sa, NULL);
+		sigaction(sigs[i], &sa, NULL);
 	}
 	g_inj.active = true;
 	inj_log(TP_LOG_INFO, "injector active: %s replay, %u passes, warm-up %u%s",

@@ -87,6 +87,9 @@ uint64_t inj_sigint_ns(void);
 /** inj_sigint_now() - end the process by SIGINT's default action (the
  *  watchdog, after the pass outlived INJ_SIGINT_GRACE_NS). */
 __attribute__((noreturn)) void inj_sigint_now(void);
+/** inj_interrupt_name() - "SIGINT", "SIGTERM" or "SIGHUP": the signal that
+ *  interrupted the replay (SIGINT before any), for notes and messages. */
+const char *inj_interrupt_name(void);
 /** inj_interrupted() - whether SIGINT arrived during a replay.
  *  Return: true once one did (it stays true). */
 bool inj_interrupted(void);

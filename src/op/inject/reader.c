@@ -163,11 +163,14 @@ static void *reader_main(void *arg)
 			snprintf(dir, sizeof(dir), "%s", r_dir);
 		pthread_mutex_unlock(&r_mu);
 		if (cut) {
+			const char *sig = inj_interrupt_name();
 			inj_log(TP_LOG_WARN, "%s: the execution in progress did not end within "
-				"%llu s of the SIGINT: ending the application as the SIGINT "
-				"would", dir, INJ_SIGINT_GRACE_NS / 1000000000ull);
-			inj_end_launch_dir(dir, "interrupted",
-					   "SIGINT during an execution that did not end within 3 s");
+				"%llu s of the %s: ending the application as the %s would", dir,
+				INJ_SIGINT_GRACE_NS / 1000000000ull, sig, sig);
+			char why[96];
+			snprintf(why, sizeof(why),
+				 "%s during an execution that did not end within 3 s", sig);
+			inj_end_launch_dir(dir, "interrupted", why);
 			inj_sigint_now();
 		}
 		if (hung) {
