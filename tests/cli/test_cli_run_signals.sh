@@ -329,6 +329,30 @@ else
 	else
 		echo "ok: swimlane_made -> $code: $msg"
 	fi
+	# SIGQUIT (Ctrl-\\): the same clean-up, then its default action (a
+	# core dump where allowed: none here), exit 131 (128 + 3; a shell
+	# reports 131 whether or not a core was written)
+	( ulimit -c 0
+	exec env --default-signal=INT,HUP,QUIT "$bin" swimlane "$rec" -o "$root/madeq/a/trace.json" \
+		>/dev/null 2>"$root/err" ) &
+	pid=$!
+	for _ in $(seq 1200); do
+		compgen -G "$root/madeq/a/trace.json.*.tmp" >/dev/null && break
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -QUIT $pid
+	wait $pid
+	code=$?
+	pid=
+	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+	want="taskprof swimlane: interrupted by SIGQUIT: removed 1 temporary file and the folder $root/madeq made for the output; no output was written"
+	if [[ $code -ne 131 || $msg != "$want" || -e $root/madeq ]]; then
+		echo "FAIL: swimlane_quit: exit $code, want 131 and '$want': $msg; left: $(find "$root/madeq" 2>&1)"
+		fail=1
+	else
+		echo "ok: swimlane_quit -> $code: $msg"
+	fi
 	# Interrupted right after the trace was renamed into place (polling
 	# for it): the line must not say "no output was written" then. Either
 	# the process finished first (exit 0) or the line names the output.
