@@ -305,6 +305,18 @@ timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/rot_deps.json" >/dev/
 grep -qF "ran on a core type for which $root/rot_deps.json gives their task no kernel" "$root/err" ||
 	bad "sched-overhead, rotated deps.json: no kernel warning: $(cat "$root/err")"
 
+# ---- a row on a core the run does not have (num_cores 4) ----
+python3 - "$rec" "$root/oob.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["aicore_tasks"][0][0] = 100000
+json.dump(d, open(sys.argv[2], "w"))
+PY
+timeout $T "$bin" swimlane "$root/oob.json" --deps-json "$a/deps.json" -o "$root/oob_out.json" \
+	>/dev/null 2>"$root/err"
+grep -qxF "Warning: $root/oob.json: aicore_tasks[0] is on core 100000, and metadata.num_cores is 4: no core of the run (damaged records?); it joins no aicpu_tasks row" \
+	"$root/err" || bad "core beyond num_cores: $(cat "$root/err")"
+
 # ---- another of the run's files given as the records ----
 timeout $T "$bin" swimlane "$a/deps.json" -o "$root/dj.json" >/dev/null 2>"$root/err"
 [[ $? -eq 1 ]] || bad "deps.json as records: exit not 1"

@@ -998,6 +998,10 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, task_token_raw, reg_task_id, start_cycles, "
 					  "end_cycles], got %lld", (long long)n);
 		const struct core_row *c = &r->core[r->n_core++];
+		if (c->core > r->out->aicore_core_max) {
+			r->out->aicore_core_max = c->core;
+			r->out->aicore_core_max_row = r->n_core - 1;
+		}
 		if (c->end < c->start)
 			return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, c->end,
 				       c->start);
@@ -1019,6 +1023,10 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, reg_task_id, dispatch_cycles, finish_cycles], "
 					  "got %lld", (long long)n);
 		const struct cpu_row *a = &r->cpu[r->n_cpu++];
+		if (a->core > r->out->aicpu_core_max) {
+			r->out->aicpu_core_max = a->core;
+			r->out->aicpu_core_max_row = r->n_cpu - 1;
+		}
 		if (a->finish < a->dispatch)
 			return js_fail(p, "finish_cycles %" PRIu64 " < dispatch_cycles %" PRIu64,
 				       a->finish, a->dispatch);
@@ -1243,6 +1251,7 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		       struct sl_perf_data *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->aicore_core_max = out->aicpu_core_max = -1;
 	struct pd_priv *pv = calloc(1, sizeof(*pv));
 	if (!pv)
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
@@ -1392,6 +1401,33 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 				 : "the extra entries name no core");
 	/* A thread no scheduler array stands for (level 3 and 4 records
 	 * hold one per thread): an empty AICPU lane in the trace. */
+	/* A row on a core the run does not have (metadata.num_cores): it
+	 * joins nothing, and the unmatched / orphan lines would blame the
+	 * buffers' rotation. */
+	const struct {
+		const char *arr;
+		int64_t core;
+		size_t row;
+	} beyond_rows[2] = {
+		{ "aicore_tasks", pd->aicore_core_max, pd->aicore_core_max_row },
+		{ "aicpu_tasks", pd->aicpu_core_max, pd->aicpu_core_max_row },
+	};
+	for (int k = 0; k < 2 && pd->num_cores > 0; k++) {
+		o = strlen(buf);
+		if (beyond_rows[k].core < pd->num_cores || o >= len)
+			continue;
+		/* Rows there that joined are task rows, which the core_types
+		 * line above counts. */
+		bool joined = false;
+		for (size_t i = 0; i < pd->n_tasks && !joined; i++)
+			joined = pd->tasks[i].core_id == beyond_rows[k].core;
+		if (!joined)
+			snprintf(buf + o, len - o, "%s%s[%zu] is on core %lld, and metadata.num_cores "
+				 "is %lld: no core of the run (damaged records?); it joins no %s "
+				 "row", o ? "; " : "", beyond_rows[k].arr, beyond_rows[k].row,
+				 (long long)beyond_rows[k].core, (long long)pd->num_cores,
+				 k ? "aicore_tasks" : "aicpu_tasks");
+	}
 	if (pd->has_sched && o < len) {
 		o = strlen(buf);
 		int64_t mx = -1;

@@ -185,6 +185,11 @@ struct sl_perf_data {
 	/* AICore rows no AICPU row joined (level >= 2 with aicpu rows): not in
 	 * the tasks; the reference drops them silently, taskprof warns. */
 	uint64_t n_aicore_orphans;
+	/* The highest core_id of aicore_tasks / aicpu_tasks and the first row
+	 * with it (-1: no rows), for the warning of a row on a core beyond
+	 * metadata.num_cores (sl_perf_metadata_warning()). */
+	int64_t aicore_core_max, aicpu_core_max;
+	size_t aicore_core_max_row, aicpu_core_max_row;
 	/* Scheduler phase records whose kind string is none of spec §1.6's
 	 * (their phase is "unknown": the converter does not draw them), and
 	 * the first such string (owned by the perf data). */
