@@ -664,6 +664,15 @@ static void test_deps_variants(void **state)
 			    "without an integer task_id (tasks[3]; skipped); 4 of 7 edges[] entries "
 			    "skipped (edges[1]: not an object)");
 	sl_deps_free(&d);
+	/* a task_id past 64 bits is an integer, too large: said so */
+	assert_int_equal(deps_mem("{\"tasks\": [{\"task_id\": 1, \"kernel_ids\": [0, -1, -1]},"
+				  "{\"task_id\": \"99999999999999999999999999\", \"kernel_ids\": "
+				  "[0, -1, -1]}], \"edges\": []}", &d), 0);
+	assert_int_equal(d.n_tasks, 1);
+	assert_string_equal(d.quirks_warning,
+			    "deps.json: 1 tasks[] entry without an integer task_id (tasks[1]: an "
+			    "integer past 64 bits; skipped)");
+	sl_deps_free(&d);
 	/* kernel_ids that is not a list (a number, null, an object): the task
 	 * is left out of the kernel map, and said so; one without kernel_ids
 	 * is no quirk */

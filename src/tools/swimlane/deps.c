@@ -71,6 +71,8 @@ struct drd {
 	 * not objects or lack an integer pred / succ (skipped, §3.3): how
 	 * many, and the first one's index (and why, for an edge) */
 	size_t n_notid, notid_idx;
+	bool tid_range;    /* this entry's task_id: an integer past 64 bits */
+	bool notid_range;  /* so was the first entry without a task_id */
 	size_t edge_idx, cur_edge_idx, n_edge_skip, edge_skip_idx;
 	const char *edge_skip_why;
 };
@@ -154,8 +156,10 @@ static int task_end(struct drd *r, struct js_parser *p)
 {
 	struct sl_deps *d = r->out;
 	if (!r->has_tid) {
-		if (!r->n_notid++)
+		if (!r->n_notid++) {
 			r->notid_idx = r->task_idx;
+			r->notid_range = r->tid_range;
+		}
 		return 0;
 	}
 	/* block map: max(int(block_num, default 1), 1) */
@@ -267,7 +271,7 @@ static int dp_start(void *ctx, struct js_parser *p, enum js_type t)
 	case T_TASKS:
 		if (t != JS_OBJECT)
 			return js_fail(p, "expected a task object, got %s", js_type_name(t));
-		r->has_tid = r->kids_list = r->block_set = r->kids_key = false;
+		r->has_tid = r->kids_list = r->block_set = r->kids_key = r->tid_range = false;
 		r->n_kids = 0;
 		memset(r->kids, 0, sizeof(r->kids));
 		return T_TASK;
@@ -278,7 +282,7 @@ static int dp_start(void *ctx, struct js_parser *p, enum js_type t)
 			return T_KIDS;
 		}
 		if (JS_KEY(p, "task_id"))
-			r->has_tid = false; /* a container is no id */
+			r->has_tid = r->tid_range = false; /* a container is no id */
 		else if (JS_KEY(p, "kernel_ids"))
 			r->kids_list = false, r->kids_key = true;
 		else if (JS_KEY(p, "block_num"))
@@ -332,6 +336,12 @@ static int dp_value(void *ctx, struct js_parser *p, const struct js_value *v)
 	case T_TASK:
 		if (JS_KEY(p, "task_id")) {
 			r->has_tid = soft_u64(v, &r->tid, NULL);
+			bool n3;
+			uint64_t m3;
+			r->tid_range = !r->has_tid &&
+				       (v->type == JS_NUMBER || v->type == JS_STRING) &&
+				       js_parse_int(v->s, v->len, v->type == JS_STRING, &n3, &m3) ==
+					       JS_INT_RANGE;
 		} else if (JS_KEY(p, "block_num")) {
 			bool neg = false, n2;
 			uint64_t m2;
@@ -456,8 +466,9 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 				 r.n_badkids == 1 ? " is" : "s are");
 		if (r.n_notid)
 			snprintf(notid, sizeof(notid), "%s%zu tasks[] entr%s without an integer "
-				 "task_id (tasks[%zu]; skipped)", r.n_dup || r.n_badkids ? "; " : "",
-				 r.n_notid, r.n_notid == 1 ? "y" : "ies", r.notid_idx);
+				 "task_id (tasks[%zu]%s; skipped)", r.n_dup || r.n_badkids ? "; " : "",
+				 r.n_notid, r.n_notid == 1 ? "y" : "ies", r.notid_idx,
+				 r.notid_range ? ": an integer past 64 bits" : "");
 		if (r.n_edge_skip)
 			snprintf(eskip, sizeof(eskip), "%s%zu of %zu edges[] entr%s skipped (edges[%zu]: "
 				 "%s)", r.n_dup || r.n_badkids || r.n_notid ? "; " : "",
