@@ -810,6 +810,14 @@ char *tp_newest_run_file(const char *name, char **outputs, char **skipped)
 			}
 		}
 		closedir(d);
+	} else if (errno != ENOENT && skipped) {
+		/* ./outputs is there but cannot be listed (a file, a link
+		 * loop, no permission): that is the reason, not an empty
+		 * folder */
+		int err = errno;
+		if (asprintf(skipped, "%s: %s%s", dir, strerror(err),
+			     err == ENOTDIR ? " (a file, not a folder)" : "") < 0)
+			*skipped = NULL;
 	}
 	free(best_run);
 	if (outputs)

@@ -162,8 +162,10 @@ void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp);
  * @skipped: set to "<path>: <why>" for the first outputs/<run>/@name that
  *           exists as a name but was left out (a symbolic link whose
  *           target does not exist, a FIFO, a folder, one stat() refuses),
- *           for the caller's "none found" message (free it); NULL when
- *           none was. May be NULL.
+ *           for the caller's "none found" message (free it), or
+ *           "<cwd>/outputs: <strerror>" when outputs itself is there but
+ *           cannot be listed (a file, a link loop); NULL when none was.
+ *           May be NULL.
  *
  * Return: the path (free it), or NULL when there is none (or out of
  * memory).

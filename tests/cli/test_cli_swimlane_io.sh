@@ -158,6 +158,15 @@ rm "$f/outputs/run0/l2_swimlane_records.json"
 mkfifo "$f/outputs/run1/l2_swimlane_records.json"
 popd >/dev/null || exit 1
 [[ ! -e $f/x.json ]] || bad "a FIFO input produced a trace"
+# ./outputs itself a file: that is the reason given
+mkdir -p "$f/fileout"
+: >"$f/fileout/outputs"
+pushd "$f/fileout" >/dev/null || exit 1
+timeout $T "$bin" swimlane -o "$f/y.json" >/dev/null 2>"$root/err"
+[[ $? -eq 1 ]] || bad "outputs a file: exit not 1"
+[[ $(sed -n 2p "$root/err") == "(left out: $f/fileout/outputs: Not a directory (a file, not a folder))" ]] ||
+	bad "outputs a file: $(cat "$root/err")"
+popd >/dev/null || exit 1
 # a sibling deps.json that is a FIFO, a directory or a link to nothing is
 # not opened (a FIFO would block) but refused with the reason, in the
 # converter and in sched-overhead alike: no trace silently without arrows
