@@ -223,6 +223,15 @@ else
 	show "$WORK/r6.err"
 fi
 
+say "R7b: names with invalid UTF-8 or control bytes print as '?' in the summary table"
+op_run r7u -c 5 -- "$R" badnames
+if [ $OPRC = 0 ] && grep -q "^k?_x " "$WORK/r7u.out" && grep -q "^ok_$(printf '\303\251') " "$WORK/r7u.out" &&
+	! LC_ALL=C grep -q "$(printf '\377')" "$WORK/r7u.out"; then
+	ok "R7b: 'k\\xff\\x01x' shows as k?_x (launch.txt has the control byte as _), 'ok_\\xc3\\xa9' as it is"
+else
+	bad "R7b: exit $OPRC; summary: $(cat -v "$WORK/r7u.out")"
+fi
+
 say "R7: -k matches real kernel names"
 op_run r7a -k '*<1>' -c 5 -- "$R" names
 sets=$(launch_set "${OPDIR:-none}")

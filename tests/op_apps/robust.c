@@ -38,6 +38,8 @@
  *             take one for the other.
  *   names     "my kernel<1>" and "my_kernel_1_": two real names that
  *             sanitise to the same directory name.
+ *   badnames  "k\xff\x01x" (an invalid UTF-8 byte and a control
+ *             character) and "ok_\xc3\xa9" (valid UTF-8, e acute).
  *   rangebad  inside a range: an H2D copy of 100 MB into a 4 KiB buffer and
  *             a free of an address no allocation starts at; prints the
  *             return codes, which must be the runtime's (-EFAULT, -EINVAL)
@@ -531,6 +533,11 @@ static int m_names(void)
 	return two_names("names", "my kernel<1>", "my_kernel_1_");
 }
 
+static int m_badnames(void)
+{
+	return two_names("badnames", "k\xff\x01x", "ok_\xc3\xa9");
+}
+
 static int m_dotnames(void)
 {
 	return two_names("dotnames", ".hidden", "../up");
@@ -742,6 +749,8 @@ int main(int argc, char **argv)
 		return m_unpopped();
 	if (!strcmp(m, "names"))
 		return m_names();
+	if (!strcmp(m, "badnames"))
+		return m_badnames();
 	if (!strcmp(m, "dotnames"))
 		return m_dotnames();
 	if (!strcmp(m, "swapnames"))

@@ -1057,6 +1057,17 @@ static void test_print_summary(void **state)
 	assert_non_null(strstr(buf, ". \"consistent\" compares the passes' outputs, not their "
 				    "timings\n"));
 	free(buf);
+	/* Widths count characters: an accented name lines up, one past 40
+	 * characters is cut to 37 and "..." (not inside a character). */
+	snprintf(s[0].name, sizeof(s[0].name), "caf\xc3\xa9");
+	snprintf(s[1].name, sizeof(s[1].name), "%s",
+		 "\xc3\xa9\xc3\xa9xxxxxxxxxxyyyyyyyyyyzzzzzzzzzzwwwwwwwwwwvvvv");
+	f = open_memstream(&buf, &len);
+	tp_op_report_print_summary(f, s, 2);
+	fclose(f);
+	assert_non_null(strstr(buf, "\ncaf\xc3\xa9                                          0    0"));
+	assert_non_null(strstr(buf, "\n\xc3\xa9\xc3\xa9xxxxxxxxxxyyyyyyyyyyzzzzzzzzzzwwwww...      1    2"));
+	free(buf);
 }
 
 int main(void)

@@ -1123,6 +1123,40 @@ static uint32_t dir_k(const char *dir)
 	return k;
 }
 
+
+/* @in for the summary table, into @out (@cap bytes, always terminated):
+ * valid UTF-8 kept, every byte of an invalid sequence and every control
+ * character as '?' (a kernel name is the application's: raw bytes would
+ * garble the terminal; the launch folder's name is sanitised likewise). */
+static void printable_name(const char *in, char *out, size_t cap)
+{
+	const unsigned char *p = (const unsigned char *)in;
+	size_t o = 0;
+	while (*p && o + 1 < cap) {
+		unsigned c = *p;
+		size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3
+			 : (c >> 3) == 0x1e ? 4 : 0;
+		bool ok = n > 0 && !(n == 2 && c < 0xc2) && !(n == 4 && c > 0xf4);
+		for (size_t k = 1; ok && k < n; k++)
+			ok = (p[k] & 0xc0) == 0x80;
+		if (ok && n == 3)
+			ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+		if (ok && n == 4)
+			ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+		if (!ok || (n == 1 && (c < 0x20 || c == 0x7f))) {
+			out[o++] = '?';
+			p++;
+			continue;
+		}
+		if (o + n >= cap)
+			break;
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	out[o] = '\0';
+}
+
 int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 			struct tp_op_launch_summary *out)
 {
@@ -1235,7 +1269,7 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 
 	if (out) {
 		memset(out, 0, sizeof(*out));
-		snprintf(out->name, sizeof(out->name), "%s", r->li.name);
+		printable_name(r->li.name, out->name, sizeof(out->name));
 		out->device = r->li.device;
 		out->k = r->k;
 		out->block_dim = r->li.block_dim;
@@ -1259,6 +1293,27 @@ out:
 	return rc;
 }
 
+/* Characters (UTF-8 sequences) of @s, counting at most @max. */
+static size_t utf8_cols(const char *s, size_t max)
+{
+	size_t c = 0;
+	for (; *s && c < max; s++)
+		c += ((unsigned char)*s & 0xC0) != 0x80;
+	return c;
+}
+
+/* Bytes of the first @cols characters of @s. */
+static size_t utf8_prefix(const char *s, size_t cols)
+{
+	size_t b = 0, c = 0;
+	while (s[b]) {
+		if (((unsigned char)s[b] & 0xC0) != 0x80 && c++ == cols)
+			break;
+		b++;
+	}
+	return b;
+}
+
 /* cycle_deviation(%) above which the summary adds its note. */
 #define TP_OP_DEV_NOTE_PCT 25.0
 
@@ -1268,10 +1323,13 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		fputs("taskprof op: no kernel launch was profiled\n", f);
 		return;
 	}
+	/* Widths in characters (the names are valid UTF-8, printable_name()):
+	 * one column each, so accented names line up (wide CJK characters
+	 * still take two columns on a terminal). */
 	size_t w = 6;
 	for (size_t i = 0; i < n; i++)
-		if (strlen(s[i].name) > w)
-			w = strlen(s[i].name);
+		if (utf8_cols(s[i].name, SIZE_MAX) > w)
+			w = utf8_cols(s[i].name, SIZE_MAX);
 	if (w > 40)
 		w = 40;
 	fprintf(f, "%-*s %6s %4s %7s %14s %6s %10s %-11s %s\n", (int)w, "kernel", "device", "k",
@@ -1283,17 +1341,14 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		else
 			snprintf(dur, sizeof(dur), "N/A");
 		/* A longer name (a C++ signature) is cut visibly: its first
-		 * w - 3 bytes, not inside a UTF-8 character, and "...". */
-		char name[48]; /* w <= 40 bytes shown */
-		size_t len = strlen(s[i].name);
-		size_t cut = len;
-		if (len > w) {
-			cut = w - 3;
-			while (cut && ((unsigned char)s[i].name[cut] & 0xC0) == 0x80)
-				cut--;
-		}
-		snprintf(name, sizeof(name), "%.*s%s", (int)cut, s[i].name, len > w ? "..." : "");
-		fprintf(f, "%-*s %6d %4u %7u %14s %6u %10s %-11s %s\n", (int)w, name,
+		 * w - 3 characters and "...", padded to w columns. */
+		char name[4 * 40 + 48];
+		size_t cols = utf8_cols(s[i].name, SIZE_MAX);
+		size_t keep = cols > w ? w - 3 : cols;
+		size_t bytes = utf8_prefix(s[i].name, keep);
+		snprintf(name, sizeof(name), "%.*s%s%*s", (int)bytes, s[i].name,
+			 cols > w ? "..." : "", (int)(w - (cols > w ? w : cols)), "");
+		fprintf(f, "%s %6d %4u %7u %14s %6u %10s %-11s %s\n", name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
 			s[i].status, s[i].dir);
