@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -477,6 +479,7 @@ bool tp_path_bad_link(const char *path, char *why, size_t len)
 
 struct blocked_arg {
 	const char *full;
+	char last[PATH_MAX]; /* the deepest prefix that is a folder, "" none */
 };
 
 /* 1: stop (this prefix does not exist: nothing below it can be in the
@@ -493,18 +496,42 @@ static int blocked_prefix(const char *prefix, void *arg)
 			return tp_set_error(-err, "%s: cannot create directory: %s", a->full, why);
 		return 1;
 	}
-	if (S_ISDIR(st.st_mode))
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(a->last, sizeof(a->last), "%s", prefix);
 		return 0;
+	}
 	return tp_set_error(-ENOTDIR, "%s: cannot create directory: %s exists and is not a "
 				      "directory", a->full, prefix);
 }
 
 int tp_dir_blocked(const char *path)
 {
-	if (!path || !*path || strlen(path) >= PATH_MAX)
+	if (!path || !*path)
 		return 0;
-	struct blocked_arg a = { path };
-	int rc = for_each_prefix(path, blocked_prefix, &a);
+	if (strlen(path) >= PATH_MAX)
+		return tp_set_error(-ENAMETOOLONG, "%.64s...: cannot create directory: the path "
+				    "is %zu bytes long (at most %d)", path, strlen(path),
+				    PATH_MAX - 1);
+	struct blocked_arg *a = calloc(1, sizeof(*a));
+	if (!a)
+		return 0; /* tp_mkdir_p() reports what goes wrong then */
+	a->full = path;
+	int rc = for_each_prefix(path, blocked_prefix, a);
+	if (rc >= 0 && a->last[0]) {
+		/* The folder the new ones go into: one on a read-only file
+		 * system, or a pseudo file system (/proc, /sys), takes none. */
+		struct statfs sf;
+		if (statfs(a->last, &sf) == 0 &&
+		    (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC))
+			rc = tp_set_error(-EACCES, "%s: cannot create directory: %s is on %s, "
+					  "which holds no folders of ours", path, a->last,
+					  sf.f_type == PROC_SUPER_MAGIC ? "/proc (procfs)"
+									: "/sys (sysfs)");
+		else if (access(a->last, W_OK | X_OK) != 0 && (errno == EROFS || errno == EACCES))
+			rc = tp_set_error(-errno, "%s: cannot create directory in %s: %s", path,
+					  a->last, strerror(errno));
+	}
+	free(a);
 	return rc < 0 ? rc : 0;
 }
 

@@ -306,7 +306,10 @@ bool tp_path_bad_link(const char *path, char *why, size_t len);
  * -ENOTDIR with tp_last_error() "<path>: cannot create directory: <prefix>
  * exists and is not a directory", as tp_mkdir_p() says it; -ENOENT or
  * -ELOOP with "<path>: cannot create directory: <prefix> is a symbolic
- * link whose target <t> does not exist" (or "... in a loop (...)").
+ * link whose target <t> does not exist" (or "... in a loop (...)");
+ * -ENAMETOOLONG for a path of PATH_MAX bytes or more; -EACCES / -EROFS
+ * when the deepest existing folder on the path is on /proc or /sys, or
+ * cannot be written (a read-only file system, no permission).
  */
 int tp_dir_blocked(const char *path);
 

@@ -173,6 +173,13 @@ fi
 : >afile
 expect 2 "taskprof run: -o/--output: afile/sub: cannot create directory: afile exists and is not a directory" \
 	run paged_attention --case Case1 -o afile/sub
+# ... and so do one under /proc and one longer than PATH_MAX (they used to
+# fail with exit 1 once the inputs were prepared)
+expect 2 "taskprof run: -o/--output: /proc/tp_x: cannot create directory: /proc is on /proc (procfs), which holds no folders of ours" \
+	run paged_attention --case Case1 -o /proc/tp_x
+long=/$(printf 'a%.0s' $(seq 5000))
+expect 2 "cannot create directory: the path is 5001 bytes long (at most 4095)" \
+	run paged_attention --case Case1 -o "$long"
 mkdir -p dflt && : >dflt/outputs
 (cd dflt && "$bin" run gemm >/dev/null 2>"$root/err")
 code=$?
