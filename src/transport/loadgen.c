@@ -102,9 +102,11 @@ static void *lg_producer_main(void *arg)
 	while (!atomic_load_explicit(&s->go, memory_order_acquire))
 		;
 	const uint64_t n = s->cfg->records_per_producer;
+	/* The wall span encloses the CPU-time span, so that the CPU time
+	 * (which includes its own clock reads) cannot exceed the wall. */
 	struct timespec c0, c1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	uint64_t t0 = tp_now_ns();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	uint32_t k = 0;
 	for (uint64_t j = 0; j < n; j++) {
 		struct tp_dpe *wi = &w[k];
@@ -124,8 +126,8 @@ static void *lg_producer_main(void *arg)
 	}
 	for (uint32_t i = 0; i < per; i++)
 		dpe_flush(&w[i]);
-	pr->ns = tp_now_ns() - t0;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	pr->ns = tp_now_ns() - t0;
 	pr->cpu_ns = (uint64_t)(c1.tv_sec - c0.tv_sec) * 1000000000u + (uint64_t)c1.tv_nsec -
 		     (uint64_t)c0.tv_nsec;
 	pthread_mutex_lock(&s->mu);
