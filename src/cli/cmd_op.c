@@ -1322,23 +1322,16 @@ static bool has_group(const char *groups, const char *name)
 	return false;
 }
 
-/* The groups of the plan whose counters the simulated PMU does not model
- * (platform/pmu_events.c tp_pmu_group_model_note()): said after the table,
- * so that their zeros are not read as measurements. */
+/* A plan with ResourceConflictRatio, whose counters the simulated PMU
+ * does not model (platform/pmu_events.c tp_pmu_group_model_note()): said
+ * after the table, so that its zeros are not read as measurements. */
 static void print_unmodelled_note(const struct tp_op_config *cfg)
 {
-	const bool l2 = has_group(cfg->groups, "L2Cache");
-	const bool rc = has_group(cfg->groups, "ResourceConflictRatio");
-	if (!l2 && !rc)
+	if (!has_group(cfg->groups, "ResourceConflictRatio"))
 		return;
-	printf("note: the simulated PMU does not model %s%s%s: %s (docs/pmu.md \"Per event "
-	       "id\")\n",
-	       l2 ? "the L2 cache (L2Cache)" : "", l2 && rc ? " or " : "",
-	       rc ? "bank conflicts (ResourceConflictRatio)" : "",
-	       rc && cfg->arch == TP_PMU_ARCH_A5
-		       ? (l2 ? "their counters read 0, but for a5's idu_pmu_ins_iss_cnt"
-			     : "its counters read 0, but for a5's idu_pmu_ins_iss_cnt")
-		       : l2 && rc ? "their counters read 0" : "its counters read 0");
+	printf("note: the simulated PMU does not model bank conflicts: the ResourceConflictRatio "
+	       "counters read 0%s (docs/pmu.md \"Per event id\")\n",
+	       cfg->arch == TP_PMU_ARCH_A5 ? ", but for a5's idu_pmu_ins_iss_cnt" : "");
 }
 
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,

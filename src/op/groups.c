@@ -11,8 +11,8 @@
 #include "op/plan.h"
 
 /* Metric initialisers: one core, a formula, 1..4 event ids. */
-#define M1(col, core, f, a) { (col), (core), (f), 1, { (a) } }
-#define M2(col, core, f, a, b) { (col), (core), (f), 2, { (a), (b) } }
+#define M1(col, core, f, a) { (col), (core), (f), 1, { (a) }, 0 }
+#define M2(col, core, f, a, b) { (col), (core), (f), 2, { (a), (b) }, 0 }
 #define AIC TP_OP_AIC
 #define AIV TP_OP_AIV
 
@@ -23,8 +23,7 @@
 /*
  * Derived metrics per group and architecture: the §1.5 columns the
  * simulated PMU models (docs/pmu.md). Groups whose events all read 0 in
- * the simulation (a2a3 ResourceConflictRatio, L2Cache; a5 the same) have
- * counter columns only. test_op_plan checks every metric reads at least
+ * the simulation (ResourceConflictRatio) have counter columns only. test_op_plan checks every metric reads at least
  * one modelled event of its core type.
  */
 static const struct tp_op_metric a2a3_pipe[] = {
@@ -117,6 +116,26 @@ static const struct tp_op_metric a5_ub[] = {
 	M1("aiv_gm_to_ub_bw(GB/s)", AIV, TP_OP_F_BW_GBS, 0x206),
 };
 
+/* L2 hit rates (spec/opprof.md §1.5 L2Cache): hits / (hits + misses),
+ * as a percentage, per core type. */
+#define HIT(col, core, n_num, n_ev, ...) { (col), (core), TP_OP_F_HIT_PCT, (n_ev), { __VA_ARGS__ }, (n_num) }
+#define L2_RATES(core, pfx, wh, wm, rh, rm, rh1, rm1)                                  \
+	HIT(pfx "_write_hit_rate(%)", core, 1, 2, wh, wm),                              \
+	HIT(pfx "_read_hit_rate(%)", core, 2, 4, rh, rh1, rm, rm1),                     \
+	HIT(pfx "_total_hit_rate(%)", core, 3, 6, wh, rh, rh1, wm, rm, rm1)
+static const struct tp_op_metric a2a3_l2[] = {
+	L2_RATES(AIC, "aic", 0x500, 0x502, 0x504, 0x506, 0x508, 0x50a),
+	L2_RATES(AIV, "aiv", 0x500, 0x502, 0x504, 0x506, 0x508, 0x50a),
+};
+#define L2_RATES_A5(core, pfx)                                                      \
+	HIT(pfx "_write_hit_rate(%)", core, 1, 2, 0x42a, 0x42b),                        \
+	HIT(pfx "_read_hit_rate(%)", core, 1, 2, 0x424, 0x425),                         \
+	HIT(pfx "_total_hit_rate(%)", core, 2, 4, 0x42a, 0x424, 0x42b, 0x425)
+static const struct tp_op_metric a5_l2[] = {
+	L2_RATES_A5(AIC, "aic"),
+	L2_RATES_A5(AIV, "aiv"),
+};
+
 #define NM(a) (uint32_t)(sizeof(a) / sizeof((a)[0])), (a)
 
 /* Static part of each group: name, platform table, metrics per arch. The
@@ -141,6 +160,7 @@ static const struct {
 	[TP_OP_G_MEMORY] = { { NM(a2a3_memory) }, { NM(a5_memory) } },
 	[TP_OP_G_MEMORY_L0] = { { NM(a2a3_l0) }, { NM(a5_l0) } },
 	[TP_OP_G_MEMORY_UB] = { { NM(a2a3_ub) }, { NM(a5_ub) } },
+	[TP_OP_G_L2CACHE] = { { NM(a2a3_l2) }, { NM(a5_l2) } },
 };
 
 #define B_AIC TP_OP_CORE_BIT_AIC
@@ -365,11 +385,13 @@ const char *tp_op_event_name(enum tp_pmu_arch arch, uint16_t id)
 bool tp_op_metric_eval(const struct tp_op_metric *m, const uint64_t *vals, const bool *have,
 		       uint64_t cycles, double freq_hz, double *out)
 {
-	double s = 0;
+	double s = 0, num = 0;
 	for (uint32_t i = 0; i < m->n_ev; i++) {
 		if (!have[i])
 			return false;
 		s += (double)vals[i];
+		if (i < m->n_num)
+			num += (double)vals[i];
 	}
 	switch (m->formula) {
 	case TP_OP_F_COUNT:
@@ -393,6 +415,11 @@ bool tp_op_metric_eval(const struct tp_op_metric *m, const uint64_t *vals, const
 		return true;
 	case TP_OP_F_KB:
 		*out = s * TP_OP_REQ_BYTES / 1024.0;
+		return true;
+	case TP_OP_F_HIT_PCT:
+		if (!(s > 0) || !m->n_num)
+			return false; /* no access: no rate */
+		*out = num / s * 100.0;
 		return true;
 	default:
 		return false;

@@ -55,7 +55,7 @@ enum tp_op_group_idx {
 #define TP_OP_CORE_BIT_AIC 0x1u
 #define TP_OP_CORE_BIT_AIV 0x2u
 /* Most events one derived metric reads. */
-#define TP_OP_METRIC_MAX_EV 4
+#define TP_OP_METRIC_MAX_EV 6
 /* Bytes one memory request event stands for (docs/pmu.md "Requests"). */
 #define TP_OP_REQ_BYTES 32u
 
@@ -69,6 +69,8 @@ enum tp_op_formula {
 	TP_OP_F_TIME_US,    /* S / F * 1e6, "%.3f" (busy cycles as µs) */
 	TP_OP_F_BW_GBS,     /* S * 32 B / (C / F) / 1e9, "%.3f" GB/s */
 	TP_OP_F_KB,         /* S * 32 B / 1024, "%.3f" KB */
+	TP_OP_F_HIT_PCT,    /* (sum of the first @n_num events) / S * 100, "%.3f"
+			     * (an L2 hit rate: hits over hits and misses) */
 };
 
 /**
@@ -78,6 +80,8 @@ enum tp_op_formula {
  * @formula: enum tp_op_formula.
  * @n_ev:    events summed, 1 .. TP_OP_METRIC_MAX_EV.
  * @ev:      their ids (of the group's architecture).
+ * @n_num:   TP_OP_F_HIT_PCT: the first @n_num of @ev are the numerator
+ *           (1 .. @n_ev); unused by the other formulas.
  */
 struct tp_op_metric {
 	const char *column;
@@ -85,6 +89,7 @@ struct tp_op_metric {
 	uint8_t formula;
 	uint8_t n_ev;
 	uint16_t ev[TP_OP_METRIC_MAX_EV];
+	uint8_t n_num;
 };
 
 /**

@@ -64,6 +64,10 @@ struct tp_aicpu {
 struct tp_device {
 	const struct tp_platform *plat;
 	int id;
+	/* Launches so far (tp_device_launch_seq()); the launching thread
+	 * writes it before it creates the device threads, which publishes
+	 * it to them. */
+	uint64_t launch_seq;
 	int block_dim;
 	int num_cores;
 	int aicpu_threads;    /* threads that run aicpu_fn */
@@ -847,6 +851,7 @@ int tp_device_launch_ex(struct tp_device *dev, const struct tp_launch_config *lc
 		return tp_set_error(-EBUSY, "device %d: already running; call "
 				    "tp_device_wait() first", dev->id);
 	dev->launch = *lc;
+	dev->launch_seq++; /* no device thread runs; pthread_create publishes it */
 	/* relaxed: no device thread runs; pthread_create publishes it. */
 	atomic_store_explicit(&dev->launch_teardown_ns, dev->teardown_ns, memory_order_relaxed);
 	atomic_store_explicit(&dev->aicpu_may_hang, false, memory_order_relaxed);
@@ -1214,4 +1219,9 @@ int tp_aicpu_close_cores(struct tp_device *dev, const int *cores, int n,
 		}
 	}
 	return rc;
+}
+
+uint64_t tp_device_launch_seq(const struct tp_device *dev)
+{
+	return dev->launch_seq;
 }

@@ -480,4 +480,12 @@ void tp_aicpu_dispatch(struct tp_device *dev, int core, uint32_t token);
 int tp_aicpu_close_cores(struct tp_device *dev, const int *cores, int n,
 			 uint64_t timeout_ns);
 
+/**
+ * tp_device_launch_seq() - the number of the current (or last) launch of
+ * @dev: 1 for the first tp_device_launch_ex(), one more for each after;
+ * 0 before any. Read it on a device thread of the launch, or on the host
+ * between launches (the L2 model tags its lines with it, l2_model.h).
+ */
+uint64_t tp_device_launch_seq(const struct tp_device *dev);
+
 #endif /* TASKPROF_PLATFORM_DEVICE_H */

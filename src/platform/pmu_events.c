@@ -127,7 +127,10 @@ const char *tp_pmu_event_type_name(uint32_t type)
 const char *tp_pmu_group_model_note(enum tp_pmu_arch arch, uint32_t type)
 {
 	if (type == TP_PMU_L2_CACHE)
-		return "does not model the L2 cache: every L2_CACHE counter reads 0";
+		return arch == TP_PMU_ARCH_A5
+			       ? NULL
+			       : "has one L2 read channel: every GM read counts on r0, "
+				 "r1_read_cache_hit and r1_read_cache_miss_allocate read 0";
 	if (type == TP_PMU_RESOURCE_CONFLICT)
 		return arch == TP_PMU_ARCH_A5
 			       ? "does not model bank conflicts or vector-function mode: of "

@@ -105,8 +105,9 @@ const char *tp_pmu_event_type_name(uint32_t type);
 /**
  * tp_pmu_group_model_note() - what the simulated PMU does not count of the
  * group @type on @arch (docs/pmu.md "Per event id"): a phrase such as
- * "does not model the L2 cache: every L2_CACHE counter reads 0", or NULL
- * when it models every named counter of the group.
+ * "does not model bank or resource conflicts: every RESOURCE_CONFLICT
+ * counter reads 0", or NULL when it models every named counter of the
+ * group.
  */
 const char *tp_pmu_group_model_note(enum tp_pmu_arch arch, uint32_t type);
 

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "platform/device.h"
+#include "platform/l2_model.h"
 #include "platform/regs.h"
 #include "platform/tile/core_ctx.h"
 #include "platform/tile/usage.h"
@@ -23,6 +24,8 @@ enum ev_kind {
 	EV_INSTR_ALL,     /* instructions of every op */
 	EV_VCLASS,        /* VEC instructions of vector class @vclass */
 	EV_REQS,          /* requests on (@mem, @dir) by pipes in @mask */
+	EV_L2,            /* L2 lines of outcome @mem (enum tp_l2_outcome) of
+			   * GM accesses in direction @dir (l2_model.h) */
 };
 
 struct ev_prod {
@@ -47,10 +50,12 @@ struct ev_prod {
 #define REQS(id, mem, dir, pipes) { id, EV_REQS, 0, mem, dir, pipes }
 #define RD TP_DIR_READ
 #define WR TP_DIR_WRITE
+#define L2(id, outcome, dir) { id, EV_L2, 0, outcome, dir, 0 }
 
-/* a2a3 (DAV_2201). Ids absent here (icache, L2 cache, bank / resource
- * conflicts) read 0. GM is reached through L2, which the simulation does
- * not cache: a GM request is both an L2 and a main-memory request. */
+/* a2a3 (DAV_2201). Ids absent here (icache, bank / resource conflicts,
+ * the L2's second read channel r1) read 0. The L2 events count 128-byte
+ * lines of the L2 model (l2_model.h); the GM request events count every
+ * request, whether the L2 holds its line or not. */
 static const struct ev_prod prod_a2a3[] = {
 	/* ARITHMETIC_UTILIZATION */
 	{ 0x49, EV_INSTR_DT, TP_PIPE_CUBE, 0, 0, FLOAT16_DT },
@@ -78,11 +83,14 @@ static const struct ev_prod prod_a2a3[] = {
 	REQS(0x43, TP_MEM_UB, RD, P(TP_PIPE_VEC)), REQS(0x44, TP_MEM_UB, WR, P(TP_PIPE_VEC)),
 	REQS(0x37, TP_MEM_UB, RD, P(TP_PIPE_SCALAR)),
 	REQS(0x38, TP_MEM_UB, WR, P(TP_PIPE_SCALAR)),
+	/* L2_CACHE: every GM read (tp_copy_in's MTE2) on channel r0 */
+	L2(0x500, TP_L2_HIT, WR), L2(0x502, TP_L2_MISS, WR),
+	L2(0x504, TP_L2_HIT, RD), L2(0x506, TP_L2_MISS, RD),
 };
 
-/* a5 (DAV_3510). Absent: icache, L2 cache, the two UB conflict events and
- * the vector-function busy event (0x3502), which the tile API has no
- * notion of. */
+/* a5 (DAV_3510). Absent: icache, the two UB conflict events and the
+ * vector-function busy event (0x3502), which the tile API has no notion
+ * of. */
 static const struct ev_prod prod_a5[] = {
 	/* ARITHMETIC_UTILIZATION */
 	{ 0x323, EV_BUSY_DT, TP_PIPE_CUBE, 0, 0, FLOAT_DT },
@@ -107,6 +115,9 @@ static const struct ev_prod prod_a5[] = {
 	REQS(0x3, TP_MEM_UB, RD, ALL_PIPES), REQS(0x5, TP_MEM_UB, WR, ALL_PIPES),
 	REQS(0x70c, TP_MEM_UB, WR, P(TP_PIPE_FIXP)),
 	REQS(0x206, TP_MEM_UB, WR, MTE_PIPES), REQS(0x204, TP_MEM_UB, RD, MTE_PIPES),
+	/* L2_CACHE: ar (reads) and aw (writes), hit / miss / victim */
+	L2(0x424, TP_L2_HIT, RD), L2(0x425, TP_L2_MISS, RD), L2(0x426, TP_L2_VICTIM, RD),
+	L2(0x42a, TP_L2_HIT, WR), L2(0x42b, TP_L2_MISS, WR), L2(0x42c, TP_L2_VICTIM, WR),
 };
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -178,6 +189,8 @@ struct pmu_core {
 	uint64_t busy_sum;      /* counted busy cycles, all pipes */
 	const struct ev_prod *prod[TP_PMU_MAX_SLOTS];
 	uint64_t acc[TP_PMU_MAX_SLOTS];
+	bool l2_on;             /* a slot counts an L2 event (set at open) */
+	uint64_t launch;        /* tp_device_launch_seq() at the open */
 
 	/* stats: written by the core thread, read by anyone */
 	_Atomic uint64_t ops_counted, ops_refused;
@@ -195,6 +208,10 @@ struct tp_pmu_model {
 	 * the kernel's. */
 	uint64_t read_ns;
 	struct pmu_core *cores;
+	/* The device's L2 model, made by the first window that counts an L2
+	 * event (NULL until then, or when it could not be made). */
+	_Atomic(struct tp_l2 *) l2;
+	atomic_bool l2_failed;
 };
 
 /* The CPU time one tp_thread_cpu_ns() call takes, ns: the smallest gap
@@ -268,6 +285,8 @@ void tp_pmu_model_destroy(struct tp_pmu_model *m)
 		return;
 	for (int c = 0; c < m->n_cores; c++)
 		tp_pmu_detach(m, c);
+	/* relaxed: the device threads are joined (the caller's contract). */
+	tp_l2_destroy(atomic_load_explicit(&m->l2, memory_order_relaxed));
 	free(m->cores);
 	free(m);
 }
@@ -531,6 +550,19 @@ static void usage_hook(struct tp_core_ctx *ctx, const struct tp_usage_delta *d, 
 	for (int i = 0; i < n; i++)
 		if (pc->prod[i])
 			pc->acc[i] += prod_value(pc->prod[i], d);
+	if (pc->l2_on && d->n_gm) {
+		/* acquire: pairs with the release of the CAS that published
+		 * the cache (get_l2()); set before the open read it. */
+		struct tp_l2 *l2 = atomic_load_explicit(&pc->m->l2, memory_order_acquire);
+		struct tp_l2_counts c;
+		memset(&c, 0, sizeof(c));
+		for (uint32_t g = 0; g < d->n_gm; g++)
+			tp_l2_access(l2, pc->launch, d->gm[g].base, d->gm[g].row_bytes,
+				     d->gm[g].rows, d->gm[g].stride, d->gm[g].dir, &c);
+		for (int i = 0; i < n; i++)
+			if (pc->prod[i] && pc->prod[i]->kind == EV_L2)
+				pc->acc[i] += c.n[pc->prod[i]->dir][pc->prod[i]->mem];
+	}
 	pc->busy_sum += d->cycles;
 	/* relaxed: a statistic, as above. */
 	atomic_fetch_add_explicit(&pc->ops_counted, 1, memory_order_relaxed);
@@ -557,6 +589,33 @@ void tp_pmu_detach(struct tp_pmu_model *m, int core_id)
 	pc->ctx = NULL;
 }
 
+/* The device's L2 model, made on first use by whichever core gets here
+ * first; NULL (with one WARN) when it cannot be made: the L2 events then
+ * read 0. */
+static struct tp_l2 *get_l2(struct tp_pmu_model *m)
+{
+	/* acquire: pairs with the release of the CAS below. */
+	struct tp_l2 *l2 = atomic_load_explicit(&m->l2, memory_order_acquire);
+	if (l2 || atomic_load_explicit(&m->l2_failed, memory_order_relaxed))
+		return l2;
+	struct tp_l2 *mine = NULL;
+	if (tp_l2_create(0, &mine)) {
+		/* relaxed: one WARN per model is all it decides. */
+		if (!atomic_exchange_explicit(&m->l2_failed, true, memory_order_relaxed))
+			TP_WARN("pmu model: no L2 model, the L2_CACHE events read 0: %s",
+				tp_last_error());
+		return NULL;
+	}
+	/* release: the cache's zeroed tags before the pointer; acq_rel on
+	 * success also for a loser's view of the winner (failure order). */
+	struct tp_l2 *none = NULL;
+	if (atomic_compare_exchange_strong_explicit(&m->l2, &none, mine, memory_order_acq_rel,
+						    memory_order_acquire))
+		return mine;
+	tp_l2_destroy(mine); /* another core made it first */
+	return none;
+}
+
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
 {
 	struct pmu_core *pc = core_of(m, core_id);
@@ -565,9 +624,15 @@ void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
 	const struct tp_pmu_regmap *r = &m->plat->pmu;
 	/* The selectors are what PMU_CNTi_IDX holds now; they are fixed for
 	 * the window (the AICPU programs them once per run). */
+	pc->l2_on = false;
 	for (int i = 0; i < m->n_slots; i++) {
 		pc->prod[i] = prod_find(m->arch, rd(m, core_id, r->cnt_idx[i]));
 		pc->acc[i] = 0;
+		pc->l2_on |= pc->prod[i] && pc->prod[i]->kind == EV_L2;
+	}
+	if (pc->l2_on) {
+		pc->l2_on = get_l2(m) != NULL;
+		pc->launch = tp_device_launch_seq(m->dev);
 	}
 	pc->win_ns = 0;
 	pc->busy_sum = 0;

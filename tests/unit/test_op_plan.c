@@ -447,11 +447,12 @@ static void test_group_tables(void **state)
 static void test_metric_formulas(void **state)
 {
 	(void)state;
-	const struct tp_op_metric ratio = { "r", TP_OP_AIV, TP_OP_F_RATIO, 2, { 1, 2 } };
-	const struct tp_op_metric time = { "t", TP_OP_AIC, TP_OP_F_TIME_US, 1, { 1 } };
-	const struct tp_op_metric bw = { "b", TP_OP_AIC, TP_OP_F_BW_GBS, 1, { 1 } };
-	const struct tp_op_metric kb = { "k", TP_OP_AIC, TP_OP_F_KB, 1, { 1 } };
-	const struct tp_op_metric cnt = { "c", TP_OP_AIC, TP_OP_F_COUNT, 2, { 1, 2 } };
+	const struct tp_op_metric ratio = { "r", TP_OP_AIV, TP_OP_F_RATIO, 2, { 1, 2 }, 0 };
+	const struct tp_op_metric time = { "t", TP_OP_AIC, TP_OP_F_TIME_US, 1, { 1 }, 0 };
+	const struct tp_op_metric bw = { "b", TP_OP_AIC, TP_OP_F_BW_GBS, 1, { 1 }, 0 };
+	const struct tp_op_metric kb = { "k", TP_OP_AIC, TP_OP_F_KB, 1, { 1 }, 0 };
+	const struct tp_op_metric cnt = { "c", TP_OP_AIC, TP_OP_F_COUNT, 2, { 1, 2 }, 0 };
+	const struct tp_op_metric hit = { "h", TP_OP_AIC, TP_OP_F_HIT_PCT, 2, { 1, 2 }, 1 };
 	uint64_t v[2] = { 300, 150 };
 	bool h[2] = { true, true };
 	double out;
@@ -467,6 +468,11 @@ static void test_metric_formulas(void **state)
 	assert_string_equal(tp_op_metric_format(&kb, true, out, buf, sizeof(buf)), "9.375");
 	assert_true(tp_op_metric_eval(&cnt, v, h, 0, 1.8e9, &out));
 	assert_string_equal(tp_op_metric_format(&cnt, true, out, buf, sizeof(buf)), "450");
+	/* 300 hits of 450 lines: 66.667% */
+	assert_true(tp_op_metric_eval(&hit, v, h, 0, 1.8e9, &out));
+	assert_string_equal(tp_op_metric_format(&hit, true, out, buf, sizeof(buf)), "66.667");
+	uint64_t none[2] = { 0, 0 };
+	assert_false(tp_op_metric_eval(&hit, none, h, 1800, 1.8e9, &out)); /* no access */
 	/* N/A: a missing value, a zero denominator. */
 	h[1] = false;
 	assert_false(tp_op_metric_eval(&ratio, v, h, 1800, 1.8e9, &out));

@@ -27,6 +27,7 @@
 #include "platform/platform.h"
 #include "platform/pmu_events.h"
 #include "platform/pmu_foreign.h"
+#include "platform/l2_model.h"
 #include "platform/pmu_model.h"
 #include "platform/regs.h"
 #include "platform/tile/core_ctx.h"
@@ -403,7 +404,11 @@ static uint32_t pmu_reg(struct fx *f, int core, uint32_t off)
 #define TILE_BYTES (N * N * 4)
 #define TILE_REQS (TILE_BYTES / 32)
 
-static float gm_a[N * N], gm_b[N * N], gm_c[N * N];
+/* On whole L2 lines (128 bytes): a tile is TILE_LINES lines exactly. */
+static _Alignas(128) float gm_a[N * N];
+static _Alignas(128) float gm_b[N * N];
+static _Alignas(128) float gm_c[N * N];
+#define TILE_LINES (TILE_BYTES / TP_L2_LINE_BYTES)
 
 /* AIV: GM -> UB twice (MTE2), vadd and vexp (VEC), UB -> GM (MTE3). */
 static void vec_kernel(void)
@@ -607,8 +612,26 @@ static void test_model_memory_a2a3(void **state)
 	assert_int_equal(s.counters[2], 128);
 	assert_int_equal(s.counters[0], 0);
 
-	/* Unmodelled events read 0, with the window wide open. */
+	/* L2_CACHE: the first run misses every line (two tiles read, one
+	 * written), the second, in the same launch, finds them all. */
 	program(f, AIV_CORE, TP_PMU_L2_CACHE, TP_PMU_NOTE_ENABLED);
+	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+	assert_int_equal(s.counters[0], 0);              /* write_cache_hit */
+	assert_int_equal(s.counters[1], TILE_LINES);     /* write_cache_miss_allocate */
+	assert_int_equal(s.counters[2], 0);              /* r0_read_cache_hit */
+	assert_int_equal(s.counters[3], 2 * TILE_LINES); /* r0_read_cache_miss_allocate */
+	assert_int_equal(s.counters[4], 0);              /* r1: not modelled */
+	assert_int_equal(s.counters[5], 0);
+	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+	assert_int_equal(s.counters[0], TILE_LINES);
+	assert_int_equal(s.counters[1], 0);
+	assert_int_equal(s.counters[2], 2 * TILE_LINES);
+	assert_int_equal(s.counters[3], 0);
+	assert_true(s.total_cycles > 0);
+	assert_true(tp_pmu_event_modelled(TP_PMU_ARCH_A2A3, 0x504));
+	assert_false(tp_pmu_event_modelled(TP_PMU_ARCH_A2A3, 0x508));
+	/* Unmodelled events read 0, with the window wide open. */
+	program(f, AIV_CORE, TP_PMU_RESOURCE_CONFLICT, TP_PMU_NOTE_ENABLED);
 	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
 	for (int i = 0; i < 8; i++)
 		assert_int_equal(s.counters[i], 0);
@@ -642,7 +665,74 @@ static void test_model_memory_a5(void **state)
 	assert_int_equal(s.counters[0], 0);
 	assert_int_equal(s.counters[3], 131);
 	assert_int_equal(s.counters[3], tp_core_ctx_usage(&f->aiv)->instr[TP_PIPE_VEC] + 3);
+	/* L2_CACHE on a5: ar / aw hit, miss, victim (none: 192 MiB) */
+	program(f, AIV_CORE, TP_PMU_L2_CACHE, TP_PMU_NOTE_ENABLED);
+	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+	assert_int_equal(s.counters[0], 0);
+	assert_int_equal(s.counters[1], 2 * TILE_LINES);
+	assert_int_equal(s.counters[2], 0);
+	assert_int_equal(s.counters[3], 0);
+	assert_int_equal(s.counters[4], TILE_LINES);
+	assert_int_equal(s.counters[5], 0);
+	s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+	assert_int_equal(s.counters[0], 2 * TILE_LINES);
+	assert_int_equal(s.counters[1], 0);
+	assert_int_equal(s.counters[3], TILE_LINES);
+	assert_int_equal(s.counters[4], 0);
 	fx_close(f);
+}
+
+/* The cache itself (l2_model.h): one set of 16 ways, FIFO eviction, a
+ * new launch starts empty, rows of a strided region. */
+static void test_l2_model(void **state)
+{
+	(void)state;
+	struct tp_l2 *l2 = NULL;
+	assert_int_equal(tp_l2_create(TP_L2_LINE_BYTES * TP_L2_WAYS, &l2), 0);
+	assert_int_equal(tp_l2_bytes(l2), TP_L2_LINE_BYTES * TP_L2_WAYS);
+	static _Alignas(128) uint8_t mem[64 * TP_L2_LINE_BYTES];
+	struct tp_l2_counts c = { 0 };
+	/* 16 lines, one row: 16 misses; again: 16 hits */
+	tp_l2_access(l2, 1, mem, 16 * TP_L2_LINE_BYTES, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_MISS], 16);
+	assert_int_equal(c.n[0][TP_L2_VICTIM], 0);
+	tp_l2_access(l2, 1, mem, 16 * TP_L2_LINE_BYTES, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_HIT], 16);
+	/* a 17th line evicts the first filled (line 0): a victim; line 0
+	 * then misses and evicts line 1 */
+	memset(&c, 0, sizeof(c));
+	tp_l2_access(l2, 1, mem + 16 * TP_L2_LINE_BYTES, 1, 1, 0, 1, &c);
+	assert_int_equal(c.n[1][TP_L2_MISS], 1);
+	assert_int_equal(c.n[1][TP_L2_VICTIM], 1);
+	tp_l2_access(l2, 1, mem, 1, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_MISS], 1);
+	assert_int_equal(c.n[0][TP_L2_VICTIM], 1);
+	tp_l2_access(l2, 1, mem + 2 * TP_L2_LINE_BYTES, 1, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_HIT], 1);
+	/* launch 2: empty again, and filling it evicts nothing of launch 2 */
+	memset(&c, 0, sizeof(c));
+	tp_l2_access(l2, 2, mem, 16 * TP_L2_LINE_BYTES, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_MISS], 16);
+	assert_int_equal(c.n[0][TP_L2_HIT], 0);
+	assert_int_equal(c.n[0][TP_L2_VICTIM], 0);
+	tp_l2_destroy(l2);
+	/* 3 rows of 100 bytes, 256 apart, from byte 64: each row spans two
+	 * lines (64..163, 320..419, 576..675) */
+	assert_int_equal(tp_l2_create(0, &l2), 0);
+	assert_int_equal(tp_l2_bytes(l2), TP_L2_DEFAULT_BYTES);
+	memset(&c, 0, sizeof(c));
+	tp_l2_access(l2, 1, mem + 64, 100, 3, 256, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_MISS], 6);
+	tp_l2_destroy(l2);
+	/* the size from the environment, and a bad one */
+	setenv("TASKPROF_SIM_L2_BYTES", "65536", 1);
+	assert_int_equal(tp_l2_create(0, &l2), 0);
+	assert_int_equal(tp_l2_bytes(l2), 65536);
+	tp_l2_destroy(l2);
+	setenv("TASKPROF_SIM_L2_BYTES", "12x", 1);
+	assert_int_equal(tp_l2_create(0, &l2), -EINVAL);
+	assert_non_null(strstr(tp_last_error(), "TASKPROF_SIM_L2_BYTES=12x"));
+	unsetenv("TASKPROF_SIM_L2_BYTES");
 }
 
 static void test_model_window_closed(void **state)
@@ -1072,6 +1162,7 @@ int main(void)
 		cmocka_unit_test(test_model_pipe_a5),
 		cmocka_unit_test(test_model_memory_a2a3),
 		cmocka_unit_test(test_model_memory_a5),
+		cmocka_unit_test(test_l2_model),
 		cmocka_unit_test(test_model_window_closed),
 		cmocka_unit_test(test_model_total_is_window_length),
 		cmocka_unit_test(test_model_short_windows_count_their_wall_time),

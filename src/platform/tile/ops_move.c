@@ -67,6 +67,10 @@ static int dma_copy(const char *name, enum tp_op id, enum tp_pipe pipe,
 	}
 	tile_op_access(&op, src->mem, TP_DIR_READ, bytes);
 	tile_op_access(&op, dst->mem, TP_DIR_WRITE, bytes);
+	if (src->mem == TP_MEM_GM)
+		tile_op_gm(&op, src, TP_DIR_READ);
+	if (dst->mem == TP_MEM_GM)
+		tile_op_gm(&op, dst, TP_DIR_WRITE);
 	tile_op_end(&op);
 	return 0;
 }
@@ -177,6 +181,8 @@ int tp_fixpipe(const struct tp_tile *dst, const struct tp_tile *src)
 	op.d.instr = bursts(dst, src);
 	tile_op_access(&op, TP_MEM_L0C, TP_DIR_READ, tile_bytes(src));
 	tile_op_access(&op, dst->mem, TP_DIR_WRITE, tile_bytes(dst));
+	if (dst->mem == TP_MEM_GM)
+		tile_op_gm(&op, dst, TP_DIR_WRITE);
 	tile_op_end(&op);
 	return 0;
 }

@@ -363,6 +363,7 @@ int tile_op_begin(struct tile_op *op, const char *name, enum tp_op id,
 	op->d.dtype = TP_DTYPE_NONE;
 	op->d.vclass = TP_VCLASS_NONE;
 	op->d.n_access = 0;
+	op->d.n_gm = 0;
 	op->d.cycles = 0;
 	op->d.instr = 0;
 	op->d.elems = 0;
@@ -440,6 +441,19 @@ void tile_op_access(struct tile_op *op, enum tp_mem mem, enum tp_dir dir,
 	a->dir = (uint8_t)dir;
 	a->bytes = bytes;
 	a->reqs = reqs;
+}
+
+void tile_op_gm(struct tile_op *op, const struct tp_tile *t, enum tp_dir dir)
+{
+	struct tp_usage_delta *d = &op->d;
+	if (d->n_gm >= TP_USAGE_MAX_GM)
+		return;
+	struct tp_gm_span *g = &d->gm[d->n_gm++];
+	g->base = tile_base(t);
+	g->row_bytes = (uint64_t)t->cols * tile_dtype_size[t->dtype];
+	g->stride = tile_row_bytes(t);
+	g->rows = t->rows;
+	g->dir = (uint8_t)dir;
 }
 
 void tile_op_end(struct tile_op *op)

@@ -108,6 +108,13 @@ void tile_op_access(struct tile_op *op, enum tp_mem mem, enum tp_dir dir,
 		    uint64_t bytes);
 
 /**
+ * tile_op_gm() - record GM tile @t, read or written (@dir), in the op's
+ * delta for the L2 model (struct tp_gm_span). At most TP_USAGE_MAX_GM per
+ * op; more are ignored.
+ */
+void tile_op_gm(struct tile_op *op, const struct tp_tile *t, enum tp_dir dir);
+
+/**
  * tile_op_end() - stop the op's clock, set its cycles (>= 1), add the
  * delta to the core's record and call the usage hook if counting; inside
  * a scalar section, exclude the op's time from the section.

@@ -146,6 +146,23 @@ struct tp_mem_access {
 	uint64_t reqs;
 };
 
+/* At most two GM regions per op (today one: tp_copy_in's source, or
+ * tp_copy_out's / tp_fixpipe's destination). */
+#define TP_USAGE_MAX_GM 2
+
+/**
+ * struct tp_gm_span - a GM tile an op read or wrote, for the L2 model
+ * (platform/l2_model.h): @rows rows of @row_bytes bytes, @stride bytes
+ * apart, from @base (a host address of device memory); @dir enum tp_dir.
+ */
+struct tp_gm_span {
+	const void *base;
+	uint64_t row_bytes;
+	uint64_t stride;
+	uint32_t rows;
+	uint8_t dir;
+};
+
 /**
  * struct tp_usage_delta - exactly what one op did.
  * @op:       enum tp_op.
@@ -158,6 +175,8 @@ struct tp_mem_access {
  * @instr:    instructions issued on @pipe.
  * @elems:    elements processed, in @dtype.
  * @access:   memory paths used; one entry per (mem, dir).
+ * @n_gm:     entries used in @gm.
+ * @gm:       the GM tiles behind the GM entries of @access.
  */
 struct tp_usage_delta {
 	uint8_t op;
@@ -169,6 +188,8 @@ struct tp_usage_delta {
 	uint64_t instr;
 	uint64_t elems;
 	struct tp_mem_access access[TP_USAGE_MAX_ACCESS];
+	uint32_t n_gm;
+	struct tp_gm_span gm[TP_USAGE_MAX_GM];
 };
 
 /**
