@@ -516,20 +516,24 @@ int tp_dir_blocked(const char *path)
 	if (!a)
 		return 0; /* tp_mkdir_p() reports what goes wrong then */
 	a->full = path;
+	/* A relative path's folders go into the working directory. */
+	if (path[0] != '/')
+		snprintf(a->last, sizeof(a->last), ".");
 	int rc = for_each_prefix(path, blocked_prefix, a);
 	if (rc >= 0 && a->last[0]) {
 		/* The folder the new ones go into: one on a read-only file
 		 * system, or a pseudo file system (/proc, /sys), takes none. */
+		const char *where = strcmp(a->last, ".") ? a->last : "the working directory";
 		struct statfs sf;
 		if (statfs(a->last, &sf) == 0 &&
 		    (sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC))
 			rc = tp_set_error(-EACCES, "%s: cannot create directory: %s is on %s, "
-					  "which holds no folders of ours", path, a->last,
+					  "which holds no folders of ours", path, where,
 					  sf.f_type == PROC_SUPER_MAGIC ? "/proc (procfs)"
 									: "/sys (sysfs)");
 		else if (access(a->last, W_OK | X_OK) != 0 && (errno == EROFS || errno == EACCES))
 			rc = tp_set_error(-errno, "%s: cannot create directory in %s: %s", path,
-					  a->last, strerror(errno));
+					  where, strerror(errno));
 	}
 	free(a);
 	return rc < 0 ? rc : 0;

@@ -140,7 +140,8 @@ static void help(FILE *f)
 		"                            (kernel and range replay) [0..500, default 1]\n"
 		"      --cache-control all|none\n"
 		"                            reset caches before each pass; the simulated\n"
-		"                            device has none, so both do nothing (recorded)\n"
+		"                            L2 starts empty at every execution anyway, so\n"
+		"                            both measure a cold L2 (recorded)\n"
 		"                            [default all; none in application replay]\n"
 		"      --replay-restore all  restore every tracked allocation before each\n"
 		"                            execution (dirty is not implemented) [all]\n"
@@ -298,7 +299,7 @@ static int parse_events(const char *s, struct op_opts *o)
 			/* decimal, or hex after 0x: a leading 0 is not octal
 			 * (010 is ten, as the help says) */
 			bool hex = id[0] == '0' && (id[1] == 'x' || id[1] == 'X');
-			if (hex && !isxdigit((unsigned char)id[2]))
+			if (hex && (!id[2] || id[2 + strspn(id + 2, "0123456789abcdefABCDEF")]))
 				return bad("--events", s, expected);
 			unsigned long v = strtoul(hex ? id + 2 : id, &end, hex ? 16 : 10);
 			if (errno || *end || v >= TP_EV_NONE)
@@ -908,7 +909,7 @@ static int write_config(const struct op_opts *o, const char *path)
 	fprintf(tx.fp,
 		"# launcher (taskprof op), not read by the injector:\n"
 		"# platform=%s\n"
-		"# cache_control=%s   (the simulated device models no caches: nothing is reset)\n"
+		"# cache_control=%s   (the simulated L2 starts empty at every execution: either value)\n"
 		"# replay_restore=all\n",
 		o->platform, o->cache_control_all ? "all" : "none");
 	if (o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION)

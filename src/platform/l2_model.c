@@ -5,12 +5,18 @@
  * A tag is ((line + 1) << 24) | (launch & 0xffffff), line = address /
  * TP_L2_LINE_BYTES; 0 is an empty way. A tag whose low 24 bits are not
  * this launch's is empty too (after 2^24 launches an old tag could read
- * as current again: a model's wrap, not worth a clear of 12 MiB).
+ * as current again: a model's wrap, not worth a clear of 12 MiB). Lines
+ * have 40 bits (addresses below 2^47, x86-64 Linux user space); a higher
+ * line is folded into 40 bits and may alias another.
+ *
+ * A set's FIFO pointer carries the launch too: (launch << 8) | next, so
+ * that a new launch, which refills the set from way 0, evicts from way 0.
  */
 #include "platform/l2_model.h"
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +28,31 @@
 struct tp_l2 {
 	uint64_t n_sets;
 	_Atomic uint64_t *tags;     /* n_sets × TP_L2_WAYS */
-	_Atomic uint8_t *next_out;  /* per set: the way the next full miss evicts */
+	_Atomic uint32_t *next_out; /* per set: (launch << 8) | the way the next
+				     * full miss evicts (mod TP_L2_WAYS) */
 };
+
+/* Largest capacity: 2^32 sets. */
+#define MAX_BYTES ((uint64_t)TP_L2_LINE_BYTES * TP_L2_WAYS << 32)
+
+int tp_l2_env_bytes(uint64_t *bytes)
+{
+	const uint64_t set_bytes = (uint64_t)TP_L2_LINE_BYTES * TP_L2_WAYS;
+	const char *env = getenv("TASKPROF_SIM_L2_BYTES");
+	*bytes = TP_L2_DEFAULT_BYTES;
+	if (!env || !*env)
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(env, &end, 10);
+	if (env[0] < '0' || env[0] > '9' || errno || *end || v < set_bytes || v > MAX_BYTES)
+		return tp_set_error(-EINVAL, "TASKPROF_SIM_L2_BYTES=%.40s: expected a number of "
+				    "bytes, %llu (one set of %u ways of %u bytes) to %llu", env,
+				    (unsigned long long)set_bytes, TP_L2_WAYS, TP_L2_LINE_BYTES,
+				    (unsigned long long)MAX_BYTES);
+	*bytes = v;
+	return 0;
+}
 
 int tp_l2_create(uint64_t bytes, struct tp_l2 **out)
 {
@@ -32,25 +61,16 @@ int tp_l2_create(uint64_t bytes, struct tp_l2 **out)
 	*out = NULL;
 	const uint64_t set_bytes = (uint64_t)TP_L2_LINE_BYTES * TP_L2_WAYS;
 	if (!bytes) {
-		const char *env = getenv("TASKPROF_SIM_L2_BYTES");
-		bytes = TP_L2_DEFAULT_BYTES;
-		if (env && *env) {
-			char *end;
-			errno = 0;
-			unsigned long long v = strtoull(env, &end, 10);
-			if (errno || *end || env[0] == '-' || v == 0)
-				return tp_set_error(-EINVAL, "TASKPROF_SIM_L2_BYTES=%s: expected a "
-						    "number of bytes, at least %llu", env,
-						    (unsigned long long)set_bytes);
-			bytes = v;
-		}
+		int rc = tp_l2_env_bytes(&bytes);
+		if (rc)
+			return rc;
 	}
+	if (bytes > MAX_BYTES)
+		return tp_set_error(-EINVAL, "l2 model: %llu bytes is too large a cache",
+				    (unsigned long long)bytes);
 	uint64_t n_sets = bytes / set_bytes;
 	if (!n_sets)
 		n_sets = 1;
-	if (n_sets > (1ull << 32))
-		return tp_set_error(-EINVAL, "l2 model: %llu bytes is too large a cache",
-				    (unsigned long long)bytes);
 	struct tp_l2 *l2 = calloc(1, sizeof(*l2));
 	if (!l2)
 		return tp_set_error(-ENOMEM, "l2 model: out of memory");
@@ -94,27 +114,46 @@ static inline uint64_t set_of(const struct tp_l2 *l2, uint64_t line)
 static enum tp_l2_outcome lookup(struct tp_l2 *l2, uint64_t launch, uint64_t line)
 {
 	const uint64_t ep = launch & LAUNCH_MASK;
+	if (line >= (1ull << (64 - LAUNCH_BITS)) - 1)
+		line = (line ^ (line >> (64 - LAUNCH_BITS))) & ((1ull << (64 - LAUNCH_BITS)) - 2);
 	const uint64_t want = ((line + 1) << LAUNCH_BITS) | ep;
 	const uint64_t s = set_of(l2, line);
 	_Atomic uint64_t *set = &l2->tags[s * TP_L2_WAYS];
-	int empty = -1;
-	for (unsigned w = 0; w < TP_L2_WAYS; w++) {
-		/* relaxed: the tags are the model's state, no data is
-		 * published through them (l2_model.h "Concurrency"). */
-		uint64_t v = atomic_load_explicit(&set[w], memory_order_relaxed);
-		if (v == want)
-			return TP_L2_HIT;
-		if (empty < 0 && (v == 0 || (v & LAUNCH_MASK) != ep))
-			empty = (int)w;
+	for (;;) {
+		int empty = -1;
+		uint64_t seen = 0;
+		for (unsigned w = 0; w < TP_L2_WAYS; w++) {
+			/* relaxed: the tags are the model's state, no data is
+			 * published through them (l2_model.h "Concurrency"). */
+			uint64_t v = atomic_load_explicit(&set[w], memory_order_relaxed);
+			if (v == want)
+				return TP_L2_HIT;
+			if (empty < 0 && (v == 0 || (v & LAUNCH_MASK) != ep)) {
+				empty = (int)w;
+				seen = v;
+			}
+		}
+		if (empty < 0)
+			break;
+		/* Fill the empty way unless another core took it meanwhile
+		 * (then look again: it may hold this very line). relaxed: as
+		 * above. */
+		if (atomic_compare_exchange_strong_explicit(&set[empty], &seen, want,
+							    memory_order_relaxed,
+							    memory_order_relaxed))
+			return TP_L2_MISS;
 	}
-	if (empty >= 0) {
-		/* relaxed: as above. */
-		atomic_store_explicit(&set[empty], want, memory_order_relaxed);
-		return TP_L2_MISS;
-	}
-	/* Full: the oldest fill of the set goes (FIFO). relaxed: as above. */
-	unsigned w = atomic_fetch_add_explicit(&l2->next_out[s], 1, memory_order_relaxed) %
-		     TP_L2_WAYS;
+	/* Full: the oldest fill of this launch goes (FIFO from way 0, the
+	 * order the empty set was filled in). relaxed: as above. */
+	_Atomic uint32_t *no = &l2->next_out[s];
+	uint32_t cur = atomic_load_explicit(no, memory_order_relaxed), next;
+	unsigned w;
+	do {
+		uint32_t at = (cur >> 8) == (uint32_t)ep ? cur & 0xff : 0;
+		w = at % TP_L2_WAYS;
+		next = ((uint32_t)ep << 8) | ((at + 1) & 0xff);
+	} while (!atomic_compare_exchange_weak_explicit(no, &cur, next, memory_order_relaxed,
+							memory_order_relaxed));
 	uint64_t old = atomic_exchange_explicit(&set[w], want, memory_order_relaxed);
 	return old != want && old != 0 && (old & LAUNCH_MASK) == ep ? TP_L2_VICTIM : TP_L2_MISS;
 }
@@ -126,9 +165,20 @@ void tp_l2_access(struct tp_l2 *l2, uint64_t launch, const void *base, uint64_t 
 		return;
 	uint64_t *n = c->n[dir];
 	uintptr_t a = (uintptr_t)base;
+	/* Each line once per access: rows narrower than a line share it
+	 * (a 16 x 32-byte tile is 4 lines, not 16 requests of them). Rows
+	 * ascend, so a line at or below the last one looked up is done. */
+	uint64_t done = 0;
+	bool any = false;
 	for (uint32_t r = 0; r < rows; r++, a += stride) {
 		uint64_t first = a / TP_L2_LINE_BYTES;
 		uint64_t last = (a + row_bytes - 1) / TP_L2_LINE_BYTES;
+		if (any && first <= done)
+			first = done + 1;
+		if (first > last)
+			continue;
+		any = true;
+		done = last;
 		for (uint64_t line = first; line <= last; line++) {
 			enum tp_l2_outcome o = lookup(l2, launch, line);
 			if (o == TP_L2_VICTIM) {

@@ -12,18 +12,22 @@
  * write-allocate), evicting the set's oldest line (FIFO) when the set is
  * full, which counts as a victim.
  *
- * The cache starts empty at every launch of the device: a tag carries the
- * launch it was filled in (tp_device_launch_seq()), and a tag of an
- * earlier launch counts as empty. So a kernel's counts do not depend on
- * what ran before it (the operator profiler's passes of one launch see
- * the same cache), where real hardware keeps lines across launches.
+ * The cache starts empty at every launch: a tag carries the launch it was
+ * filled in, and a tag of another launch counts as empty. A launch is a
+ * run of the runtime (tp_device_launch_seq()) or one kernel launch of the
+ * rt layer (its sequence number; each replay execution of the operator
+ * profiler is one). So a kernel's counts do not depend on what ran before
+ * it, and every pass of `taskprof op` sees the same cache, where real
+ * hardware keeps lines across launches.
  *
  * Concurrency: every core looks up and fills at once, lock-free, with
  * relaxed atomics on the tags (a tag publishes no data: it is the model's
- * state only). Two cores that miss the same line at the same instant may
- * both count a miss and both fill it (two ways of the set); hardware
- * merges such misses. The counts are exact for one core, and their sum
- * over the cores is exact when no two cores touch a line at once.
+ * state only). A fill takes an empty way by compare-and-swap, so two
+ * cores never overwrite each other's fill of an empty way. Two cores that
+ * miss the same line at the same instant may both count a miss and both
+ * fill it (two ways of the set), where hardware merges such misses; and
+ * when a set is full, two cores' evictions are ordered by the set's FIFO
+ * pointer, not by time.
  *
  * Geometry: TP_L2_LINE_BYTES lines, TP_L2_WAYS ways, TP_L2_DEFAULT_BYTES
  * (192 MiB, the Ascend 910B's L2) unless TASKPROF_SIM_L2_BYTES says
@@ -72,6 +76,16 @@ struct tp_l2_counts {
  */
 int tp_l2_create(uint64_t bytes, struct tp_l2 **out);
 
+/**
+ * tp_l2_env_bytes() - the capacity TASKPROF_SIM_L2_BYTES asks for.
+ * @bytes: receives it in bytes, or TP_L2_DEFAULT_BYTES when unset or empty.
+ *
+ * Return: 0; -EINVAL for a value that is not decimal digits alone, or is
+ * below one set (TP_L2_LINE_BYTES × TP_L2_WAYS = 2048) or above 2^32 sets
+ * (tp_last_error() names the variable and the range).
+ */
+int tp_l2_env_bytes(uint64_t *bytes);
+
 /** tp_l2_destroy() - free @l2; NULL is a no-op. */
 void tp_l2_destroy(struct tp_l2 *l2);
 
@@ -90,7 +104,8 @@ uint64_t tp_l2_bytes(const struct tp_l2 *l2);
  * @dir:       0 read, 1 write.
  * @c:         the outcomes are added to @c->n[@dir].
  *
- * A line two rows share counts once per row (each row is a request).
+ * Each line counts once per call: rows that share a line (narrower than
+ * it) look it up once. @stride must not make rows go down in memory.
  */
 void tp_l2_access(struct tp_l2 *l2, uint64_t launch, const void *base, uint64_t row_bytes,
 		  uint32_t rows, uint64_t stride, int dir, struct tp_l2_counts *c);

@@ -251,6 +251,12 @@ int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out)
 	if (!dev || !out)
 		return tp_set_error(-EINVAL, "pmu model: no device");
 	*out = NULL;
+	/* A bad L2 size fails here, where the run can still say so, not in a
+	 * kernel's window, which could only leave its counters at 0. */
+	uint64_t l2_bytes;
+	int rc = tp_l2_env_bytes(&l2_bytes);
+	if (rc)
+		return rc;
 	struct tp_pmu_model *m = calloc(1, sizeof(*m));
 	if (!m)
 		return tp_set_error(-ENOMEM, "pmu model: out of memory");
@@ -618,6 +624,11 @@ static struct tp_l2 *get_l2(struct tp_pmu_model *m)
 
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
 {
+	tp_pmu_window_open_in(m, core_id, tp_device_launch_seq(m->dev));
+}
+
+void tp_pmu_window_open_in(struct tp_pmu_model *m, int core_id, uint64_t l2_launch)
+{
 	struct pmu_core *pc = core_of(m, core_id);
 	if (!pc || pc->open)
 		return;
@@ -632,7 +643,7 @@ void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
 	}
 	if (pc->l2_on) {
 		pc->l2_on = get_l2(m) != NULL;
-		pc->launch = tp_device_launch_seq(m->dev);
+		pc->launch = l2_launch;
 	}
 	pc->win_ns = 0;
 	pc->busy_sum = 0;

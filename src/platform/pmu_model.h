@@ -121,7 +121,8 @@ const char *tp_pmu_note_name(uint32_t code);
  *
  * Every core starts with a register window (see tp_pmu_model_set_window()).
  *
- * Return: 0, -EINVAL (@dev or @out NULL), -ENOMEM.
+ * Return: 0, -EINVAL (@dev or @out NULL, or a bad TASKPROF_SIM_L2_BYTES:
+ * tp_l2_env_bytes()), -ENOMEM.
  */
 int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out);
 
@@ -239,6 +240,19 @@ int tp_pmu_finalize(struct tp_pmu_model *m, int core_id, struct tp_pmu_note *not
  * @core_id: the calling thread's core.
  */
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id);
+
+/**
+ * tp_pmu_window_open_in() - tp_pmu_window_open() inside launch @l2_launch
+ * of the L2 model (l2_model.h: the lines a window finds are those of its
+ * launch). tp_pmu_window_open() passes tp_device_launch_seq(): one launch
+ * per run of the runtime. The rt layer, whose device is launched once,
+ * passes each kernel launch's sequence number (every replay execution has
+ * its own), so that each starts with an empty L2.
+ * @m:         the model.
+ * @core_id:   the calling thread's core.
+ * @l2_launch: a number of the launch, unique on the device.
+ */
+void tp_pmu_window_open_in(struct tp_pmu_model *m, int core_id, uint64_t l2_launch);
 
 /**
  * tp_pmu_window_close() - close it: clear the SPR bit, stop counting and

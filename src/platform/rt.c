@@ -257,7 +257,9 @@ static void run_block(struct rt_dev *rd, struct tp_aicore *core, int id,
 	tp_aicore_kernel_begin(core);
 	uint64_t t0 = 0, t1 = 0;
 	if (p->pmu) {
-		tp_pmu_window_open(rd->pmu, id);
+		/* The L2 model starts empty at each kernel launch (and each
+		 * replay execution: a launch of its own, a new seq). */
+		tp_pmu_window_open_in(rd->pmu, id, p->seq);
 		t0 = tp_sys_cnt();
 	}
 	/* The block's instrumentation points bracket the kernel call alone:

@@ -180,6 +180,14 @@ expect 2 "taskprof run: -o/--output: /proc/tp_x: cannot create directory: /proc 
 long=/$(printf 'a%.0s' $(seq 5000))
 expect 2 "cannot create directory: the path is 5001 bytes long (at most 4095)" \
 	run paged_attention --case Case1 -o "$long"
+# the default root ./outputs in a working directory that takes no folder
+(cd /proc && "$bin" run gemm >/dev/null 2>"$root/err")
+code=$?
+if [[ $code -eq 2 ]] && grep -qxF "taskprof run: the default output root (-o chooses another): outputs: cannot create directory: the working directory is on /proc (procfs), which holds no folders of ours" "$root/err"; then
+	echo "ok: run in /proc: exit 2 before the run"
+else
+	echo "FAIL: run in /proc: exit $code, $(cat "$root/err")"; fail=1
+fi
 mkdir -p dflt && : >dflt/outputs
 (cd dflt && "$bin" run gemm >/dev/null 2>"$root/err")
 code=$?

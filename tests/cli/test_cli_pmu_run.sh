@@ -135,6 +135,11 @@ has "$out" "event_type 8 (L2_CACHE)"
 # ... and the run says which of its counters the simulator leaves at 0
 # (its zeros are no measurement); a fully modelled group gets no note
 has "$out" 'note: the simulated PMU has one L2 read channel: every GM read counts on r0, r1_read_cache_hit and r1_read_cache_miss_allocate read 0 (docs/pmu.md "Per event id")'
+# a bad L2 size fails the run with the reason (not counters of 0)
+out=$(TASKPROF_SIM_L2_BYTES=abc "$bin" run gemm -o "$root/l2bad" --enable-pmu 8 2>&1)
+code=$?
+[[ $code -eq 1 ]] && has "$out" "TASKPROF_SIM_L2_BYTES=abc: expected a number of bytes, 2048" ||
+	bad "TASKPROF_SIM_L2_BYTES=abc: exit $code: $out"
 grep -q "does not model" <<<"$(TASKPROF_PMU_EVENT_TYPE=7 "$bin" run paged_attention \
 	--case CaseSmall1 -o "$root/env7b" --enable-pmu 2>&1)" && bad "MEMORY_UB: an unmodelled note"
 for v in 0 3 9 -1 abc; do

@@ -151,7 +151,7 @@ out=$("$bin" op --aic-metrics BasicInfo --events "aic:010,08" $L 2>"$root/err")
 grep -qF "AIC 0x0a" <<<"$out" && grep -qF "AIC 0x08" <<<"$out" ||
 	{ echo "FAIL: --events aic:010,08 is not 0x0a and 0x08: $out $(cat "$root/err")"; fail=1; }
 for v in "aic:" "aic:x1" "aiv:1,,2" "cube:1" "aic:0xffff" "aic:1;aic:2" ";" "aic:-1" "aic:1 " \
-	"aic:0x" "aic:0x-1" "aic:0x 1"; do
+	"aic:0x" "aic:0x-1" "aic:0x 1" "aic:0x0x504"; do
 	expect 2 "taskprof op: --events expects" --events "$v" $L
 done
 
@@ -287,6 +287,16 @@ PY
 	else
 		echo "FAIL: L2Cache.csv: $(head -3 "$root"/o1l2/OPPROF_*/device0/matmul/0/L2Cache.csv)"; fail=1
 	fi
+	# the L2 starts empty at every kernel launch: a later launch of the
+	# same kernel misses too (it used to find the first launch's lines)
+	"$bin" op -o "$root/o1c" -c 3 --aic-metrics L2Cache -- "$bindir/examples/op_accumulate" 3 \
+		>/dev/null 2>&1 || { echo "FAIL: op_accumulate 3 with L2Cache"; fail=1; }
+	for k in 0 1 2; do
+		f=$(ls "$root"/o1c/OPPROF_*/device0/accumulate/$k/L2Cache.csv 2>/dev/null)
+		m=$([[ -n $f ]] && python3 -c 'import csv, sys
+print(sum(int(r["aiv_r0_read_cache_miss_allocate"]) for r in csv.DictReader(open(sys.argv[1]))))' "$f")
+		[[ ${m:-0} -gt 0 ]] || { echo "FAIL: launch $k of op_accumulate: ${m:-no} L2 read misses"; fail=1; }
+	done
 	out=$("$bin" op -o "$root/o1m" --aic-metrics PipeUtilization -- \
 		"$bindir/examples/op_accumulate" 2>/dev/null)
 	grep -q "profiled 1 kernel launch" <<<"$out" && grep -q "does not model" <<<"$out" &&

@@ -82,7 +82,7 @@ run_case B_level4_nodeps stdout_verbose.txt -v
 # records: the pairs of the dummy t5, the skipped t7 and alloc t0 get no
 # arrow. The reference drops them in silence; taskprof warns (seed 002
 # §3.3 for the dummy, docs/swimlane.md "Missing arrows").
-extra_err="note: 4 of 8 producer-consumer pairs of deps.json have no dependency arrow, \
+extra_err="Warning: 4 of 8 producer-consumer pairs of deps.json have no dependency arrow, \
 for 3 tasks with no record to anchor on: 1 dummy task without a dummy_task record (t5); \
 1 task without task rows or a predicated_skip record (t7); 1 alloc_tensors task (not in \
 deps.json tasks[]) without an orch_submit record (t0); the records are level 1: dummy_task \

@@ -715,6 +715,15 @@ static void test_l2_model(void **state)
 	assert_int_equal(c.n[0][TP_L2_MISS], 16);
 	assert_int_equal(c.n[0][TP_L2_HIT], 0);
 	assert_int_equal(c.n[0][TP_L2_VICTIM], 0);
+	/* ... and evicts FIFO from way 0 again (the set's pointer was left
+	 * at 2 by launch 1): a 17th line evicts line 0, line 1 stays */
+	tp_l2_access(l2, 2, mem + 20 * TP_L2_LINE_BYTES, 1, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_VICTIM], 1);
+	memset(&c, 0, sizeof(c));
+	tp_l2_access(l2, 2, mem + TP_L2_LINE_BYTES, 1, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_HIT], 1);
+	tp_l2_access(l2, 2, mem, 1, 1, 0, 0, &c);
+	assert_int_equal(c.n[0][TP_L2_MISS], 1);
 	tp_l2_destroy(l2);
 	/* 3 rows of 100 bytes, 256 apart, from byte 64: each row spans two
 	 * lines (64..163, 320..419, 576..675) */
@@ -723,15 +732,29 @@ static void test_l2_model(void **state)
 	memset(&c, 0, sizeof(c));
 	tp_l2_access(l2, 1, mem + 64, 100, 3, 256, 0, &c);
 	assert_int_equal(c.n[0][TP_L2_MISS], 6);
+	/* 16 rows of 32 bytes, contiguous: 4 lines, each looked up once */
+	memset(&c, 0, sizeof(c));
+	tp_l2_access(l2, 1, mem + 1024, 32, 16, 32, 1, &c);
+	assert_int_equal(c.n[1][TP_L2_MISS], 4);
+	assert_int_equal(c.n[1][TP_L2_HIT], 0);
 	tp_l2_destroy(l2);
 	/* the size from the environment, and a bad one */
 	setenv("TASKPROF_SIM_L2_BYTES", "65536", 1);
 	assert_int_equal(tp_l2_create(0, &l2), 0);
 	assert_int_equal(tp_l2_bytes(l2), 65536);
 	tp_l2_destroy(l2);
-	setenv("TASKPROF_SIM_L2_BYTES", "12x", 1);
-	assert_int_equal(tp_l2_create(0, &l2), -EINVAL);
-	assert_non_null(strstr(tp_last_error(), "TASKPROF_SIM_L2_BYTES=12x"));
+	static const char *const bad[] = { "12x", "100", " 4096", "-5", "0x1000", "" };
+	for (size_t i = 0; i + 1 < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("TASKPROF_SIM_L2_BYTES", bad[i], 1);
+		assert_int_equal(tp_l2_create(0, &l2), -EINVAL);
+		assert_non_null(strstr(tp_last_error(), "TASKPROF_SIM_L2_BYTES="));
+		uint64_t b;
+		assert_int_equal(tp_l2_env_bytes(&b), -EINVAL);
+	}
+	setenv("TASKPROF_SIM_L2_BYTES", "", 1); /* empty: the default */
+	uint64_t b;
+	assert_int_equal(tp_l2_env_bytes(&b), 0);
+	assert_int_equal(b, TP_L2_DEFAULT_BYTES);
 	unsetenv("TASKPROF_SIM_L2_BYTES");
 }
 

@@ -1126,7 +1126,7 @@ static uint32_t dir_k(const char *dir)
 
 /* @in for the summary table, into @out (@cap bytes, always terminated):
  * valid UTF-8 kept, every byte of an invalid sequence and every control
- * character as '?' (a kernel name is the application's: raw bytes would
+ * character (C0, DEL, C1) as one '?' (a kernel name is the application's: raw bytes would
  * garble the terminal; the launch folder's name is sanitised likewise). */
 static void printable_name(const char *in, char *out, size_t cap)
 {
@@ -1143,9 +1143,11 @@ static void printable_name(const char *in, char *out, size_t cap)
 			ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
 		if (ok && n == 4)
 			ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
-		if (!ok || (n == 1 && (c < 0x20 || c == 0x7f))) {
+		/* C0 controls, DEL, and the C1 controls U+0080..U+009F (0xC2
+		 * 0x80..0x9F: a terminal may take U+009B as CSI) */
+		if (!ok || (n == 1 && (c < 0x20 || c == 0x7f)) || (n == 2 && c == 0xc2 && p[1] < 0xa0)) {
 			out[o++] = '?';
-			p++;
+			p += ok ? n : 1; /* a control character: one '?' */
 			continue;
 		}
 		if (o + n >= cap)

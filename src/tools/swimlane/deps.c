@@ -560,6 +560,11 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		 * for it (the func_id resolution of spec §2.10 looks there). */
 		const int32_t *ids = d->kernel_ids[k];
 		bool aic = t->core_type == SL_AIC;
+		/* A core metadata.core_types does not list is typed AIV by
+		 * default (spec §1.9), which says nothing of deps.json: the
+		 * metadata warning covers those rows. */
+		if (t->core_id < 0 || (size_t)t->core_id >= pd->n_core_types)
+			continue;
 		if (t->func_id >= 0 || (aic ? ids[0] >= 0 : ids[1] >= 0 || ids[2] >= 0))
 			continue;
 		if (!out->no_kernel++) {

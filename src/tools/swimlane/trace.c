@@ -2340,10 +2340,15 @@ static int warn_unanchored(struct gen *g)
 	 * what such a run gives, not a fault of this one: a note. Anything
 	 * else (lost records, another run's deps.json) stays a warning. */
 	const bool no_orch = !(pd->has_orch && pd->n_orch);
-	const bool explained =
-		(!n_kind[UA_ALLOC] || no_orch) &&
-		(!(n_kind[UA_DUMMY] || n_kind[UA_OTHER]) || pd->level < 3 ||
-		 (!markers && pd->level >= 4 && no_orch));
+	/* a5sim host_build_graph: level 4 without orchestrator records or
+	 * markers (level 3 cannot tell it from another run's deps.json) */
+	const bool a5_hbg = !markers && pd->level >= 4 && no_orch;
+	/* A task with kernels but no rows at level 1 or 2 may be a skipped
+	 * one (no marker below level 3), or lost, or another run's: not
+	 * explained. A dummy never has rows. */
+	const bool explained = (!n_kind[UA_ALLOC] || no_orch) &&
+			       (!n_kind[UA_DUMMY] || pd->level < 3 || a5_hbg) &&
+			       (!n_kind[UA_OTHER] || a5_hbg);
 	fprintf(g->o->err, "%s: %s\n", explained ? "note" : "Warning", b->s);
 out:
 	free(miss.v);
