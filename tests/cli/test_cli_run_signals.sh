@@ -309,50 +309,37 @@ rec=$(ls "$root"/convert_int/*/l2_swimlane_records.json 2>/dev/null | head -1)
 if [[ -z $rec ]]; then
 	echo "FAIL: swimlane_made: no records from convert_int"; fail=1
 else
-	env --default-signal=INT,HUP "$bin" swimlane "$rec" -o "$root/made/a/b/trace.json" \
-		>/dev/null 2>"$root/err" &
-	pid=$!
-	for _ in $(seq 1200); do
-		compgen -G "$root/made/a/b/trace.json.*.tmp" >/dev/null && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.02
-	done
-	kill -TERM $pid
-	wait $pid
-	code=$?
-	pid=
-	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
-	want="taskprof swimlane: interrupted by SIGTERM: removed 1 temporary file and the folder $root/made made for the output; no output was written"
-	if [[ $code -ne 143 || $msg != "$want" || -e $root/made ]]; then
-		echo "FAIL: swimlane_made: exit $code, want 143 and '$want': $msg; left: $(find "$root/made" 2>&1)"
-		fail=1
-	else
-		echo "ok: swimlane_made -> $code: $msg"
-	fi
-	# SIGQUIT (Ctrl-\\): the same clean-up, then its default action (a
-	# core dump where allowed: none here), exit 131 (128 + 3; a shell
-	# reports 131 whether or not a core was written)
-	( ulimit -c 0
-	exec env --default-signal=INT,HUP,QUIT "$bin" swimlane "$rec" -o "$root/madeq/a/trace.json" \
-		>/dev/null 2>"$root/err" ) &
-	pid=$!
-	for _ in $(seq 1200); do
-		compgen -G "$root/madeq/a/trace.json.*.tmp" >/dev/null && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.02
-	done
-	kill -QUIT $pid
-	wait $pid
-	code=$?
-	pid=
-	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
-	want="taskprof swimlane: interrupted by SIGQUIT: removed 1 temporary file and the folder $root/madeq made for the output; no output was written"
-	if [[ $code -ne 131 || $msg != "$want" || -e $root/madeq ]]; then
-		echo "FAIL: swimlane_quit: exit $code, want 131 and '$want': $msg; left: $(find "$root/madeq" 2>&1)"
-		fail=1
-	else
-		echo "ok: swimlane_quit -> $code: $msg"
-	fi
+	# made_interrupted NAME SIG CODE SUBDIR: swimlane -o $root/NAME/SUBDIR/
+	# trace.json, SIG once its temporary file exists: exit CODE, one line,
+	# the folders it made gone. SIGQUIT (Ctrl-\\) gets the same clean-up,
+	# then its default action (a core dump where allowed: none here, ulimit
+	# -c 0), exit 131 whether or not a core was written.
+	made_interrupted() {
+		local name=$1 sig=$2 want_code=$3 sub=$4
+		( ulimit -c 0
+		exec env --default-signal=INT,HUP,QUIT "$bin" swimlane "$rec" \
+			-o "$root/$name/$sub/trace.json" >/dev/null 2>"$root/err" ) &
+		pid=$!
+		for _ in $(seq 1200); do
+			compgen -G "$root/$name/$sub/trace.json.*.tmp" >/dev/null && break
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.02
+		done
+		kill -"$sig" $pid
+		wait $pid
+		code=$?
+		pid=
+		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+		want="taskprof swimlane: interrupted by SIG$sig: removed 1 temporary file and the folder $root/$name made for the output; no output was written"
+		if [[ $code -ne $want_code || $msg != "$want" || -e $root/$name ]]; then
+			echo "FAIL: swimlane $name: exit $code, want $want_code and '$want': $msg; left: $(find "$root/$name" 2>&1)"
+			fail=1
+		else
+			echo "ok: swimlane $name -> $code: $msg"
+		fi
+	}
+	made_interrupted made TERM 143 a/b
+	made_interrupted madeq QUIT 131 a
 	# Interrupted right after the trace was renamed into place (polling
 	# for it): the line must not say "no output was written" then. Either
 	# the process finished first (exit 0) or the line names the output.

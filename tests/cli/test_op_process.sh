@@ -253,24 +253,33 @@ os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/$1" --warm-up 0 -- "$APP
 		sleep 0.05
 	done
 }
+# interrupted_in_pass2 NAME SIG CODE: slow_in_pass2 NAME, then SIG: exit
+# CODE, the launch written as interrupted after 1..P-1 of P >= 3 passes,
+# its note "SIG<SIG> after <done> of <P> passes"; sets $d and $pd.
+interrupted_in_pass2() {
+	local name=$1 sig=$2 want=$3 rc P note
+	slow_in_pass2 "$name"
+	kill -"$sig" $pid
+	wait $pid
+	rc=$?
+	OPDIR=$(ls -d "$WORK/$name"/OPPROF_* 2>/dev/null | head -1)
+	d=${OPDIR:-/nonexistent}/device0/slow_acc/0
+	P=$(passes_of "${OPDIR:-/nonexistent}")
+	pd=$(kv "$d/launch.txt" passes_done)
+	note=$(kv "$d/launch.txt" note)
+	if [ "$rc" = "$want" ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] &&
+		[ "${P:-0}" -ge 3 ] && [ "${pd:-0}" -ge 1 ] && [ "$pd" -lt "$P" ] &&
+		[ "$note" = "SIG$sig after $pd of $P passes" ]; then
+		ok "$name: exit $want, status=interrupted, $note"
+	else
+		bad "$name: exit $rc, want $want with status=interrupted, 1..P-1 of P >= 3 passes done and note 'SIG$sig after N of P passes' (got '$note')"
+		show "$WORK/$name.err"
+		show "$d/launch.txt"
+	fi
+}
 say "I17: SIGINT during pass 2 of 4 (slow: 200 ms per execution)"
 need "$APPS/slow"
-slow_in_pass2 i17
-kill -INT $pid
-wait $pid
-rc=$?
-OPDIR=$(ls -d "$WORK/i17"/OPPROF_* 2>/dev/null | head -1)
-d=${OPDIR:-/nonexistent}/device0/slow_acc/0
-P=$(passes_of "${OPDIR:-/nonexistent}")
-pd=$(kv "$d/launch.txt" passes_done)
-if [ "$rc" = 130 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] && [ "${P:-0}" -ge 3 ] &&
-	[ "${pd:-0}" -ge 1 ] && [ "$pd" -lt "$P" ]; then
-	ok "I17: exit 130, status=interrupted, $pd of $P passes: $(kv "$d/launch.txt" note)"
-else
-	bad "I17: exit $rc, want 130 with status=interrupted and 1..P-1 of P >= 3 passes done"
-	show "$WORK/i17.err"
-	show "$d/launch.txt"
-fi
+interrupted_in_pass2 i17 INT 130
 if python3 - "$d" "${pd:-0}" <<'PY'; then
 import csv, json, os, sys
 d, done = sys.argv[1], int(sys.argv[2])
@@ -291,23 +300,7 @@ fi
 # the launch is written as interrupted, with a note naming the signal, and
 # the application ends by it (143); the passes done are kept.
 say "I17t: SIGTERM during pass 2 of 4"
-slow_in_pass2 i17t
-kill -TERM $pid
-wait $pid
-rc=$?
-OPDIR=$(ls -d "$WORK/i17t"/OPPROF_* 2>/dev/null | head -1)
-d=${OPDIR:-/nonexistent}/device0/slow_acc/0
-P=$(passes_of "${OPDIR:-/nonexistent}")
-pd=$(kv "$d/launch.txt" passes_done)
-note=$(kv "$d/launch.txt" note)
-if [ "$rc" = 143 ] && [ "$(kv "$d/launch.txt" status)" = interrupted ] &&
-	[ "${pd:-0}" -ge 1 ] && [ "$pd" -lt "${P:-0}" ] && [ "$note" = "SIGTERM after $pd of $P passes" ]; then
-	ok "I17t: exit 143, status=interrupted, $note"
-else
-	bad "I17t: exit $rc, want 143 with status=interrupted, 1..P-1 passes done and note 'SIGTERM after N of P passes' (got '$note')"
-	show "$WORK/i17t.err"
-	show "$d/launch.txt"
-fi
+interrupted_in_pass2 i17t TERM 143
 
 # ---- I17c -------------------------------------------------------------------
 # The same SIGINT twice within a second, as GNU timeout sends it (to
