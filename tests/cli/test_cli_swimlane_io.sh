@@ -314,6 +314,24 @@ timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/rot_deps.json" >/dev/
 grep -qF "ran on a core type for which $root/rot_deps.json gives their task no kernel" "$root/err" ||
 	bad "sched-overhead, rotated deps.json: no kernel warning: $(cat "$root/err")"
 
+# ---- -o naming one of a run folder's own files: refused, file intact ----
+rf=$root/runf
+mkdir -p "$rf"
+cp "$rec" "$rf"/
+echo "tasks 7  PASS" >"$rf/result.txt"
+echo "thread_id,core_id" >"$rf/pmu.csv"
+for f in result.txt pmu.csv; do
+	before=$(cat "$rf/$f")
+	timeout $T "$bin" swimlane "$rec" -o "$rf/$f" >/dev/null 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 && $(cat "$rf/$f") == "$before" ]] &&
+		grep -qxF "Error: output $rf/$f is the run's own $f (its folder holds result.txt): writing the trace there would destroy it; name another file, e.g. merged_swimlane.json" "$root/err" ||
+		bad "-o run's $f: exit $code, $(cat "$root/err")"
+done
+# the same name outside a run folder is an ordinary output
+timeout $T "$bin" swimlane "$rec" -o "$root/pmu.csv" >/dev/null 2>"$root/err" ||
+	bad "-o pmu.csv outside a run folder: $(cat "$root/err")"
+
 # ---- a row on a core the run does not have (num_cores 4) ----
 python3 - "$rec" "$root/oob.json" <<'PY'
 import json, sys

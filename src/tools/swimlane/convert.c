@@ -43,7 +43,9 @@ static const char help_text[] =
 	"\n"
 	"options:\n"
 	"  -h, --help            show this help message and exit\n"
-	"  -o, --output OUTPUT   output file (default: <input dir>/merged_swimlane.json)\n"
+	"  -o, --output OUTPUT   output file (default: <input dir>/merged_swimlane.json);\n"
+	"                        never one of its inputs, nor a run folder's own\n"
+	"                        result.txt, pmu.csv, taskprof.log or deps.json\n"
 	"  -k, --kernel-config KERNEL_CONFIG\n"
 	"                        accepted for compatibility, but Python kernel_config.py\n"
 	"                        files are not supported by taskprof (error, exit 1);\n"
@@ -338,6 +340,29 @@ static void say_unreachable(const char *what, const char *p, int err)
 
 /* True when @a and @b name the same existing file (st_dev + st_ino, links
  * followed). */
+/* Whether @output names one of a run's own files (result.txt, pmu.csv,
+ * taskprof.log, ...) that exists in a run folder (one holding
+ * result.txt): writing the trace there would destroy it. The trace's own
+ * name, merged_swimlane.json, is the conversion's to rewrite. */
+static const char *run_own_file(const char *output)
+{
+	static const char *const own[] = { "result.txt", "pmu.csv", "taskprof.log",
+					   "l2_swimlane_records.json", "deps.json" };
+	const char *slash = strrchr(output, '/');
+	const char *base = slash ? slash + 1 : output;
+	bool named = !strncmp(base, "name_map_", 9);
+	for (size_t i = 0; !named && i < sizeof(own) / sizeof(own[0]); i++)
+		named = !strcmp(base, own[i]);
+	if (!named || access(output, F_OK) != 0)
+		return NULL;
+	char res[PATH_MAX];
+	int n = slash ? snprintf(res, sizeof(res), "%.*s/result.txt", (int)(slash - output), output)
+		      : snprintf(res, sizeof(res), "result.txt");
+	if (n < 0 || (size_t)n >= sizeof(res) || access(res, F_OK) != 0)
+		return NULL;
+	return base;
+}
+
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -681,6 +706,14 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 					fprintf(stderr, "Error: output %s is the input file\n", output);
 				goto out;
 			}
+		}
+		const char *own = run_own_file(output);
+		if (own) {
+			fflush(stdout);
+			fprintf(stderr, "Error: output %s is the run's own %s (its folder holds "
+					"result.txt): writing the trace there would destroy it; name "
+					"another file, e.g. merged_swimlane.json\n", output, own);
+			goto out;
 		}
 	}
 	if (pd.level >= 2 && pd.n_tasks == 0) {
