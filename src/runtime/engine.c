@@ -446,7 +446,10 @@ static int engine_setup(struct tp_engine *e)
 	if (e->cores)
 		memset(e->cores, 0, (size_t)e->num_cores * sizeof(*e->cores));
 	e->ctxs = calloc((size_t)e->num_cores, sizeof(*e->ctxs));
-	e->sched = calloc((size_t)e->num_sched, sizeof(*e->sched));
+	e->sched = aligned_alloc(alignof(struct tp_sched_thread),
+				 (size_t)e->num_sched * sizeof(*e->sched));
+	if (e->sched)
+		memset(e->sched, 0, (size_t)e->num_sched * sizeof(*e->sched));
 	e->sched_bells = calloc((size_t)e->num_sched, sizeof(*e->sched_bells));
 	if (!e->cores || !e->ctxs || !e->sched || !e->sched_bells)
 		return -ENOMEM;
@@ -497,20 +500,33 @@ static void fill_result(struct tp_engine *e, int rc, struct tp_engine_result *re
 	 * (a stall, -ETIMEDOUT) a snapshot of counters still moving. */
 	res->total_tasks = atomic_load_explicit(&e->total_tasks, memory_order_relaxed);
 	res->completed_tasks = atomic_load_explicit(&e->completed_tasks, memory_order_relaxed);
-	res->dispatched_subtasks = atomic_load_explicit(&e->dispatched, memory_order_relaxed);
-	res->dummy_tasks = atomic_load_explicit(&e->dummy_done, memory_order_relaxed);
+	res->dispatched_subtasks = res->dummy_tasks = res->pending_dispatches = 0;
+	res->predicated_skips = res->early_staged = 0;
+	res->max_running_per_core = res->max_outstanding_per_core = 0;
+	for (int i = 0; e->sched && i < e->num_sched; i++) {
+		const struct tp_sched_thread *t = &e->sched[i];
+		res->dispatched_subtasks +=
+			atomic_load_explicit(&t->n_dispatched, memory_order_relaxed);
+		res->dummy_tasks += atomic_load_explicit(&t->n_dummy, memory_order_relaxed);
+		res->pending_dispatches +=
+			atomic_load_explicit(&t->n_pending_dispatched, memory_order_relaxed);
+		res->predicated_skips +=
+			atomic_load_explicit(&t->n_pred_skips, memory_order_relaxed);
+		res->early_staged += atomic_load_explicit(&t->n_early_staged, memory_order_relaxed);
+		uint64_t mr = atomic_load_explicit(&t->max_running, memory_order_relaxed);
+		uint64_t mo = atomic_load_explicit(&t->max_outstanding, memory_order_relaxed);
+		if (mr > res->max_running_per_core)
+			res->max_running_per_core = mr;
+		if (mo > res->max_outstanding_per_core)
+			res->max_outstanding_per_core = mo;
+	}
 	res->inline_tasks = atomic_load_explicit(&e->inline_done, memory_order_relaxed);
-	res->max_running_per_core = atomic_load_explicit(&e->max_running, memory_order_relaxed);
-	res->pending_dispatches = atomic_load_explicit(&e->pending_dispatched, memory_order_relaxed);
-	res->max_outstanding_per_core = atomic_load_explicit(&e->max_outstanding, memory_order_relaxed);
-	res->predicated_skips = atomic_load_explicit(&e->pred_skips, memory_order_relaxed);
 	res->spmd_repushes = atomic_load_explicit(&e->spmd_repushes, memory_order_relaxed);
 	res->graph_build_ns = e->graph_build_ns;
 	res->reclaimed_tasks = atomic_load_explicit(&e->reclaimed, memory_order_relaxed);
 	res->async_waits = atomic_load_explicit(&e->async_waits, memory_order_relaxed);
 	res->async_completions = atomic_load_explicit(&e->async_done, memory_order_relaxed);
 	res->dma_requests = atomic_load_explicit(&e->dma.done, memory_order_relaxed);
-	res->early_staged = atomic_load_explicit(&e->early_staged, memory_order_relaxed);
 	res->early_doorbells = atomic_load_explicit(&e->early_rung, memory_order_relaxed);
 	/* Under fail_mu: after a stall device threads may still be in
 	 * tp_engine_fail(). */
@@ -547,9 +563,14 @@ int tp_engine_run(const struct tp_engine_config *cfg, tp_orch_fn orch, void *arg
 		return tp_set_error(-EINVAL, "runtime: max_graph_tasks %u above %u", cap,
 				    1u << 30);
 
-	struct tp_engine *e = calloc(1, sizeof(*e));
+	/* Aligned: its hot counters have a cache line each
+	 * (engine_internal.h); calloc gives 16 bytes. */
+	size_t e_bytes = (sizeof(struct tp_engine) + alignof(struct tp_engine) - 1) /
+			 alignof(struct tp_engine) * alignof(struct tp_engine);
+	struct tp_engine *e = aligned_alloc(alignof(struct tp_engine), e_bytes);
 	if (!e)
 		return tp_set_error(-ENOMEM, "runtime: out of memory");
+	memset(e, 0, e_bytes);
 	pthread_mutex_init(&e->fail_mu, NULL);
 	e->cfg = *cfg;
 	if (!e->cfg.stall_timeout_ms)

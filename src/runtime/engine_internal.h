@@ -166,7 +166,10 @@ struct tp_dispatch_payload {
  * mirrors @n for lock-free reads.
  */
 struct tp_ready_queue {
-	pthread_mutex_t mu;
+	/* One line (two, at 72 bytes) per queue: every push and pop takes @mu,
+	 * and the AIC, AIV, mixed and dummy queues are pushed and popped by
+	 * different threads at once. */
+	alignas(TP_ENGINE_LINE) pthread_mutex_t mu;
 	struct tp_slot **buf;
 	bool buf_mapped;        /* base/bigmem.h */
 	uint32_t cap, head, n;
@@ -206,7 +209,8 @@ struct tp_core_exec {
  * loop iteration, and the swimlane pop / depth figures.
  */
 struct tp_sched_thread {
-	int idx;
+	/* The threads' structs sit side by side in one array: a line each. */
+	alignas(TP_ENGINE_LINE) int idx;
 	/* Scheduler 0's watch of the orchestration (sched.c orch_stuck()):
 	 * the orch_calls value last seen changing and when (ns of
 	 * tp_now_ns()). */
@@ -223,6 +227,14 @@ struct tp_sched_thread {
 	 * since the last DISPATCH record, and the depths at the phase anchor. */
 	uint32_t pop_hit, pop_miss;
 	int16_t depth_mark[3];
+	/* The run's statistics this scheduler counted, summed by
+	 * fill_result (engine.c). Per thread, not in struct tp_engine: one
+	 * shared counter was a line every dispatch moved between the AICPU
+	 * threads. Single writer (this thread): relaxed load and store; a
+	 * stall's result reads them while the thread may still run. */
+	_Atomic uint64_t n_dispatched, n_pending_dispatched, n_dummy, n_pred_skips;
+	_Atomic uint64_t n_early_staged;
+	_Atomic uint64_t max_running, max_outstanding;
 };
 
 /**
@@ -301,41 +313,48 @@ struct tp_engine {
 	struct tp_ready_queue dummy;
 	/* Early dispatch: on (cfg.early_dispatch && !single_issue), candidate
 	 * queues per AIC / AIV shape (hints: entries are validated by a CAS
-	 * of early_state), counters. */
+	 * of early_state); the counters are with the statistics below. */
 	bool early;
 	struct tp_ready_queue early_q[2];
-	_Atomic uint64_t early_staged;
-	_Atomic uint64_t early_rung;
 
 	struct tp_core_exec *cores;     /* per core id */
 	struct tp_core_ctx *ctxs;       /* per core id */
 	struct tp_sched_thread *sched;  /* num_sched */
 	_Atomic(struct tp_doorbell *) *sched_bells; /* set by each scheduler at start */
 
-	_Atomic uint64_t total_tasks;
+	/* The counters below are written per task or per runtime call by
+	 * different threads, so each group has a line of its own (aligned;
+	 * the engine is allocated so): sharing one, the orchestrator's
+	 * per-call stores, every completion's increment and the idle
+	 * counts' increments moved one line between all the AICPU threads
+	 * (5 Dec 2026: the idle-count increment was the hottest instruction
+	 * of the schedulers' profile).
+	 *
+	 * The completion handshake (sched.c all_done()): completed_tasks,
+	 * incremented per task by the completer, then orch_done read on the
+	 * line the increment just took; total_tasks, stored once, before
+	 * orch_done. */
+	alignas(TP_ENGINE_LINE) _Atomic uint64_t completed_tasks;
 	_Atomic bool orch_done;
+	_Atomic uint64_t total_tasks;
 	/* The orchestration's runtime calls that returned, and whether one is
 	 * in progress (single writer, the orchestrator; relaxed: a heuristic
 	 * of scheduler 0's stall watch, which waits a whole stall timeout). */
-	_Atomic uint64_t orch_calls;
+	alignas(TP_ENGINE_LINE) _Atomic uint64_t orch_calls;
 	_Atomic bool orch_in_call;
-	_Atomic uint64_t completed_tasks;
-	_Atomic uint64_t dispatched;
-	_Atomic uint64_t dummy_done;
-	_Atomic uint64_t inline_done;
-	_Atomic uint64_t max_running;
-	_Atomic uint64_t pending_dispatched;
-	_Atomic uint64_t max_outstanding;
-	_Atomic uint64_t pred_skips;
-	_Atomic uint64_t spmd_repushes;
-	_Atomic uint64_t reclaimed;
 	/* Idle cores per tp_core_type / idle clusters over all threads (the
 	 * placement order skips PENDING placement when a peer has idle ones). */
-	_Atomic int idle_cores[2];
+	alignas(TP_ENGINE_LINE) _Atomic int idle_cores[2];
 	_Atomic int idle_clusters;
+	/* Statistics more than one thread counts (the schedulers' own are in
+	 * struct tp_sched_thread): rare, or per task but on one thread. */
+	alignas(TP_ENGINE_LINE) _Atomic uint64_t inline_done; /* the orchestrator */
+	_Atomic uint64_t spmd_repushes;
+	_Atomic uint64_t reclaimed;
+	_Atomic uint64_t early_rung;  /* early-dispatch doorbells rung */
 
 	/* Async wait list (a locked list, spec §7.3) and the DMA engine. */
-	pthread_mutex_t async_mu;
+	alignas(TP_ENGINE_LINE) pthread_mutex_t async_mu;
 	struct tp_async_entry *async_list;
 	uint32_t async_n, async_cap;
 	_Atomic uint32_t async_size;  /* async_n, readable without the lock */
@@ -343,7 +362,7 @@ struct tp_engine {
 	_Atomic uint64_t async_done;
 	struct tp_dma dma;
 
-	_Atomic bool abort_all;  /* stall: every scheduler leaves at once */
+	alignas(TP_ENGINE_LINE) _Atomic bool abort_all; /* stall: every scheduler leaves at once */
 	/* A stall found a core still in its kernel: teardown waits for it
 	 * only briefly (sched.c STUCK_*_NS). Set before abort_all's release
 	 * store, so a scheduler that acquires abort_all sees it. */

@@ -300,13 +300,19 @@ static uint32_t poll_completion(struct tp_engine *e, struct tp_sched_thread *t)
 }
 
 /* relaxed: a running maximum for the statistics (fill_result). */
-static inline void atomic_max_u64(_Atomic uint64_t *a, uint64_t v)
+/* The statistics of struct tp_sched_thread: single writer (the owning
+ * thread), so a relaxed load and store, no read-modify-write; relaxed:
+ * fill_result reads them after the join (or a stall's snapshot). */
+static inline void stat_add(_Atomic uint64_t *a, uint64_t v)
 {
-	uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
-	while (cur < v && !atomic_compare_exchange_weak_explicit(a, &cur, v,
-								 memory_order_relaxed,
-								 memory_order_relaxed))
-		;
+	atomic_store_explicit(a, atomic_load_explicit(a, memory_order_relaxed) + v,
+			      memory_order_relaxed);
+}
+
+static inline void stat_max(_Atomic uint64_t *a, uint64_t v)
+{
+	if (atomic_load_explicit(a, memory_order_relaxed) < v)
+		atomic_store_explicit(a, v, memory_order_relaxed);
 }
 
 /* publish_subtask_to_core (§2.7): block @block of @s on @ce, as its running
@@ -335,16 +341,15 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 		if (!ce->running_acked || ce->pending || e->cfg.single_issue) {
 			/* A bug: the core could lose a token. */
 			TP_ERROR("runtime: core %d: pending dispatch without ACK", ce->core_id);
-			/* relaxed: a statistic (flags the bug in the result). */
-			atomic_store_explicit(&e->max_outstanding, 3, memory_order_relaxed);
+			/* A statistic (flags the bug in the result). */
+			stat_max(&t->max_outstanding, 3);
 		}
 		ce->pending = s;
 		ce->pending_token = tok;
 		ce->pending_func = func;
 		ce->pending_dispatch_ts = ts;
-		/* relaxed: a statistic. */
-		atomic_fetch_add_explicit(&e->pending_dispatched, 1, memory_order_relaxed);
-		atomic_max_u64(&e->max_outstanding, 2);
+		stat_add(&t->n_pending_dispatched, 1);
+		stat_max(&t->max_outstanding, 2);
 	} else {
 		ce->running_token = tok;
 		ce->running_func = func;
@@ -352,18 +357,17 @@ static uint32_t dispatch_subtask_ex(struct tp_engine *e, struct tp_sched_thread 
 		ce->dispatch_ts = ts;
 		ce->gated = gated;
 		set_running(e, t, ce, s);
-		atomic_max_u64(&e->max_outstanding, 1);
+		stat_max(&t->max_outstanding, 1);
 	}
 	/* One thread executes per core: running means executing. */
-	atomic_max_u64(&e->max_running, 1);
+	stat_max(&t->max_running, 1);
 	if (e->hooks_on && e->hooks.on_dispatch)
 		e->hooks.on_dispatch(e->hooks.ud, t->idx, ce->core_id, s->task_id, func, tok, ts);
 	if (as_pending && e->hooks_on && e->hooks.on_pending_dispatch)
 		e->hooks.on_pending_dispatch(e->hooks.ud, t->idx, ce->core_id, s->task_id, tok,
 					     ce->running_token);
 	tp_aicpu_dispatch(e->dev, ce->core_id, tok);
-	/* relaxed: a statistic. */
-	atomic_fetch_add_explicit(&e->dispatched, 1, memory_order_relaxed);
+	stat_add(&t->n_dispatched, 1);
 	/* Early dispatch: a producer whose every subtask is on a core may
 	 * let its consumers be staged gated.  relaxed: the RMW picks the one
 	 * thread that publishes the last subtask; it reads nothing the other
@@ -598,8 +602,7 @@ static uint32_t try_early_dispatch(struct tp_engine *e, struct tp_sched_thread *
 			uint32_t tok = dispatch_subtask_ex(e, t, ce, s, ks, 0, true);
 			p->early_core = ce->core_id;
 			p->early_token = tok;
-			/* relaxed: a statistic. */
-			atomic_fetch_add_explicit(&e->early_staged, 1, memory_order_relaxed);
+			stat_add(&t->n_early_staged, 1);
 			if (e->hooks_on && e->hooks.on_early_dispatch)
 				e->hooks.on_early_dispatch(e->hooks.ud, t->idx, ce->core_id,
 							   s->task_id, tok, tp_sys_cnt());
@@ -688,14 +691,12 @@ static uint32_t drain_dummies(struct tp_engine *e, struct tp_sched_thread *t, ui
 			if (hooks && !e->hooks.on_marker && e->hooks.on_predicated_skip)
 				e->hooks.on_predicated_skip(e->hooks.ud, t->idx, s->task_id,
 							    tp_sys_cnt());
-			/* relaxed: a statistic. */
-			atomic_fetch_add_explicit(&e->pred_skips, 1, memory_order_relaxed);
+			stat_add(&t->n_pred_skips, 1);
 		} else {
 			if (hooks && !e->hooks.on_marker && e->hooks.on_dummy)
 				e->hooks.on_dummy(e->hooks.ud, t->idx, s->task_id,
 						  tp_sys_cnt());
-			/* relaxed: a statistic. */
-			atomic_fetch_add_explicit(&e->dummy_done, 1, memory_order_relaxed);
+			stat_add(&t->n_dummy, 1);
 		}
 		complete_task(e, t, s);
 		n++;
