@@ -1057,16 +1057,38 @@ static void test_print_summary(void **state)
 	assert_non_null(strstr(buf, ". \"consistent\" compares the passes' outputs, not their "
 				    "timings\n"));
 	free(buf);
-	/* Widths count characters: an accented name lines up, one past 40
+	/* Widths count columns: an accented name lines up, one past 40
 	 * characters is cut to 37 and "..." (not inside a character). */
 	snprintf(s[0].name, sizeof(s[0].name), "caf\xc3\xa9");
 	snprintf(s[1].name, sizeof(s[1].name), "%s",
-		 "\xc3\xa9\xc3\xa9xxxxxxxxxxyyyyyyyyyyzzzzzzzzzzwwwwwwwwwwvvvv");
+		 "\xc3\xa9\xc3\xa9" "abcdefghijklmnopqrstuvwabcdefghijklmnopqrstu");
 	f = open_memstream(&buf, &len);
 	tp_op_report_print_summary(f, s, 2);
 	fclose(f);
 	assert_non_null(strstr(buf, "\ncaf\xc3\xa9                                          0    0"));
-	assert_non_null(strstr(buf, "\n\xc3\xa9\xc3\xa9xxxxxxxxxxyyyyyyyyyyzzzzzzzzzzwwwww...      1    2"));
+	assert_non_null(strstr(buf, "\n\xc3\xa9\xc3\xa9" "abcdefghijklmnopqrstuvwabcdefghijkl...      1    2"));
+	free(buf);
+	/* Wide East Asian characters take two columns each: a 4-character
+	 * name is 8 columns wide (32 spaces of padding in a 40-column field),
+	 * and a 21-character one (42 columns) is cut to 18 characters and
+	 * "..." (39 columns) and 1 space, never half a character. */
+	snprintf(s[0].name, sizeof(s[0].name), "%s",
+		 "\xe7\x9f\xa9\xe9\x98\xb5\xe4\xb9\x98\xe6\xb3\x95");
+	char wide[21 * 3 + 1] = "";
+	for (int i = 0; i < 21; i++)
+		strcat(wide, "\xe6\x95\xb0");
+	snprintf(s[1].name, sizeof(s[1].name), "%s", wide);
+	f = open_memstream(&buf, &len);
+	tp_op_report_print_summary(f, s, 2);
+	fclose(f);
+	char want[512];
+	snprintf(want, sizeof(want), "\n%s%32s %6d", s[0].name, "", 0);
+	assert_non_null(strstr(buf, want));
+	snprintf(want, sizeof(want), "\n%.*s...  %6d", 18 * 3, wide, 1);
+	assert_non_null(strstr(buf, want));
+	/* The header's "kernel" column is 40 columns wide too. */
+	snprintf(want, sizeof(want), "kernel%34s device", "");
+	assert_non_null(strstr(buf, want));
 	free(buf);
 }
 

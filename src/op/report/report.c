@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "base/error.h"
 #include "base/file.h"
@@ -1295,24 +1297,65 @@ out:
 	return rc;
 }
 
-/* Characters (UTF-8 sequences) of @s, counting at most @max. */
-static size_t utf8_cols(const char *s, size_t max)
+/* The code point of the UTF-8 sequence at @s (valid: printable_name()),
+ * its length in bytes in *@len. */
+static uint32_t utf8_decode(const unsigned char *s, size_t *len)
 {
-	size_t c = 0;
-	for (; *s && c < max; s++)
-		c += ((unsigned char)*s & 0xC0) != 0x80;
-	return c;
+	unsigned c = s[0];
+	size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : 4;
+	uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+	for (size_t k = 1; k < n; k++) {
+		if (!s[k]) { /* cannot happen after printable_name(): stop here */
+			n = k;
+			break;
+		}
+		cp = (cp << 6) | (s[k] & 0x3f);
+	}
+	*len = n;
+	return cp;
 }
 
-/* Bytes of the first @cols characters of @s. */
-static size_t utf8_prefix(const char *s, size_t cols)
+/* Terminal columns of code point @cp: wcwidth() under C.UTF-8 (wide East
+ * Asian characters 2, combining marks 0), whatever the process's locale;
+ * 1 when that locale is missing or @cp has no width. */
+static int cp_cols(uint32_t cp)
 {
-	size_t b = 0, c = 0;
-	while (s[b]) {
-		if (((unsigned char)s[b] & 0xC0) != 0x80 && c++ == cols)
+	if (cp < 0x80)
+		return 1;
+	static locale_t utf8; /* made once; the report runs on one thread */
+	if (!utf8)
+		utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (!utf8)
+		return 1;
+	locale_t old = uselocale(utf8);
+	int w = wcwidth((wchar_t)cp);
+	uselocale(old);
+	return w < 0 ? 1 : w;
+}
+
+/* Terminal columns of @s (valid UTF-8). */
+static size_t utf8_cols(const char *s)
+{
+	size_t cols = 0, n;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p += n)
+		cols += (size_t)cp_cols(utf8_decode(p, &n));
+	return cols;
+}
+
+/* Bytes of the longest prefix of @s that fits in @cols columns (a wide
+ * character is never split); its width in *@used. */
+static size_t utf8_prefix(const char *s, size_t cols, size_t *used)
+{
+	size_t b = 0, c = 0, n;
+	const unsigned char *p = (const unsigned char *)s;
+	while (p[b]) {
+		size_t w = (size_t)cp_cols(utf8_decode(p + b, &n));
+		if (c + w > cols)
 			break;
-		b++;
+		c += w;
+		b += n;
 	}
+	*used = c;
 	return b;
 }
 
@@ -1325,13 +1368,13 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		fputs("taskprof op: no kernel launch was profiled\n", f);
 		return;
 	}
-	/* Widths in characters (the names are valid UTF-8, printable_name()):
-	 * one column each, so accented names line up (wide CJK characters
-	 * still take two columns on a terminal). */
+	/* Widths in terminal columns (the names are valid UTF-8,
+	 * printable_name()): accented names take one column a character,
+	 * wide East Asian characters two, so every row lines up. */
 	size_t w = 6;
 	for (size_t i = 0; i < n; i++)
-		if (utf8_cols(s[i].name, SIZE_MAX) > w)
-			w = utf8_cols(s[i].name, SIZE_MAX);
+		if (utf8_cols(s[i].name) > w)
+			w = utf8_cols(s[i].name);
 	if (w > 40)
 		w = 40;
 	fprintf(f, "%-*s %6s %4s %7s %14s %6s %10s %-11s %s\n", (int)w, "kernel", "device", "k",
@@ -1342,14 +1385,16 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 			snprintf(dur, sizeof(dur), "%.3f", s[i].duration_us);
 		else
 			snprintf(dur, sizeof(dur), "N/A");
-		/* A longer name (a C++ signature) is cut visibly: its first
-		 * w - 3 characters and "...", padded to w columns. */
+		/* A longer name (a C++ signature) is cut visibly: as many
+		 * characters as fit in w - 3 columns and "...", padded to w
+		 * columns. */
 		char name[4 * 40 + 48];
-		size_t cols = utf8_cols(s[i].name, SIZE_MAX);
-		size_t keep = cols > w ? w - 3 : cols;
-		size_t bytes = utf8_prefix(s[i].name, keep);
+		size_t cols = utf8_cols(s[i].name), used;
+		bool cut = cols > w;
+		size_t bytes = utf8_prefix(s[i].name, cut ? w - 3 : cols, &used);
+		size_t shown = used + (cut ? 3 : 0);
 		snprintf(name, sizeof(name), "%.*s%s%*s", (int)bytes, s[i].name,
-			 cols > w ? "..." : "", (int)(w - (cols > w ? w : cols)), "");
+			 cut ? "..." : "", (int)(w - shown), "");
 		fprintf(f, "%s %6d %4u %7u %14s %6u %10s %-11s %s\n", name,
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
