@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "base/error.h"
+#include "base/prefault.h"
 
 #define LAUNCH_BITS 24u
 #define LAUNCH_MASK ((1ull << LAUNCH_BITS) - 1)
@@ -76,9 +77,11 @@ int tp_l2_create(uint64_t bytes, struct tp_l2 **out)
 		return tp_set_error(-ENOMEM, "l2 model: out of memory");
 	l2->n_sets = n_sets;
 	/* Zero bits are empty tags and valid atomics on every target we
-	 * build for (as in regs.c). */
-	l2->tags = calloc(n_sets * TP_L2_WAYS, sizeof(*l2->tags));
-	l2->next_out = calloc(n_sets, sizeof(*l2->next_out));
+	 * build for (as in regs.c). Faulted in here (12 MiB of tags at the
+	 * default size): left to the first lookups, the page faults landed
+	 * in the first kernels' counting windows, up to 20 ms of them. */
+	l2->tags = tp_alloc_prefaulted(n_sets * TP_L2_WAYS * sizeof(*l2->tags));
+	l2->next_out = tp_alloc_prefaulted(n_sets * sizeof(*l2->next_out));
 	if (!l2->tags || !l2->next_out) {
 		tp_l2_destroy(l2);
 		return tp_set_error(-ENOMEM, "l2 model: out of memory for %llu sets",

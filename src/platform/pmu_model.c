@@ -2,6 +2,7 @@
 #include "platform/pmu_model.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,10 @@ struct pmu_core {
 	const struct ev_prod *prod[TP_PMU_MAX_SLOTS];
 	uint64_t acc[TP_PMU_MAX_SLOTS];
 	bool l2_on;             /* a slot counts an L2 event (set at open) */
+	/* Wall ns the L2 model's lookups took since the segment began: the
+	 * model's cost, not the kernel's, left out of the window by
+	 * add_segment(). */
+	uint64_t model_ns;
 	uint64_t launch;        /* tp_device_launch_seq() at the open */
 
 	/* stats: written by the core thread, read by anyone */
@@ -208,10 +213,13 @@ struct tp_pmu_model {
 	 * the kernel's. */
 	uint64_t read_ns;
 	struct pmu_core *cores;
-	/* The device's L2 model, made by the first window that counts an L2
-	 * event (NULL until then, or when it could not be made). */
+	/* The device's L2 model, made when a core is first programmed with
+	 * an L2 event (else by the first window that counts one; NULL until
+	 * then, or when it could not be made), under l2_mu: one model is
+	 * made and faulted in, while the other cores wait. */
 	_Atomic(struct tp_l2 *) l2;
 	atomic_bool l2_failed;
+	pthread_mutex_t l2_mu;
 };
 
 /* The CPU time one tp_thread_cpu_ns() call takes, ns: the smallest gap
@@ -261,6 +269,7 @@ int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out)
 	if (!m)
 		return tp_set_error(-ENOMEM, "pmu model: out of memory");
 	m->dev = dev;
+	pthread_mutex_init(&m->l2_mu, NULL);
 	m->plat = tp_device_platform(dev);
 	m->arch = tp_pmu_arch_of(m->plat);
 	m->n_slots = m->plat->pmu_slots;
@@ -270,6 +279,7 @@ int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out)
 	m->cores = aligned_alloc(64, (bytes + 63) / 64 * 64);
 	if (!m->cores) {
 		int n = m->n_cores;
+		pthread_mutex_destroy(&m->l2_mu);
 		free(m);
 		return tp_set_error(-ENOMEM, "pmu model: out of memory for %d cores", n);
 	}
@@ -293,11 +303,18 @@ void tp_pmu_model_destroy(struct tp_pmu_model *m)
 		tp_pmu_detach(m, c);
 	/* relaxed: the device threads are joined (the caller's contract). */
 	tp_l2_destroy(atomic_load_explicit(&m->l2, memory_order_relaxed));
+	pthread_mutex_destroy(&m->l2_mu);
 	free(m->cores);
 	free(m);
 }
 
 struct tp_device *tp_pmu_model_device(const struct tp_pmu_model *m) { return m->dev; }
+
+const struct tp_l2 *tp_pmu_model_l2(const struct tp_pmu_model *m)
+{
+	/* acquire: as get_l2()'s load (the caller may look inside). */
+	return atomic_load_explicit(&((struct tp_pmu_model *)m)->l2, memory_order_acquire);
+}
 enum tp_pmu_arch tp_pmu_model_arch(const struct tp_pmu_model *m) { return m->arch; }
 int tp_pmu_model_slots(const struct tp_pmu_model *m) { return m->n_slots; }
 int tp_pmu_model_cores(const struct tp_pmu_model *m) { return m->n_cores; }
@@ -372,6 +389,8 @@ int tp_pmu_read(struct tp_pmu_model *m, int core_id, struct tp_pmu_sample *out)
 
 /* Run init of one core with explicit selectors @ids (all n_slots). With
  * @save_idx the previous selectors are kept for finalize to restore. */
+static struct tp_l2 *get_l2(struct tp_pmu_model *m);
+
 static int program_ids(struct tp_pmu_model *m, struct pmu_core *pc, const uint32_t *ids,
 		       bool save_idx, struct tp_pmu_note *note)
 {
@@ -389,6 +408,13 @@ static int program_ids(struct tp_pmu_model *m, struct pmu_core *pc, const uint32
 		return 0;
 	}
 	const struct tp_pmu_regmap *r = &m->plat->pmu;
+	for (int i = 0; i < m->n_slots; i++) {
+		const struct ev_prod *ev = prod_find(m->arch, ids[i]);
+		if (ev && ev->kind == EV_L2) {
+			(void)get_l2(m); /* now, not in a kernel's window */
+			break;
+		}
+	}
 	for (int i = 0; i < m->n_slots; i++) {
 		/* relaxed: program and finalize are ordered by their caller
 		 * (run init / end, or the rt device's launch lock). */
@@ -513,6 +539,9 @@ static bool window_enabled(struct tp_pmu_model *m, int core)
 static void add_segment(struct pmu_core *pc, uint64_t op_ns, uint64_t wall_end)
 {
 	const uint64_t now = tp_thread_cpu_ns();
+	/* The L2 model's lookups in the segment are the model's cost too. */
+	op_ns += pc->model_ns;
+	pc->model_ns = 0;
 	uint64_t cpu = now - pc->last_ns > op_ns ? now - pc->last_ns - op_ns : 0;
 	uint64_t wall = wall_end - pc->last_wall_ns > op_ns ? wall_end - pc->last_wall_ns - op_ns : 0;
 	cpu = cpu > pc->m->read_ns ? cpu - pc->m->read_ns : 0;
@@ -531,6 +560,7 @@ static bool sample(struct pmu_core *pc, uint64_t op_cycles)
 	if (en == pc->was_enabled)
 		return en;
 	if (en) {
+		pc->model_ns = 0;
 		pc->last_ns = tp_thread_cpu_ns();
 		pc->last_wall_ns = tp_now_ns();
 	} else {
@@ -562,9 +592,13 @@ static void usage_hook(struct tp_core_ctx *ctx, const struct tp_usage_delta *d, 
 		struct tp_l2 *l2 = atomic_load_explicit(&pc->m->l2, memory_order_acquire);
 		struct tp_l2_counts c;
 		memset(&c, 0, sizeof(c));
+		/* The lookups are the model's work, not the kernel's: timed and
+		 * left out of the window (add_segment()). */
+		const uint64_t t0 = tp_now_ns();
 		for (uint32_t g = 0; g < d->n_gm; g++)
 			tp_l2_access(l2, pc->launch, d->gm[g].base, d->gm[g].row_bytes,
 				     d->gm[g].rows, d->gm[g].stride, d->gm[g].dir, &c);
+		pc->model_ns += tp_now_ns() - t0;
 		for (int i = 0; i < n; i++)
 			if (pc->prod[i] && pc->prod[i]->kind == EV_L2)
 				pc->acc[i] += c.n[pc->prod[i]->dir][pc->prod[i]->mem];
@@ -595,31 +629,38 @@ void tp_pmu_detach(struct tp_pmu_model *m, int core_id)
 	pc->ctx = NULL;
 }
 
-/* The device's L2 model, made on first use by whichever core gets here
- * first; NULL (with one WARN) when it cannot be made: the L2 events then
- * read 0. */
+/* The device's L2 model, made on first use (one thread makes it, under
+ * l2_mu, the others wait for it); NULL (with one WARN) when it cannot be
+ * made: the L2 events then read 0. Called when a core is programmed with
+ * an L2 event, before any kernel runs (program_ids()), so that making it
+ * and faulting in its tags (12 MiB at the default size) happens outside
+ * every kernel and counting window; a window that finds it missing (its
+ * selectors written some other way) makes it before its time starts. */
 static struct tp_l2 *get_l2(struct tp_pmu_model *m)
 {
-	/* acquire: pairs with the release of the CAS below. */
+	/* acquire: pairs with the release store below (the tags, zeroed
+	 * and faulted in, before the pointer). */
 	struct tp_l2 *l2 = atomic_load_explicit(&m->l2, memory_order_acquire);
 	if (l2 || atomic_load_explicit(&m->l2_failed, memory_order_relaxed))
 		return l2;
-	struct tp_l2 *mine = NULL;
-	if (tp_l2_create(0, &mine)) {
-		/* relaxed: one WARN per model is all it decides. */
-		if (!atomic_exchange_explicit(&m->l2_failed, true, memory_order_relaxed))
+	pthread_mutex_lock(&m->l2_mu);
+	/* relaxed: under l2_mu, which every store of l2 holds. */
+	l2 = atomic_load_explicit(&m->l2, memory_order_relaxed);
+	if (!l2 && !atomic_load_explicit(&m->l2_failed, memory_order_relaxed)) {
+		if (tp_l2_create(0, &l2)) {
+			/* relaxed: under l2_mu; it only says the WARN was given. */
+			atomic_store_explicit(&m->l2_failed, true, memory_order_relaxed);
 			TP_WARN("pmu model: no L2 model, the L2_CACHE events read 0: %s",
 				tp_last_error());
-		return NULL;
+			l2 = NULL;
+		} else {
+			/* release: the model's zeroed tags before the pointer, for
+			 * the lock-free loads above and in usage_hook(). */
+			atomic_store_explicit(&m->l2, l2, memory_order_release);
+		}
 	}
-	/* release: the cache's zeroed tags before the pointer; acq_rel on
-	 * success also for a loser's view of the winner (failure order). */
-	struct tp_l2 *none = NULL;
-	if (atomic_compare_exchange_strong_explicit(&m->l2, &none, mine, memory_order_acq_rel,
-						    memory_order_acquire))
-		return mine;
-	tp_l2_destroy(mine); /* another core made it first */
-	return none;
+	pthread_mutex_unlock(&m->l2_mu);
+	return l2;
 }
 
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)

@@ -131,6 +131,16 @@ int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out);
  *  tp_core_ctx_fini()) and after the device's threads stopped. */
 void tp_pmu_model_destroy(struct tp_pmu_model *m);
 
+struct tp_l2;
+
+/**
+ * tp_pmu_model_l2() - the device's L2 model (platform/l2_model.h), or NULL
+ * while no core has been programmed with (nor opened a window on) an L2
+ * event, or when it could not be made. For tests and diagnostics.
+ * @m: the model (non-NULL).
+ */
+const struct tp_l2 *tp_pmu_model_l2(const struct tp_pmu_model *m);
+
 /** tp_pmu_model_device() - the device @m models (@m non-NULL). */
 struct tp_device *tp_pmu_model_device(const struct tp_pmu_model *m);
 /** tp_pmu_model_arch() - its event-id space (tp_pmu_arch_of() of the

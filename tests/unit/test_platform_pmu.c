@@ -641,6 +641,42 @@ static void test_model_memory_a2a3(void **state)
 	fx_close(f);
 }
 
+/* The L2 model's cost stays out of the kernel's window (issue found by
+ * a user: with L2_CACHE selected, the first kernels' windows counted the
+ * model's page faults, up to 100 times the kernel's cycles, and every
+ * window its lookups, 15-20% on this kernel): the model is made, its tags
+ * faulted in, when a core is programmed with an L2 event, and the
+ * lookups' time is left out of the window. So the best of 30 windows
+ * counts what the same kernel's window counts with a group that does no
+ * lookup, within 8%. */
+static void test_l2_cost_out_of_window(void **state)
+{
+	(void)state;
+	struct fx *f = fx_open("a2a3sim");
+	assert_null(tp_pmu_model_l2(f->m));
+	program(f, AIV_CORE, TP_PMU_MEMORY, TP_PMU_NOTE_ENABLED);
+	assert_null(tp_pmu_model_l2(f->m)); /* no L2 event: no model */
+	program(f, AIV_CORE, TP_PMU_L2_CACHE, TP_PMU_NOTE_ENABLED);
+	assert_non_null(tp_pmu_model_l2(f->m)); /* made before any window */
+	uint64_t best_l2 = UINT64_MAX, best_mem = UINT64_MAX;
+	for (int i = 0; i < 30; i++) {
+		program(f, AIV_CORE, TP_PMU_L2_CACHE, TP_PMU_NOTE_ENABLED);
+		struct tp_pmu_sample s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+		if (s.total_cycles < best_l2)
+			best_l2 = s.total_cycles;
+		program(f, AIV_CORE, TP_PMU_MEMORY, TP_PMU_NOTE_ENABLED);
+		s = run_window(f, &f->aiv, AIV_CORE, vec_kernel);
+		if (s.total_cycles < best_mem)
+			best_mem = s.total_cycles;
+	}
+	assert_true(best_mem > 0);
+	if (best_l2 * 100 > best_mem * 108)
+		fail_msg("L2_CACHE window %llu cycles, MEMORY window %llu: the L2 model's "
+			 "lookups were counted", (unsigned long long)best_l2,
+			 (unsigned long long)best_mem);
+	fx_close(f);
+}
+
 static void test_model_memory_a5(void **state)
 {
 	(void)state;
@@ -1185,6 +1221,7 @@ int main(void)
 		cmocka_unit_test(test_model_pipe_a5),
 		cmocka_unit_test(test_model_memory_a2a3),
 		cmocka_unit_test(test_model_memory_a5),
+		cmocka_unit_test(test_l2_cost_out_of_window),
 		cmocka_unit_test(test_l2_model),
 		cmocka_unit_test(test_model_window_closed),
 		cmocka_unit_test(test_model_total_is_window_length),
