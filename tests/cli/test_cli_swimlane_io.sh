@@ -328,6 +328,26 @@ for f in result.txt pmu.csv; do
 		grep -qxF "Error: output $rf/$f is the run's own $f (its folder holds result.txt): writing the trace there would destroy it; name another file, e.g. merged_swimlane.json" "$root/err" ||
 		bad "-o run's $f: exit $code, $(cat "$root/err")"
 done
+# a symbolic link to one of them, in the run folder or elsewhere, is
+# refused too (the trace was written through the link); a hard link is
+# not one: the trace replaces that name only, the run's file stays
+ln -s result.txt "$rf/r.json"
+ln -s "$rf/pmu.csv" "$root/p.json"
+for o in "$rf/r.json:$rf/result.txt:result.txt" "$root/p.json:$rf/pmu.csv:pmu.csv"; do
+	IFS=: read -r out target name <<<"$o"
+	before=$(cat "$target")
+	timeout $T "$bin" swimlane "$rec" -o "$out" >/dev/null 2>"$root/err"
+	code=$?
+	[[ $code -eq 1 && $(cat "$target") == "$before" ]] &&
+		grep -qxF "Error: output $out is a link to $(realpath "$target"), a run's own $name (its folder holds result.txt): writing the trace there would destroy it; name another file, e.g. merged_swimlane.json" "$root/err" ||
+		bad "-o link $out to $target: exit $code, $(cat "$root/err")"
+done
+ln "$rf/result.txt" "$root/hard.json"
+before=$(cat "$rf/result.txt")
+timeout $T "$bin" swimlane "$rec" -o "$root/hard.json" >/dev/null 2>"$root/err" &&
+	[[ $(cat "$rf/result.txt") == "$before" ]] && grep -q traceEvents "$root/hard.json" ||
+	bad "-o hard link to result.txt: $(cat "$root/err")"
+rm -f "$rf/r.json" "$root/p.json" "$root/hard.json"
 # the same name outside a run folder is an ordinary output
 timeout $T "$bin" swimlane "$rec" -o "$root/pmu.csv" >/dev/null 2>"$root/err" ||
 	bad "-o pmu.csv outside a run folder: $(cat "$root/err")"

@@ -338,31 +338,55 @@ static void say_unreachable(const char *what, const char *p, int err)
 		fprintf(stderr, "Error: %s %s: %s\n", what, p, strerror(err));
 }
 
-/* True when @a and @b name the same existing file (st_dev + st_ino, links
- * followed). */
-/* Whether @output names one of a run's own files (result.txt, pmu.csv,
- * taskprof.log, ...) that exists in a run folder (one holding
- * result.txt): writing the trace there would destroy it. The trace's own
- * name, merged_swimlane.json, is the conversion's to rewrite. */
-static const char *run_own_file(const char *output)
+/* Whether @path names one of a run's own files by name (result.txt,
+ * pmu.csv, taskprof.log, the records, deps.json, name_map_*) in a folder
+ * holding result.txt (a run folder). Return: its base name, or NULL. */
+static const char *own_name(const char *path)
 {
 	static const char *const own[] = { "result.txt", "pmu.csv", "taskprof.log",
 					   "l2_swimlane_records.json", "deps.json" };
-	const char *slash = strrchr(output, '/');
-	const char *base = slash ? slash + 1 : output;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
 	bool named = !strncmp(base, "name_map_", 9);
 	for (size_t i = 0; !named && i < sizeof(own) / sizeof(own[0]); i++)
 		named = !strcmp(base, own[i]);
-	if (!named || access(output, F_OK) != 0)
+	if (!named)
 		return NULL;
 	char res[PATH_MAX];
-	int n = slash ? snprintf(res, sizeof(res), "%.*s/result.txt", (int)(slash - output), output)
+	int n = slash ? snprintf(res, sizeof(res), "%.*s/result.txt",
+				 (int)(slash - path + (slash == path)), path)
 		      : snprintf(res, sizeof(res), "result.txt");
 	if (n < 0 || (size_t)n >= sizeof(res) || access(res, F_OK) != 0)
 		return NULL;
 	return base;
 }
 
+/* Whether @output, an existing file, is one of a run's own files (a
+ * folder's result.txt, pmu.csv, taskprof.log, ..., when the folder holds
+ * result.txt): writing the trace there would destroy it. By its name, or
+ * by the name its symbolic links lead to (the trace is written through
+ * them, base/file.h). A hard link is not: the trace replaces that name
+ * only. The trace's own name, merged_swimlane.json, is the conversion's
+ * to rewrite. Return: the own file's base name (NULL: not one); when it
+ * is one through links, its resolved path in @real (PATH_MAX bytes),
+ * else @real empty. */
+static const char *run_own_file(const char *output, char *real)
+{
+	real[0] = '\0';
+	if (access(output, F_OK) != 0)
+		return NULL;
+	const char *own = own_name(output);
+	if (own)
+		return own;
+	char r[PATH_MAX];
+	if (!realpath(output, r) || !(own = own_name(r)))
+		return NULL;
+	memcpy(real, r, strlen(r) + 1);
+	return strrchr(real, '/') + 1; /* realpath() is absolute */
+}
+
+/* True when @a and @b name the same existing file (st_dev + st_ino, links
+ * followed). */
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;
@@ -707,12 +731,20 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				goto out;
 			}
 		}
-		const char *own = run_own_file(output);
+		char real[PATH_MAX];
+		const char *own = run_own_file(output, real);
 		if (own) {
 			fflush(stdout);
-			fprintf(stderr, "Error: output %s is the run's own %s (its folder holds "
-					"result.txt): writing the trace there would destroy it; name "
-					"another file, e.g. merged_swimlane.json\n", output, own);
+			if (!real[0])
+				fprintf(stderr, "Error: output %s is the run's own %s (its folder "
+						"holds result.txt): writing the trace there would "
+						"destroy it; name another file, e.g. "
+						"merged_swimlane.json\n", output, own);
+			else
+				fprintf(stderr, "Error: output %s is a link to %s, a run's own %s "
+						"(its folder holds result.txt): writing the trace "
+						"there would destroy it; name another file, e.g. "
+						"merged_swimlane.json\n", output, real, own);
 			goto out;
 		}
 	}
