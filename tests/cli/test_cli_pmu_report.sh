@@ -97,6 +97,12 @@ err=$("$bin" pmu --func-names "$root/flat.json" "$root/pmu.csv" 2>&1 >"$root/fla
 grep -qF "func_id 3: 2 rows" "$root/flat.out" || bad "--func-names flat map: $(cat "$root/flat.out")"
 err=$("$bin" pmu --func-names "$root/named/name_map_X_Y.json" "$root/pmu.csv" 2>&1 >/dev/null)
 [[ -z $err ]] || bad "--func-names a name map: stderr '$err'"
+# control characters of a name (newline, escape, C1 U+0085) print as '?',
+# the row stays one line
+printf '{"callable_id_to_name": {"3": "a\\nb\\u001b[31mR\\u0085S"}}' >"$root/ctl.json"
+out=$("$bin" pmu --func-names "$root/ctl.json" "$root/pmu.csv") || bad "control names exited $?"
+has "$out" "func_id 3 (a?b?[31mR?S): 2 rows (AIC 2, AIV 0)"
+[[ $out == *$'\e'* || $out == *$'\xc2\x85'* ]] && bad "control names: raw control characters: $out"
 echo "ok: function names"
 # Sibling name maps are found as `taskprof swimlane` finds them: a broken
 # one is an error naming the file and the place (exit 1, no summary), two

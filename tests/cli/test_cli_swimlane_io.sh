@@ -563,12 +563,13 @@ run "name map keys" 0 \
 	"$bin" swimlane "$rec" --func-names "$q/nm.json" -o "$q/nm_trace.json"
 # control characters of a name reach the trace escaped but never the
 # terminal: the table shows them as '?' and keeps one line per function
-printf '{"callable_id_to_name": {"0": "A\\u001b[31mRED\\nX"}}' >"$q/nmc.json"
+printf '{"callable_id_to_name": {"0": "A\\u001b[31mRED\\nX\\u0085Y"}}' >"$q/nmc.json"
 timeout $T "$bin" swimlane "$rec" --func-names "$q/nmc.json" -o "$q/nmc.json.trace" \
 	>"$q/nmc.out" 2>"$root/err"
-grep -qE '^0 +A\?\[31mRED\?X +2 ' "$q/nmc.out" && ! grep -q $'\e' "$q/nmc.out" ||
+grep -qE '^0 +A\?\[31mRED\?X\?Y +2 ' "$q/nmc.out" && ! grep -q $'\e' "$q/nmc.out" &&
+	! grep -q $'\xc2\x85' "$q/nmc.out" ||
 	bad "name map control characters: table row: $(grep -a '^0 ' "$q/nmc.out" | cat -A)"
-grep -qF '"name":"A\u001b[31mRED\nX(t1)"' "$q/nmc.json.trace" ||
+grep -qF '"name":"A\u001b[31mRED\nX\u0085Y(t1)"' "$q/nmc.json.trace" ||
 	bad "name map control characters: the trace does not keep the name escaped"
 run "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
 run "empty --func-names" 2 "Error: empty path for --func-names" \

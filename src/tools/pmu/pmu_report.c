@@ -431,8 +431,11 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 					      rows[i + n / 2].total) / 2;
 		const char *fname = names ? sl_name_map_get(names, rows[i].func_id) : NULL;
 		fprintf(out, "\nfunc_id %" PRIu32, rows[i].func_id);
-		if (fname)
-			fprintf(out, " (%s)", fname);
+		if (fname) {
+			fputs(" (", out);
+			sl_put_name(out, fname);
+			fputc(')', out);
+		}
 		fprintf(out,
 			": %zu row%s (AIC %" PRIu64 ", AIV %" PRIu64
 			"), pmu_total_cycles mean %.1Lf median %.1Lf\n",

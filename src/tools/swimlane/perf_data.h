@@ -556,6 +556,17 @@ int sl_read_name_map_mem(const char *name, const uint8_t *buf, size_t len,
 /** sl_name_map_free() - free what @m holds and zero it (NULL: no-op). */
 void sl_name_map_free(struct sl_name_map *m);
 
+/**
+ * sl_put_name() - write name @s (valid UTF-8, as a name map holds it) for a
+ * terminal: each control character (C0, DEL, C1 U+0080..U+009F: a
+ * newline, an escape sequence) as one '?', so the name stays on its line
+ * and cannot drive the terminal. The trace keeps names as they are.
+ * @out: the stream; @s: the name.
+ *
+ * Return: code points written (for padding, as Python's f"{s:<width}").
+ */
+size_t sl_put_name(FILE *out, const char *s);
+
 /** sl_name_map_get() - the name of @func_id in @m (owned by @m), or NULL
  *  when @m has none for it. */
 const char *sl_name_map_get(const struct sl_name_map *m, int64_t func_id);

@@ -48,17 +48,28 @@ static int cmp_rk(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
+size_t sl_put_name(FILE *out, const char *s)
+{
+	size_t cps = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++, cps++) {
+		if (*p < 0x20 || *p == 0x7f) {
+			fputc('?', out);
+		} else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fputc('?', out); /* C1: a terminal may take U+009B as CSI */
+			p++;
+		} else {
+			fputc(*p, out);
+			for (; (p[1] & 0xC0) == 0x80; p++)
+				fputc(p[1], out);
+		}
+	}
+	return cps;
+}
+
 /* Python's f"{s:<width}" pads by code points, not bytes. */
 static void put_left(FILE *out, const char *s, int width)
 {
-	int cps = 0;
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		cps += (*p & 0xC0) != 0x80;
-		/* A name map's control characters (a newline, an escape
-		 * sequence) would break the row or drive the terminal. */
-		fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
-	}
-	for (; cps < width; cps++)
+	for (size_t cps = sl_put_name(out, s); cps < (size_t)width; cps++)
 		fputc(' ', out);
 }
 
