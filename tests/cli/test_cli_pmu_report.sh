@@ -103,6 +103,9 @@ printf '{"callable_id_to_name": {"3": "a\\nb\\u001b[31mR\\u0085S"}}' >"$root/ctl
 out=$("$bin" pmu --func-names "$root/ctl.json" "$root/pmu.csv") || bad "control names exited $?"
 has "$out" "func_id 3 (a?b?[31mR?S): 2 rows (AIC 2, AIV 0)"
 [[ $out == *$'\e'* || $out == *$'\xc2\x85'* ]] && bad "control names: raw control characters: $out"
+err=$(cd "$root" && "$bin" pmu - 2>&1 </dev/null); rc=$?
+[[ $rc -eq 1 && $err == "taskprof pmu: -: cannot read: No such file or directory (taskprof reads no standard input: give the file's path)" ]] ||
+	bad "pmu -: exit $rc, '$err'"
 echo "ok: function names"
 # Sibling name maps are found as `taskprof swimlane` finds them: a broken
 # one is an error naming the file and the place (exit 1, no summary), two

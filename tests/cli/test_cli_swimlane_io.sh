@@ -576,6 +576,14 @@ run "empty --func-names" 2 "Error: empty path for --func-names" \
 	"$bin" swimlane "$rec" --func-names "" -o "$q/x.json"
 run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
+run "empty -k" 2 "Error: empty path for -k" "$bin" swimlane "$rec" -k ""
+# '-' is a file name, not standard input: the error says so
+(cd "$q" && run "swimlane -" 1 \
+	"Error: Input file not found: - (taskprof reads no standard input: give the file's path)" \
+	"$bin" swimlane - </dev/null)
+(cd "$q" && run "sched-overhead -" 1 \
+	"Error: Perf JSON not found: - (taskprof reads no standard input: give the file's path)" \
+	"$bin" sched-overhead - </dev/null)
 
 # A receive_to_start_cycles larger than its start_cycles: the spec's base
 # rule (§2.2) draws the receive at a negative time; the run warns.

@@ -275,7 +275,10 @@ int pmu_csv_load(const char *path, struct pmu_csv **out)
 	struct stat st;
 	if (stat(path, &st) != 0) {
 		int err = errno;
-		return tp_set_error(-err, "%s: cannot read: %s", path, strerror(err));
+		return tp_set_error(-err, "%s: cannot read: %s%s", path, strerror(err),
+				    err == ENOENT && !strcmp(path, "-")
+					    ? " (taskprof reads no standard input: give the file's path)"
+					    : "");
 	}
 	if (!S_ISREG(st.st_mode))
 		return tp_set_error(-EINVAL, "%s: not a regular file; expected a pmu.csv", path);

@@ -46,6 +46,7 @@ static const char help_text[] =
 	"  -o, --output OUTPUT   output file (default: <input dir>/merged_swimlane.json);\n"
 	"                        never one of its inputs, nor a run folder's own\n"
 	"                        result.txt, pmu.csv, taskprof.log or deps.json\n"
+	"                        (by name or through a symbolic link)\n"
 	"  -k, --kernel-config KERNEL_CONFIG\n"
 	"                        accepted for compatibility, but Python kernel_config.py\n"
 	"                        files are not supported by taskprof (error, exit 1);\n"
@@ -333,7 +334,9 @@ static void say_unreachable(const char *what, const char *p, int err)
 	if (tp_path_bad_link(p, why, sizeof(why)))
 		fprintf(stderr, "Error: %s %s: %s\n", what, p, why);
 	else if (err == ENOENT)
-		fprintf(stderr, "Error: %s not found: %s\n", what, p);
+		fprintf(stderr, "Error: %s not found: %s%s\n", what, p,
+			strcmp(p, "-") ? "" : " (taskprof reads no standard input: give the file's "
+					     "path)");
 	else
 		fprintf(stderr, "Error: %s %s: %s\n", what, p, strerror(err));
 }
@@ -490,6 +493,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	}
 	if (a.input && !*a.input) {
 		fprintf(stderr, "Error: empty input path\n");
+		return 2;
+	}
+	if (a.kernel_config && !*a.kernel_config) {
+		fprintf(stderr, "Error: empty path for -k\n");
 		return 2;
 	}
 

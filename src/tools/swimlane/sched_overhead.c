@@ -1409,7 +1409,9 @@ static int sched_overhead_main(int argc, char **argv)
 		char why[2 * PATH_MAX + 128];
 		if (tp_path_bad_link(perf_path, why, sizeof(why)))
 			return fail("Error: Perf JSON %s: %s", perf_path, why);
-		int r = fail("Error: Perf JSON not found: %s", perf_path);
+		int r = fail("Error: Perf JSON not found: %s%s", perf_path,
+			     strcmp(perf_path, "-") ? "" : " (taskprof reads no standard input: give "
+							   "the file's path)");
 		sl_say_failed_folder(perf_path, stderr);
 		return r;
 	}
