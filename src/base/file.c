@@ -149,8 +149,16 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 		 * ours, and gone once the error is reported. */
 		if (fd < 0) {
 			int err = errno;
-			return tp_set_error(-err, "%s: cannot open for writing: %s",
-					    tx->path, strerror(err));
+			/* An existing file (/proc/self/mem, say) is replaced
+			 * through a new one beside it: when its folder takes
+			 * none, the reason is the folder's, not the file's. */
+			struct stat st;
+			bool exists = stat(tx->path, &st) == 0;
+			return tp_set_error(-err, "%s: cannot open for writing: %s%s", tx->path,
+					    strerror(err),
+					    exists ? " (it exists: it is replaced through a new "
+						     "file beside it, and its folder takes none)"
+						   : "");
 		}
 		tx->fp = fdopen(fd, "wb");
 		if (!tx->fp) {

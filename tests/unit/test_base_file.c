@@ -421,6 +421,15 @@ static void test_begin_errors(void **state)
 	/* the message names the user's path, not the temporary name */
 	assert_non_null(strstr(tp_last_error(), "pmu.csv: cannot open for writing"));
 	assert_null(strstr(tp_last_error(), ".tmp"));
+	assert_null(strstr(tp_last_error(), "it exists"));
+	/* an existing file whose folder takes no new file (/proc/<pid>): the
+	 * reason is the folder's */
+	struct tp_file_tx tx2;
+	assert_int_equal(tp_file_tx_begin(&tx2, "/proc/self/mem", NULL), -ENOENT);
+	assert_non_null(strstr(tp_last_error(), "/proc/self/mem: cannot open for writing: No such "
+						"file or directory (it exists: it is replaced "
+						"through a new file beside it, and its folder "
+						"takes none)"));
 	assert_null(tx.fp);
 	assert_null(tx.path);
 	assert_null(tx.tmp_path);
