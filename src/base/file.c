@@ -153,7 +153,8 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			 * through a new one beside it: when its folder takes
 			 * none, the reason is the folder's, not the file's. */
 			struct stat st;
-			bool exists = stat(tx->path, &st) == 0;
+			bool exists = (err == ENOENT || err == EACCES || err == EPERM ||
+				       err == EROFS) && stat(tx->path, &st) == 0;
 			return tp_set_error(-err, "%s: cannot open for writing: %s%s", tx->path,
 					    strerror(err),
 					    exists ? " (it exists: it is replaced through a new "

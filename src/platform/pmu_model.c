@@ -539,11 +539,18 @@ static bool window_enabled(struct tp_pmu_model *m, int core)
 static void add_segment(struct pmu_core *pc, uint64_t op_ns, uint64_t wall_end)
 {
 	const uint64_t now = tp_thread_cpu_ns();
-	/* The L2 model's lookups in the segment are the model's cost too. */
-	op_ns += pc->model_ns;
+	/* The L2 model's lookups in the segment are the model's cost too;
+	 * timed on the wall clock, they come off the wall term only: a
+	 * lookup preempted midway would take kernel CPU time off the CPU
+	 * term. Unpreempted, CPU and wall agree and the minimum below is the
+	 * wall term; preempted elsewhere, the CPU term can keep the lookups'
+	 * own CPU time, a few µs at most. */
+	const uint64_t model_ns = pc->model_ns;
 	pc->model_ns = 0;
 	uint64_t cpu = now - pc->last_ns > op_ns ? now - pc->last_ns - op_ns : 0;
-	uint64_t wall = wall_end - pc->last_wall_ns > op_ns ? wall_end - pc->last_wall_ns - op_ns : 0;
+	uint64_t wall = wall_end - pc->last_wall_ns > op_ns + model_ns
+				? wall_end - pc->last_wall_ns - op_ns - model_ns
+				: 0;
 	cpu = cpu > pc->m->read_ns ? cpu - pc->m->read_ns : 0;
 	pc->win_ns += cpu < wall ? cpu : wall;
 }

@@ -569,6 +569,10 @@ timeout $T "$bin" swimlane "$rec" --func-names "$q/nmc.json" -o "$q/nmc.json.tra
 grep -qE '^0 +A\?\[31mRED\?X\?Y +2 ' "$q/nmc.out" && ! grep -q $'\e' "$q/nmc.out" &&
 	! grep -q $'\xc2\x85' "$q/nmc.out" ||
 	bad "name map control characters: table row: $(grep -a '^0 ' "$q/nmc.out" | cat -A)"
+timeout $T "$bin" swimlane "$rec" --func-names "$q/nmc.json" -o "$q/nmc.json.trace" -v \
+	>"$q/nmcv.out" 2>"$root/err"
+grep -qxF '    func_id=0: A?[31mRED?X?Y' "$q/nmcv.out" && ! grep -q $'\e' "$q/nmcv.out" ||
+	bad "name map control characters: -v mapping line: $(grep -a 'func_id=0' "$q/nmcv.out" | cat -A)"
 grep -qF '"name":"A\u001b[31mRED\nX\u0085Y(t1)"' "$q/nmc.json.trace" ||
 	bad "name map control characters: the trace does not keep the name escaped"
 run "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
@@ -578,12 +582,14 @@ run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
 run "empty -k" 2 "Error: empty path for -k" "$bin" swimlane "$rec" -k ""
 # '-' is a file name, not standard input: the error says so
-(cd "$q" && run "swimlane -" 1 \
+pushd "$q" >/dev/null
+run "swimlane -" 1 \
 	"Error: Input file not found: - (taskprof reads no standard input: give the file's path)" \
-	"$bin" swimlane - </dev/null)
-(cd "$q" && run "sched-overhead -" 1 \
+	"$bin" swimlane - </dev/null
+run "sched-overhead -" 1 \
 	"Error: Perf JSON not found: - (taskprof reads no standard input: give the file's path)" \
-	"$bin" sched-overhead - </dev/null)
+	"$bin" sched-overhead - </dev/null
+popd >/dev/null
 
 # A receive_to_start_cycles larger than its start_cycles: the spec's base
 # rule (§2.2) draws the receive at a negative time; the run warns.

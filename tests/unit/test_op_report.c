@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <locale.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1068,6 +1069,14 @@ static void test_print_summary(void **state)
 	assert_non_null(strstr(buf, "\ncaf\xc3\xa9                                          0    0"));
 	assert_non_null(strstr(buf, "\n\xc3\xa9\xc3\xa9" "abcdefghijklmnopqrstuvwabcdefghijkl...      1    2"));
 	free(buf);
+	/* Without a C.UTF-8 locale every code point takes one column (the
+	 * fallback): the wide-character rows below do not apply. */
+	locale_t u8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	if (!u8) {
+		printf("no C.UTF-8 locale: wide-character columns not checked\n");
+		return;
+	}
+	freelocale(u8);
 	/* Wide East Asian characters take two columns each: a 4-character
 	 * name is 8 columns wide (32 spaces of padding in a 40-column field),
 	 * and a 21-character one (42 columns) is cut to 18 characters and

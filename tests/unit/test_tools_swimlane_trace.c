@@ -500,6 +500,23 @@ static void test_fixture_a_end_to_end(void **state)
 		if (pd.tasks[i].task_id == 4)
 			assert_int_equal(pd.tasks[i].func_id, pd.tasks[i].core_type == SL_AIC ? 3 : 4);
 	free(wbuf);
+	/* The kernels' names in that note as a terminal may show them: an
+	 * escape sequence, a newline and C1 U+0085 as '?', on one line. */
+	int64_t cids[] = { 4, 5 };
+	char *cnames[] = { "A\x1b[31mRED\nX", "B\xc2\x85Z" };
+	struct sl_name_map cnm = {.n = 2, .func_id = cids, .name = cnames};
+	for (size_t i = 0; i < pd.n_tasks; i++)
+		pd.tasks[i].func_id = -1;
+	werr = open_memstream(&wbuf, &wlen);
+	nul = fopen("/dev/null", "w");
+	struct sl_trace_opts o4 = {.output_path = out2, .out = nul, .err = werr};
+	assert_int_equal(sl_trace_generate(&pd, &dp, &cnm, &o4, NULL), 0);
+	fclose(nul);
+	fclose(werr);
+	assert_non_null(strstr(wbuf, "rows and statistics of func_id 5 (B?Z) appear under 4 "
+				     "(A?[31mRED?X)\n"));
+	assert_null(strchr(wbuf, '\x1b'));
+	free(wbuf);
 
 	free(vbuf);
 	free(ebuf);

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -1315,6 +1316,15 @@ static uint32_t utf8_decode(const unsigned char *s, size_t *len)
 	return cp;
 }
 
+/* The C.UTF-8 locale, made once (NULL when the system has none: every
+ * code point then takes one column). */
+static locale_t utf8;
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+static void make_utf8(void)
+{
+	utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
 /* Terminal columns of code point @cp: wcwidth() under C.UTF-8 (wide East
  * Asian characters 2, combining marks 0), whatever the process's locale;
  * 1 when that locale is missing or @cp has no width. */
@@ -1322,9 +1332,7 @@ static int cp_cols(uint32_t cp)
 {
 	if (cp < 0x80)
 		return 1;
-	static locale_t utf8; /* made once; the report runs on one thread */
-	if (!utf8)
-		utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+	pthread_once(&utf8_once, make_utf8);
 	if (!utf8)
 		return 1;
 	locale_t old = uselocale(utf8);
@@ -1388,14 +1396,13 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		/* A longer name (a C++ signature) is cut visibly: as many
 		 * characters as fit in w - 3 columns and "...", padded to w
 		 * columns. */
-		char name[4 * 40 + 48];
 		size_t cols = utf8_cols(s[i].name), used;
 		bool cut = cols > w;
 		size_t bytes = utf8_prefix(s[i].name, cut ? w - 3 : cols, &used);
 		size_t shown = used + (cut ? 3 : 0);
-		snprintf(name, sizeof(name), "%.*s%s%*s", (int)bytes, s[i].name,
-			 cut ? "..." : "", (int)(w - shown), "");
-		fprintf(f, "%s %6d %4u %7u %14s %6u %10s %-11s %s\n", name,
+		fprintf(f, "%.*s%s%*s", (int)bytes, s[i].name, cut ? "..." : "",
+			(int)(w - shown), "");
+		fprintf(f, " %6d %4u %7u %14s %6u %10s %-11s %s\n",
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
 			s[i].status, s[i].dir);

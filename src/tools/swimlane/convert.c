@@ -640,10 +640,17 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		sl_name_map_warn_skipped(&nm, names_path, "taskprof swimlane", stderr);
 		if (a.verbose) {
 			printf("  Loaded %zu function name mappings:\n", nm.n);
-			for (size_t i = 0; i < nm.n; i++)
-				printf("    func_id=%lld: %s\n", (long long)nm.func_id[i], nm.name[i]);
-			if (nm.orchestrator_name && *nm.orchestrator_name)
-				printf("  Orchestrator: %s\n", nm.orchestrator_name);
+			/* Names as a terminal may show them (sl_put_name()). */
+			for (size_t i = 0; i < nm.n; i++) {
+				printf("    func_id=%lld: ", (long long)nm.func_id[i]);
+				sl_put_name(stdout, nm.name[i]);
+				putchar('\n');
+			}
+			if (nm.orchestrator_name && *nm.orchestrator_name) {
+				fputs("  Orchestrator: ", stdout);
+				sl_put_name(stdout, nm.orchestrator_name);
+				putchar('\n');
+			}
 			printf("\n");
 		}
 	}

@@ -718,15 +718,27 @@ static void resolve_func_ids(struct gen *g)
 	char td[32];
 	const char *n1 = g->nm ? sl_name_map_get(g->nm, ids[1]) : NULL;
 	const char *n2 = g->nm ? sl_name_map_get(g->nm, ids[2]) : NULL;
-	fprintf(g->o->err,
+	FILE *e = g->o->err;
+	fprintf(e,
 		"note: %zu task%s two different AIV kernels (first: %s, kernel_ids [%d, %d, "
 		"%d]); the records do not say which AIV core ran which, so every AIV row takes "
 		"kernel_ids[1] (the records format's rule; docs/swimlane.md \"Limits\"): rows and "
-		"statistics of func_id %d%s%s%s "
-		"appear under %d%s%s%s\n",
+		"statistics of func_id %d",
 		split, split == 1 ? " runs" : "s run", tdisp(g->dp->task_id[first], td, sizeof(td)),
-		ids[0], ids[1], ids[2], ids[2], n2 ? " (" : "", n2 ? n2 : "", n2 ? ")" : "", ids[1],
-		n1 ? " (" : "", n1 ? n1 : "", n1 ? ")" : "");
+		ids[0], ids[1], ids[2], ids[2]);
+	/* The names as a terminal may show them (control characters '?'). */
+	if (n2) {
+		fputs(" (", e);
+		sl_put_name(e, n2);
+		fputc(')', e);
+	}
+	fprintf(e, " appear under %d", ids[1]);
+	if (n1) {
+		fputs(" (", e);
+		sl_put_name(e, n1);
+		fputc(')', e);
+	}
+	fputc('\n', e);
 }
 
 static int cmp_i64(const void *a, const void *b)
