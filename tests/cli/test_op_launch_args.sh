@@ -36,6 +36,12 @@
 #   A3 range replay: every pass runs the captured args (one output hash,
 #      out as unprofiled) and one warning says so
 #   A4 application replay: each run executes the launch once, no warning
+#   R1 range replay, args that are a device allocation (range_args dev):
+#      the kernel writes that device memory, not a host copy of it, so
+#      the application reads 1 1 as unprofiled (it read 0 0), and no
+#      warning calls it the application's args struct
+#   R2 range replay, a number passed as args (range_args value): passed
+#      unchanged, so the kernel gets 42 (it got a zeroed copy)
 #   K1 --kill on -c 2 --launch-skip 1 op_accumulate 5: the last line says
 #      "profiled 2 of the 3 kernel launches the application made before
 #      --kill on ended it"; -c 2 op_accumulate 2: "profiled 2 kernel
@@ -47,7 +53,8 @@
 
 RJ=$APPS/rejected
 AW=$APPS/args_write
-need "$RJ" "$AW" "$EX/op_accumulate"
+RA=$APPS/range_args
+need "$RJ" "$AW" "$RA" "$EX/op_accumulate"
 M=PipeUtilization,Memory
 
 # launch_lines OPDIR: launch lines of the launches files; rejected_lines:
@@ -267,6 +274,36 @@ else
 	show "$WORK/a4.err"
 fi
 same_bytes A4 "$WORK/a.ref" "$WORK/a4.bin"
+
+# range_ok LABEL NAME MODE KERNEL RESULT: a range-replay run NAME of
+# `range_args MODE` exited 0 with "range_args: MODE d = RESULT" (the
+# unprofiled result), KERNEL's launch measured in 2 passes, and no args
+# warning.
+range_ok() {
+	local label=$1 name=$2 mode=$3 kernel=$4 want=$5
+	app_run "$name.plain" "$RA" "$mode"
+	grep -qx "range_args: $mode d = $want" "$WORK/$name.plain.out" ||
+		{ bad "$label: the unprofiled run: want 'd = $want'"; show "$WORK/$name.plain.out"; }
+	op_run "$name" --aic-metrics $M --replay-mode range --range-markers on -- "$RA" "$mode"
+	if [ $OPRC = 0 ] && grep -qx "range_args: $mode d = $want" "$WORK/$name.out"; then
+		ok "$label: exit 0, d = $want as unprofiled"
+	else
+		bad "$label: exit $OPRC; want 0 and 'range_args: $mode d = $want'"
+		show "$WORK/$name.out"
+		show "$WORK/$name.err"
+	fi
+	check_launch_dir "$label" "${OPDIR:-/nonexistent}/device0/$kernel/0" 2 1
+	if grep -q 'args' "$WORK/$name.err"; then
+		bad "$label: a warning about the args"
+		show "$WORK/$name.err"
+	fi
+}
+
+say "R1: range replay, args that are device memory: the kernel writes it"
+range_ok R1 r1 dev ra_dev "1 1"
+
+say "R2: range replay, a number passed as args: passed unchanged"
+range_ok R2 r2 value ra_value "42 42"
 
 say "K1: --kill on: the last line says the application was ended"
 op_run k1 --aic-metrics BasicInfo --kill on -c 2 --launch-skip 1 -- "$EX/op_accumulate" 5

@@ -36,7 +36,9 @@
  * the replay passes the copy: an args struct the application reuses or
  * changes between two captured launches keeps each launch's values, and
  * structs up to 256 bytes are supported; host memory an args struct
- * points to is NOT copied and must stay valid until the pop. Every
+ * points to is NOT copied and must stay valid until the pop. Args inside
+ * a registered allocation (device memory, which the snapshot covers) and
+ * args with no readable byte are passed unchanged, not copied. Every
  * captured operation keeps the device current at its call; a range on two
  * devices is not replayed (its operations run once, each on its device,
  * status=skipped). At pop: snapshot every registered allocation of the
@@ -1451,7 +1453,9 @@ struct rop {
 	/* ROP_LAUNCH */
 	struct inj_launch l;
 	struct tp_rt_launch_attr attr;
-	void *args;           /* the captured window (malloc'd), or NULL */
+	void *args;           /* the captured window (malloc'd), or NULL: the
+			       * args are passed unchanged (NULL, in device
+			       * memory, or unreadable) */
 	void *args0;          /* its bytes at capture, put back after each execution */
 	uint32_t args_wrote;  /* executions that changed @args */
 	size_t args_lo, args_hi; /* offsets [lo, hi) they changed */
@@ -1722,15 +1726,24 @@ int inj_range_launch(struct inj_launch *l)
 		r->attr = *l->attr;
 		r->l.attr = &r->attr;
 	}
-	if (l->args) {
+	unsigned char w[TP_OP_ARGS_WINDOW];
+	r->l.args_size = tp_op_safe_read(l->args, w, sizeof(w));
+	/* Args in a tracked device allocation are device memory, which the
+	 * replay backs up and restores: the kernel must read and write that
+	 * memory itself (on a host copy its writes were lost, and it read the
+	 * args as they were at the call, not after the range's earlier
+	 * operations). Args of which nothing can be read are no struct the
+	 * host holds (a number passed as the pointer): passed unchanged, as
+	 * the runtime passes them. */
+	if (r->l.args_size && tp_op_reg_lookup(l->args, NULL)) {
 		r->args = calloc(1, TP_OP_ARGS_WINDOW);
 		if (!r->args) {
 			rop_drop_last();
 			return tp_set_error(-ENOMEM, "range capture: out of memory");
 		}
-		r->l.args_size = tp_op_safe_read(l->args, r->args, TP_OP_ARGS_WINDOW);
+		memcpy(r->args, w, r->l.args_size);
 		r->l.args = r->args;
-		r->args0 = malloc(r->l.args_size ? r->l.args_size : 1);
+		r->args0 = malloc(r->l.args_size);
 		if (!r->args0) {
 			free(r->args);
 			rop_drop_last();

@@ -255,8 +255,10 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 
 /**
  * inj_range_launch() - the launch hook inside a range: capture the launch
- * (with TP_OP_ARGS_WINDOW bytes of its args blob) and decide now whether
- * it is profiled.
+ * (with a copy of TP_OP_ARGS_WINDOW bytes of its args blob, unless the
+ * args lie in a registered device allocation or none of their bytes is
+ * readable: those are passed unchanged) and decide now whether it is
+ * profiled.
  * @l: the launch, copied.
  *
  * A call the runtime refuses (a NULL kernel, a block_dim out of
