@@ -42,6 +42,13 @@
 #      warning calls it the application's args struct
 #   R2 range replay, a number passed as args (range_args value): passed
 #      unchanged, so the kernel gets 42 (it got a zeroed copy)
+#   R3 range replay, an args struct of 816 bytes whose kernel reads byte
+#      +808 (range_args big): the read faults in the guard after the
+#      256-byte copy, and taskprof op exits 1 naming the launch, the
+#      limit and the remedy; the application never prints a result (it
+#      printed garbage and taskprof op said ok); the same when the launch
+#      is not selected (-k nomatch: the range still runs on copies);
+#      kernel replay passes the struct itself: right result
 #   K1 --kill on -c 2 --launch-skip 1 op_accumulate 5: the last line says
 #      "profiled 2 of the 3 kernel launches the application made before
 #      --kill on ended it"; -c 2 op_accumulate 2: "profiled 2 kernel
@@ -56,6 +63,9 @@ AW=$APPS/args_write
 RA=$APPS/range_args
 need "$RJ" "$AW" "$RA" "$EX/op_accumulate"
 M=PipeUtilization,Memory
+# R3 ends the process with threads still running, on purpose (as
+# test_op_robust.sh R4): not a leak to report under TSan.
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
 
 # launch_lines OPDIR: launch lines of the launches files; rejected_lines:
 # their "# rejected" lines.
@@ -304,6 +314,44 @@ range_ok R1 r1 dev ra_dev "1 1"
 
 say "R2: range replay, a number passed as args: passed unchanged"
 range_ok R2 r2 value ra_value "42 42"
+
+say "R3: range replay, an args struct larger than the 256-byte copy: an error, no result"
+app_run r3.plain "$RA" big
+grep -qx "range_args: big d = 12345 0" "$WORK/r3.plain.out" ||
+	{ bad "R3: the unprofiled run: want 'd = 12345 0'"; show "$WORK/r3.plain.out"; }
+r3msg="ra_big (range 'ra'): the kernel read byte +808 of its args, past the 256 bytes range replay copied: range replay runs a captured launch on a copy of at most 256 bytes of its args (the runtime passes no args size), so a larger args struct is not supported; use --replay-mode kernel or application, or keep the args struct within 256 bytes (larger data in device memory)"
+# r3_check LABEL NAME: exit 1, the error, no result printed.
+r3_check() {
+	if [ $OPRC = 1 ] && grep -qF "taskprof op: error: $r3msg; the application was ended (exit status 70)" "$WORK/$2.err" &&
+		grep -q "^taskprof op: the profiler failed inside the application" "$WORK/$2.err" &&
+		! grep -q "range_args: big d" "$WORK/$2.out"; then
+		ok "$1: exit 1, the error names the launch, the 256 bytes and the remedy; no result"
+	else
+		bad "$1: exit $OPRC; want 1, the args error, and no 'range_args: big d' line"
+		show "$WORK/$2.out"
+		show "$WORK/$2.err"
+	fi
+}
+op_run r3 --aic-metrics $M --replay-mode range --range-markers on -- "$RA" big
+r3_check R3 r3
+d=${OPDIR:-/nonexistent}/device0/ra_big/0
+if [ "$(kv "$d/launch.txt" status)" = failed ] &&
+	grep -qF "note=$r3msg" "$d/launch.txt" &&
+	grep -qF "$d: failed: $r3msg" "$WORK/r3.err"; then
+	ok "R3: launch.txt status=failed with the error as its note, named on stderr"
+else
+	bad "R3: want launch.txt status=failed and the note"
+	show "$d/launch.txt"
+fi
+op_run r3k --aic-metrics $M --replay-mode range --range-markers on -k nomatch -- "$RA" big
+r3_check "R3 -k nomatch" r3k
+op_run r3kr --aic-metrics $M -- "$RA" big
+if [ $OPRC = 0 ] && grep -qx "range_args: big d = 12345 0" "$WORK/r3kr.out"; then
+	ok "R3 kernel replay: exit 0, d = 12345 0"
+else
+	bad "R3 kernel replay: exit $OPRC; want 0 and 'd = 12345 0'"
+	show "$WORK/r3kr.out"
+fi
 
 say "K1: --kill on: the last line says the application was ended"
 op_run k1 --aic-metrics BasicInfo --kill on -c 2 --launch-skip 1 -- "$EX/op_accumulate" 5

@@ -35,10 +35,12 @@
  * TP_OP_ARGS_WINDOW (256) bytes of it (stopping at an unreadable page) and
  * the replay passes the copy: an args struct the application reuses or
  * changes between two captured launches keeps each launch's values, and
- * structs up to 256 bytes are supported; host memory an args struct
- * points to is NOT copied and must stay valid until the pop. Args inside
- * a registered allocation (device memory, which the snapshot covers) and
- * args with no readable byte are passed unchanged, not copied. Every
+ * structs up to 256 bytes are supported (a guard after the copy turns a
+ * read past it into an error naming the launch: args_guard_fault());
+ * host memory an args struct points to is NOT copied and must stay valid
+ * until the pop. Args inside a registered allocation (device memory,
+ * which the snapshot covers) and args with no readable byte are passed
+ * unchanged, not copied. Every
  * captured operation keeps the device current at its call; a range on two
  * devices is not replayed (its operations run once, each on its device,
  * status=skipped). At pop: snapshot every registered allocation of the
@@ -53,10 +55,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -295,10 +299,11 @@ static void write_file(const char *dir, const char *name, const void *data, size
 		inj_fail("%s", tp_last_error());
 }
 
-static void write_launch_txt(const struct lctx *c)
+/* launch.txt of @c into @buf (@cap bytes). Allocates nothing (the args
+ * guard's fault handler uses it). Return: its length. */
+static size_t format_launch_txt(const struct lctx *c, char *buf, size_t cap)
 {
 	const struct tp_op_config *cfg = &g_inj.cfg;
-	char buf[4096];
 	/* A note is one line: newlines would start a new key. */
 	char note[sizeof(c->note)];
 	snprintf(note, sizeof(note), "%s", c->note);
@@ -312,7 +317,7 @@ static void write_launch_txt(const struct lctx *c)
 	for (char *p = rname; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '_';
-	int n = snprintf(buf, sizeof(buf),
+	int n = snprintf(buf, cap,
 			 "name=%s\nblock_dim=%u\nargs_size=%zu\ncores=%s\npid=%ld\ndevice=%d\n"
 			 "platform=%s\n"
 			 "arch=%s\nsys_cnt_freq=%" PRIu64 "\ncore_freq_hz=%llu\nreplay_mode=%s\n"
@@ -325,11 +330,37 @@ static void write_launch_txt(const struct lctx *c)
 			 cfg->replay_mode == TP_OP_REPLAY_APPLICATION ? 0 : cfg->warm_up,
 			 cfg->plan.npasses, c->passes_done, c->status, note, c->scope,
 			 c->storage ? c->storage : "none", c->snap_bytes);
-	if (c->range && n > 0 && (size_t)n < sizeof(buf))
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, "range=%s\n", c->range);
-	if (n < 0 || (size_t)n >= sizeof(buf))
+	if (c->range && n > 0 && (size_t)n < cap)
+		n += snprintf(buf + n, cap - (size_t)n, "range=%s\n", c->range);
+	if (n < 0 || (size_t)n >= cap)
 		n = (int)strlen(buf);
-	write_file(c->dir, "launch.txt", buf, (size_t)n);
+	return (size_t)n;
+}
+
+static void write_launch_txt(const struct lctx *c)
+{
+	char buf[4096];
+	write_file(c->dir, "launch.txt", buf, format_launch_txt(c, buf, sizeof(buf)));
+}
+
+/* @dir/@name with @len bytes of @data, replaced whole (a temporary file
+ * renamed), with async-signal-safe calls only: for a signal handler,
+ * which must not allocate (tp_write_file_atomic() does). Best effort: the
+ * process is ending with a fatal error that stderr and the fatal mark
+ * carry too. */
+static void write_file_sigsafe(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[4400], tmp[4420];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* tp_file_tx's temporary-name pattern, which the launcher sweeps */
+	snprintf(tmp, sizeof(tmp), "%s.fatal0.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	bool ok = write(fd, data, len) == (ssize_t)len;
+	ok &= close(fd) == 0;
+	if (!ok || rename(tmp, path))
+		(void)unlink(tmp);
 }
 
 void inj_fatal_launch_dir(const char *dir, const char *note)
@@ -1453,9 +1484,12 @@ struct rop {
 	/* ROP_LAUNCH */
 	struct inj_launch l;
 	struct tp_rt_launch_attr attr;
-	void *args;           /* the captured window (malloc'd), or NULL: the
-			       * args are passed unchanged (NULL, in device
-			       * memory, or unreadable) */
+	void *args;           /* the captured window (in @args_map), or NULL:
+			       * the args are passed unchanged (NULL, in
+			       * device memory, or unreadable) */
+	void *args_map;       /* its mapping: a page, then the guard */
+	size_t args_map_len;
+	uintptr_t args_guard; /* where the guard starts: @args + args_size */
 	void *args0;          /* its bytes at capture, put back after each execution */
 	uint32_t args_wrote;  /* executions that changed @args */
 	size_t args_lo, args_hi; /* offsets [lo, hi) they changed */
@@ -1597,6 +1631,51 @@ static void rop_drop_last(void)
 	free(tl_r.v[--tl_r.n]);
 }
 
+/*
+ * The args copy of a captured launch, and the guard after it. The runtime
+ * passes no args size, so a capture copies TP_OP_ARGS_WINDOW bytes; a
+ * kernel whose args struct is larger read whatever followed the copy and
+ * the application got a wrong result from a launch reported ok. So the
+ * copy ends where ARGS_GUARD_BYTES of PROT_NONE begin: a read past it
+ * faults, and args_guard_fault() ends the process with an error naming
+ * the launch, never a result computed from bytes the application did not
+ * pass. The guard is address space only (no memory, MAP_NORESERVE); it
+ * covers any struct a kernel would take on the stack.
+ */
+#define ARGS_GUARD_BYTES (1u << 20)
+
+/* Map @r's copy of the @n (1..TP_OP_ARGS_WINDOW) bytes at @src at the end
+ * of a page, the guard after it. Aligned as the original needs: 256 bytes
+ * before a page end are 256-aligned, and a blob cut short by an
+ * unreadable page keeps its offset in the page. Return: 0, or -errno of
+ * mmap / mprotect. */
+static int args_copy_map(struct rop *r, const void *src, size_t n)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const size_t len = page + ARGS_GUARD_BYTES;
+	void *m = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	if (mprotect(m, page, PROT_READ | PROT_WRITE)) {
+		int e = errno;
+		munmap(m, len);
+		return -e;
+	}
+	r->args_map = m;
+	r->args_map_len = len;
+	r->args_guard = (uintptr_t)m + page;
+	r->args = (char *)m + page - n;
+	memcpy(r->args, src, n);
+	return 0;
+}
+
+static void args_copy_unmap(struct rop *r)
+{
+	if (r->args_map)
+		munmap(r->args_map, r->args_map_len);
+	r->args_map = r->args = NULL;
+}
+
 const char *inj_range_name_copy(char buf[INJ_RANGE_NAME_BUF], const char *name)
 {
 	const size_t max = INJ_RANGE_NAME_BUF - 4;
@@ -1736,16 +1815,16 @@ int inj_range_launch(struct inj_launch *l)
 	 * host holds (a number passed as the pointer): passed unchanged, as
 	 * the runtime passes them. */
 	if (r->l.args_size && tp_op_reg_lookup(l->args, NULL)) {
-		r->args = calloc(1, TP_OP_ARGS_WINDOW);
-		if (!r->args) {
+		int rc = args_copy_map(r, w, r->l.args_size);
+		if (rc) {
 			rop_drop_last();
-			return tp_set_error(-ENOMEM, "range capture: out of memory");
+			return tp_set_error(rc, "range capture: no memory for a copy of the args of "
+					    "%.200s: %s", r->l.name, strerror(-rc));
 		}
-		memcpy(r->args, w, r->l.args_size);
 		r->l.args = r->args;
 		r->args0 = malloc(r->l.args_size);
 		if (!r->args0) {
-			free(r->args);
+			args_copy_unmap(r);
 			rop_drop_last();
 			return tp_set_error(-ENOMEM, "range capture: out of memory");
 		}
@@ -1997,7 +2076,7 @@ static void range_release(void)
 		struct rop *r = tl_r.v[i];
 		instr_free(&r->in);
 		free(r->aw);
-		free(r->args);
+		args_copy_unmap(r);
 		free(r->args0);
 		free(r->host);
 		free(r->buf.data);
@@ -2009,6 +2088,141 @@ static void range_release(void)
 	free(tl_r.v);
 	tl_r.v = NULL;
 	tl_r.n = tl_r.cap = 0;
+}
+
+/*
+ * The captured list being executed, for args_guard_fault(): the replay
+ * window serialises the executions of every thread's ranges, so there is
+ * one at most. Published (release) before the first execution, after the
+ * window opened, and withdrawn before it closes; the fault handler, on an
+ * AICore thread running one of its kernels, reads it (acquire).
+ */
+static struct rop **_Atomic g_exec_v;
+static _Atomic size_t g_exec_n;
+static const char *_Atomic g_exec_range;
+/* The SIGSEGV action args_guard_fault() replaced (g_guard_mu). */
+static struct sigaction g_guard_prev;
+static pthread_mutex_t g_guard_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void args_guard_fault(int sig, siginfo_t *si, void *uc);
+
+/* A fault that is not in a guard: to the handler that was there before,
+ * or to the default action (restored, the faulting access runs again and
+ * ends the process as it would have without us). */
+static void guard_chain(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction prev = g_guard_prev;
+	if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction) {
+		prev.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL &&
+	    prev.sa_handler != SIG_IGN) {
+		prev.sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+}
+
+/* Before the list's executions: publish it and make sure the guard fault
+ * handler is installed (the application may have set its own SIGSEGV
+ * handler since the last range; it becomes the one chained to). Nothing
+ * when no launch of the list has an args copy. */
+static void args_guard_arm(void)
+{
+	bool any = false;
+	for (size_t i = 0; i < tl_r.n && !any; i++)
+		any = tl_r.v[i]->args_map != NULL;
+	if (!any)
+		return;
+	atomic_store_explicit(&g_exec_range, tl_r.name, memory_order_relaxed);
+	atomic_store_explicit(&g_exec_n, tl_r.n, memory_order_relaxed);
+	/* release: the rops' fields before the handler can see the list */
+	atomic_store_explicit(&g_exec_v, tl_r.v, memory_order_release);
+	pthread_mutex_lock(&g_guard_mu);
+	struct sigaction cur;
+	if (sigaction(SIGSEGV, NULL, &cur) == 0 &&
+	    !((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == args_guard_fault)) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = args_guard_fault;
+		sigemptyset(&sa.sa_mask);
+		/* ONSTACK: the device threads' alternate stacks (platform) */
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+		g_guard_prev = cur;
+		sigaction(SIGSEGV, &sa, NULL);
+	}
+	pthread_mutex_unlock(&g_guard_mu);
+}
+
+/* After the executions: the list is no longer the handler's. */
+static void args_guard_disarm(void)
+{
+	atomic_store_explicit(&g_exec_v, NULL, memory_order_release);
+	atomic_store_explicit(&g_exec_n, 0, memory_order_relaxed);
+}
+
+/*
+ * SIGSEGV: a read in the guard after a launch's args copy means its
+ * kernel's args struct is larger than the copy. End the process as the
+ * other fatal injector errors do (launch.txt status=failed for the range's
+ * profiled launches, the error on stderr and in taskprof.log, exit 70:
+ * `taskprof op` exits 1 naming it), before the kernel computes anything
+ * from what lies past the copy. Runs on the AICore thread of that kernel,
+ * which holds none of the injector's locks (inj_log()'s mutex is only
+ * ever held around a write); the range's thread waits for the kernel.
+ * Allocates nothing. A fault elsewhere goes to guard_chain().
+ */
+static void args_guard_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct rop **v = atomic_load_explicit(&g_exec_v, memory_order_acquire);
+	const size_t n = v ? atomic_load_explicit(&g_exec_n, memory_order_relaxed) : 0;
+	const uintptr_t a = (uintptr_t)si->si_addr;
+	const struct rop *hit = NULL;
+	for (size_t i = 0; i < n && !hit; i++)
+		if (v[i]->args_map && a >= v[i]->args_guard &&
+		    a - v[i]->args_guard < ARGS_GUARD_BYTES)
+			hit = v[i];
+	if (!hit) {
+		guard_chain(sig, si, uc);
+		return;
+	}
+	/* Every block of the kernel may fault: one reports, the others wait
+	 * for the exit. */
+	static atomic_flag reported = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set_explicit(&reported, memory_order_relaxed))
+		for (;;)
+			pause();
+	const char *range = atomic_load_explicit(&g_exec_range, memory_order_relaxed);
+	char note[600];
+	snprintf(note, sizeof(note), "%.200s (range '%.100s'): the kernel read byte +%zu of its "
+		 "args, past the %zu bytes range replay copied: range replay runs a captured "
+		 "launch on a copy of at most %u bytes of its args (the runtime passes no args "
+		 "size), so a larger args struct is not supported; use --replay-mode kernel or "
+		 "application, or keep the args struct within %u bytes (larger data in device "
+		 "memory)", hit->l.real_name[0] ? hit->l.real_name : hit->l.name,
+		 range ? range : "", (size_t)(a - (uintptr_t)hit->args), hit->l.args_size,
+		 TP_OP_ARGS_WINDOW, TP_OP_ARGS_WINDOW);
+	inj_log(TP_LOG_ERROR, "%s; the application was ended (exit status %d) rather than let "
+		"the kernel compute from bytes past the copy", note, INJ_EXIT_FATAL);
+	/* Nothing that allocates (this is a signal handler): launch.txt
+	 * written through stack buffers, with the passes done so far. */
+	for (size_t i = 0; i < n; i++) {
+		struct lctx *c = v[i]->profiled ? v[i]->c : NULL;
+		if (!c)
+			continue;
+		char buf[4096];
+		c->status = "failed";
+		snprintf(c->note, sizeof(c->note), "%s", note);
+		write_file_sigsafe(c->dir, "launch.txt", buf, format_launch_txt(c, buf, sizeof(buf)));
+		if (c->replay_len)
+			write_file_sigsafe(c->dir, "dump/replay.txt", c->replay, c->replay_len);
+		/* the process ends without releasing a spilled snapshot */
+		char spill[4400];
+		snprintf(spill, sizeof(spill), "%s/dump/snapshot.bin", c->dir);
+		(void)unlink(spill);
+	}
+	inj_exit_fatal(note);
 }
 
 static void range_status(const char *status, const char *fmt, ...)
@@ -2060,6 +2274,7 @@ int inj_range_pop(void)
 		dev = pop_dev;
 	tp_op_window_begin();
 	inj_set_replaying(true);
+	args_guard_arm();
 	int lrc = 0;
 	if (!first) {
 		/* Nothing selected: the range runs once, as captured. */
@@ -2275,6 +2490,7 @@ done:
 		if (tl_r.v[i]->profiled)
 			lctx_finish(tl_r.v[i]->c);
 	e_cur = NULL;
+	args_guard_disarm();
 	inj_set_replaying(false);
 	tp_op_window_end();
 	/* The queued frees, now that no captured launch runs any more. */

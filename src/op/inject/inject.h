@@ -255,10 +255,12 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
 
 /**
  * inj_range_launch() - the launch hook inside a range: capture the launch
- * (with a copy of TP_OP_ARGS_WINDOW bytes of its args blob, unless the
- * args lie in a registered device allocation or none of their bytes is
- * readable: those are passed unchanged) and decide now whether it is
- * profiled.
+ * (with a copy of TP_OP_ARGS_WINDOW bytes of its args blob, ending at a
+ * PROT_NONE guard, unless the args lie in a registered device allocation
+ * or none of their bytes is readable: those are passed unchanged) and
+ * decide now whether it is profiled. A kernel that reads past the copy
+ * when the range runs ends the process with a fatal error naming it
+ * (status INJ_EXIT_FATAL).
  * @l: the launch, copied.
  *
  * A call the runtime refuses (a NULL kernel, a block_dim out of
@@ -266,8 +268,9 @@ int inj_range_memcpy(void *dst, const void *src, size_t n, enum tp_rt_memcpy_kin
  * opened) is not captured: it goes to the runtime at once, as in
  * inj_engine_launch().
  *
- * Return: 0 when captured; -ENOMEM; the runtime's error for a call it
- * refuses (-EINVAL, -ENODEV, ...).
+ * Return: 0 when captured; -ENOMEM (also when the copy's mapping fails:
+ * mmap's -errno); the runtime's error for a call it refuses (-EINVAL,
+ * -ENODEV, ...).
  */
 int inj_range_launch(struct inj_launch *l);
 
