@@ -742,7 +742,8 @@ static int check_format(const char *path, const char *app)
  * Checks before anything is created that APP can be executed, as
  * execvp() would find it: a name with a '/' as it is, else the first
  * executable file of that name in $PATH (unset: /bin:/usr/bin), and that
- * its format is one the exec can run (check_format()). The
+ * its format is one the exec can run (check_format()); @path (@len
+ * bytes) receives the file found. The
  * application's own exec failing later (it changed in between) is still
  * reported by op_exec_app(). Return: 0; -errno with the message set
  * ("cannot execute 'APP': reason").
@@ -751,6 +752,8 @@ struct app_find {
 	const char *app;
 	int e;  /* errno so far: ENOENT, or EACCES once a file was found */
 	int rc; /* check_format() of the one found */
+	char *path; /* receives the one found */
+	size_t len;
 };
 
 /* op_path_each() step of check_app(): 1 at the first executable file. */
@@ -760,6 +763,7 @@ static int find_one(const char *cand, void *arg)
 	int ce = exec_errno_of(cand);
 	if (!ce) {
 		f->rc = check_format(cand, f->app);
+		snprintf(f->path, f->len, "%s", cand);
 		return 1;
 	}
 	if (ce == EACCES)
@@ -767,17 +771,18 @@ static int find_one(const char *cand, void *arg)
 	return 0;
 }
 
-static int check_app(const char *app)
+static int check_app(const char *app, char *path, size_t len)
 {
 	int e = ENOENT;
 	if (!*app) {
 		e = ENOENT;
 	} else if (strchr(app, '/')) {
 		e = exec_errno_of(app);
+		snprintf(path, len, "%s", app);
 		if (!e)
 			return check_format(app, app);
 	} else {
-		struct app_find f = { app, ENOENT, 0 };
+		struct app_find f = { app, ENOENT, 0, path, len };
 		if (op_path_each(app, find_one, &f))
 			return f.rc;
 		e = f.e;
@@ -1200,10 +1205,60 @@ static void launches_file(const char *out, bool app_replay, char *buf, size_t le
 		snprintf(buf, len, "%s", one);
 }
 
+/* Whether a call of the application (its main process in application
+ * replay) reached the injector: the injector creates the process's
+ * launches file at its first device API call (inj_engine_api_called()),
+ * whether it launches or not. */
+static bool api_reached(const char *out, bool app_replay)
+{
+	char path[4096];
+	if (app_replay)
+		return !op_pathf(path, sizeof(path), "%s/raw/run_0/launches.txt", out) &&
+		       access(path, F_OK) == 0;
+	DIR *d = opendir(out);
+	if (!d)
+		return true; /* unknown: not said */
+	bool any = false;
+	struct dirent *e;
+	while (!any && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		any = !strncmp(e->d_name, "launches_", 9) && l > 13 &&
+		      !strcmp(e->d_name + l - 4, ".txt");
+	}
+	closedir(d);
+	return any;
+}
+
+/* Why no call reached the injector, on stderr and in NOTE.txt (@fp):
+ * @app_path, the application's file, has the runtime linked in, or the
+ * usual causes. */
+static void say_no_api(FILE *fp, const struct op_opts *o, const char *app_path, bool note)
+{
+	const char *pre = note ? "" : "taskprof op: ";
+	if (app_path && *app_path && op_app_defines_runtime(app_path)) {
+		fprintf(fp, "%s%s has the device runtime linked in (it defines tp_rt_launch: "
+			    "libtaskprof_core.a linked statically), so its calls never go through "
+			    "libtaskprof.so, where taskprof op's injector (LD_PRELOAD) intercepts "
+			    "them; link it with libtaskprof.so (-ltaskprof) to profile it\n", pre,
+			app_path);
+		return;
+	}
+	fprintf(fp, "%sthe injector (LD_PRELOAD) sees the calls to the tp_rt_* functions of "
+		    "libtaskprof.so only: the application does not use the device API, or it "
+		    "has the runtime linked in statically (libtaskprof_core.a) or calls it "
+		    "through dlsym on a dlopen handle of its own%s\n", pre,
+		o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION ?
+			"; application replay profiles the main process only" :
+		!o->cfg.target_all ? "; child processes of the application are profiled "
+				     "only with --target-processes all" : "");
+}
+
 /* NOTE.txt and the stderr line when no launch was profiled. @launched:
  * the application's launches (-1: unknown); @rejected: its launch calls
- * the runtime rejected, which are no launches. */
-static void write_note(const struct op_opts *o, const char *out, int launched, int rejected)
+ * the runtime rejected, which are no launches; @no_api: none of its calls
+ * reached the injector (api_reached()), @app_path its file. */
+static void write_note(const struct op_opts *o, const char *out, int launched, int rejected,
+		       bool no_api, const char *app_path)
 {
 	char path[4096], what[256], sel[1400], rej[200] = "";
 	op_pathf(path, sizeof(path), "%s/NOTE.txt", out);
@@ -1212,7 +1267,10 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 			 "(passed through unprofiled)", rejected, rejected == 1 ? "" : "s");
 	/* Unknown when the injector left no launches.txt (it writes one per
 	 * process): say nothing rather than guess. */
-	if (launched < 0)
+	if (no_api)
+		snprintf(what, sizeof(what), "no call of the application reached the device API "
+			 "through taskprof op's injector; ");
+	else if (launched < 0)
 		what[0] = 0;
 	else
 		snprintf(what, sizeof(what), "the application launched %d kernel%s%s; ", launched,
@@ -1223,6 +1281,8 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
 		sel);
+	if (no_api)
+		say_no_api(stderr, o, app_path, false);
 	/* A --kernel-name that matched nothing: the names it could have
 	 * matched. */
 	struct known_names kn = { .n = 0 };
@@ -1249,9 +1309,14 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 		return;
 	}
 	fprintf(tx.fp, "No kernel launch was profiled, so this report is empty.\n");
-	if (launched >= 0)
+	if (no_api) {
+		fprintf(tx.fp, "No call of the application reached the device API (tp_rt_*) "
+			       "through taskprof op's injector.\n");
+		say_no_api(tx.fp, o, app_path, true);
+	} else if (launched >= 0) {
 		fprintf(tx.fp, "The application launched %d kernel%s.\n", launched,
 			launched == 1 ? "" : "s");
+	}
 	if (rejected > 0)
 		fprintf(tx.fp, "It also made %d tp_rt_launch call%s that the runtime rejected (a "
 			       "NULL kernel, a block_dim out of range, an unknown attr->cores, a "
@@ -1261,6 +1326,7 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 			rejected == 1 ? "" : "s");
 	fprintf(tx.fp, "Selection: %s, --replay-mode %s.\n%s", sel,
 		tp_op_replay_mode_name(o->cfg.replay_mode),
+		no_api ? "" :
 		launched == 0 && rejected > 0 ?
 			"None of its tp_rt_launch calls was a kernel launch to profile.\n" :
 		launched == 0 && o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION ?
@@ -1743,7 +1809,8 @@ int cmd_op(int argc, char **argv)
 				"folder whose path has neither\n", inject);
 		goto out;
 	}
-	if (check_app(argv[app])) {
+	char app_path[PATH_MAX] = "";
+	if (check_app(argv[app], app_path, sizeof(app_path))) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 		goto out;
 	}
@@ -1819,7 +1886,8 @@ int cmd_op(int argc, char **argv)
 			   &failed);
 	const struct launch_marks mk = scan_launch_marks(dir, app_replay);
 	if (n == 0 && !failed)
-		write_note(o, dir, count_app_launches(dir, app_replay), mk.rejected);
+		write_note(o, dir, count_app_launches(dir, app_replay), mk.rejected,
+			   !api_reached(dir, app_replay), app_path);
 	if (n > 0) {
 		/* How many were profiled, of how many: the default profiles one
 		 * launch only, which a user may not expect (in range replay

@@ -6,7 +6,8 @@
  *
  * cmd_op.c parses the command line and drives these; op_exec.c runs one
  * execution of the application; op_app_replay.c matches the runs of an
- * application replay and assembles the per-launch directories.
+ * application replay and assembles the per-launch directories;
+ * op_app_elf.c reads the application's symbol table.
  */
 #ifndef TP_CLI_OP_LAUNCH_H
 #define TP_CLI_OP_LAUNCH_H
@@ -25,6 +26,19 @@
  * tp_last_error() message.
  */
 int op_pathf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * op_app_defines_runtime() - whether the executable at @path has the
+ * device runtime in itself: its symbol table (or dynamic one) defines
+ * tp_rt_launch or tp_rt_launch_ex, as when libtaskprof_core.a is linked
+ * in statically. Its calls then never reach the injector (LD_PRELOAD
+ * interposes calls into shared libraries only).
+ * @path: the application's file (a script, a stripped executable, a file
+ *        that cannot be read: false).
+ *
+ * Return: true when it defines one of them.
+ */
+bool op_app_defines_runtime(const char *path);
 
 /* Exit status the injector uses when the profiler itself failed inside the
  * application (EX_SOFTWARE of sysexits.h; docs/op.md "Exit status"). */

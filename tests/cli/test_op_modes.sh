@@ -38,11 +38,18 @@
 #       popped while device 1 is current replays on device 0, its
 #       deferred free on device 0
 #       no_launch: exit 0, empty report, NOTE.txt and the note line
+#       ("the application launched 0 kernels": it calls the device API)
+#   S1  deterministic_static (the runtime linked in from
+#       libtaskprof_core.a): no call reaches the injector; the note says
+#       so and names the static runtime, not "launched 0 kernels" (it
+#       launches 3), kernel and application replay; the exit status is
+#       the application's; `true` (no device API at all) gets the general
+#       reasons
 #
 # usage: test_op_modes.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
-need "$APPS/deterministic" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
+need "$APPS/deterministic" "$APPS/deterministic_static" "$APPS/range_free" "$APPS/multi_kernel" "$APPS/device_switch" \
 	"$APPS/cxx_kernels" "$APPS/markers" "$APPS/range_device" "$APPS/no_launch" "$APPS/range_threads" "$APPS/stdin_count" "$EX/example_rt_vector_add"
 
 # a2a3 events counted from measured time (docs/pmu.md): vec, scalar, cube,
@@ -560,13 +567,44 @@ same_bytes "I12r popswitch" "$WORK/i12p.ref" "$WORK/i12p.bin"
 say "no_launch: exit 0, empty report, NOTE.txt and the note line"
 op_run nolaunch -- "$APPS/no_launch"
 if [ $OPRC = 0 ] && [ -n "$OPDIR" ] && [ -z "$(launch_set "$OPDIR")" ] && [ -s "$OPDIR/NOTE.txt" ] &&
-	grep -q 'no kernel launch was profiled' "$WORK/nolaunch.err" &&
+	grep -q 'no kernel launch was profiled (the application launched 0 kernels; ' "$WORK/nolaunch.err" &&
+	grep -qx 'The application launched 0 kernels.' "$OPDIR/NOTE.txt" &&
 	grep -q 'no kernel launched: ok' "$WORK/nolaunch.out"; then
 	ok "no_launch: exit 0, no launch folder, NOTE.txt: $(head -1 "$OPDIR/NOTE.txt")"
 else
 	bad "no_launch: want exit 0 (got $OPRC), NOTE.txt, 'no kernel launch was profiled' on stderr"
 	show "$WORK/nolaunch.err"
 	[ -z "$OPDIR" ] || ls -R "$OPDIR" | head -20 | sed 's/^/   | /'
+fi
+
+# ---- a runtime the injector never sees ---------------------------------------
+ST=$APPS/deterministic_static
+noapi="no kernel launch was profiled (no call of the application reached the device API through taskprof op's injector; selection: "
+static="$ST has the device runtime linked in (it defines tp_rt_launch: libtaskprof_core.a linked statically), so its calls never go through libtaskprof.so, where taskprof op's injector (LD_PRELOAD) intercepts them; link it with libtaskprof.so (-ltaskprof) to profile it"
+for mode in kernel application; do
+	say "S1 $mode replay: a statically linked runtime is named, not '0 kernels'"
+	op_run "s1$mode" --replay-mode $mode --aic-metrics PipeUtilization -- "$ST"
+	if [ $OPRC = 0 ] && grep -q "^deterministic: .*ok" "$WORK/s1$mode.out" &&
+		grep -qF "taskprof op: $noapi" "$WORK/s1$mode.err" &&
+		grep -qxF "taskprof op: $static" "$WORK/s1$mode.err" &&
+		! grep -q "launched 0 kernels" "$WORK/s1$mode.err" &&
+		grep -qxF "$static" "${OPDIR:-/nonexistent}/NOTE.txt" &&
+		! grep -q "launched 0 kernels" "${OPDIR:-/nonexistent}/NOTE.txt"; then
+		ok "S1 $mode: exit 0 (the application's), stderr and NOTE.txt name the static runtime"
+	else
+		bad "S1 $mode: exit $OPRC; want 0 and the static-runtime lines, no '0 kernels'"
+		show "$WORK/s1$mode.err"
+		show "${OPDIR:-/nonexistent}/NOTE.txt"
+	fi
+done
+say "S1 true: no device API at all: the general reasons"
+op_run s1true -- true
+if [ $OPRC = 0 ] && grep -qF "taskprof op: $noapi" "$WORK/s1true.err" &&
+	grep -q "^taskprof op: the injector (LD_PRELOAD) sees the calls to the tp_rt_\* functions of libtaskprof.so only: the application does not use the device API, or it has the runtime linked in statically (libtaskprof_core.a) or calls it through dlsym on a dlopen handle of its own; child processes of the application are profiled only with --target-processes all$" "$WORK/s1true.err"; then
+	ok "S1 true: exit 0, the general reasons"
+else
+	bad "S1 true: exit $OPRC; want 0 and the general reasons"
+	show "$WORK/s1true.err"
 fi
 
 finish

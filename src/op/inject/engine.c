@@ -140,6 +140,9 @@ static size_t e_nskip;
  * failed (reported once; e_mu). */
 static int e_launches_fd = -1;
 static bool e_launches_failed;
+/* The process called the device API through the interposer, so its
+ * launches.txt exists (relaxed: a lone flag; e_mu orders the file). */
+static atomic_bool e_api_called;
 /* --kill on bookkeeping (e_mu): selected launches not yet finished,
  * finished profiles per device, and "exit decided". */
 static unsigned e_inflight;
@@ -194,6 +197,7 @@ void inj_engine_atfork_child(void)
 		close(e_launches_fd);
 	e_launches_fd = -1;
 	e_launches_failed = false;
+	atomic_store_explicit(&e_api_called, false, memory_order_relaxed);
 	/* Selection counts per process (spec §4.6): a profiled child starts
 	 * from zero. */
 	(void)inj_engine_init();
@@ -231,6 +235,30 @@ static int claim(const struct inj_launch *l, char *dir, size_t n, int *k)
 	return rc;
 }
 
+/* Open launches.txt (created) unless it is open or could not be (e_mu
+ * held). */
+static void launches_open(void)
+{
+	if (e_launches_fd >= 0 || e_launches_failed)
+		return;
+	e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (e_launches_fd < 0) {
+		/* Once: the launcher fails on the first report anyway. */
+		e_launches_failed = true;
+		inj_fail("%s: cannot open for writing: %s", g_inj.launches_path, strerror(errno));
+	}
+}
+
+void inj_engine_api_called(void)
+{
+	if (atomic_load_explicit(&e_api_called, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&e_mu);
+	launches_open();
+	pthread_mutex_unlock(&e_mu);
+	atomic_store_explicit(&e_api_called, true, memory_order_relaxed);
+}
+
 /* One line to launches.txt (O_APPEND: each line is one write, whole even
  * when several processes of a run share the file). @n: its bytes, the
  * newline included. */
@@ -239,16 +267,7 @@ static void launches_append(const char *line, int n)
 	if (n <= 0)
 		return;
 	pthread_mutex_lock(&e_mu);
-	if (e_launches_fd < 0 && !e_launches_failed) {
-		e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-				     0644);
-		if (e_launches_fd < 0) {
-			/* Once: the launcher fails on the first report anyway. */
-			e_launches_failed = true;
-			inj_fail("%s: cannot open for writing: %s", g_inj.launches_path,
-				 strerror(errno));
-		}
-	}
+	launches_open();
 	if (e_launches_fd >= 0) {
 		ssize_t w = write(e_launches_fd, line, (size_t)n);
 		if (w != n && !e_launches_failed) {

@@ -577,6 +577,16 @@ static inline bool on_device_thread(void)
 	return tp_aicore_current() != NULL || tp_aicpu_current() != NULL;
 }
 
+/* Every hook's first step: the once-init, and in a profiled process the
+ * note that the application reached the interposer (a host thread's
+ * call: a device thread's comes after a launch). */
+static inline void hook_enter(void)
+{
+	init();
+	if (g_inj.active && !on_device_thread())
+		inj_engine_api_called();
+}
+
 /* Forward straight through: inactive, nested inside another hook, or
  * called from a device thread. */
 static inline bool passthrough(void)
@@ -586,7 +596,7 @@ static inline bool passthrough(void)
 
 HOOK_API int tp_rt_set_device(int device_id)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.set_device)
 		return missing(H_SET, "tp_rt_set_device");
 	if (passthrough())
@@ -607,7 +617,7 @@ HOOK_API int tp_rt_set_device(int device_id)
 
 HOOK_API int tp_rt_reset_device(int device_id)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.reset_device)
 		return missing(H_RESET, "tp_rt_reset_device");
 	if (passthrough())
@@ -643,7 +653,7 @@ uint64_t inj_kernel_own_allocs(void)
 
 HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.malloc)
 		return missing(H_MALLOC, "tp_rt_malloc");
 	if (g_inj.active && inj_kreplay_call()) {
@@ -687,7 +697,7 @@ HOOK_API int tp_rt_malloc(void **dev_ptr, size_t size)
 
 HOOK_API int tp_rt_free(void *dev_ptr)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.free)
 		return missing(H_FREE, "tp_rt_free");
 	if (dev_ptr && g_inj.active && inj_kreplay_call()) {
@@ -735,7 +745,7 @@ HOOK_API int tp_rt_free(void *dev_ptr)
 
 HOOK_API int tp_rt_memcpy(void *dst, const void *src, size_t size, enum tp_rt_memcpy_kind kind)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.memcpy)
 		return missing(H_MEMCPY, "tp_rt_memcpy");
 	if (passthrough())
@@ -767,7 +777,7 @@ static int launch_common(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
 
 HOOK_API int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.launch)
 		return missing(H_LAUNCH, "tp_rt_launch");
 	if (passthrough())
@@ -778,7 +788,7 @@ HOOK_API int tp_rt_launch(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args
 HOOK_API int tp_rt_launch_ex(tp_rt_kernel_fn kernel, uint32_t block_dim, void *args,
 			     const struct tp_rt_launch_attr *attr)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.launch_ex)
 		return missing(H_LAUNCH_EX, "tp_rt_launch_ex");
 	if (passthrough())
@@ -788,7 +798,7 @@ HOOK_API int tp_rt_launch_ex(tp_rt_kernel_fn kernel, uint32_t block_dim, void *a
 
 HOOK_API int tp_rt_synchronize(void)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.synchronize)
 		return missing(H_SYNC, "tp_rt_synchronize");
 	if (passthrough())
@@ -821,7 +831,7 @@ const char *inj_marker_range(void)
 
 HOOK_API int tp_rt_range_push(const char *name)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.range_push)
 		return missing(H_PUSH, "tp_rt_range_push");
 	if (passthrough() || !g_inj.cfg.range_markers)
@@ -843,7 +853,7 @@ HOOK_API int tp_rt_range_push(const char *name)
 
 HOOK_API int tp_rt_range_pop(void)
 {
-	init();
+	hook_enter();
 	if (!g_inj.real.range_pop)
 		return missing(H_POP, "tp_rt_range_pop");
 	if (passthrough() || !g_inj.cfg.range_markers)

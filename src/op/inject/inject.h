@@ -155,6 +155,15 @@ int inj_engine_init(void);
  *  selection counters in a forked child. */
 void inj_engine_atfork_child(void);
 
+/** inj_engine_api_called() - a hook of the device API was entered on a
+ *  host thread of a profiled process: its launches file (launches.txt of
+ *  the run, launches_<pid>.txt) exists from the first such call on, with
+ *  launches or none, so that the launcher tells an application that made
+ *  no launch from one whose calls never reached the interposer (a
+ *  statically linked runtime; docs/op.md "Limits"). Cheap after the
+ *  first call (one relaxed load). */
+void inj_engine_api_called(void);
+
 /** inj_engine_exit() - at process exit: write launch.txt (status=failed)
  *  for every profiled launch captured in a range that was never popped. */
 void inj_engine_exit(void);
