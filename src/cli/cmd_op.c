@@ -1253,14 +1253,24 @@ static void say_no_api(FILE *fp, const struct op_opts *o, const char *app_path, 
 				     "only with --target-processes all" : "");
 }
 
-/* NOTE.txt and the stderr line when no launch was profiled. @launched:
- * the application's launches (-1: unknown); @rejected: its launch calls
- * the runtime rejected, which are no launches; @no_api: none of its calls
- * reached the injector (api_reached()), @app_path its file. */
-static void write_note(const struct op_opts *o, const char *out, int launched, int rejected,
-		       bool no_api, const char *app_path)
+/* What a run that profiled nothing saw, for write_note(). */
+struct note_facts {
+	int launched;         /* the application's launches (application replay:
+			       * run 1's); -1: unknown */
+	int rejected;         /* its launch calls the runtime rejected (no launches) */
+	bool no_api;          /* none of its calls reached the injector (api_reached()) */
+	const char *app_path; /* its file */
+	int dropped;          /* application replay (relaxed): launches profiled in
+			       * some runs, not in all, so dropped */
+};
+
+/* NOTE.txt and the stderr line when no launch was profiled, from @f. */
+static void write_note(const struct op_opts *o, const char *out, const struct note_facts *f)
 {
-	char path[4096], what[256], sel[1400], rej[200] = "";
+	const int launched = f->launched, rejected = f->rejected, dropped = f->dropped;
+	const bool no_api = f->no_api;
+	const char *app_path = f->app_path;
+	char path[4096], what[512], sel[1400], rej[200] = "";
 	op_pathf(path, sizeof(path), "%s/NOTE.txt", out);
 	if (rejected > 0)
 		snprintf(rej, sizeof(rej), " and made %d launch call%s the runtime rejected "
@@ -1270,6 +1280,12 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 	if (no_api)
 		snprintf(what, sizeof(what), "no call of the application reached the device API "
 			 "through taskprof op's injector; ");
+	else if (dropped > 0)
+		snprintf(what, sizeof(what), "the runs did not launch the same kernels: application "
+			 "replay (relaxed) dropped the %d launch%s profiled in some runs but not in "
+			 "every run (see the warning%s above), and run 1 launched %d kernel%s%s; ",
+			 dropped, dropped == 1 ? "" : "es", dropped == 1 ? "" : "s",
+			 launched < 0 ? 0 : launched, launched == 1 ? "" : "s", rej);
 	else if (launched < 0)
 		what[0] = 0;
 	else
@@ -1313,6 +1329,12 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 		fprintf(tx.fp, "No call of the application reached the device API (tp_rt_*) "
 			       "through taskprof op's injector.\n");
 		say_no_api(tx.fp, o, app_path, true);
+	} else if (dropped > 0) {
+		fprintf(tx.fp, "The runs did not launch the same kernels: application replay "
+			       "(--app-replay-mode relaxed) dropped the %d launch%s profiled in some "
+			       "runs but not in every run (the warnings on stderr name them).\n"
+			       "Run 1 launched %d kernel%s.\n", dropped, dropped == 1 ? "" : "es",
+			launched < 0 ? 0 : launched, launched == 1 ? "" : "s");
 	} else if (launched >= 0) {
 		fprintf(tx.fp, "The application launched %d kernel%s.\n", launched,
 			launched == 1 ? "" : "s");
@@ -1327,6 +1349,9 @@ static void write_note(const struct op_opts *o, const char *out, int launched, i
 	fprintf(tx.fp, "Selection: %s, --replay-mode %s.\n%s", sel,
 		tp_op_replay_mode_name(o->cfg.replay_mode),
 		no_api ? "" :
+		dropped > 0 ? "Application replay profiles a launch only when every run profiled "
+			      "it: each run must make the same launches (a deterministic "
+			      "application).\n" :
 		launched == 0 && rejected > 0 ?
 			"None of its tp_rt_launch calls was a kernel launch to profile.\n" :
 		launched == 0 && o->cfg.replay_mode == TP_OP_REPLAY_APPLICATION ?
@@ -1666,7 +1691,7 @@ static void report_phase_signals(const char *dir)
  * nothing is to be reported. Return: the
  * application's exit code, or -1 (profiler failure, reported). */
 static int run_application_replay(const struct op_opts *o, struct op_exec *x, const char *out,
-				  bool *stopped)
+				  bool *stopped, int *dropped)
 {
 	int passes = (int)o->cfg.plan.npasses;
 	int runs = 0, code = 0;
@@ -1745,7 +1770,7 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		return code;
 	int n_launches = 0, n_merged = 0;
 	if (op_app_replay_merge(out, runs, passes, o->match, o->app_mode, &n_launches,
-				&n_merged)) {
+				&n_merged, dropped)) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 		return -1;
 	}
@@ -1847,9 +1872,12 @@ int cmd_op(int argc, char **argv)
 	 * said at the end: taskprof op passes it on, and 1 or 2 from the
 	 * application would otherwise read as taskprof op's own failure. */
 	int app_status = 0;
+	/* Application replay (relaxed): launches dropped, not profiled in
+	 * every run. */
+	int app_dropped = 0;
 	if (app_replay) {
 		bool stopped = false;
-		code = run_application_replay(o, &x, dir, &stopped);
+		code = run_application_replay(o, &x, dir, &stopped, &app_dropped);
 		if (code < 0)
 			goto out;
 		if (stopped) {
@@ -1885,9 +1913,14 @@ int cmd_op(int argc, char **argv)
 	int n = report_all(o, dir, inj_failed, &complete, &unmeasured, &notreplayed, &lfailed,
 			   &failed);
 	const struct launch_marks mk = scan_launch_marks(dir, app_replay);
-	if (n == 0 && !failed)
-		write_note(o, dir, count_app_launches(dir, app_replay), mk.rejected,
-			   !api_reached(dir, app_replay), app_path);
+	if (n == 0 && !failed) {
+		const struct note_facts f = { .launched = count_app_launches(dir, app_replay),
+					      .rejected = mk.rejected,
+					      /* launches dropped: later runs reached it */
+					      .no_api = !app_dropped && !api_reached(dir, app_replay),
+					      .app_path = app_path, .dropped = app_dropped };
+		write_note(o, dir, &f);
+	}
 	if (n > 0) {
 		/* How many were profiled, of how many: the default profiles one
 		 * launch only, which a user may not expect (in range replay

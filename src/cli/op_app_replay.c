@@ -459,11 +459,12 @@ static int merge_launch(const char *out, const struct op_run *runs, int n_runs, 
 }
 
 int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match match,
-			enum op_app_mode mode, int *n_launches, int *n_merged)
+			enum op_app_mode mode, int *n_launches, int *n_merged, int *n_dropped)
 {
 	g_match = match;
 	*n_launches = 0;
 	*n_merged = 0;
+	*n_dropped = 0;
 	struct op_run *runs = calloc((size_t)n_runs, sizeof(*runs));
 	struct op_run *sorted = calloc((size_t)n_runs, sizeof(*sorted));
 	int rc = 0;
@@ -521,6 +522,7 @@ int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match m
 			}
 			if (missing < 0 || seen_before)
 				continue;
+			(*n_dropped)++;
 			fprintf(stderr, "taskprof op: warning: application replay (relaxed): "
 					"launch %d of %s on device %d (block_dim %" PRIu32 ") "
 					"is not profiled in run %d (pass %d); dropped\n",

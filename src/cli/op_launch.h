@@ -173,6 +173,8 @@ enum op_app_mode { OP_APP_STRICT, OP_APP_BALANCED, OP_APP_RELAXED };
  *            about the others.
  * @n_launches: receives the launches run 0 made (profiled or not).
  * @n_merged:   receives the launch directories made under @out.
+ * @n_dropped:  receives the launches OP_APP_RELAXED dropped (profiled in
+ *              some run but not in every run: one warning each).
  *
  * Each matched launch gets @out/device<D>/<name>/<k>/ (k of run 0) with
  * dump/pass_<i>.bin moved from run i, dump/replay.txt the lines of every
@@ -185,7 +187,7 @@ enum op_app_mode { OP_APP_STRICT, OP_APP_BALANCED, OP_APP_RELAXED };
  * malformed launches.txt (file and line); -errno of file operations.
  */
 int op_app_replay_merge(const char *out, int runs, int passes, enum op_match match,
-			enum op_app_mode mode, int *n_launches, int *n_merged);
+			enum op_app_mode mode, int *n_launches, int *n_merged, int *n_dropped);
 
 /**
  * op_count_launches() - launches recorded in a launches.txt file.

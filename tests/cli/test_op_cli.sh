@@ -454,7 +454,9 @@ print(sum(int(r["aiv_r0_read_cache_miss_allocate"]) for r in csv.DictReader(open
 	# The script plays the injector's part of run <TASKPROF_PASS>: it
 	# appends its launches to raw/run_<i>/launches.txt and writes the
 	# launch directories (an empty pass file: no records). Which launches
-	# it makes per run comes from $SEQ_<i> ("name:block_dim:profiled ...").
+	# it makes per run comes from $SEQ_<i> ("name:block_dim:profiled ...";
+	# "-": none). Like the injector at the first device API call, it
+	# creates launches.txt even when it launches nothing.
 	cat >"$root/fakeapp.sh" <<'SH'
 #!/bin/sh
 out=$(sed -n 's/^output=//p' "$TASKPROF_CONFIG")
@@ -463,6 +465,8 @@ run="$out/raw/run_$i"
 mkdir -p "$run"
 eval "seq=\$SEQ_$i"
 [ -n "$seq" ] || eval "seq=\$SEQ"
+[ "$seq" != - ] || seq=
+: >>"$run/launches.txt"
 for l in $seq; do
 	name=${l%%:*}; rest=${l#*:}; bd=${rest%%:*}; prof=${rest#*:}
 	# k: profiled launches of this name so far in the run.
@@ -506,6 +510,20 @@ SH
 		-o "$root/ar3" $AR --app-replay-mode balanced "$root/fakeapp.sh"
 	expect 0 "launch 1 of add on device 0 (block_dim 8) is not profiled in run 1 (pass 0); dropped" \
 		-o "$root/ar3" $AR --app-replay-mode relaxed "$root/fakeapp.sh"
+	# Run 1 launches nothing, the others one kernel: relaxed drops it, and
+	# the closing line says why nothing was profiled (it said "the
+	# application launched 0 kernels").
+	export SEQ="add:8:1" SEQ_0="-" SEQ_2="add:8:1"
+	expect 0 "taskprof op: no kernel launch was profiled (the runs did not launch the same kernels: application replay (relaxed) dropped the 1 launch profiled in some runs but not in every run (see the warning above), and run 1 launched 0 kernels; selection: " \
+		-o "$root/ar3z" $AR --app-replay-mode relaxed "$root/fakeapp.sh"
+	d=$(ls -d "$root"/ar3z/OPPROF_* 2>/dev/null | head -1)
+	if grep -q "the application launched" "$root/err" ||
+		! grep -qx "The runs did not launch the same kernels: application replay (--app-replay-mode relaxed) dropped the 1 launch profiled in some runs but not in every run (the warnings on stderr name them)." "$d/NOTE.txt"; then
+		echo "FAIL: relaxed, nothing in run 1: 'the application launched' said, or NOTE.txt: $(cat "$d/NOTE.txt" 2>&1)"; fail=1
+	else
+		echo "ok: relaxed, nothing in run 1: NOTE.txt says the runs differed"
+	fi
+	unset SEQ_0
 	# grid tells block_dims apart, name does not.
 	export SEQ="add:8:1" SEQ_2="add:16:1"
 	expect 1 "application replay (balanced)" -o "$root/ar4" $AR --app-replay-match grid "$root/fakeapp.sh"
