@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,11 +190,12 @@ static void help(FILE *f)
 		OP_MAX_RAW_EVENTS);
 }
 
-/* @s with its control characters written as C escapes (\n, \r, \t,
- * \xHH), so that a message quoting a value stays one line. */
-static void put_escaped(FILE *f, const char *s)
+/* The first @n bytes of @s with their control characters written as C
+ * escapes (\n, \r, \t, \xHH), so that a message quoting a value stays
+ * one line. */
+static void put_escaped(FILE *f, const char *s, size_t n)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p && n--; p++) {
 		if (*p == '\n')
 			fputs("\\n", f);
 		else if (*p == '\r')
@@ -207,10 +209,32 @@ static void put_escaped(FILE *f, const char *s)
 	}
 }
 
+/* Bytes of a value a usage error quotes; a longer one is cut there (a
+ * -k of 100,000 bytes made a 100-kB error line). */
+#define SHOWN_BYTES 80
+
+/* @s as a usage error quotes it: escaped (put_escaped()), and past
+ * SHOWN_BYTES cut between characters (never inside a UTF-8 sequence) and
+ * followed by "... (N bytes)", N its whole length. */
+static void put_value(FILE *f, const char *s)
+{
+	const size_t len = strlen(s);
+	size_t n = len;
+	if (len > SHOWN_BYTES) {
+		n = SHOWN_BYTES;
+		/* s[n], the first byte left out, continues a character */
+		while (n && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	put_escaped(f, s, n);
+	if (n < len)
+		fprintf(f, "... (%zu bytes)", len);
+}
+
 static int bad(const char *opt, const char *val, const char *expected)
 {
 	fprintf(stderr, "taskprof op: %s expects %s, got '", opt, expected);
-	put_escaped(stderr, val);
+	put_value(stderr, val);
 	fputs("'\n", stderr);
 	return -EINVAL;
 }
@@ -351,7 +375,9 @@ static int platform_of_env(struct op_opts *o)
 		o->cfg.arch = TP_PMU_ARCH_A5;
 	} else {
 		fprintf(stderr, "taskprof op: TASKPROF_PLATFORM expects a2a3sim or a5sim (or "
-				"unset), got '%s'\n", p);
+				"unset), got '");
+		put_value(stderr, p);
+		fputs("'\n", stderr);
 		return -EINVAL;
 	}
 	return 0;
@@ -405,8 +431,9 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		 * "-o-x" are attached on purpose and taken. */
 		if (optarg && optind >= 2 && optarg == argv[optind - 1] &&
 		    tp_arg_is_option(optarg)) {
-			fprintf(stderr, "taskprof op: %s expects a value, got '%s', which is an "
-					"option (see taskprof op --help)\n", argv[optind - 2], optarg);
+			fprintf(stderr, "taskprof op: %s expects a value, got '", argv[optind - 2]);
+			put_value(stderr, optarg);
+			fputs("', which is an option (see taskprof op --help)\n", stderr);
 			return -EINVAL;
 		}
 		switch (opt) {
@@ -531,8 +558,9 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 				argv[optind - 1]);
 			return -EINVAL;
 		default:
-			fprintf(stderr, "taskprof op: unknown option '%s' (see taskprof op --help)\n",
-				argv[optind - 1]);
+			fprintf(stderr, "taskprof op: unknown option '");
+			put_value(stderr, argv[optind - 1]);
+			fputs("' (see taskprof op --help)\n", stderr);
 			return -EINVAL;
 		}
 		if (rc)
@@ -814,7 +842,7 @@ static int line_break_error(const char *parent)
 				    ? "the current folder" : "its absolute path";
 	FILE *f = fmemopen(shown, sizeof(shown), "w");
 	if (f) {
-		put_escaped(f, parent);
+		put_escaped(f, parent, SIZE_MAX);
 		fclose(f);
 	} else {
 		snprintf(shown, sizeof(shown), "%s", parent);

@@ -9,7 +9,8 @@
 # that profiles nothing; application-replay matching (strict / balanced /
 # relaxed) with a scripted application; a smoke run of the accumulate
 # example when it is built; a line break in --output, -k or the output
-# folder's path (usage error or refusal, nothing created).
+# folder's path (usage error or refusal, nothing created); a long value
+# quoted cut to 80 bytes with its length.
 # usage: test_op_cli.sh TASKPROF_BINARY
 set -u
 bin=$1
@@ -117,6 +118,26 @@ expect 2 "taskprof op: unknown option '--bogus'" --bogus $L
 expect 2 "taskprof op: unknown option '-x'" -x $L
 expect 2 "taskprof op: --launch-count expects a value" $L --launch-count
 expect 2 "taskprof op: -c expects a value" $L -c
+# A long value is quoted cut to 80 bytes, between characters, with its
+# length: a -k of 100,000 bytes made a 100-kB error line.
+long=$(printf '%*s' 100000 '' | tr ' ' '*')
+"$bin" op -k "$long" $L >/dev/null 2>"$root/err"
+code=$?
+if [[ $code -eq 2 && $(wc -l <"$root/err") -eq 1 && $(wc -c <"$root/err") -lt 300 ]] &&
+	grep -qF "got '$(printf '%*s' 80 '' | tr ' ' '*')... (100000 bytes)'" "$root/err"; then
+	echo "ok: -k of 100000 bytes -> 2, one line of $(wc -c <"$root/err") bytes"
+else
+	echo "FAIL: -k of 100000 bytes: exit $code, $(wc -c <"$root/err") bytes: $(head -c 300 "$root/err")"; fail=1
+fi
+expect 2 "unknown option '--bogus$(printf '%*s' 73 '' | tr ' ' 'x')... (3007 bytes)' (see" \
+	"--bogus$(printf '%*s' 3000 '' | tr ' ' 'x')" $L
+expect 2 "got 'aic:1,1,1," --events "aic:$(printf '1,%.0s' $(seq 3000))" $L
+grep -qF "... (6004 bytes)'" "$root/err" || { echo "FAIL: --events of 6004 bytes: $(head -c 300 "$root/err")"; fail=1; }
+# cut before a character that would straddle byte 80, never inside it
+expect 2 "got '$(printf '%*s' 79 '' | tr ' ' a)... (91 bytes)'" -k "$(printf '%*s' 79 '' | tr ' ' a)é$(printf '%*s' 10 '' | tr ' ' b)" $L
+expect 2 "got '$(printf '%*s' 80 '' | tr ' ' a)... (81 bytes)'" -c "$(printf '%*s' 81 '' | tr ' ' a)" $L
+# 80 bytes exactly: whole
+expect 2 "got '$(printf '%*s' 80 '' | tr ' ' 9)'" -c "$(printf '%*s' 80 '' | tr ' ' 9)" $L
 TASKPROF_PLATFORM=a9sim "$bin" op $L >/dev/null 2>"$root/err"
 code=$?
 if [[ $code -ne 2 ]] || ! grep -qF "TASKPROF_PLATFORM expects a2a3sim or a5sim (or unset), got 'a9sim'" "$root/err"; then
