@@ -122,7 +122,8 @@ static void help(FILE *f)
 		"                            raw event ids (decimal or 0x hex, 0..0xfffe,\n"
 		"                            at most %d per core type) added to the plan\n"
 		"      --list-passes         print the pass plan for TASKPROF_PLATFORM and\n"
-		"                            exit 0; runs nothing (APP not needed)\n"
+		"                            exit 0; runs nothing (APP not needed; one\n"
+		"                            given is not run, a note on stderr says so)\n"
 		"      --instr on|off        pass the hidden instrumentation buffer: tp_mark*\n"
 		"                            and tp_scalar_* points of the kernel land in\n"
 		"                            Instrumentation.csv, ScalarSections.csv,\n"
@@ -1836,6 +1837,14 @@ int cmd_op(int argc, char **argv)
 	if (platform_of_env(o) || check_combinations(o) || make_plan(o))
 		goto out;
 	if (o->list_passes) {
+		/* Said, not refused: the plan is what was asked for, and the
+		 * help has APP as not needed. */
+		if (app < argc) {
+			fprintf(stderr, "taskprof op: --list-passes prints the plan and runs nothing: "
+					"'");
+			put_value(stderr, argv[app]);
+			fputs("' is not run (without --list-passes it is profiled)\n", stderr);
+		}
 		errno = 0;
 		print_plan_header(stdout, o);
 		tp_op_plan_print(stdout, &o->cfg.plan);

@@ -217,8 +217,13 @@ check_plan a5sim 10
 # a5 has 10 slots per core type, a2a3 8: the slot count is in the header.
 TASKPROF_PLATFORM=a5sim "$bin" op $L 2>/dev/null | grep -qF "10 slots" || { echo "FAIL: a5 slots"; fail=1; }
 "$bin" op $L 2>/dev/null | grep -qF "8 slots" || { echo "FAIL: a2a3 slots"; fail=1; }
-# --list-passes runs nothing, even with an APP.
+# --list-passes runs nothing, even with an APP, and says so on stderr (it
+# ignored APP silently); stdout is the plan alone.
 expect 0 "pass" $L -- /nonexistent/app arg
+grep -qxF "taskprof op: --list-passes prints the plan and runs nothing: '/nonexistent/app' is not run (without --list-passes it is profiled)" "$root/err" ||
+	{ echo "FAIL: --list-passes APP: no note on stderr: $(cat "$root/err")"; fail=1; }
+[[ "$("$bin" op $L -- /nonexistent/app arg 2>/dev/null)" == "$("$bin" op $L)" ]] ||
+	{ echo "FAIL: --list-passes APP: stdout is not the plan alone"; fail=1; }
 [[ -z $(find . -maxdepth 1 -name 'OPPROF_*' -newer "$root" 2>/dev/null) ]] ||
 	{ echo "FAIL: --list-passes created an OPPROF folder"; fail=1; }
 
