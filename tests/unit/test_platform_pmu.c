@@ -358,8 +358,19 @@ struct fx {
 #define AIC_CORE 0
 #define AIV_CORE 1
 
+static void fx_close(struct fx *f);
+
+/* The fixture a failed test left open (its assertion jumped past its
+ * fx_close): closed by the next fx_open, so that one failure is reported
+ * once and not again by every later test, whose device would be refused
+ * beside it (a2a3sim and a5sim run their system counters at different
+ * frequencies). */
+static struct fx *fx_open_now;
+
 static struct fx *fx_open(const char *platform)
 {
+	if (fx_open_now)
+		fx_close(fx_open_now);
 	struct fx *f = calloc(1, sizeof(*f));
 	assert_non_null(f);
 	struct tp_device_config cfg = { .platform = platform, .device_id = 7, .block_dim = 1,
@@ -373,11 +384,13 @@ static struct fx *fx_open(const char *platform)
 	assert_int_equal(tp_core_ctx_init(&f->aiv, AIV_CORE, TP_CORE_AIV), 0);
 	assert_int_equal(tp_pmu_attach(f->m, AIC_CORE, &f->aic), 0);
 	assert_int_equal(tp_pmu_attach(f->m, AIV_CORE, &f->aiv), 0);
+	fx_open_now = f;
 	return f;
 }
 
 static void fx_close(struct fx *f)
 {
+	fx_open_now = NULL;
 	tp_core_ctx_bind(NULL);
 	tp_pmu_model_destroy(f->m);
 	tp_core_ctx_fini(&f->aic);
@@ -870,18 +883,24 @@ static void test_model_total_is_window_length(void **state)
  * The reads of the CPU clock (a system call of 1-1.5 µs under this
  * machine's hypervisor, with outliers of several µs) used to be counted
  * less only their shortest time: a 6 µs kernel of a loaded run counted
- * 10 µs. */
-static void test_model_short_windows_count_their_wall_time(void **state)
+ * 10 µs.
+ *
+ * A burst of preemptions (the suite running beside it, a sanitizer's
+ * slower windows) once took 3 of 200 over in CI; so a round of 200 is
+ * taken up to 3 times and the test holds when one round does. The model
+ * this guards against fails every round: its windows are all over. */
+struct short_windows {
+	int over, under;
+};
+
+static struct short_windows short_windows_round(struct fx *f, int windows)
 {
-	(void)state;
-	struct fx *f = fx_open("a2a3sim");
-	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
-	enum { WINDOWS = 200, SPIN_NS = 5000 };
+	enum { SPIN_NS = 5000 };
 	uint64_t counted_ns = 0, spun_ns = 0;
-	int over = 0, under = 0;
+	struct short_windows r = { 0, 0 };
 	struct tp_pmu_sample s;
 	assert_int_equal(tp_pmu_read(f->m, AIV_CORE, &s), 0); /* clear */
-	for (int i = 0; i < WINDOWS; i++) {
+	for (int i = 0; i < windows; i++) {
 		tp_pmu_window_open(f->m, AIV_CORE);
 		uint64_t t_in = tp_now_ns(), t = t_in;
 		while (t - t_in < SPIN_NS)
@@ -894,20 +913,32 @@ static void test_model_short_windows_count_their_wall_time(void **state)
 		counted_ns += ns;
 		/* a sanitizer's instrumentation makes that work several
 		 * times slower (TSan: about 1.8 µs) */
-		over += ns > t_out - t_in + (TP_SANITIZED ? 5000u : 1000u);
-		under += ns < (t - t_in) * 8 / 10;
+		r.over += ns > t_out - t_in + (TP_SANITIZED ? 5000u : 1000u);
+		r.under += ns < (t - t_in) * 8 / 10;
 	}
 	print_message("%d windows: counted %llu ns against %llu ns spun; %d over their wall "
-		      "time by more than the margin, %d under 80%% of their spin\n", WINDOWS,
-		      (unsigned long long)counted_ns, (unsigned long long)spun_ns, over, under);
-	assert_true(over <= 2);
-	/* and the kernel's own time is there, window by window: a window
+		      "time by more than the margin, %d under 80%% of their spin\n", windows,
+		      (unsigned long long)counted_ns, (unsigned long long)spun_ns, r.over,
+		      r.under);
+	return r;
+}
+
+static void test_model_short_windows_count_their_wall_time(void **state)
+{
+	(void)state;
+	struct fx *f = fx_open("a2a3sim");
+	program(f, AIV_CORE, TP_PMU_PIPE_UTILIZATION, TP_PMU_NOTE_ENABLED);
+	enum { WINDOWS = 200, ROUNDS = 3 };
+	struct short_windows r = { WINDOWS, WINDOWS };
+	/* The kernel's own time is there, window by window: a window
 	 * preempted while it spun counts less than its spin (the CPU clock
-	 * stood still), which one long preemption of a loaded machine (the
-	 * suite running beside it) did to the sum of all 200 once; so a
-	 * tenth of the windows may. A model that left the kernel's time out
-	 * would have them all under. */
-	assert_true(under <= WINDOWS / 10);
+	 * stood still), which one long preemption of a loaded machine did to
+	 * the sum of all 200 once; so a tenth of the windows may. A model
+	 * that left the kernel's time out would have them all under. */
+	for (int round = 0; round < ROUNDS && (r.over > 2 || r.under > WINDOWS / 10); round++)
+		r = short_windows_round(f, WINDOWS);
+	assert_true(r.over <= 2);
+	assert_true(r.under <= WINDOWS / 10);
 	fx_close(f);
 }
 
