@@ -59,6 +59,67 @@ size_t tp_error_fit(char *dst, size_t cap, const char *src)
 	return head + ELLIPSIS_LEN + tlen;
 }
 
+/* A message is one line: a control character in it (a newline in a path
+ * or a name the message quotes, a tab in the input it shows) is written
+ * as its C escape (\n, \t, \r, else \xHH). The escaped message can be
+ * up to 4 times longer; it is fitted back into @cap bytes as any long
+ * message is. Without memory for that, each becomes '?'. */
+static void escape_controls(char *msg, size_t cap)
+{
+	size_t len = 0, n_ctl = 0;
+	for (; msg[len]; len++)
+		n_ctl += (unsigned char)msg[len] < 0x20 || msg[len] == 0x7f;
+	if (!n_ctl)
+		return;
+	char *esc = malloc(len + 3 * n_ctl + 1);
+	if (!esc) {
+		for (size_t i = 0; i < len; i++)
+			if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
+				msg[i] = '?';
+		return;
+	}
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		const unsigned char c = (unsigned char)msg[i];
+		if (c >= 0x20 && c != 0x7f) {
+			esc[o++] = (char)c;
+			continue;
+		}
+		esc[o++] = '\\';
+		switch (c) {
+		case '\n': esc[o++] = 'n'; break;
+		case '\t': esc[o++] = 't'; break;
+		case '\r': esc[o++] = 'r'; break;
+		default:
+			esc[o++] = 'x';
+			esc[o++] = hex[c >> 4];
+			esc[o++] = hex[c & 0xf];
+		}
+	}
+	esc[o] = '\0';
+	tp_error_fit(msg, cap, esc);
+	free(esc);
+}
+
+const char *tp_shown(const char *s)
+{
+	/* Four in turn: a message may show a few strings. */
+	static _Thread_local char ring[4][TP_ERROR_MSG_MAX];
+	static _Thread_local unsigned next;
+	if (!s)
+		return "(null)";
+	const char *c = s;
+	while (*c && (unsigned char)*c >= 0x20 && *c != 0x7f)
+		c++;
+	if (!*c)
+		return s;
+	char *out = ring[next++ % 4];
+	tp_error_fit(out, TP_ERROR_MSG_MAX, s);
+	escape_controls(out, TP_ERROR_MSG_MAX);
+	return out;
+}
+
 int tp_set_error(int err, const char *fmt, ...)
 {
 	/* Format into scratch first: the arguments may point at tp_error_msg
@@ -88,6 +149,7 @@ int tp_set_error(int err, const char *fmt, ...)
 		free(full);
 	}
 	va_end(again);
+	escape_controls(scratch, sizeof(scratch));
 
 	memcpy(tp_error_msg, scratch, strlen(scratch) + 1);
 	TP_DEBUG("error %d: %s", err, tp_error_msg);

@@ -43,12 +43,32 @@
  * The message replaces the thread's previous one. One longer than
  * TP_ERROR_MSG_MAX - 1 bytes is shortened as tp_error_fit() does (its
  * middle becomes "…"; this formats it twice and allocates it once; without
- * memory its end is cut instead). It is also logged at DEBUG level.
+ * memory its end is cut instead). A message is one line: a control
+ * character in it (a newline in a path it quotes) is stored as its C
+ * escape: backslash-n, backslash-t, backslash-r, else backslash-x and two
+ * hex digits. It is also logged at DEBUG level.
  *
  * Return: @err, unchanged.
  */
 int tp_set_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/**
+ * tp_shown() - @s as a message shows it: on one line.
+ * @s: a string a message quotes (a path, a name from an input); NULL
+ *     shows as "(null)".
+ *
+ * For messages printed directly rather than through tp_set_error(),
+ * which does this itself: a control character is shown as its C escape
+ * (backslash-n, backslash-t, backslash-r, else backslash-x and two hex
+ * digits); a string longer than TP_ERROR_MSG_MAX - 1 bytes is shortened
+ * as tp_error_fit() does.
+ *
+ * Return: @s itself when it has no control character, else an escaped
+ * copy in one of four thread-local buffers used in turn (valid until the
+ * fourth call after this one on the same thread).
+ */
+const char *tp_shown(const char *s);
 
 /**
  * tp_clear_error() - forget the calling thread's error message.

@@ -590,6 +590,12 @@ run "sched-overhead -" 1 \
 	"Error: Perf JSON not found: - (taskprof reads no standard input: give the file's path)" \
 	"$bin" sched-overhead - </dev/null
 popd >/dev/null
+# A message is one line: a newline in a path is shown escaped
+run "path with a newline" 1 "Error: Input file not found: $q/a\\nb.json" \
+	"$bin" swimlane "$q/a"$'\n'"b.json"
+run "--deps-json path with a newline" 1 \
+	"Error: deps.json not found: $q/no\\nsuch/deps.json" \
+	"$bin" swimlane "$rec" --deps-json "$q/no"$'\n'"such/deps.json" -o "$q/x.json"
 
 # A receive_to_start_cycles larger than its start_cycles: the spec's base
 # rule (§2.2) draws the receive at a negative time; the run warns.

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sys/resource.h>
@@ -118,6 +119,36 @@ static void test_wraps_previous_message(void **state)
 			    "deps.json: cannot open");
 }
 
+/* A message is one line: control characters in what it quotes (a path
+ * with a newline, a tab in an input line) come out as C escapes, and the
+ * longer escaped message is still fitted into the buffer. */
+static void test_control_characters_escaped(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_set_error(-ENOENT, "cannot open '%s': %s", "out\nput\tdir/\r\x01\x7f.json",
+				      "No such file"),
+			 -ENOENT);
+	assert_string_equal(tp_last_error(),
+			    "cannot open 'out\\nput\\tdir/\\r\\x01\\x7f.json': No such file");
+	assert_null(strchr(tp_last_error(), '\n'));
+	/* UTF-8 is left alone */
+	tp_set_error(-EINVAL, "name '\xe6\xa0\xb8'");
+	assert_string_equal(tp_last_error(), "name '\xe6\xa0\xb8'");
+	/* a message of newlines only, 4 times longer escaped: fitted, its
+	 * end kept */
+	char *nl = malloc(TP_ERROR_MSG_MAX);
+	assert_non_null(nl);
+	memset(nl, '\n', TP_ERROR_MSG_MAX - 10);
+	nl[TP_ERROR_MSG_MAX - 10] = '\0';
+	tp_set_error(-EINVAL, "%s: end", nl);
+	free(nl);
+	const char *m = tp_last_error();
+	assert_true(strlen(m) < TP_ERROR_MSG_MAX);
+	assert_null(strchr(m, '\n'));
+	assert_string_equal(m + strlen(m) - 7, "\\n: end");
+	assert_non_null(strstr(m, "\xe2\x80\xa6"));
+}
+
 struct thread_result {
 	char initial[64];
 	char after[64];
@@ -181,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_returns_err_and_formats),
 		cmocka_unit_test(test_clear),
+		cmocka_unit_test(test_control_characters_escaped),
 		cmocka_unit_test(test_truncated_to_buffer),
 		cmocka_unit_test(test_fit_keeps_end_and_utf8),
 		cmocka_unit_test(test_wraps_previous_message),

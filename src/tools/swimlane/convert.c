@@ -234,9 +234,9 @@ static char *auto_input(bool verbose)
 	char *best = tp_newest_run_file("l2_swimlane_records.json", &outputs, &skipped);
 	if (!best && outputs) {
 		fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
-			outputs);
+			tp_shown(outputs));
 		if (skipped)
-			fprintf(stderr, "(left out: %s)\n", skipped);
+			fprintf(stderr, "(left out: %s)\n", tp_shown(skipped));
 		fprintf(stderr, "Run a test with --enable-l2-swimlane first, or specify an explicit "
 				"input.\n");
 	} else if (best && verbose) {
@@ -332,13 +332,13 @@ static void say_unreachable(const char *what, const char *p, int err)
 	char why[2 * PATH_MAX + 128];
 	fflush(stdout);
 	if (tp_path_bad_link(p, why, sizeof(why)))
-		fprintf(stderr, "Error: %s %s: %s\n", what, p, why);
+		fprintf(stderr, "Error: %s %s: %s\n", what, tp_shown(p), tp_shown(why));
 	else if (err == ENOENT)
-		fprintf(stderr, "Error: %s not found: %s%s\n", what, p,
+		fprintf(stderr, "Error: %s not found: %s%s\n", what, tp_shown(p),
 			strcmp(p, "-") ? "" : " (taskprof reads no standard input: give the file's "
 					     "path)");
 	else
-		fprintf(stderr, "Error: %s %s: %s\n", what, p, strerror(err));
+		fprintf(stderr, "Error: %s %s: %s\n", what, tp_shown(p), strerror(err));
 }
 
 /* Whether @path names one of a run's own files by name (result.txt,
@@ -480,7 +480,8 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	const bool slash = a.output && a.output[strlen(a.output) - 1] == '/';
 	if (slash || (a.output && stat(a.output, &ost) == 0 && S_ISDIR(ost.st_mode))) {
 		fprintf(stderr, "Error: %s: -o takes the trace's file name, not a folder (e.g. "
-				"%s%smerged_swimlane.json)\n", a.output, a.output, slash ? "" : "/");
+				"%s%smerged_swimlane.json)\n", tp_shown(a.output), tp_shown(a.output),
+			slash ? "" : "/");
 		return 2;
 	}
 	if (a.deps_json && !*a.deps_json) {
@@ -538,7 +539,8 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		    stat(input, &ist) == 0 && S_ISREG(ist.st_mode)) {
 			fflush(stdout);
 			fprintf(stderr, "Error: %s: give -o/--output for the trace (its default, "
-					"beside the input, would be %s)\n", input, output);
+					"beside the input, would be %s)\n", tp_shown(input),
+				tp_shown(output));
 			goto out;
 		}
 	}
@@ -609,12 +611,12 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			printf("Loading kernel config from: %s\n", k);
 		fflush(stdout);
 		if (!file_exists(k))
-			fprintf(stderr, "Error: Kernel config file not found: %s\n", k);
+			fprintf(stderr, "Error: Kernel config file not found: %s\n", tp_shown(k));
 		else
 			fprintf(stderr,
 				"Error: %s: Python kernel configs (-k) are not supported by taskprof; "
 				"pass a name map with --func-names\n",
-				k);
+				tp_shown(k));
 		free(k);
 		goto out;
 	} else {
