@@ -363,6 +363,26 @@ timeout $T "$bin" swimlane "$root/oob.json" --deps-json "$a/deps.json" -o "$root
 	>/dev/null 2>"$root/err"
 grep -qxF "Warning: $root/oob.json: aicore_tasks[0] is on core 100000, and metadata.num_cores is 4: no core of the run (damaged records?); it joins no aicpu_tasks row" \
 	"$root/err" || bad "core beyond num_cores: $(cat "$root/err")"
+# every such row counts, not only the highest core's: here the highest
+# (200000) joins its aicpu row and two lower ones join nothing
+python3 - "$rec" "$root/oob2.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c, a = d["aicore_tasks"], d["aicpu_tasks"]
+c[0][0] = 100000
+c[2][0] = 100001
+r1 = c[1]
+for row in a:
+    if row[0] == r1[0] and row[1] == r1[2]:
+        row[0] = 200000
+r1[0] = 200000
+json.dump(d, open(sys.argv[2], "w"))
+PY
+timeout $T "$bin" swimlane "$root/oob2.json" --deps-json "$a/deps.json" -o "$root/oob2_out.json" \
+	>/dev/null 2>"$root/err"
+grep -qF "Warning: $root/oob2.json: " "$root/err" &&
+	grep -qF "2 aicore_tasks rows are on cores metadata.num_cores (4) does not cover, the first aicore_tasks[0] on core 100000: no core of the run (damaged records?); they join no aicpu_tasks row" \
+	"$root/err" || bad "rows beyond num_cores below the highest: $(cat "$root/err")"
 
 # ---- another of the run's files given as the records ----
 timeout $T "$bin" swimlane "$a/deps.json" -o "$root/dj.json" >/dev/null 2>"$root/err"

@@ -75,6 +75,7 @@ static inline double to_us(uint64_t c, uint64_t base, double factor)
 struct core_row {
 	uint64_t token, reg, start, end, r2s;
 	int32_t core;
+	bool taken; /* an aicpu row joined it */
 };
 
 struct cpu_row {
@@ -309,9 +310,20 @@ static int add_task(struct rd *r, struct js_parser *p, const struct core_row *c,
  * frees the raw rows. @level is the file's level (0 if not known yet: only
  * allowed with aicpu rows, where the level does not matter).
  */
+/* Append (@core, @row) to an unjoined-rows list of @r's output. */
+static int add_unjoined(struct sl_row_at **v, size_t *n, size_t *cap, int32_t core, size_t row)
+{
+	if (jx_reserve((void **)v, cap, *n, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = (struct sl_row_at){ core, row };
+	return 0;
+}
+
 static int join_rows(struct rd *r, struct js_parser *p, int level)
 {
 	int rc = 0;
+	struct sl_perf_data *o = r->out;
+	size_t cap_core = 0, cap_cpu = 0;
 	if (r->n_cpu > 0) {
 		for (size_t i = 0; i < r->n_cpu; i++) {
 			const struct cpu_row *a = &r->cpu[i];
@@ -322,12 +334,15 @@ static int join_rows(struct rd *r, struct js_parser *p, int level)
 					      r->core, &k);
 			if (!s) {
 				r->out->n_unmatched++;
-				if (count_miss(r, a->core)) {
+				if (count_miss(r, a->core) ||
+				    add_unjoined(&o->unjoined_aicpu, &o->n_unjoined_aicpu, &cap_cpu,
+						 a->core, i)) {
 					rc = oom(p);
 					break;
 				}
 				continue;
 			}
+			r->core[s - 1].taken = true;
 			rc = add_task(r, p, &r->core[s - 1], a);
 			if (rc)
 				break;
@@ -337,6 +352,11 @@ static int join_rows(struct rd *r, struct js_parser *p, int level)
 			rc = add_task(r, p, &r->core[i], NULL);
 	}
 	/* else: level >= 2 with no aicpu rows gives zero tasks (§2.5) */
+	for (size_t i = 0; i < r->n_core && rc == 0 && (r->n_cpu > 0 || level != 1); i++)
+		if (!r->core[i].taken &&
+		    add_unjoined(&o->unjoined_aicore, &o->n_unjoined_aicore, &cap_core,
+				 r->core[i].core, i))
+			rc = oom(p);
 	if (r->n_cpu > 0) {
 		/* Join keys are unique on both sides (a repeat is an error), so
 		 * each matched AICPU row took one AICore row. */
@@ -998,10 +1018,6 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, task_token_raw, reg_task_id, start_cycles, "
 					  "end_cycles], got %lld", (long long)n);
 		const struct core_row *c = &r->core[r->n_core++];
-		if (c->core > r->out->aicore_core_max) {
-			r->out->aicore_core_max = c->core;
-			r->out->aicore_core_max_row = r->n_core - 1;
-		}
 		if (c->end < c->start)
 			return js_fail(p, "end_cycles %" PRIu64 " < start_cycles %" PRIu64, c->end,
 				       c->start);
@@ -1023,10 +1039,6 @@ static int pd_end(void *ctx, struct js_parser *p, int tag, int64_t n)
 					  "[core_id, reg_task_id, dispatch_cycles, finish_cycles], "
 					  "got %lld", (long long)n);
 		const struct cpu_row *a = &r->cpu[r->n_cpu++];
-		if (a->core > r->out->aicpu_core_max) {
-			r->out->aicpu_core_max = a->core;
-			r->out->aicpu_core_max_row = r->n_cpu - 1;
-		}
 		if (a->finish < a->dispatch)
 			return js_fail(p, "finish_cycles %" PRIu64 " < dispatch_cycles %" PRIu64,
 				       a->finish, a->dispatch);
@@ -1251,7 +1263,6 @@ static int read_common(const char *name, const uint8_t *buf, size_t len, bool me
 		       struct sl_perf_data *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->aicore_core_max = out->aicpu_core_max = -1;
 	struct pd_priv *pv = calloc(1, sizeof(*pv));
 	if (!pv)
 		return tp_set_error(-ENOMEM, "%s: out of memory", name);
@@ -1304,6 +1315,8 @@ void sl_perf_data_free(struct sl_perf_data *d)
 	free(d->orch);
 	free(d->core_to_thread);
 	free(d->unmatched_warning);
+	free(d->unjoined_aicore);
+	free(d->unjoined_aicpu);
 	struct pd_priv *pv = d->priv;
 	if (pv) {
 		for (size_t i = 0; i < pv->n_names; i++)
@@ -1405,28 +1418,34 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 	 * joins nothing, and the unmatched / orphan lines would blame the
 	 * buffers' rotation. */
 	const struct {
-		const char *arr;
-		int64_t core;
-		size_t row;
-	} beyond_rows[2] = {
-		{ "aicore_tasks", pd->aicore_core_max, pd->aicore_core_max_row },
-		{ "aicpu_tasks", pd->aicpu_core_max, pd->aicpu_core_max_row },
+		const char *arr, *other;
+		const struct sl_row_at *v;
+		size_t n;
+	} sides[2] = {
+		{ "aicore_tasks", "aicpu_tasks", pd->unjoined_aicore, pd->n_unjoined_aicore },
+		{ "aicpu_tasks", "aicore_tasks", pd->unjoined_aicpu, pd->n_unjoined_aicpu },
 	};
 	for (int k = 0; k < 2 && pd->num_cores > 0; k++) {
 		o = strlen(buf);
-		if (beyond_rows[k].core < pd->num_cores || o >= len)
+		uint64_t n = 0;
+		const struct sl_row_at *first = NULL;
+		for (size_t i = 0; i < sides[k].n; i++)
+			if (sides[k].v[i].core >= pd->num_cores && !n++)
+				first = &sides[k].v[i];
+		if (!n || o >= len)
 			continue;
-		/* Rows there that joined are task rows, which the core_types
-		 * line above counts. */
-		bool joined = false;
-		for (size_t i = 0; i < pd->n_tasks && !joined; i++)
-			joined = pd->tasks[i].core_id == beyond_rows[k].core;
-		if (!joined)
+		if (n == 1)
 			snprintf(buf + o, len - o, "%s%s[%zu] is on core %lld, and metadata.num_cores "
 				 "is %lld: no core of the run (damaged records?); it joins no %s "
-				 "row", o ? "; " : "", beyond_rows[k].arr, beyond_rows[k].row,
-				 (long long)beyond_rows[k].core, (long long)pd->num_cores,
-				 k ? "aicore_tasks" : "aicpu_tasks");
+				 "row", o ? "; " : "", sides[k].arr, first->row,
+				 (long long)first->core, (long long)pd->num_cores, sides[k].other);
+		else
+			snprintf(buf + o, len - o, "%s%llu %s rows are on cores metadata.num_cores "
+				 "(%lld) does not cover, the first %s[%zu] on core %lld: no core of "
+				 "the run (damaged records?); they join no %s row",
+				 o ? "; " : "", (unsigned long long)n, sides[k].arr,
+				 (long long)pd->num_cores, sides[k].arr, first->row,
+				 (long long)first->core, sides[k].other);
 	}
 	if (pd->has_sched && o < len) {
 		o = strlen(buf);

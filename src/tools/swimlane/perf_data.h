@@ -139,6 +139,12 @@ struct sl_orch_list { struct sl_orch *v; size_t n; };
  * thread index of a core in an int8. */
 #define SL_C2T_MAX 127
 
+/* A row of aicore_tasks or aicpu_tasks: its core_id and index. */
+struct sl_row_at {
+	int32_t core;
+	size_t row;
+};
+
 /**
  * struct sl_perf_data - what sl_read_perf_data() returns (spec §2.9).
  * @level:             l2_swimlane_level, 1..4.
@@ -185,11 +191,12 @@ struct sl_perf_data {
 	/* AICore rows no AICPU row joined (level >= 2 with aicpu rows): not in
 	 * the tasks; the reference drops them silently, taskprof warns. */
 	uint64_t n_aicore_orphans;
-	/* The highest core_id of aicore_tasks / aicpu_tasks and the first row
-	 * with it (-1: no rows), for the warning of a row on a core beyond
+	/* The aicore_tasks / aicpu_tasks rows no row of the other array
+	 * joined, in row order (all aicore rows when a level 2-4 file has no
+	 * aicpu rows), for the warning of rows on cores beyond
 	 * metadata.num_cores (sl_perf_metadata_warning()). */
-	int64_t aicore_core_max, aicpu_core_max;
-	size_t aicore_core_max_row, aicpu_core_max_row;
+	struct sl_row_at *unjoined_aicore, *unjoined_aicpu;
+	size_t n_unjoined_aicore, n_unjoined_aicpu;
 	/* Scheduler phase records whose kind string is none of spec §1.6's
 	 * (their phase is "unknown": the converter does not draw them), and
 	 * the first such string (owned by the perf data). */
