@@ -507,6 +507,7 @@ static void test_errors(void **state)
 struct poller {
 	int rc;
 	uint64_t ms;
+	atomic_int done;
 };
 
 static void *poll_thread(void *arg)
@@ -516,6 +517,7 @@ static void *poll_thread(void *arg)
 	uint64_t t0 = now_ms();
 	p->rc = tp_drv_prof_channel_poll(pi, 4, 10000);
 	p->ms = now_ms() - t0;
+	atomic_store(&p->done, 1);
 	return NULL;
 }
 
@@ -529,17 +531,27 @@ static void test_poll(void **state)
 	uint64_t el = now_ms() - t0;
 	assert_true(el >= 110 && el < 2000);
 
-	/* wake */
-	struct poller p = { -99, 0 };
+	/* wake: a wake only reaches a poller already waiting (it is not
+	 * latched), and under TSan on a loaded machine the thread may not
+	 * have got there 100 ms after its creation; so the wake is repeated
+	 * every 100 ms until the poller returns. Its own time in the poll
+	 * (p.ms, from its call) stays far below the 10 s timeout only if a
+	 * wake ended it. */
+	struct poller p = { -99, 0, 0 };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, poll_thread, &p), 0);
-	sleep_ms(100);
-	tp_drv_prof_poll_wake();
+	uint64_t w0 = now_ms();
+	int wakes = 0;
+	do {
+		sleep_ms(100);
+		tp_drv_prof_poll_wake();
+		wakes++;
+	} while (!atomic_load(&p.done) && now_ms() - w0 < 30000);
 	pthread_join(th, NULL);
 	assert_int_equal(p.rc, 0);
 	assert_true(p.ms < 5000);
-	printf("poll: timeout after %llu ms, woken after %llu ms\n",
-	       (unsigned long long)el, (unsigned long long)p.ms);
+	printf("poll: timeout after %llu ms, woken after %llu ms (%d wakes)\n",
+	       (unsigned long long)el, (unsigned long long)p.ms, wakes);
 
 	/* a record wakes a poller, routed by device and channel */
 	assert_int_equal(tp_drv_prof_start(1, TP_DRV_CH_TASK_TIME, NULL), 0);
@@ -569,6 +581,7 @@ static void test_poll(void **state)
 struct reader {
 	size_t blocks, eop, other;
 	uint64_t eop_seq, eop_dropped;
+	uint64_t waits0; /* tp_op_chan_full_waits() before the launch */
 	uint8_t *seen;
 	uint32_t n;
 	bool bad;
@@ -579,6 +592,14 @@ static void *slow_reader(void *arg)
 	struct reader *rd = arg;
 	struct tp_op_rec buf[5];
 	uint64_t t0 = now_ms();
+	/* Nothing is read until a producer has waited on the full ring: the
+	 * reader's pace alone did not make it fill under TSan on a loaded
+	 * machine, where the device's blocks came slower than this reader
+	 * took them (1 run in 5 of a stress run saw no wait). A ring that
+	 * never makes its producers wait leaves this at the deadline (20 s,
+	 * below the 30 s backstop, so nothing is dropped meanwhile). */
+	while (tp_op_chan_full_waits() == rd->waits0 && now_ms() - t0 < 20000)
+		sleep_ms(1);
 	while (!rd->eop && now_ms() - t0 < 60000) {
 		struct tp_drv_prof_poll_info pi[4];
 		if (tp_drv_prof_channel_poll(pi, 4, 100) <= 0)
@@ -617,7 +638,7 @@ static void test_slow_reader_loses_nothing(void **state)
 	uint64_t waits0 = tp_op_chan_full_waits();
 	assert_int_equal(tp_drv_prof_start(0, TP_DRV_CH_AICORE_PMU, &cfg), 0);
 	const uint32_t n = 2000;
-	struct reader rd = { .seen = calloc(n, 1), .n = n };
+	struct reader rd = { .seen = calloc(n, 1), .n = n, .waits0 = waits0 };
 	pthread_t th;
 	assert_int_equal(pthread_create(&th, NULL, slow_reader, &rd), 0);
 	assert_int_equal(tp_rt_launch(nop_kernel, n, NULL), 0);
