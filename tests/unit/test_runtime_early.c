@@ -247,6 +247,39 @@ static uint64_t find_ts(const struct probe *p, int which, tp_task_id t)
 	return 0;
 }
 
+/* Whether every group's consumer was staged early, before its last
+ * producer's FIN, and rung after both FINs (@p of one run). */
+static bool pair_staged(const struct group *gs, const struct probe *p,
+			const struct tp_engine_result *res)
+{
+	if (res->early_staged != GROUPS || res->early_doorbells != GROUPS ||
+	    p->n_staged != GROUPS || p->n_bell != GROUPS || p->early_tasks != GROUPS ||
+	    p->early_bars < 1)
+		return false;
+	for (uint32_t g = 0; g < GROUPS; g++) {
+		uint64_t fa = find_ts(p, 0, gs[g].pa), fb = find_ts(p, 0, gs[g].pb);
+		uint64_t st = find_ts(p, 1, gs[g].sum), bell = find_ts(p, 2, gs[g].sum);
+		uint64_t last = fa > fb ? fa : fb;
+		if (!(fa && fb && st && bell))
+			return false;
+		/* Staged before its last producer finished ... */
+		if (!(st < last))
+			return false;
+		/* ... its doorbell after every producer's FIN. */
+		if (!(bell >= fa && bell >= fb))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every group's consumer is staged while its producers sleep (30/40 ms):
+ * that needs the orchestrator and a scheduler to get to it within those
+ * 30 ms, which a sanitized run beside the suite on a loaded 2-CPU
+ * machine need not. So the run is made up to 3 times and staging holds
+ * when one run shows it; every run's results must be right. An engine
+ * that never stages (or rings before a FIN) fails every run.
+ */
 static void check_pair(int threads, bool single)
 {
 	struct group *gs = calloc(GROUPS, sizeof(*gs));
@@ -254,40 +287,34 @@ static void check_pair(int threads, bool single)
 	struct tp_engine_result res;
 	assert_non_null(gs);
 	assert_non_null(p);
-	assert_int_equal(run(threads, true, single, orch_pair, gs, &res, p), 0);
-	for (uint32_t g = 0; g < GROUPS; g++)
-		for (uint32_t i = 0; i < N; i++)
-			/* The consumer saw both producers' final outputs. */
-			assert_int_equal(gs[g].c[i], 100 * (g + 1) + 1000 * (g + 1) + 2 * i);
-	assert_int_equal(res.completed_tasks, 3 * GROUPS);
-	assert_int_equal(res.dispatched_subtasks, 3 * GROUPS);
-	assert_int_equal(p->n_fin, 3 * GROUPS);
-	if (single) {
-		assert_int_equal(res.early_staged, 0);
-		assert_int_equal(res.early_doorbells, 0);
-		assert_int_equal(p->early_bars, 0);
-		assert_int_equal(res.max_outstanding_per_core, 1);
-		goto out;
+	bool staged = false;
+	for (int round = 0; round < 3 && !staged; round++) {
+		if (round)
+			pthread_mutex_destroy(&p->mu);
+		memset(gs, 0, GROUPS * sizeof(*gs));
+		assert_int_equal(run(threads, true, single, orch_pair, gs, &res, p), 0);
+		for (uint32_t g = 0; g < GROUPS; g++)
+			for (uint32_t i = 0; i < N; i++)
+				/* The consumer saw both producers' final outputs. */
+				assert_int_equal(gs[g].c[i], 100 * (g + 1) + 1000 * (g + 1) + 2 * i);
+		assert_int_equal(res.completed_tasks, 3 * GROUPS);
+		assert_int_equal(res.dispatched_subtasks, 3 * GROUPS);
+		assert_int_equal(p->n_fin, 3 * GROUPS);
+		if (single) {
+			assert_int_equal(res.early_staged, 0);
+			assert_int_equal(res.early_doorbells, 0);
+			assert_int_equal(p->early_bars, 0);
+			assert_int_equal(res.max_outstanding_per_core, 1);
+			goto out;
+		}
+		/* A consumer is never rung without being staged. */
+		assert_int_equal(res.early_doorbells, res.early_staged);
+		staged = pair_staged(gs, p, &res);
+		printf("%d sched, run %d: %llu staged, %llu early_dispatch bars%s\n", threads - 1,
+		       round + 1, (unsigned long long)res.early_staged,
+		       (unsigned long long)p->early_bars, staged ? "" : " (not every group)");
 	}
-	/* Every group's consumer is staged: the producers sleep 30/40 ms. */
-	assert_int_equal(res.early_staged, GROUPS);
-	assert_int_equal(res.early_doorbells, GROUPS);
-	assert_int_equal(p->n_staged, GROUPS);
-	assert_int_equal(p->n_bell, GROUPS);
-	assert_int_equal(p->early_tasks, GROUPS);
-	assert_true(p->early_bars >= 1);
-	for (uint32_t g = 0; g < GROUPS; g++) {
-		uint64_t fa = find_ts(p, 0, gs[g].pa), fb = find_ts(p, 0, gs[g].pb);
-		uint64_t st = find_ts(p, 1, gs[g].sum), bell = find_ts(p, 2, gs[g].sum);
-		uint64_t last = fa > fb ? fa : fb;
-		assert_true(fa && fb && st && bell);
-		/* Staged before its last producer finished ... */
-		assert_true(st < last);
-		/* ... its doorbell after every producer's FIN. */
-		assert_true(bell >= fa && bell >= fb);
-	}
-	printf("%d sched: %llu staged, %llu early_dispatch bars\n", threads - 1,
-	       (unsigned long long)res.early_staged, (unsigned long long)p->early_bars);
+	assert_true(staged);
 out:
 	pthread_mutex_destroy(&p->mu);
 	free(gs);
