@@ -104,11 +104,44 @@ char *tp_shell_quote(const char *s)
 			snprintf(out, n + 3, "%s%s", pre, s);
 		return out;
 	}
-	/* worst case: every character a ' (4 bytes), the quotes, "./", NUL */
-	out = malloc(4 * n + 5);
+	/* worst case: every character a ' or a control character (4 bytes),
+	 * the quotes and a '$', "./", NUL */
+	out = malloc(4 * n + 6);
 	if (!out)
 		return NULL;
 	size_t o = 0;
+	bool ctl = false;
+	for (const char *p = s; *p && !ctl; p++)
+		ctl = (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (ctl) {
+		/* A command on one line: $'...' with C escapes (bash, ksh,
+		 * zsh; POSIX.1-2024 sh) for a word with a newline in it. */
+		static const char hex[] = "0123456789abcdef";
+		out[o++] = '$';
+		out[o++] = '\'';
+		for (const char *q = pre; *q; q++)
+			out[o++] = *q;
+		for (const char *p = s; *p; p++) {
+			const unsigned char c = (unsigned char)*p;
+			if (c == '\'' || c == '\\') {
+				out[o++] = '\\';
+				out[o++] = (char)c;
+			} else if (c == '\n' || c == '\t' || c == '\r') {
+				out[o++] = '\\';
+				out[o++] = c == '\n' ? 'n' : c == '\t' ? 't' : 'r';
+			} else if (c < 0x20 || c == 0x7f) {
+				out[o++] = '\\';
+				out[o++] = 'x';
+				out[o++] = hex[c >> 4];
+				out[o++] = hex[c & 0xf];
+			} else {
+				out[o++] = (char)c;
+			}
+		}
+		out[o++] = '\'';
+		out[o] = '\0';
+		return out;
+	}
 	out[o++] = '\'';
 	for (const char *q = pre; *q; q++)
 		out[o++] = *q;

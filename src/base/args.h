@@ -70,8 +70,10 @@ void tp_args_free(int argc, char **argv, char **copy);
  * tp_shell_quote() - @s as one shell word, for a command line a user
  * copies: @s itself when it holds only characters no shell treats
  * specially (letters, digits, "_./-+:,@%="), else in single quotes (each
- * ' as '\''); a word that starts with '-' gets "./" in front, so that a
- * command reads it as a path, not an option. Never cut.
+ * ' as '\''), or, when it holds a control character (a newline in a
+ * path), as $'...' with C escapes, so that the command stays one line; a
+ * word that starts with '-' gets "./" in front, so that a command reads
+ * it as a path, not an option. Never cut.
  * @s: the word (a path), NUL-terminated.
  *
  * Return: a malloc'd string the caller frees, or NULL when out of memory.

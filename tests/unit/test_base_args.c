@@ -95,6 +95,10 @@ static void shell_words(void **state)
 		{ "--dep=x", "./--dep=x" },
 		{ "-a b", "'./-a b'" },
 		{ "", "''" },
+		/* a control character: $'...', one line */
+		{ "a\nb", "$'a\\nb'" },
+		{ "it's\t\\\x1b", "$'it\\'s\\t\\\\\\x1b'" },
+		{ "-a\nb", "$'./-a\\nb'" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *q = tp_shell_quote(cases[i].in);
