@@ -432,7 +432,8 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 		 * "-o-x" are attached on purpose and taken. */
 		if (optarg && optind >= 2 && optarg == argv[optind - 1] &&
 		    tp_arg_is_option(optarg)) {
-			fprintf(stderr, "taskprof op: %s expects a value, got '", argv[optind - 2]);
+			fprintf(stderr, "taskprof op: %s expects a value, got '",
+				tp_shown(argv[optind - 2]));
 			put_value(stderr, optarg);
 			fputs("', which is an option (see taskprof op --help)\n", stderr);
 			return -EINVAL;
@@ -556,7 +557,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 			return 1;
 		case ':':
 			fprintf(stderr, "taskprof op: %s expects a value (see taskprof op --help)\n",
-				argv[optind - 1]);
+				tp_shown(argv[optind - 1]));
 			return -EINVAL;
 		default:
 			fprintf(stderr, "taskprof op: unknown option '");
@@ -608,7 +609,7 @@ static int make_plan(struct op_opts *o)
 {
 	char err[512];
 	if (tp_op_groups_parse(o->aic_metrics, &o->group_mask, err, sizeof(err))) {
-		fprintf(stderr, "taskprof op: %s\n", err);
+		fprintf(stderr, "taskprof op: %s\n", tp_shown(err));
 		return -EINVAL;
 	}
 	tp_op_groups_format(o->group_mask, o->cfg.groups, sizeof(o->cfg.groups));
@@ -830,7 +831,7 @@ static void remove_unused_dir(const char *dir)
 	op_pathf(p, sizeof(p), "%s/plan.txt", dir);
 	unlink(p);
 	if (rmdir(dir) == 0)
-		fprintf(stderr, "taskprof op: removed the unused output %s\n", dir);
+		fprintf(stderr, "taskprof op: removed the unused output %s\n", tp_shown(dir));
 }
 
 /* The folder @parent resolves to has a line break in its absolute path
@@ -1269,7 +1270,7 @@ static void say_no_api(FILE *fp, const struct op_opts *o, const char *app_path, 
 			    "libtaskprof_core.a linked statically), so its calls never go through "
 			    "libtaskprof.so, where taskprof op's injector (LD_PRELOAD) intercepts "
 			    "them; link it with libtaskprof.so (-ltaskprof) to profile it\n", pre,
-			app_path);
+			note ? app_path : tp_shown(app_path));
 		return;
 	}
 	fprintf(fp, "%sthe injector (LD_PRELOAD) sees the calls to the tp_rt_* functions of "
@@ -1325,7 +1326,7 @@ static void write_note(const struct op_opts *o, const char *out, const struct no
 		 o->cfg.kernel_name[0] ? o->cfg.kernel_name : "(unset: any kernel)",
 		 o->cfg.launch_skip_before_match, o->cfg.launch_skip);
 	fprintf(stderr, "taskprof op: no kernel launch was profiled (%sselection: %s)\n", what,
-		sel);
+		tp_shown(sel));
 	if (no_api)
 		say_no_api(stderr, o, app_path, false);
 	/* A --kernel-name that matched nothing: the names it could have
@@ -1337,7 +1338,7 @@ static void write_note(const struct op_opts *o, const char *out, const struct no
 		if (kn.n) {
 			fprintf(stderr, "taskprof op: the kernels it launched:");
 			for (int i = 0; i < kn.n; i++)
-				fprintf(stderr, "%s %s", i ? "," : "", kn.name[i]);
+				fprintf(stderr, "%s %s", i ? "," : "", tp_shown(kn.name[i]));
 			if (kn.more)
 				fprintf(stderr, " and %d more", kn.more);
 			fprintf(stderr, "\n");
@@ -1489,31 +1490,31 @@ static int report_all(const struct op_opts *o, const char *out, bool inj_failed,
 		if (!op_pathf(lt, sizeof(lt), "%s/dump/snapshot.bin", dirs[i].path) &&
 		    unlink(lt) == 0)
 			fprintf(stderr, "taskprof op: removed %s (the replay's spilled snapshot: the "
-					"application ended during the replay)\n", lt);
+					"application ended during the replay)\n", tp_shown(lt));
 		if (!op_pathf(lt, sizeof(lt), "%s/launch.txt", dirs[i].path) &&
 		    stat(lt, &st) != 0 && errno == ENOENT) {
 			if (inj_failed)
 				fprintf(stderr, "taskprof op: %s: incomplete profile, no launch.txt "
 						"(the profiler could not write its files, see "
-						"above); skipped\n", dirs[i].path);
+						"above); skipped\n", tp_shown(dirs[i].path));
 			else
 				fprintf(stderr, "taskprof op: warning: %s: incomplete profile, no "
 						"launch.txt (the application ended while this "
 						"launch was being profiled); skipped\n",
-					dirs[i].path);
+					tp_shown(dirs[i].path));
 			continue;
 		}
 		/* Written, but with no pass: the SIGINT came during the
 		 * warm-up. Not a profiled launch (no table row, not counted). */
 		if (interrupted_before_pass(lt)) {
 			fprintf(stderr, "taskprof op: %s: interrupted before its first pass (no "
-					"pass measured); skipped\n", dirs[i].path);
+					"pass measured); skipped\n", tp_shown(dirs[i].path));
 			(*unmeasured)++;
 			continue;
 		}
 		if (tp_op_report_launch(dirs[i].path, &o->cfg, &sum[done])) {
-			fprintf(stderr, "taskprof op: report of %s failed: %s\n", dirs[i].path,
-				tp_last_error());
+			fprintf(stderr, "taskprof op: report of %s failed: %s\n",
+				tp_shown(dirs[i].path), tp_last_error());
 			*failed = true;
 			continue;
 		}
@@ -1565,7 +1566,8 @@ static bool report_other_injector_failure(const char *out)
 		return false;
 	for (char *save = NULL, *l = strtok_r(data, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
 		fprintf(stderr, "taskprof op: the profiler failed inside a process of the "
-				"application (%.600s); see %s/taskprof.log\n", l, out);
+				"application (%.600s); see %s/taskprof.log\n", tp_shown(l),
+				tp_shown(out));
 	free(data);
 	return true;
 }
@@ -1581,11 +1583,11 @@ static void report_injector_failure(const char *out, int run)
 	if (run >= 0)
 		fprintf(stderr, "taskprof op: the profiler failed inside the application in run "
 				"%d (injector exit status %d); see %s/taskprof.log\n",
-			run, OP_INJECT_FAILURE_STATUS, out);
+			run, OP_INJECT_FAILURE_STATUS, tp_shown(out));
 	else
 		fprintf(stderr, "taskprof op: the profiler failed inside the application "
 				"(injector exit status %d); see %s/taskprof.log\n",
-			OP_INJECT_FAILURE_STATUS, out);
+			OP_INJECT_FAILURE_STATUS, tp_shown(out));
 	char base[4200];
 	if (run >= 0)
 		op_pathf(base, sizeof(base), "%s/raw/run_%d", out, run);
@@ -1601,14 +1603,13 @@ static void report_injector_failure(const char *out, int run)
 		    tp_read_file(path, &data, NULL))
 			continue;
 		if (strstr(data, "\nstatus=failed\n")) {
-			const char *note = strstr(data, "\nnote=");
-			int len = 0;
+			char *note = strstr(data, "\nnote=");
 			if (note) {
 				note += 6;
-				len = (int)strcspn(note, "\n");
+				note[strcspn(note, "\n")] = '\0';
 			}
-			fprintf(stderr, "taskprof op: %s: failed: %.*s\n", dirs[i].path, len,
-				note ? note : "");
+			fprintf(stderr, "taskprof op: %s: failed: %s\n", tp_shown(dirs[i].path),
+				note ? tp_shown(note) : "");
 		}
 		free(data);
 	}
@@ -1629,10 +1630,10 @@ static void sweep_after_kill(const struct op_exec_result *r, const char *dir)
 	int rc = tp_file_tx_sweep(dir, &n);
 	if (n)
 		fprintf(stderr, "taskprof op: removed %u temporary file%s the application left "
-				"in %s\n", n, n == 1 ? "" : "s", dir);
+				"in %s\n", n, n == 1 ? "" : "s", tp_shown(dir));
 	if (rc)
 		fprintf(stderr, "taskprof op: %s: looking for temporary files the application "
-				"left: %s\n", dir, strerror(-rc));
+				"left: %s\n", tp_shown(dir), strerror(-rc));
 }
 
 /*
@@ -1679,7 +1680,7 @@ static bool report_run(const struct op_exec_result *r, int run, const char *dir)
 		snprintf(where, sizeof(where), "%s", which);
 	}
 	fprintf(stderr, "taskprof op: the profiler failed inside the application%s: %s", where,
-		msg);
+		tp_shown(msg));
 	if (r->n_failures > 1)
 		fprintf(stderr, " (and %u more: see above and taskprof.log)", r->n_failures - 1);
 	fputc('\n', stderr);
@@ -1731,7 +1732,8 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		op_pathf(raw, sizeof(raw), "%s/raw/run_%d", out, i);
 		int rc = tp_mkdir_p(raw, 0755);
 		if (rc) {
-			fprintf(stderr, "taskprof op: %s: cannot create: %s\n", raw, strerror(-rc));
+			fprintf(stderr, "taskprof op: %s: cannot create: %s\n", tp_shown(raw),
+				strerror(-rc));
 			return -1;
 		}
 		fprintf(stderr, "taskprof op: application replay: run %d of %d (pass %d)\n", i + 1,
@@ -1754,14 +1756,15 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		if (report_run(&res, i, out)) {
 			fprintf(stderr, "taskprof op: application replay stopped after run %d of %d "
 					"(pass %d); no report (the runs in %s/raw/)\n", i + 1, passes, i,
-				out);
+				tp_shown(out));
 			return -1;
 		}
 		if (res.interrupted) {
 			if (!runs) {
 				fprintf(stderr, "taskprof op: interrupted during run 1 of %d (pass "
 						"0), before any run completed: no report (what it "
-						"wrote is in %s/raw/run_0/)\n", passes, out);
+						"wrote is in %s/raw/run_0/)\n", passes,
+						tp_shown(out));
 				*stopped = true;
 				return code;
 			}
@@ -1773,7 +1776,7 @@ static int run_application_replay(const struct op_opts *o, struct op_exec *x, co
 		if (code != 0) {
 			fprintf(stderr, "taskprof op: application replay stopped: run %d of %d "
 					"(pass %d) exited with status %d; no report (the runs in "
-					"%s/raw/)\n", i + 1, passes, i, code, out);
+					"%s/raw/)\n", i + 1, passes, i, code, tp_shown(out));
 			*stopped = true;
 			return code;
 		}
@@ -1868,7 +1871,7 @@ int cmd_op(int argc, char **argv)
 	if (strpbrk(inject, " \t:")) {
 		fprintf(stderr, "taskprof op: the injector's path '%s' contains a blank or a "
 				"colon, which LD_PRELOAD cannot carry; install taskprof in a "
-				"folder whose path has neither\n", inject);
+				"folder whose path has neither\n", tp_shown(inject));
 		goto out;
 	}
 	char app_path[PATH_MAX] = "";
@@ -1895,7 +1898,7 @@ int cmd_op(int argc, char **argv)
 		remove_unused_dir(dir);
 		goto out;
 	}
-	fprintf(stderr, "taskprof op: output %s\n", dir);
+	fprintf(stderr, "taskprof op: output %s\n", tp_shown(dir));
 	fprintf(stderr, "taskprof op: %s replay on %s, groups %s: %u pass%s (plan.txt)\n",
 		tp_op_replay_mode_name(o->cfg.replay_mode), o->platform, o->cfg.groups,
 		o->cfg.plan.npasses, o->cfg.plan.npasses == 1 ? "" : "es");
@@ -2009,18 +2012,19 @@ int cmd_op(int argc, char **argv)
 					"application made before --kill on ended it "
 					"(--launch-count %u, the selection and the skips decide "
 					"which; %s lists them all)%s; output %s\n",
-				complete, m, o->cfg.launch_count, list, inc, dir);
+				complete, m, o->cfg.launch_count, list, inc, tp_shown(dir));
 		else if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "
 					"decide which; %s lists them all)%s; output %s\n",
-				complete, m, o->cfg.launch_count, list, inc, dir);
+				complete, m, o->cfg.launch_count, list, inc, tp_shown(dir));
 		else
 			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s%s; output %s\n",
 				complete, complete == 1 ? "" : "es",
-				mk.killed ? ", then --kill on ended the application" : "", inc, dir);
+				mk.killed ? ", then --kill on ended the application" : "", inc,
+				tp_shown(dir));
 	} else {
-		fprintf(stderr, "taskprof op: output %s\n", dir);
+		fprintf(stderr, "taskprof op: output %s\n", tp_shown(dir));
 	}
 	if (failed) {
 		fprintf(stderr, "taskprof op: the profiler failed (see above); the application "

@@ -134,13 +134,14 @@ static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
 	if (errno || end == s || *end || v < lo || v > hi || isspace((unsigned char)*s)) {
 		if (!strcmp(opt, "--block-dim"))
 			fprintf(stderr, "taskprof run: --block-dim expects clusters, 1..24 on a2a3sim "
-					"or 1..36 on a5sim, got '%s'\n", s);
+					"or 1..36 on a5sim, got '%s'\n", tp_shown(s));
 		else if (!strcmp(opt, "--aicpu-threads"))
 			fprintf(stderr, "taskprof run: --aicpu-threads expects 2..4 on a2a3sim or "
-					"2..7 on a5sim (1 with host_build_graph), got '%s'\n", s);
+					"2..7 on a5sim (1 with host_build_graph), got '%s'\n",
+				tp_shown(s));
 		else
 			fprintf(stderr, "taskprof run: %s expects an integer from %ld to %ld, got '%s'\n",
-				opt, lo, hi, s);
+				opt, lo, hi, tp_shown(s));
 		return -EINVAL;
 	}
 	*out = (int)v;
@@ -297,7 +298,7 @@ static void append_result_line(const char *dir, const char *line)
 	fprintf(f, "%s\n", line);
 	if (fclose(f))
 		fprintf(stderr, "taskprof run: warning: cannot note the failed trace in %s: %s\n",
-			path, strerror(errno));
+			tp_shown(path), strerror(errno));
 }
 
 /* A one-line dlerror() (it never holds a newline today; be sure). */
@@ -305,10 +306,8 @@ static const char *dl_msg(void)
 {
 	static char buf[512];
 	const char *e = dlerror();
-	snprintf(buf, sizeof(buf), "%s", e ? e : "unknown error");
-	for (char *p = buf; *p; p++)
-		if (*p == '\n')
-			*p = ' ';
+	/* One line: a path in it shows a newline as \n (tp_shown()). */
+	snprintf(buf, sizeof(buf), "%s", tp_shown(e ? e : "unknown error"));
 	return buf;
 }
 
@@ -377,14 +376,14 @@ static bool bad_abi(void *h, void *entry, const char *path)
 		fprintf(stderr, "taskprof run: case shared object '%s' has no %s: it was built "
 				"against a taskprof/case.h older than this taskprof's (ABI version "
 				"%u); rebuild it against include/taskprof\n",
-			path, TP_CASE_ABI_SYMBOL, TP_CASE_ABI_VERSION);
+			tp_shown(path), TP_CASE_ABI_SYMBOL, TP_CASE_ABI_VERSION);
 		return true;
 	}
 	if (!es || ELF64_ST_TYPE(es->st_info) != STT_OBJECT || es->st_size != sizeof(mine)) {
 		fprintf(stderr, "taskprof run: case shared object '%s': %s is %s of %llu byte%s, "
 				"not the const struct tp_case_abi of %zu bytes taskprof/case.h "
 				"defines; rebuild it against include/taskprof without defining %s\n",
-			path, TP_CASE_ABI_SYMBOL,
+			tp_shown(path), TP_CASE_ABI_SYMBOL,
 			es ? sym_type_name(ELF64_ST_TYPE(es->st_info)) : "a symbol",
 			es ? (unsigned long long)es->st_size : 0ULL,
 			es && es->st_size == 1 ? "" : "s", sizeof(mine),
@@ -397,7 +396,7 @@ static bool bad_abi(void *h, void *entry, const char *path)
 		fprintf(stderr, "taskprof run: case shared object '%s' was built against "
 				"taskprof/case.h ABI version %u, this taskprof's is %u; rebuild it "
 				"against include/taskprof\n",
-			path, its.version, mine.version);
+			tp_shown(path), its.version, mine.version);
 		return true;
 	}
 	static const struct {
@@ -421,7 +420,7 @@ static bool bad_abi(void *h, void *entry, const char *path)
 					"bytes, this taskprof's %u (a layout-changing compiler "
 					"option such as -fpack-struct, or an edited header); "
 					"rebuild it against include/taskprof without them\n",
-				path, sizes[i].name, a, b);
+				tp_shown(path), sizes[i].name, a, b);
 			return true;
 		}
 	}
@@ -437,13 +436,13 @@ static const struct tp_callable *load_case_so(const char *path)
 {
 	struct stat st;
 	if (stat(path, &st) != 0) {
-		fprintf(stderr, "taskprof run: cannot load case shared object '%s': %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "taskprof run: cannot load case shared object '%s': %s\n",
+			tp_shown(path), strerror(errno));
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "taskprof run: cannot load case shared object '%s': not a "
-				"regular file\n", path);
+				"regular file\n", tp_shown(path));
 		return NULL;
 	}
 	/* dlopen() searches the library path for a name without a '/'. */
@@ -455,7 +454,7 @@ static const struct tp_callable *load_case_so(const char *path)
 	}
 	if (access(open_path, R_OK) != 0) {
 		fprintf(stderr, "taskprof run: cannot load case shared object '%s': %s\n",
-			open_path, strerror(errno));
+			tp_shown(open_path), strerror(errno));
 		return NULL;
 	}
 	/* The case's constructors and its entry point are the case's code
@@ -469,7 +468,7 @@ static const struct tp_callable *load_case_so(const char *path)
 	if (!h) {
 		fprintf(stderr, "taskprof run: cannot load case shared object '%s': expected an "
 				"ELF shared object built against libtaskprof.so: %s\n",
-			open_path, dl_msg());
+			tp_shown(open_path), dl_msg());
 		return NULL;
 	}
 	dlerror();
@@ -477,7 +476,7 @@ static const struct tp_callable *load_case_so(const char *path)
 	if (!sym) {
 		fprintf(stderr, "taskprof run: case shared object '%s' has no symbol %s (expected "
 				"'const struct tp_callable *%s(void)', see taskprof/case.h)\n",
-			path, TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
+			tp_shown(path), TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
 		dlclose(h);
 		return NULL;
 	}
@@ -491,7 +490,7 @@ static const struct tp_callable *load_case_so(const char *path)
 		fprintf(stderr, "taskprof run: case shared object '%s': %s is not a function "
 				"(expected 'const struct tp_callable *%s(void)', see "
 				"taskprof/case.h)\n",
-			path, TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
+			tp_shown(path), TP_CASE_ENTRY_SYMBOL, TP_CASE_ENTRY_SYMBOL);
 		dlclose(h);
 		return NULL;
 	}
@@ -530,7 +529,7 @@ static const struct tp_callable *load_case_so(const char *path)
 	if (bad) {
 		fprintf(stderr, "taskprof run: %s() in case shared object '%s' %s (expected a "
 				"struct tp_callable, see taskprof/case.h)\n",
-			TP_CASE_ENTRY_SYMBOL, path, bad);
+			TP_CASE_ENTRY_SYMBOL, tp_shown(path), bad);
 		dlclose(h);
 		return NULL;
 	}
@@ -591,7 +590,7 @@ static int not_an_option(const char *opt, const char *v, char **argv)
 	if (!tp_arg_is_option(v) || optind < 1 || v != argv[optind - 1])
 		return 0;
 	fprintf(stderr, "taskprof run: %s expects a value, got '%s', which is an option (see "
-			"taskprof run --help)\n", opt, v);
+			"taskprof run --help)\n", opt, tp_shown(v));
 	return 2;
 }
 
@@ -680,7 +679,7 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr,
 				"taskprof run: unknown option or missing value: '%s' (see taskprof "
 				"run --help)\n",
-				argv[optind - 1]);
+				tp_shown(argv[optind - 1]));
 			return 2;
 		}
 		if (rc)
@@ -695,11 +694,11 @@ int cmd_run(int argc, char **argv)
 		    (argv[optind] == g_after_bare || argv[optind + 1] == g_after_bare))
 			fprintf(stderr, "taskprof run: two CASE arguments, '%s' and '%s': '%s' "
 					"after %s is not its value (a number: %s 2 or %s=2)\n",
-				argv[optind], argv[optind + 1], g_after_bare, g_bare_opt,
-				g_bare_opt, g_bare_opt);
+				tp_shown(argv[optind]), tp_shown(argv[optind + 1]),
+				tp_shown(g_after_bare), g_bare_opt, g_bare_opt, g_bare_opt);
 		else
 			fprintf(stderr, "taskprof run: unexpected argument '%s'\n",
-				argv[optind + 1]);
+				tp_shown(argv[optind + 1]));
 		return 2;
 	}
 	if (cfg.pmu_event_type < 0)
@@ -742,7 +741,8 @@ int cmd_run(int argc, char **argv)
 			if (!cal)
 				return 2;
 		} else {
-			fprintf(stderr, "taskprof run: unknown CASE '%s' (built-in:", name);
+			fprintf(stderr, "taskprof run: unknown CASE '%s' (built-in:",
+				tp_shown(name));
 			for (size_t i = 0; tp_callable_at(i); i++)
 				fprintf(stderr, " %s", tp_callable_at(i)->name);
 			fprintf(stderr, "; or a path to a case shared object)\n");
@@ -750,7 +750,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	if (!tp_callable_case(cal, case_name)) {
-		fprintf(stderr, "taskprof run: %s has no case '%s' (cases:", cal->name, case_name);
+		fprintf(stderr, "taskprof run: %s has no case '%s' (cases:", cal->name,
+			tp_shown(case_name));
 		for (int k = 0; k < cal->n_cases; k++)
 			fprintf(stderr, " %s", cal->cases[k].name);
 		fprintf(stderr, ")\n");
@@ -810,7 +811,7 @@ int cmd_run(int argc, char **argv)
 				rc == -ENOMEM ? tp_mem_limit_note() : "");
 		if (!no_case && r->failed_dir_kept) {
 			fprintf(stderr, "taskprof run: what was written before the failure is in "
-					"%s (%s)\n", r->output_dir,
+					"%s (%s)\n", tp_shown(r->output_dir),
 				r->failed_marked ? "its result.txt says the run failed"
 						 : "it has no result.txt saying the run failed: that "
 						   "could not be written either, so its files may "
@@ -820,7 +821,8 @@ int cmd_run(int argc, char **argv)
 				char *dir = tp_shell_quote(r->output_dir);
 				fprintf(stderr, "taskprof run: no trace is made for a failed run; "
 						"`%s swimlane %s` draws what ran\n",
-					self ? self : cli_argv0, dir ? dir : r->output_dir);
+					self ? self : tp_shown(cli_argv0),
+					dir ? dir : tp_shown(r->output_dir));
 				free(self);
 				free(dir);
 			}
@@ -836,8 +838,8 @@ int cmd_run(int argc, char **argv)
 	       r->callable, r->case_name, r->platform, r->runtime, r->pass ? "PASS" : "FAIL",
 	       r->host_wall_s * 1e3, r->device_wall_s * 1e3, r->orch_s * 1e3, r->sched_s * 1e3,
 	       r->tasks, r->tasks_per_s, last);
-	printf("%s\n", r->golden_line);
-	printf("outputs: %s/result.txt\n", r->output_dir);
+	printf("%s\n", tp_shown(r->golden_line));
+	printf("outputs: %s/result.txt\n", tp_shown(r->output_dir));
 	/* Seed 002 §3.1: the collectors record the first round only, while
 	 * the result line gives the last round's figures. A line of its own,
 	 * so that the paths below stay whole lines to a script. */
@@ -854,15 +856,15 @@ int cmd_run(int argc, char **argv)
 			snprintf(pairs, sizeof(pairs), ", %" PRIu64 " producer-consumer pairs",
 				 r->dep_pairs);
 		printf("dep_gen: %s/deps.json (%" PRIu64 " tasks, %" PRIu64 " edges%s)\n",
-		       r->output_dir, r->dep_tasks, r->dep_edges, pairs);
+		       tp_shown(r->output_dir), r->dep_tasks, r->dep_edges, pairs);
 	}
 	if (r->name_map[0])
-		printf("name map: %s\n", r->name_map);
+		printf("name map: %s\n", tp_shown(r->name_map));
 	int code = r->pass ? 0 : 1;
 	int out_err = 0; /* stdout_failed() */
 	if (r->swimlane_records[0]) {
 		char trace[4300];
-		printf("swimlane records: %s\n", r->swimlane_records);
+		printf("swimlane records: %s\n", tp_shown(r->swimlane_records));
 		/* Dropped records are counted (the reconcile lines), not lost;
 		 * but the trace misses them: say so where the trace is named. */
 		if (r->swimlane_dropped)
@@ -880,7 +882,7 @@ int cmd_run(int argc, char **argv)
 		tp_progress_phase(NULL);
 		if (crc) {
 			fprintf(stderr, "taskprof run: the swimlane converter failed on %s\n",
-				r->swimlane_records);
+				tp_shown(r->swimlane_records));
 			/* The run passed, the trace did not come: result.txt says
 			 * both (the records stay good for a later conversion). */
 			append_result_line(r->output_dir,
@@ -888,7 +890,8 @@ int cmd_run(int argc, char **argv)
 					   "taskprof swimlane on this folder makes it)");
 			code = 1;
 		} else {
-			printf("swimlane trace: %s (open it in https://ui.perfetto.dev/)\n", trace);
+			printf("swimlane trace: %s (open it in https://ui.perfetto.dev/)\n",
+			       tp_shown(trace));
 			/* In place of the converter's closing hint (the reference's
 			 * wording, left out here): the command, when it can run on
 			 * this run's files, else what it needs. */
@@ -897,7 +900,7 @@ int cmd_run(int argc, char **argv)
 			if (r->dep_gen && cfg.l2_swimlane_level >= 3) {
 				char *dir = tp_shell_quote(r->output_dir);
 				printf("scheduler overhead: %s sched-overhead %s\n", self,
-				       dir ? dir : r->output_dir);
+				       dir ? dir : tp_shown(r->output_dir));
 				free(dir);
 			} else if (cfg.l2_swimlane_level >= 3) {
 				printf("scheduler overhead: %s sched-overhead needs a deps.json: run "
@@ -921,8 +924,8 @@ int cmd_run(int argc, char **argv)
 		printf("swimlane: no records written (no task ran on an AICore)\n");
 	}
 	if (r->pmu_csv[0]) {
-		printf("pmu: %s (%" PRIu64 " rows, event type %u)\n", r->pmu_csv, r->pmu_rows,
-		       r->pmu_event_type);
+		printf("pmu: %s (%" PRIu64 " rows, event type %u)\n", tp_shown(r->pmu_csv),
+		       r->pmu_rows, r->pmu_event_type);
 		/* The summary is stdout only: nothing to do once stdout is gone. */
 		if (!stdout_failed(&out_err)) {
 			tp_progress_phase("summarising pmu.csv");

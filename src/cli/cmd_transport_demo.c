@@ -66,7 +66,7 @@ static int parse_u64_why(const char *opt, const char *s, uint64_t lo, uint64_t h
 		fprintf(stderr,
 			"taskprof transport-demo: %s expects an integer from %" PRIu64 " to %" PRIu64
 			"%s%s%s, got '%s'\n",
-			opt, lo, hi, why ? " (" : "", why ? why : "", why ? ")" : "", s);
+			opt, lo, hi, why ? " (" : "", why ? why : "", why ? ")" : "", tp_shown(s));
 		return -EINVAL;
 	}
 	*out = v;
@@ -98,7 +98,7 @@ static void remove_empty_dir(const char *dir)
 {
 	if (rmdir(dir) != 0 && errno != ENOTEMPTY && errno != EEXIST)
 		fprintf(stderr, "taskprof transport-demo: cannot remove the empty output folder "
-				"%s: %s\n", dir, strerror(errno));
+				"%s: %s\n", tp_shown(dir), strerror(errno));
 	else if (g_root_made)
 		(void)tp_rmdir_made(g_root, g_root_made); /* only while empty */
 }
@@ -210,21 +210,22 @@ int cmd_transport_demo(int argc, char **argv)
 			fprintf(stderr,
 				"taskprof transport-demo: unknown option or missing value: '%s' "
 				"(see taskprof transport-demo --help)\n",
-				argv[optind - 1]);
+				tp_shown(argv[optind - 1]));
 			return 2;
 		}
 		if (rc)
 			return 2;
 	}
 	if (optind < argc) {
-		fprintf(stderr, "taskprof transport-demo: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "taskprof transport-demo: unexpected argument '%s'\n",
+			tp_shown(argv[optind]));
 		return 2;
 	}
 	bool a5 = !strcmp(platform, "a5sim");
 	if (!a5 && strcmp(platform, "a2a3sim")) {
 		fprintf(stderr,
 			"taskprof transport-demo: --platform expects a2a3sim or a5sim, got '%s'\n",
-			platform);
+			tp_shown(platform));
 		return 2;
 	}
 	/* The platform's AICPU threads bound the producers, whatever order
@@ -270,7 +271,7 @@ int cmd_transport_demo(int argc, char **argv)
 		made = mkdir(dir, 0755);
 		if (made != 0 && errno != EEXIST) {
 			fprintf(stderr, "taskprof transport-demo: cannot create output folder %s: %s\n",
-				dir, strerror(errno));
+				tp_shown(dir), strerror(errno));
 			if (g_root_made)
 				(void)tp_rmdir_made(g_root, g_root_made);
 			return 1;
@@ -278,7 +279,7 @@ int cmd_transport_demo(int argc, char **argv)
 	}
 	if (made != 0) {
 		fprintf(stderr, "taskprof transport-demo: no free output folder name under %s\n",
-			out_root);
+			tp_shown(out_root));
 		return 1;
 	}
 	/* SIGINT / SIGTERM / SIGHUP: one line, the temporary files and the
@@ -328,7 +329,8 @@ int cmd_transport_demo(int argc, char **argv)
 		remove_empty_dir(dir);
 		return 1;
 	}
-	printf("outputs: %s/instances.csv\n         %s/summary.txt\n", dir, dir);
+	printf("outputs: %s/instances.csv\n         %s/summary.txt\n", tp_shown(dir),
+	       tp_shown(dir));
 	/* The outputs are written; lost result lines still fail the run
 	 * (SIGPIPE is ignored, main.c: a reader that went away is EPIPE). */
 	int err = -tp_stream_flush(stdout);

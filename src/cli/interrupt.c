@@ -89,6 +89,27 @@ static void put(const char *s)
 		flush_line();
 }
 
+/* @s as put() writes it, but a control character in it (a newline in a
+ * path) as its C escape, as tp_shown() shows it (which allocates and is
+ * not for a signal handler): the line stays one line. */
+static void put_shown(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (; *s; s++) {
+		const unsigned char c = (unsigned char)*s;
+		char e[5] = { (char)c, '\0' };
+		if (c < 0x20 || c == 0x7f) {
+			e[0] = '\\';
+			e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 'x';
+			if (e[1] == 'x') {
+				e[2] = hex[c >> 4];
+				e[3] = hex[c & 0xf];
+			}
+		}
+		put(e);
+	}
+}
+
 static void put_uint(unsigned v)
 {
 	char b[16];
@@ -143,24 +164,24 @@ static void put_cleanup(void)
 	put(removed == 1 ? " temporary file" : " temporary files");
 	if (dir_gone) {
 		put(" and the empty run folder ");
-		put(dir);
+		put_shown(dir);
 	}
 	if (made) {
 		put(" and the folder ");
-		put(made);
+		put_shown(made);
 		put(" made for the output");
 	}
 	if (dir_gone) {
 		/* said above */
 	} else if (dir) {
 		put("; what was written before is in ");
-		put(dir);
+		put_shown(dir);
 		if (noted)
 			put(" (its result.txt says what was not finished)");
 	} else if (out) {
 		/* The interrupt came after the output was renamed into place. */
 		put("; the output ");
-		put(out);
+		put_shown(out);
 		put(" was complete and is in place");
 	} else {
 		put("; no output was written");
@@ -188,7 +209,7 @@ static void put_thread(void)
 	const bool main_thread = name[0] != 't' || name[1] != 'p' || !*dash;
 	if (act) {
 		put(main_thread ? " (the main thread: " : " (an AICPU thread: ");
-		put(act);
+		put_shown(act);
 		put(")");
 	} else if (main_thread && g_runs_cases) {
 		put(" (the main thread: taskprof itself, or the case's code outside its "
@@ -288,7 +309,7 @@ static void on_interrupt(int sig)
 	char what[200];
 	if (tp_progress_phase_snapshot(what, sizeof(what))) {
 		put(" while ");
-		put(what);
+		put_shown(what);
 	}
 	put(": ");
 	put_cleanup();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "base/args.h"
+#include "base/error.h"
 #include "base/file.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
@@ -108,7 +109,7 @@ int main(int argc, char **argv)
 		cli_crash_install(who, false);
 		return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
 	}
-	fprintf(stderr, "taskprof: unknown command '%s'\n\n", argv[1]);
+	fprintf(stderr, "taskprof: unknown command '%s'\n\n", tp_shown(argv[1]));
 	usage(stderr);
 	return 2;
 }

@@ -428,7 +428,7 @@ static int merge_launch(const char *out, const struct op_run *runs, int n_runs, 
 			done++;
 		else
 			fprintf(stderr, "taskprof op: warning: %s: %s (pass %d of %s is missing)\n",
-				src, strerror(errno), i, l0->name);
+				tp_shown(src), strerror(errno), i, tp_shown(l0->name));
 		op_pathf(src, sizeof(src), "%s/dump/replay.txt", rdir);
 		append_file(src, replay.fp);
 		if (i == 0) {
