@@ -377,9 +377,9 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 	size_t nfunc = 0;
 	for (size_t i = 0; i < c->nrows; i++)
 		nfunc += !i || rows[i].func_id != rows[i - 1].func_id;
-	fprintf(out, "%s: %zu row%s, %zu function%s, event_type %" PRIu32 " (%s)", c->path,
-		c->nrows, c->nrows == 1 ? "" : "s", nfunc, nfunc == 1 ? "" : "s", c->event_type,
-		c->nrows ? event_name(c->event_type) : "no rows");
+	fprintf(out, "%s: %zu row%s, %zu function%s, event_type %" PRIu32 " (%s)",
+		tp_shown(c->path), c->nrows, c->nrows == 1 ? "" : "s", nfunc, nfunc == 1 ? "" : "s",
+		c->event_type, c->nrows ? event_name(c->event_type) : "no rows");
 	if (c->has_epoch && c->nrows) {
 		if (c->epoch_min == c->epoch_max)
 			fprintf(out, ", run_epoch %" PRIu64, c->epoch_min);
@@ -409,8 +409,9 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 			fprintf(stderr, "taskprof pmu: warning: %s: %zu row%s count%s more busy cycles "
 					"than pmu_total_cycles (the first: data row %zu, %s %" PRIu64
 					" > %" PRIu64 "): the shares of total go past 100%%\n",
-				c->path, over, over == 1 ? "" : "s", over == 1 ? "s" : "",
-				first + 1, c->cols[NFIXED + first_k], c->rows[first].cnt[first_k],
+				tp_shown(c->path), over, over == 1 ? "" : "s", over == 1 ? "s" : "",
+				first + 1, tp_shown(c->cols[NFIXED + first_k]),
+				c->rows[first].cnt[first_k],
 				c->rows[first].total);
 		}
 	}
@@ -450,7 +451,7 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 			for (size_t r = i; r < j; r++)
 				s += rows[r].cnt[k];
 			const char *name = c->cols[NFIXED + k];
-			fprintf(out, "  %-*s %14.1Lf", w, name, s / n);
+			fprintf(out, "  %-*s %14.1Lf", w, tp_shown(name), s / n);
 			if (pipe && strstr(name, "busy")) {
 				if (sum_total > 0)
 					fprintf(out, "  %14.1Lf%%", 100 * s / sum_total);
@@ -523,7 +524,7 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 	fflush(stdout);
 	if (!best) {
 		fprintf(err, "Warning: %s: event_type %" PRIu32 " is not a known event group (",
-			c->path, c->event_type);
+			tp_shown(c->path), c->event_type);
 		bool first = true;
 		for (size_t i = 0; i < n_sets; i++) {
 			bool seen = false;
@@ -545,7 +546,8 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 		fprintf(err,
 			"Warning: %s:1: column %d (%s): not a counter of %s (event_type %" PRIu32
 			"); expected the %s columns ",
-			c->path, NFIXED + k + 1, name, best->type_name, best->event_type, best->arch);
+			tp_shown(c->path), NFIXED + k + 1, tp_shown(name), best->type_name,
+			best->event_type, best->arch);
 		for (int i = 0; i < best->n; i++)
 			fprintf(err, "%s%s", i ? ", " : "", best->names[i]);
 		fputc('\n', err);
@@ -556,8 +558,8 @@ int pmu_csv_check_counters(const struct pmu_csv *c, const struct pmu_counter_set
 		if (csv_has_counter(c, best->names[i]))
 			continue;
 		if (!missing)
-			fprintf(err, "Warning: %s:1: no column for the %s %s counter(s) ", c->path,
-				best->arch, best->type_name);
+			fprintf(err, "Warning: %s:1: no column for the %s %s counter(s) ",
+				tp_shown(c->path), best->arch, best->type_name);
 		fprintf(err, "%s%s", missing ? ", " : "", best->names[i]);
 		missing = true;
 	}
@@ -576,12 +578,14 @@ static char *newest_pmu_csv(void)
 	char *best = tp_newest_run_file("pmu.csv", &outputs, &skipped);
 	if (!best && outputs)
 		fprintf(stderr, "taskprof pmu: no PMU_CSV given and no outputs/*/pmu.csv under %s "
-				"(run with --enable-pmu first, or name the file)%s%s%s\n", outputs,
-			skipped ? "; left out " : "", skipped ? skipped : "", "");
+				"(run with --enable-pmu first, or name the file)%s%s%s\n",
+			tp_shown(outputs), skipped ? "; left out " : "",
+			skipped ? tp_shown(skipped) : "", "");
 	else if (!best)
 		fprintf(stderr, "taskprof pmu: out of memory\n");
 	else
-		fprintf(stderr, "taskprof pmu: using %s (the newest outputs/*/pmu.csv)\n", best);
+		fprintf(stderr, "taskprof pmu: using %s (the newest outputs/*/pmu.csv)\n",
+			tp_shown(best));
 	free(outputs);
 	free(skipped);
 	return best;
@@ -637,7 +641,7 @@ int pmu_report_run(int argc, char **argv, const struct pmu_counter_set *sets, si
 		return 1;
 	}
 	if (rc) {
-		fprintf(stderr, "taskprof pmu: %s (see --help)\n", err);
+		fprintf(stderr, "taskprof pmu: %s (see --help)\n", tp_shown(err));
 		return 2;
 	}
 	rc = report_run(argc, words, sets, n_sets, stdout_err);
@@ -666,7 +670,8 @@ static int report_run(int argc, char **argv, const struct pmu_counter_set *sets,
 				names_arg = argv[i] + 13;
 			} else if (i + 1 < argc && tp_arg_is_option(argv[i + 1])) {
 				fprintf(stderr, "taskprof pmu: --func-names needs a file, got '%s', "
-						"which is an option (see --help)\n", argv[i + 1]);
+						"which is an option (see --help)\n",
+						tp_shown(argv[i + 1]));
 				return 2;
 			} else if (i + 1 < argc) {
 				names_arg = argv[++i];
@@ -678,13 +683,14 @@ static int report_run(int argc, char **argv, const struct pmu_counter_set *sets,
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "taskprof pmu: unknown option '%s' (see --help)\n", argv[i]);
+			fprintf(stderr, "taskprof pmu: unknown option '%s' (see --help)\n",
+				tp_shown(argv[i]));
 			return 2;
 		}
 	positional:
 		if (path) {
-			fprintf(stderr, "taskprof pmu: expected one PMU_CSV, got '%s' and '%s'\n", path,
-				argv[i]);
+			fprintf(stderr, "taskprof pmu: expected one PMU_CSV, got '%s' and '%s'\n",
+				tp_shown(path), tp_shown(argv[i]));
 			return 2;
 		}
 		if (!argv[i][0]) {
@@ -712,8 +718,9 @@ static int report_run(int argc, char **argv, const struct pmu_counter_set *sets,
 			const bool failed = tp_run_failed(found, why, sizeof(why));
 			fprintf(stderr, "taskprof pmu: %s: a folder without a pmu.csv (a run with "
 					"--enable-pmu writes one when a task ran on an AICore)%s%s%s\n",
-				path, failed ? "; the run failed (its result.txt: " : "",
-				failed ? (why[0] ? why : "status FAILED") : "", failed ? ")" : "");
+				tp_shown(path), failed ? "; the run failed (its result.txt: " : "",
+				failed ? (why[0] ? tp_shown(why) : "status FAILED") : "",
+				failed ? ")" : "");
 			free(found);
 			return 1;
 		}
@@ -733,7 +740,7 @@ static int report_run(int argc, char **argv, const struct pmu_counter_set *sets,
 					"result.txt: %s): its rows stop where it failed, and tasks "
 					"dispatched after the failure ran no kernel (rows of 0 "
 					"cycles)\n",
-				path, why[0] ? why : "status FAILED");
+				tp_shown(path), why[0] ? tp_shown(why) : "status FAILED");
 	}
 	/* Names as `taskprof swimlane` finds them: --func-names, else the
 	 * unique sibling name map (several: the swimlane's warning, no names).

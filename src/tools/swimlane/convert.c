@@ -84,7 +84,7 @@ static void usage_error(const char *fmt, const char *a, const char *b)
 {
 	fputs(usage_text, stderr);
 	fprintf(stderr, "%s: error: ", PROG);
-	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, fmt, tp_shown(a), tp_shown(b));
 	fputc('\n', stderr);
 }
 
@@ -240,12 +240,13 @@ static char *auto_input(bool verbose)
 		fprintf(stderr, "Run a test with --enable-l2-swimlane first, or specify an explicit "
 				"input.\n");
 	} else if (best && verbose) {
-		printf("Auto-selected latest file: %s\n", best);
+		printf("Auto-selected latest file: %s\n", tp_shown(best));
 	}
 	char *failed = best ? tp_newer_failed_run(best, "l2_swimlane_records.json") : NULL;
 	if (failed)
 		fprintf(stderr, "Note: the newer run %s failed and wrote no l2_swimlane_records.json "
-				"(its result.txt says why); this converts %s\n", failed, best);
+				"(its result.txt says why); this converts %s\n", tp_shown(failed),
+				tp_shown(best));
 	free(failed);
 	free(outputs);
 	free(skipped);
@@ -573,7 +574,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 
 	/* 2–3. records */
 	if (a.verbose)
-		printf("Reading performance data from: %s\n", input);
+		printf("Reading performance data from: %s\n", tp_shown(input));
 	rc = sl_read_perf_data(input, &pd);
 	if (rc) {
 		fflush(stdout);
@@ -588,7 +589,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			fprintf(stderr, "Warning: %s is from a run that failed (its result.txt: "
 					"%s): the records stop where it failed, and tasks dispatched after "
 					"the failure ran no kernel (zero-length rows)\n",
-				input, why[0] ? why : "status FAILED");
+				tp_shown(input), why[0] ? tp_shown(why) : "status FAILED");
 		}
 	}
 	if (pd.unmatched_warning) {
@@ -608,7 +609,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		if (!k)
 			goto oom;
 		if (a.verbose)
-			printf("Loading kernel config from: %s\n", k);
+			printf("Loading kernel config from: %s\n", tp_shown(k));
 		fflush(stdout);
 		if (!file_exists(k))
 			fprintf(stderr, "Error: Kernel config file not found: %s\n", tp_shown(k));
@@ -625,7 +626,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	if (names_path) {
 		if (a.verbose)
 			printf("%s func names from: %s\n", a.func_names ? "Loading" : "Auto-discovered",
-			       names_path);
+			       tp_shown(names_path));
 		rc = sl_read_name_map(names_path, &nm);
 		if (rc) {
 			fflush(stdout);
@@ -674,11 +675,11 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		have_deps = true;
 		if (!deps.has_edges && deps.edges_warning) {
 			fflush(stdout);
-			fprintf(stderr, "Warning: %s\n", deps.edges_warning);
+			fprintf(stderr, "Warning: %s\n", tp_shown(deps.edges_warning));
 		}
 		if (deps.quirks_warning) {
 			fflush(stdout);
-			fprintf(stderr, "Warning: %s\n", deps.quirks_warning);
+			fprintf(stderr, "Warning: %s\n", tp_shown(deps.quirks_warning));
 		}
 	} else if ((rc == -ENOENT || rc == -ELOOP) && (a.deps_json || lstat(deps_path, &dst) == 0)) {
 		/* A path the user named and that does not exist is a usage
@@ -693,12 +694,13 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 		 * "Warning: failed to read" followed by a trace without arrows —
 		 * the user would otherwise get a silently degraded trace. */
 		fflush(stdout);
-		fprintf(stderr, "Error: %s\n", job.err);
+		fprintf(stderr, "Error: %s\n", tp_shown(job.err));
 		goto out;
 	}
 	if (have_deps && deps.has_edges) {
 		if (a.verbose) {
-			printf("  Using deps.json edges (%zu total) from %s\n", deps.n_edges, deps_path);
+			printf("  Using deps.json edges (%zu total) from %s\n", deps.n_edges,
+			       tp_shown(deps_path));
 			if (deps.n_tasks)
 				printf("  Using deps.json kernel_ids for %zu tasks (level=1 name "
 				       "recovery)\n",
@@ -715,7 +717,7 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			"Warning: no usable deps.json at %s; Perfetto trace will have no dependency "
 			"arrows. Run a dep_gen capture (--enable-dep-gen) and pass --deps-json <path> "
 			"to add them.\n",
-			deps_path);
+			tp_shown(deps_path));
 	}
 	/* Decision for taskprof (not in the reference): a deps.json from
 	 * another case or run, or one that lists no tasks at all (an empty or
@@ -741,9 +743,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				fflush(stdout);
 				if (strcmp(output, ins[i]))
 					fprintf(stderr, "Error: output %s is the input file %s\n",
-						output, ins[i]);
+						tp_shown(output), tp_shown(ins[i]));
 				else
-					fprintf(stderr, "Error: output %s is the input file\n", output);
+					fprintf(stderr, "Error: output %s is the input file\n",
+						tp_shown(output));
 				goto out;
 			}
 		}
@@ -755,60 +758,63 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				fprintf(stderr, "Error: output %s is the run's own %s (its folder "
 						"holds result.txt): writing the trace there would "
 						"destroy it; name another file, e.g. "
-						"merged_swimlane.json\n", output, own);
+						"merged_swimlane.json\n", tp_shown(output), own);
 			else
 				fprintf(stderr, "Error: output %s is a link to %s, a run's own %s "
 						"(its folder holds result.txt): writing the trace "
 						"there would destroy it; name another file, e.g. "
-						"merged_swimlane.json\n", output, real, own);
+						"merged_swimlane.json\n", tp_shown(output),
+						tp_shown(real), own);
 			goto out;
 		}
 	}
 	if (pd.level >= 2 && pd.n_tasks == 0) {
 		fflush(stdout);
-		fprintf(stderr, "Warning: %s: no tasks (%s); the trace has no task slices\n", input,
-			sl_perf_why_no_tasks(&pd));
+		fprintf(stderr, "Warning: %s: no tasks (%s); the trace has no task slices\n",
+			tp_shown(input), sl_perf_why_no_tasks(&pd));
 	}
 	{
 		char mw[1024];
 		if (sl_perf_metadata_warning(&pd, mw, sizeof(mw))) {
 			fflush(stdout);
-			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+			fprintf(stderr, "Warning: %s: %s\n", tp_shown(input), mw);
 		}
 		if (sl_perf_far_warning(&pd, mw, sizeof(mw))) {
 			fflush(stdout);
-			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+			fprintf(stderr, "Warning: %s: %s\n", tp_shown(input), mw);
 		}
 		if (sl_perf_zero_start_warning(&pd, mw, sizeof(mw))) {
 			fflush(stdout);
-			fprintf(stderr, "Warning: %s: %s\n", input, mw);
+			fprintf(stderr, "Warning: %s: %s\n", tp_shown(input), mw);
 		}
 	}
 	if (pd.n_kindless_phases) {
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicpu_scheduler_phases record(s) "
-				"without a kind: not drawn\n", input, pd.n_kindless_phases);
+				"without a kind: not drawn\n", tp_shown(input),
+				pd.n_kindless_phases);
 	}
 	if (pd.n_unknown_phases) {
 		char kb[64];
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicpu_scheduler_phases record(s) of an "
 				"unknown kind (first: '%s'; spec kinds: complete, dispatch, release, "
-				"dummy, early_dispatch, resolve, ...): not drawn\n", input,
-			pd.n_unknown_phases, sl_printable(pd.first_unknown_phase, kb, sizeof(kb)));
+				"dummy, early_dispatch, resolve, ...): not drawn\n",
+			tp_shown(input), pd.n_unknown_phases,
+			sl_printable(pd.first_unknown_phase, kb, sizeof(kb)));
 	}
 	if (pd.n_r2s_over) {
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicore_tasks row(s) have a "
 				"receive_to_start_cycles larger than their start_cycles: their "
 				"receive comes before the counter's zero, drawn at a negative time\n",
-			input, pd.n_r2s_over);
+			tp_shown(input), pd.n_r2s_over);
 	}
 	if (pd.n_aicore_orphans) {
 		fflush(stdout);
 		fprintf(stderr, "Warning: %s: %" PRIu64 " aicore_tasks row(s) have no matching "
 				"aicpu_tasks row (core_id, reg_task_id): they are not in the trace or "
-				"the statistics\n", input, pd.n_aicore_orphans);
+				"the statistics\n", tp_shown(input), pd.n_aicore_orphans);
 	}
 	struct sl_trace_opts o = {
 		.output_path = output,
@@ -838,8 +844,8 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 				free(parent);
 			}
 			if (mrc) {
-				fprintf(stderr, "Error: %s: cannot create its folder: %s\n", output,
-					tp_last_error());
+				fprintf(stderr, "Error: %s: cannot create its folder: %s\n",
+					tp_shown(output), tp_last_error());
 				goto out;
 			}
 		}
@@ -860,9 +866,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 
 	/* 9–10. */
 	printf("\n\xe2\x9c\x93 Conversion complete\n");
-	printf("  Input:  %s\n", input);
-	printf("  Output: %s\n", output);
-	printf("\nTo visualize: Open https://ui.perfetto.dev/ and drag in %s\n", output);
+	printf("  Input:  %s\n", tp_shown(input));
+	printf("  Output: %s\n", tp_shown(output));
+	printf("\nTo visualize: Open https://ui.perfetto.dev/ and drag in %s\n",
+	       tp_shown(output));
 	sl_print_stats(stdout, &pd, have_nm ? &nm : NULL);
 	if (!in_run)
 		printf("\nScheduler-overhead deep-dive: run sched_overhead_analysis manually with "
@@ -918,7 +925,8 @@ out:
 	if (made_dir) {
 		tp_tmpreg_set_made_dirs(NULL, 0);
 		if (exit_code && !tp_rmdir_made(made_dir, made_top))
-			fprintf(stderr, "Warning: %s: left in place (not empty)\n", made_dir);
+			fprintf(stderr, "Warning: %s: left in place (not empty)\n",
+				tp_shown(made_dir));
 		free(made_dir);
 	}
 	free(input);

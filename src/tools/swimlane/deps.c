@@ -606,7 +606,7 @@ void sl_deps_cover_edges_warn(FILE *err, const struct sl_deps_cover *c,
 	fprintf(err,
 		"Warning: %zu of %zu task rows of %s have a task_id that no edge of %s names "
 		"(it lists no tasks, only edges: is it from another case or run?): %s.\n",
-		c->off_edges, c->rows, records_path, deps_path, consequence);
+		c->off_edges, c->rows, tp_shown(records_path), tp_shown(deps_path), consequence);
 }
 
 void sl_deps_cover_kernel_warn(FILE *err, const struct sl_deps_cover *c,
@@ -619,7 +619,7 @@ void sl_deps_cover_kernel_warn(FILE *err, const struct sl_deps_cover *c,
 		"Warning: %zu of %zu task rows of %s ran on a core type for which %s gives their "
 		"task no kernel (first: %s on %s core %d, kernel_ids [%d, %d, %d]): is it from "
 		"another case or run? Those rows stay unnamed (func_-1).\n",
-		c->no_kernel, c->rows, records_path, deps_path,
+		c->no_kernel, c->rows, tp_shown(records_path), tp_shown(deps_path),
 		sl_tdisp(c->nk_task, td, sizeof(td)), c->nk_aic ? "AIC" : "AIV", c->nk_core,
 		c->nk_ids[0], c->nk_ids[1], c->nk_ids[2]);
 }
@@ -632,7 +632,7 @@ void sl_deps_cover_warn(FILE *err, const struct sl_deps_cover *c, const char *re
 	fprintf(err,
 		"Warning: %zu of %zu task rows of %s have a task_id that %s does not list (%s): "
 		"%s.\n",
-		c->unlisted, c->rows, records_path, deps_path,
+		c->unlisted, c->rows, tp_shown(records_path), tp_shown(deps_path),
 		c->bad_kernel_ids ? "is it from another case or run? Or are they among its "
 				    "entries whose kernel_ids is not a list of 3, left out as "
 				    "said above?"

@@ -264,7 +264,7 @@ void sl_name_map_warn_unnamed(const struct sl_name_map *m, const char *path, con
 		return;
 	fprintf(err, "%s: warning: %s: no callable_id_to_name key, so no function names from it "
 		"(a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as `taskprof "
-		"run` writes name_map_<case>.json)\n", prog, path);
+		"run` writes name_map_<case>.json)\n", prog, tp_shown(path));
 }
 
 void sl_name_map_warn_skipped(const struct sl_name_map *m, const char *path, const char *prog,
@@ -274,7 +274,8 @@ void sl_name_map_warn_skipped(const struct sl_name_map *m, const char *path, con
 		return;
 	fprintf(err, "%s: warning: %s: %zu callable_id_to_name key%s not a func_id as a "
 		"decimal integer (first: '%s'; a key is written like \"0\" or \"12\"): %s never "
-		"used\n", prog, path, m->n_skipped, m->n_skipped == 1 ? "" : "s", m->first_skipped,
+		"used\n", prog, tp_shown(path), m->n_skipped, m->n_skipped == 1 ? "" : "s",
+		m->first_skipped,
 		m->n_skipped == 1 ? "its name is" : "their names are");
 }
 
@@ -341,23 +342,25 @@ void sl_say_failed_folder(const char *records, FILE *err)
 	char why[400];
 	const char *slash = strrchr(records, '/');
 	int dir_len = slash ? (int)(slash - records) : 1;
+	char dir[PATH_MAX + 32];
+	snprintf(dir, sizeof(dir), "%.*s", dir_len, slash ? records : ".");
 	if (!tp_run_failed(records, why, sizeof(why))) {
 		/* A run folder (its result.txt is there) of a run without
 		 * swimlane, or at level 0. */
 		char *res = sl_path_sibling(records, "result.txt");
 		struct stat st;
 		if (res && stat(res, &st) == 0 && S_ISREG(st.st_mode))
-			fprintf(err, "Note: the run in %.*s recorded no L2 swimlane (a run with "
+			fprintf(err, "Note: the run in %s recorded no L2 swimlane (a run with "
 				     "--enable-l2-swimlane 1..4 writes l2_swimlane_records.json "
 				     "there)\n",
-				dir_len, slash ? records : ".");
+				tp_shown(dir));
 		free(res);
 		return;
 	}
-	fprintf(err, "Note: the run in %.*s failed (its result.txt: %s); a run that fails before "
+	fprintf(err, "Note: the run in %s failed (its result.txt: %s); a run that fails before "
 		     "any task finished, or is cut short before its outputs, writes no "
 		     "l2_swimlane_records.json\n",
-		dir_len, slash ? records : ".", why[0] ? why : "status FAILED");
+		tp_shown(dir), why[0] ? tp_shown(why) : "status FAILED");
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -392,9 +395,11 @@ char *sl_name_map_sibling(const char *input, FILE *err)
 				char why[2 * PATH_MAX + 128];
 				fflush(stdout);
 				if (sr && tp_path_bad_link(p, why, sizeof(why)))
-					fprintf(err, "Warning: sibling name map skipped: %s\n", why);
+					fprintf(err, "Warning: sibling name map skipped: %s\n",
+						tp_shown(why));
 				else
-					fprintf(err, "Warning: sibling name map %s skipped: %s\n", p,
+					fprintf(err, "Warning: sibling name map %s skipped: %s\n",
+						tp_shown(p),
 						sr ? strerror(se)
 						   : S_ISDIR(st.st_mode) ? "it is a directory"
 									 : "not a regular file");
@@ -420,9 +425,10 @@ char *sl_name_map_sibling(const char *input, FILE *err)
 	if (n > 1) {
 		qsort(names, n, sizeof(*names), cmp_str);
 		fflush(stdout);
-		fprintf(err, "Warning: multiple sibling name maps found next to %s: ", input);
+		fprintf(err, "Warning: multiple sibling name maps found next to %s: ",
+			tp_shown(input));
 		for (size_t i = 0; i < n; i++)
-			fprintf(err, "%s%s", i ? ", " : "", names[i]);
+			fprintf(err, "%s%s", i ? ", " : "", tp_shown(names[i]));
 		fprintf(err, "; pass --func-names explicitly.\n");
 	} else if (n == 1) {
 		r = sl_path_sibling(input, names[0]);

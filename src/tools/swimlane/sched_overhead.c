@@ -1143,15 +1143,15 @@ static int auto_detect(char *out, size_t len)
 		fflush(stdout);
 		if (outputs)
 			fprintf(stderr, "Error: No outputs/*/l2_swimlane_records.json found under %s\n",
-				outputs);
+				tp_shown(outputs));
 		if (outputs && skipped)
-			fprintf(stderr, "(left out: %s)\n", skipped);
+			fprintf(stderr, "(left out: %s)\n", tp_shown(skipped));
 		else if (!outputs)
 			fprintf(stderr, "Error: out of memory\n");
 		rc = outputs ? -ENOENT : -ENOMEM;
 	} else if (strlen(best) >= len) {
 		fflush(stdout);
-		fprintf(stderr, "Error: path too long under %s\n", outputs);
+		fprintf(stderr, "Error: path too long under %s\n", tp_shown(outputs));
 		rc = -ENAMETOOLONG;
 	} else {
 		memcpy(out, best, strlen(best) + 1);
@@ -1160,7 +1160,7 @@ static int auto_detect(char *out, size_t len)
 			fflush(stdout);
 			fprintf(stderr, "Note: the newer run %s failed and wrote no "
 					"l2_swimlane_records.json (its result.txt says why); this "
-					"analyses %s\n", failed, best);
+					"analyses %s\n", tp_shown(failed), tp_shown(best));
 		}
 		free(failed);
 	}
@@ -1307,7 +1307,7 @@ int sl_sched_overhead_main(int argc, char **argv)
 	if (rc == -ENOMEM)
 		return fail("Error: out of memory");
 	if (rc) {
-		fprintf(stderr, "taskprof sched-overhead: %s (see --help)\n", err);
+		fprintf(stderr, "taskprof sched-overhead: %s (see --help)\n", tp_shown(err));
 		return 2;
 	}
 	rc = sched_overhead_main(argc, words);
@@ -1347,14 +1347,18 @@ static int sched_overhead_main(int argc, char **argv)
 			} else {
 				if (i + 1 < argc)
 					fprintf(stderr, "taskprof sched-overhead: %s expects a path, got "
-							"'%s', which is an option (see --help)\n", a,
-						argv[i + 1]);
+							"'%s', which is an option (see --help)\n",
+						tp_shown(a), tp_shown(argv[i + 1]));
 				else
-					fprintf(stderr, "taskprof sched-overhead: %s expects a path\n", a);
+					fprintf(stderr,
+						"taskprof sched-overhead: %s expects a path\n",
+						tp_shown(a));
 				return 2;
 			}
 		} else if (!only_paths && a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "taskprof sched-overhead: unknown option '%s' (see --help)\n", a);
+			fprintf(stderr,
+				"taskprof sched-overhead: unknown option '%s' (see --help)\n",
+				tp_shown(a));
 			return 2;
 		} else {
 			which = 1;
@@ -1375,7 +1379,7 @@ static int sched_overhead_main(int argc, char **argv)
 			which == 1 && val == a && (only_paths || a[0] != '-' || a[1] == '\0');
 		if (which == 1 && (positional || records_pos) && records) {
 			fprintf(stderr, "taskprof sched-overhead: expected one records path, got '%s' "
-					"and '%s'\n", records, val);
+					"and '%s'\n", tp_shown(records), tp_shown(val));
 			return 2;
 		}
 		if (which == 1) {
@@ -1398,7 +1402,7 @@ static int sched_overhead_main(int argc, char **argv)
 			int n = snprintf(perf_path, sizeof(perf_path), "%s", in_dir);
 			free(in_dir);
 			if (n < 0 || (size_t)n >= sizeof(perf_path))
-				return fail("Error: %s: path too long", records);
+				return fail("Error: %s: path too long", tp_shown(records));
 		}
 	} else if (auto_detect(perf_path, sizeof(perf_path))) {
 		return 1;
@@ -1408,8 +1412,8 @@ static int sched_overhead_main(int argc, char **argv)
 		 * converter does, rather than "not found". */
 		char why[2 * PATH_MAX + 128];
 		if (tp_path_bad_link(perf_path, why, sizeof(why)))
-			return fail("Error: Perf JSON %s: %s", perf_path, why);
-		int r = fail("Error: Perf JSON not found: %s%s", perf_path,
+			return fail("Error: Perf JSON %s: %s", tp_shown(perf_path), tp_shown(why));
+		int r = fail("Error: Perf JSON not found: %s%s", tp_shown(perf_path),
 			     strcmp(perf_path, "-") ? "" : " (taskprof reads no standard input: give "
 							   "the file's path)");
 		sl_say_failed_folder(perf_path, stderr);
@@ -1419,7 +1423,7 @@ static int sched_overhead_main(int argc, char **argv)
 	struct sl_perf_data pd;
 	tp_clear_error();
 	if (sl_read_perf_data(perf_path, &pd)) {
-		int r = fail("Error: failed to read perf JSON %s: %s", perf_path,
+		int r = fail("Error: failed to read perf JSON %s: %s", tp_shown(perf_path),
 			     err_sans_path(perf_path));
 		sl_perf_data_free(&pd);
 		return r;
@@ -1444,7 +1448,7 @@ static int sched_overhead_main(int argc, char **argv)
 					"failed (its result.txt: %s): the records stop where it "
 					"failed, and tasks dispatched after the failure ran no "
 					"kernel (zero-length rows)\n",
-				perf_path, why[0] ? why : "status FAILED");
+				tp_shown(perf_path), why[0] ? tp_shown(why) : "status FAILED");
 		}
 	}
 	/* The shared reader's §2.4 warning, as taskprof swimlane gives it: the
@@ -1453,15 +1457,15 @@ static int sched_overhead_main(int argc, char **argv)
 		fflush(stdout);
 		fprintf(stderr, "taskprof sched-overhead: warning: %s\n", pd.unmatched_warning);
 	}
-	printf("Perf data:  %s\n", perf_path);
+	printf("Perf data:  %s\n", tp_shown(perf_path));
 	if (have_deps)
-		printf("Deps JSON:  %s\n", deps_path);
+		printf("Deps JSON:  %s\n", tp_shown(deps_path));
 
 	int rc = 1;
 	struct sl_deps deps;
 	memset(&deps, 0, sizeof(deps));
 	if (pd.n_tasks == 0) {
-		fail("Error: No tasks found in perf data %s", perf_path);
+		fail("Error: No tasks found in perf data %s", tp_shown(perf_path));
 		fprintf(stderr, "(taskprof: %s)\n", sl_perf_why_no_tasks(&pd));
 		goto out;
 	}
@@ -1486,18 +1490,20 @@ static int sched_overhead_main(int argc, char **argv)
 	if (drc == -ENOENT || drc == -ELOOP) {
 		char why[2 * PATH_MAX + 128];
 		if (tp_path_bad_link(deps_path, why, sizeof(why)))
-			fail("Error: failed to read deps.json %s: %s", deps_path, why);
+			fail("Error: failed to read deps.json %s: %s", tp_shown(deps_path),
+			     tp_shown(why));
 		else
 			fail("Error: failed to read deps.json %s: [Errno 2] No such file or "
-			     "directory: '%s'", deps_path, deps_path);
+			     "directory: '%s'", tp_shown(deps_path), tp_shown(deps_path));
 		goto out;
 	} else if (drc) {
-		fail("Error: failed to read deps.json %s: %s", deps_path, err_sans_path(deps_path));
+		fail("Error: failed to read deps.json %s: %s", tp_shown(deps_path),
+		     err_sans_path(deps_path));
 		goto out;
 	}
 	if (deps.quirks_warning) {
 		fflush(stdout);
-		fprintf(stderr, "Warning: %s\n", deps.quirks_warning);
+		fprintf(stderr, "Warning: %s\n", tp_shown(deps.quirks_warning));
 	}
 	/* A deps.json that lists tasks must list the records' tasks; one that
 	 * lists none is taken on its edges (the reference reads only those)

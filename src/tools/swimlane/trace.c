@@ -2998,7 +2998,7 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 		rc = tp_file_tx_commit(&tx);
 	}
 	if (!rc && o->verbose)
-		fprintf(o->out, "JSON written to: %s\n", o->output_path);
+		fprintf(o->out, "JSON written to: %s\n", tp_shown(o->output_path));
 	if (res) {
 		res->n_events = g.n_events;
 		res->n_flows = (uint64_t)g.flow_id;
