@@ -38,7 +38,7 @@ void tp_op_merge_warn(struct tp_op_merge *m, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	TP_WARN("%s", line);
+	TP_WARN("%s", tp_shown(line));
 	keep_warning(m, line);
 }
 

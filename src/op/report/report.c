@@ -204,8 +204,8 @@ static int read_replay_txt(const char *path, struct replay_row *rows, uint32_t n
 			goto out;
 		}
 		if (pass >= npasses) {
-			TP_WARN("%s:%d: pass %" PRIu64 " is not in the plan (%u passes); ignored", path,
-				line, pass, npasses);
+			TP_WARN("%s:%d: pass %" PRIu64 " is not in the plan (%u passes); ignored",
+				tp_shown(path), line, pass, npasses);
 			continue;
 		}
 		rows[pass] = r;
@@ -1209,8 +1209,8 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 	r->sys_freq = (double)r->li.sys_cnt_freq;
 	uint32_t np = cfg->plan.npasses;
 	if (r->li.passes && r->li.passes != np)
-		TP_WARN("%s: launch.txt plans %u passes, config.txt %u; using config.txt's", launch_dir,
-			r->li.passes, np);
+		TP_WARN("%s: launch.txt plans %u passes, config.txt %u; using config.txt's",
+			tp_shown(launch_dir), r->li.passes, np);
 	rc = tp_op_merge_init(&r->m, np);
 	if (rc)
 		goto out;
@@ -1405,7 +1405,7 @@ void tp_op_report_print_summary(FILE *f, const struct tp_op_launch_summary *s, s
 		fprintf(f, " %6d %4u %7u %14s %6u %10s %-11s %s\n",
 			s[i].device, s[i].k, s[i].block_dim, dur, s[i].passes,
 			!s[i].replay_checked ? "N/A" : s[i].replay_consistent ? "yes" : "NO",
-			s[i].status, s[i].dir);
+			tp_shown(s[i].status), tp_shown(s[i].dir));
 	}
 	/* "consistent" is about the outputs; the passes' timings can still
 	 * differ a lot on a busy host: say so when they do. */
