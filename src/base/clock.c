@@ -11,6 +11,7 @@
 #include <cpuid.h>
 #endif
 
+#include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
 
@@ -145,7 +146,7 @@ static void choose_source(void)
 			force_tsc = true;
 		else if (strcasecmp(env, "auto") != 0)
 			TP_WARN("TASKPROF_CLOCK='%s' is not a clock (expected "
-				"auto, tsc or monotonic); using auto", env);
+				"auto, tsc or monotonic); using auto", tp_shown(env));
 	}
 
 	tp_sys_cnt_state_.use_tsc = false;

@@ -357,7 +357,7 @@ static int tx_fail_temp(struct tp_file_tx *tx, int rc)
 				    tx->tmp_path);
 	}
 	if (unlink(tx->tmp_path) != 0 && errno != ENOENT)
-		TP_WARN("%s: cannot remove temporary file: %s", tx->tmp_path, strerror(errno));
+		TP_WARN("%s: cannot remove temporary file: %s", tp_shown(tx->tmp_path), strerror(errno));
 	return rc;
 }
 
@@ -392,10 +392,10 @@ void tp_file_tx_abort(struct tp_file_tx *tx, bool keep_temp)
 		return;
 	const char *name = tx->direct ? tx->path : tx->tmp_path;
 	if (tx->fp && fclose(tx->fp) != 0)
-		TP_WARN("%s: close failed: %s", name, strerror(errno));
+		TP_WARN("%s: close failed: %s", tp_shown(name), strerror(errno));
 	tx->fp = NULL;
 	if (!tx->direct && !keep_temp && unlink(tx->tmp_path) != 0 && errno != ENOENT)
-		TP_WARN("%s: cannot remove temporary file: %s", tx->tmp_path,
+		TP_WARN("%s: cannot remove temporary file: %s", tp_shown(tx->tmp_path),
 			strerror(errno));
 	tx_release(tx);
 }

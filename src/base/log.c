@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "base/error.h"
+
 #define LOG_PREFIX "[taskprof] "
 #define LOG_NAME_WIDTH 6
 #define LOG_STACK_LINE 1024
@@ -123,7 +125,7 @@ int tp_log_threshold_init_slow_(void)
 		tp_log(TP_LOG_WARN,
 		       "%s='%s' is not a level (expected a number or "
 		       "DEBUG/INFO/TIMING/WARN/ERROR); using %s (%d)",
-		       LOG_ENV, env_bad_value,
+		       LOG_ENV, tp_shown(env_bad_value),
 		       tp_log_level_name(TP_LOG_DEFAULT_THRESHOLD),
 		       TP_LOG_DEFAULT_THRESHOLD);
 	return atomic_load_explicit(&tp_log_threshold_state_,

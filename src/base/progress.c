@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/error.h"
+
 #define PHASE_MAX 192
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -52,9 +54,9 @@ static void *progress_main(void *arg)
 			/* Printed under the lock: a phase mark waits at most for
 			 * one short line. */
 			if (now - phase_start_ns < every_ns)
-				fprintf(g_stream, "%s: %s...\n", g_prefix, phase);
+				fprintf(g_stream, "%s: %s...\n", g_prefix, tp_shown(phase));
 			else
-				fprintf(g_stream, "%s: %s... (%llu s)\n", g_prefix, phase,
+				fprintf(g_stream, "%s: %s... (%llu s)\n", g_prefix, tp_shown(phase),
 					(unsigned long long)s);
 			fflush(g_stream);
 			next_line_ns = now + every_ns;

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/error.h"
 #include "base/file.h"
 #include "base/log.h"
 
@@ -144,7 +145,7 @@ int tp_tmpreg_add(const char *path)
 	}
 	atomic_fetch_sub_explicit(&creating, 1, memory_order_relaxed);
 	TP_DEBUG("tmp_registry: %d slots taken; %s is not removed on an interrupt",
-		 TP_TMPREG_SLOTS, path);
+		 TP_TMPREG_SLOTS, tp_shown(path));
 	return -ENOSPC;
 }
 

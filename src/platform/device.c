@@ -180,7 +180,7 @@ static unsigned aicpu_slice_us(void)
 		static atomic_flag warned = ATOMIC_FLAG_INIT;
 		if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
 			TP_WARN("TASKPROF_SIM_AICPU_SLICE_US=%s: expected 0 or %u..%u (µs); "
-				"using the host's default slice", v, AICPU_SLICE_US_MIN,
+				"using the host's default slice", tp_shown(v), AICPU_SLICE_US_MIN,
 				AICPU_SLICE_US_MAX);
 		return 0;
 	}
@@ -527,7 +527,7 @@ static bool aicpu_pin_auto(void)
 	static atomic_flag warned = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set_explicit(&warned, memory_order_relaxed))
 		TP_WARN("TASKPROF_SIM_AICPU_PIN=%s: expected auto or off (any case); using auto",
-			v);
+			tp_shown(v));
 	return true;
 }
 

@@ -230,13 +230,13 @@ uint32_t tp_pmu_apply_env_override(enum tp_pmu_arch arch, uint32_t cli_type)
 		 * it where it is seen. */
 		if ((uint32_t)v != cli_type)
 			TP_WARN("(taskprof: %s=%s, %s, replaces the --enable-pmu choice %u, %s)",
-				var, val, tp_pmu_event_type_name((uint32_t)v), (unsigned)cli_type,
+				var, tp_shown(val), tp_pmu_event_type_name((uint32_t)v), (unsigned)cli_type,
 				tp_pmu_event_type_name(cli_type));
 		return (uint32_t)v;
 	}
 	/* The reference's text says "default" while it keeps the CLI
 	 * choice (spec §8.2, §10 item 6); we keep both. */
-	TP_WARN("Invalid %s=%s, using default (PIPE_UTILIZATION=%u)", var, val,
+	TP_WARN("Invalid %s=%s, using default (PIPE_UTILIZATION=%u)", var, tp_shown(val),
 		(unsigned)TP_PMU_EVENT_TYPE_DEFAULT);
 	/* Where that text is wrong, say what is used. */
 	if (cli_type != TP_PMU_EVENT_TYPE_DEFAULT)

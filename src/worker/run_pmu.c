@@ -373,7 +373,8 @@ int wk_pmu_export(struct wk_pmu *p, char *path, size_t path_len, uint64_t *rows)
 	/* relaxed: a one-shot switch; nothing else is published through it. */
 	if (atomic_exchange_explicit(&g_fault_write, false, memory_order_relaxed) &&
 	    mkdir(pmu_csv_path(p->c), 0755) != 0)
-		TP_WARN("pmu: test fault: cannot create %s: %s", pmu_csv_path(p->c), strerror(errno));
+		TP_WARN("pmu: test fault: cannot create %s: %s",
+			tp_shown(pmu_csv_path(p->c)), strerror(errno));
 	int rc = pmu_export(p->c, &n);
 	if (rows)
 		*rows = n;
@@ -610,7 +611,7 @@ static void note_failed_dir(struct wk_pmu_retention *rt, const char *dir)
 		free(copy);
 		if (nd)
 			rt->failed_dirs = nd;
-		TP_ERROR("PMU: out of memory recording the failed directory %s", dir);
+		TP_ERROR("PMU: out of memory recording the failed directory %s", tp_shown(dir));
 		return;
 	}
 	rt->failed_dirs = nd;
@@ -674,7 +675,7 @@ void wk_pmu_test_hold_writer(bool hold)
 /* Add @one to the failures not yet reported by a flush. Under rt->mu. */
 static void record_failure(struct wk_pmu_retention *rt, const char *one)
 {
-	TP_ERROR("PMU flush_diagnostics: %s", one);
+	TP_ERROR("PMU flush_diagnostics: %s", tp_shown(one));
 	if (!rt->failed) {
 		rt->failed = true;
 		/* Truncated to fit; the precision says so to the compiler too
@@ -828,7 +829,7 @@ void wk_pmu_fail_unretained(struct wk_pmu_retention *rt, uint64_t epoch, const c
 	(void)k; /* a long folder name truncates quietly */
 	if (ensure_init(rt)) {
 		/* Nowhere to keep it: the log line is all that is left. */
-		TP_ERROR("PMU flush_diagnostics: %s (%s)", msg, tp_last_error());
+		TP_ERROR("PMU flush_diagnostics: %s (%s)", tp_shown(msg), tp_last_error());
 		return;
 	}
 	pthread_mutex_lock(&rt->mu);

@@ -173,7 +173,7 @@ void tp_worker_close(struct tp_worker *w)
 		 * folders). */
 		tp_tmpreg_set_made_dirs(NULL, 0);
 		if (tp_rmdir_made(w->output_root, w->root_made_len))
-			TP_DEBUG("worker: removed the empty output root %s", w->output_root);
+			TP_DEBUG("worker: removed the empty output root %s", tp_shown(w->output_root));
 	}
 	free(w->output_root);
 	free(w);
@@ -389,7 +389,7 @@ static void case_locale_leave(const struct case_locale *l)
 		return;
 	if (!setlocale(LC_NUMERIC, l->numeric))
 		setlocale(LC_NUMERIC, "C");
-	TP_DEBUG("worker: the case changed LC_NUMERIC to %s; put back to %s", cur ? cur : "?",
+	TP_DEBUG("worker: the case changed LC_NUMERIC to %s; put back to %s", cur ? tp_shown(cur) : "?",
 		 l->numeric);
 }
 
@@ -1231,7 +1231,7 @@ out:
 		res->name_map[0] = '\0';
 	if (!keep && rmdir(res->output_dir) == 0) {
 		tp_tmpreg_set_dir(NULL);
-		TP_DEBUG("worker: removed the empty run folder %s", res->output_dir);
+		TP_DEBUG("worker: removed the empty run folder %s", tp_shown(res->output_dir));
 	} else if (rc && made_dir && access(res->output_dir, F_OK) == 0) {
 		/* A failed run that wrote outputs: the folder says so. */
 		char err2[TP_ERROR_MSG_MAX];

@@ -181,8 +181,8 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 		tp_tmpreg_created(s->tmpreg);
 		if (!s->fp) {
 			int err = open_err;
-			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s", path,
-				 strerror(err));
+			TP_ERROR("PmuCollector: failed to open CSV shard file: %s: %s",
+				 tp_shown(path), strerror(err));
 			shard_fail(s, "open", err);
 			return true;
 		}
@@ -217,8 +217,8 @@ static bool pmu_collect(void *ud, const struct tp_ready_info *info, int shard)
 			int err = errno ? errno : EIO;
 			char path[4200];
 			shard_path(c, shard, ".tmp", path, sizeof(path));
-			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s", path,
-				 strerror(err));
+			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s",
+				 tp_shown(path), strerror(err));
 			shard_fail(s, "write", err);
 			return true;
 		}
@@ -248,8 +248,8 @@ static void close_shards(struct pmu_collector *c)
 		if (err && !logged) {
 			char path[4200];
 			shard_path(c, i, ".tmp", path, sizeof(path));
-			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s", path,
-				 strerror(err));
+			TP_ERROR("PmuCollector: failed to write CSV shard file: %s: %s",
+				 tp_shown(path), strerror(err));
 		}
 	}
 }
@@ -340,7 +340,7 @@ struct pmu_collector *pmu_open(const struct pmu_config *cfg)
 	c->host_notes = prof_priv_host(c->p);
 	TP_INFO("PMU collector initialized: %d cores, %d threads, SHM=0x%lx, CSV=%s (opened on "
 		"first record)",
-		cfg->num_cores, cfg->num_threads, (unsigned long)c->p->shm_dev, c->csv_path);
+		cfg->num_cores, cfg->num_threads, (unsigned long)c->p->shm_dev, tp_shown(c->csv_path));
 	return c;
 oom:
 	pmu_close(c);
@@ -385,7 +385,7 @@ static void remove_stale(struct pmu_collector *c)
 	closedir(dir);
 	if (removed)
 		TP_INFO("PmuCollector: removed %d stale CSV shard file%s in %s", removed,
-			removed == 1 ? "" : "s", c->prefix);
+			removed == 1 ? "" : "s", tp_shown(c->prefix));
 }
 
 int pmu_start(struct pmu_collector *c)
@@ -396,7 +396,8 @@ int pmu_start(struct pmu_collector *c)
 		return 0;
 	int rc = tp_mkdir_p(c->prefix, 0755);
 	if (rc)
-		TP_WARN("Failed to create PMU output directory %s: %s", c->prefix, strerror(-rc));
+		TP_WARN("Failed to create PMU output directory %s: %s", tp_shown(c->prefix),
+			strerror(-rc));
 	remove_stale(c);
 	rc = prof_start(c->p);
 	if (rc == 0) {
@@ -496,7 +497,7 @@ int pmu_reconcile(struct pmu_collector *c, struct pmu_reconcile *out)
 		TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64 " + dropped=%" PRIu64
 			"%s != device_total=%" PRIu64 ", silent_loss=%" PRId64
 			") — %s, so no row is counted: %s",
-			r.collected, r.dropped, mm, r.total, r.silent_loss, lost_why, why);
+			r.collected, r.dropped, mm, r.total, r.silent_loss, lost_why, tp_shown(why));
 	} else if (acc != r.total) {
 		if (a5)
 			TP_WARN("PMU reconcile: record count mismatch (collected=%" PRIu64
@@ -559,7 +560,8 @@ static void preserve_shards(struct pmu_collector *c)
 		shard_path(c, i, ".tmp", from, sizeof(from));
 		shard_path(c, i, ".failed.tmp", to, sizeof(to));
 		if (rename(from, to) != 0)
-			TP_WARN("PmuCollector: cannot rename %s to %s: %s", from, to, strerror(errno));
+			TP_WARN("PmuCollector: cannot rename %s to %s: %s", tp_shown(from),
+				tp_shown(to), strerror(errno));
 		else
 			c->n_preserved++;
 		tp_tmpreg_remove(c->shards[i].tmpreg); /* evidence, kept on purpose */
@@ -575,7 +577,8 @@ static void remove_shards(struct pmu_collector *c)
 		char path[4200];
 		shard_path(c, i, ".tmp", path, sizeof(path));
 		if (unlink(path) != 0 && errno != ENOENT)
-			TP_WARN("PmuCollector: cannot remove %s: %s", path, strerror(errno));
+			TP_WARN("PmuCollector: cannot remove %s: %s", tp_shown(path),
+				strerror(errno));
 		tp_tmpreg_remove(c->shards[i].tmpreg);
 		c->shards[i].tmpreg = 0;
 		c->shards[i].opened = false;
@@ -627,7 +630,7 @@ static int merge_spans(struct pmu_collector *c, FILE *out)
 			rc = -errno;
 			snprintf(why, sizeof(why), "%s: cannot open for reading: %s", path,
 				 strerror(-rc));
-			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", why);
+			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", tp_shown(why));
 			goto out;
 		}
 		if (s->len > bufcap) {
@@ -651,15 +654,15 @@ static int merge_spans(struct pmu_collector *c, FILE *out)
 			else
 				snprintf(why, sizeof(why), "%s: read failed: the file is shorter "
 					 "than the rows written into it", path);
-			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", why);
+			TP_ERROR("PmuCollector: failed to read CSV shard file: %s", tp_shown(why));
 			goto out;
 		}
 		errno = 0;
 		if (fwrite(buf, 1, s->len, out) != s->len) {
 			rc = errno ? -errno : -EIO;
 			snprintf(why, sizeof(why), "write failed: %s", strerror(-rc));
-			TP_ERROR("PmuCollector: failed to write merged CSV file: %s: %s", c->csv_path,
-				 strerror(-rc));
+			TP_ERROR("PmuCollector: failed to write merged CSV file: %s: %s",
+				 tp_shown(c->csv_path), strerror(-rc));
 			goto out;
 		}
 	}
@@ -736,7 +739,7 @@ int pmu_export(struct pmu_collector *c, uint64_t *rows)
 	errno = 0;
 	if (fwrite(c->header, 1, (size_t)c->header_len, tx.fp) != (size_t)c->header_len) {
 		rc = errno ? -errno : -EIO;
-		TP_ERROR("PmuCollector: failed to write CSV header: %s: %s", c->csv_path,
+		TP_ERROR("PmuCollector: failed to write CSV header: %s: %s", tp_shown(c->csv_path),
 			 strerror(-rc));
 		tp_file_tx_abort(&tx, false);
 		preserve_shards(c);
