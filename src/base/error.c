@@ -59,45 +59,57 @@ size_t tp_error_fit(char *dst, size_t cap, const char *src)
 	return head + ELLIPSIS_LEN + tlen;
 }
 
+size_t tp_escape_controls(char *dst, size_t cap, const char *src)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t need = 0, o = 0;
+	bool full = cap == 0;
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		char e[4] = { (char)*p };
+		size_t n = 1;
+		if (*p < 0x20 || *p == 0x7f) {
+			e[0] = '\\';
+			e[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : 'x';
+			n = 2;
+			if (e[1] == 'x') {
+				e[2] = hex[*p >> 4];
+				e[3] = hex[*p & 0xf];
+				n = 4;
+			}
+		}
+		need += n;
+		/* an escape is written whole or not at all */
+		if (!full && o + n < cap) {
+			memcpy(dst + o, e, n);
+			o += n;
+		} else {
+			full = true;
+		}
+	}
+	if (cap)
+		dst[o] = '\0';
+	return need;
+}
+
 /* A message is one line: a control character in it (a newline in a path
  * or a name the message quotes, a tab in the input it shows) is written
- * as its C escape (\n, \t, \r, else \xHH). The escaped message can be
- * up to 4 times longer; it is fitted back into @cap bytes as any long
- * message is. Without memory for that, each becomes '?'. */
+ * as its C escape. The escaped message can be up to 4 times longer; it is
+ * fitted back into @cap bytes as any long message is. Without memory for
+ * that, each becomes '?'. */
 static void escape_controls(char *msg, size_t cap)
 {
-	size_t len = 0, n_ctl = 0;
-	for (; msg[len]; len++)
-		n_ctl += (unsigned char)msg[len] < 0x20 || msg[len] == 0x7f;
-	if (!n_ctl)
+	const size_t len = strlen(msg);
+	const size_t need = tp_escape_controls(NULL, 0, msg);
+	if (need == len)
 		return;
-	char *esc = malloc(len + 3 * n_ctl + 1);
+	char *esc = malloc(need + 1);
 	if (!esc) {
 		for (size_t i = 0; i < len; i++)
 			if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f)
 				msg[i] = '?';
 		return;
 	}
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-	for (size_t i = 0; i < len; i++) {
-		const unsigned char c = (unsigned char)msg[i];
-		if (c >= 0x20 && c != 0x7f) {
-			esc[o++] = (char)c;
-			continue;
-		}
-		esc[o++] = '\\';
-		switch (c) {
-		case '\n': esc[o++] = 'n'; break;
-		case '\t': esc[o++] = 't'; break;
-		case '\r': esc[o++] = 'r'; break;
-		default:
-			esc[o++] = 'x';
-			esc[o++] = hex[c >> 4];
-			esc[o++] = hex[c & 0xf];
-		}
-	}
-	esc[o] = '\0';
+	tp_escape_controls(esc, need + 1, msg);
 	tp_error_fit(msg, cap, esc);
 	free(esc);
 }

@@ -54,6 +54,22 @@ int tp_set_error(int err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /**
+ * tp_escape_controls() - @src with each control character as its C escape.
+ * @dst: where to write; may be NULL when @cap is 0 (to size the result).
+ * @cap: bytes at @dst, the terminating NUL included.
+ * @src: the string.
+ *
+ * A byte below 0x20 or 0x7f becomes backslash-n, backslash-t, backslash-r,
+ * else backslash-x and two hex digits; other bytes (UTF-8 included) are
+ * copied. An escape that does not fit whole is left out with all that
+ * follows. No allocation, no locale, no errno: safe in a signal handler.
+ *
+ * Return: the length of the whole escaped string, without its NUL (as
+ * snprintf: a result >= @cap means @dst holds a cut copy).
+ */
+size_t tp_escape_controls(char *dst, size_t cap, const char *src);
+
+/**
  * tp_shown() - @s as a message shows it: on one line.
  * @s: a string a message quotes (a path, a name from an input); NULL
  *     shows as "(null)".

@@ -90,22 +90,14 @@ static void put(const char *s)
 }
 
 /* @s as put() writes it, but a control character in it (a newline in a
- * path) as its C escape, as tp_shown() shows it (which allocates and is
- * not for a signal handler): the line stays one line. */
+ * path) as its C escape (tp_escape_controls(), which allocates nothing,
+ * unlike tp_shown()): the line stays one line. */
 static void put_shown(const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
 	for (; *s; s++) {
-		const unsigned char c = (unsigned char)*s;
-		char e[5] = { (char)c, '\0' };
-		if (c < 0x20 || c == 0x7f) {
-			e[0] = '\\';
-			e[1] = c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : 'x';
-			if (e[1] == 'x') {
-				e[2] = hex[c >> 4];
-				e[3] = hex[c & 0xf];
-			}
-		}
+		const char one[2] = { *s, '\0' };
+		char e[5];
+		tp_escape_controls(e, sizeof(e), one);
 		put(e);
 	}
 }

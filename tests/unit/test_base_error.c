@@ -149,6 +149,25 @@ static void test_control_characters_escaped(void **state)
 	assert_non_null(strstr(m, "\xe2\x80\xa6"));
 }
 
+/* The allocation-free escaper behind them: sizes like snprintf, writes
+ * an escape whole or not at all. */
+static void test_escape_controls_into(void **state)
+{
+	(void)state;
+	char b[16];
+	assert_int_equal(tp_escape_controls(NULL, 0, "a\nb\x1b"), 8);
+	assert_int_equal(tp_escape_controls(b, sizeof(b), "a\nb\x1b"), 8);
+	assert_string_equal(b, "a\\nb\\x1b");
+	/* room for "a\n" and "b" but not the 4 bytes of \x1b */
+	assert_int_equal(tp_escape_controls(b, 6, "a\nb\x1b" "c"), 9);
+	assert_string_equal(b, "a\\nb");
+	/* nothing after a cut escape, even a byte that would fit */
+	assert_int_equal(tp_escape_controls(b, 3, "a\nb"), 4);
+	assert_string_equal(b, "a");
+	assert_int_equal(tp_escape_controls(b, sizeof(b), "plain \xc3\xa9"), 8);
+	assert_string_equal(b, "plain \xc3\xa9");
+}
+
 struct thread_result {
 	char initial[64];
 	char after[64];
@@ -213,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_returns_err_and_formats),
 		cmocka_unit_test(test_clear),
 		cmocka_unit_test(test_control_characters_escaped),
+		cmocka_unit_test(test_escape_controls_into),
 		cmocka_unit_test(test_truncated_to_buffer),
 		cmocka_unit_test(test_fit_keeps_end_and_utf8),
 		cmocka_unit_test(test_wraps_previous_message),

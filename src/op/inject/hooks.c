@@ -151,42 +151,15 @@ static int log_fd(void)
 	return g_log_fd;
 }
 
-/* @src into @dst (@cap > 0 bytes) as a message shows it, on one line: a
- * control character in it (a newline in a path, in a range name the
- * application pushed) as its C escape, as tp_shown() writes it; cut to
- * fit. Unlike tp_shown() it allocates nothing: inj_log() also runs in a
- * signal handler (engine.c, args_guard_fault()). */
-static void shown_into(char *dst, size_t cap, const char *src)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
-	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
-		char e[4] = { (char)*p };
-		size_t n = 1;
-		if (*p < 0x20 || *p == 0x7f) {
-			e[0] = '\\';
-			e[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : 'x';
-			n = 2;
-			if (e[1] == 'x') {
-				e[2] = hex[*p >> 4];
-				e[3] = hex[*p & 0xf];
-				n = 4;
-			}
-		}
-		if (o + n >= cap)
-			break;
-		memcpy(dst + o, e, n);
-		o += n;
-	}
-	dst[o] = '\0';
-}
-
 static void vlog_line(int level, const char *fmt, va_list ap)
 {
 	char raw[1024], msg[1024], line[1200];
 	vsnprintf(raw, sizeof(raw), fmt, ap);
-	/* One line per message, whatever the strings it quotes hold. */
-	shown_into(msg, sizeof(msg), raw);
+	/* One line per message, whatever the strings it quotes hold (a
+	 * newline in a path, in a range name the application pushed). Not
+	 * tp_shown(), which allocates: this also runs in a signal handler
+	 * (engine.c, args_guard_fault()). */
+	tp_escape_controls(msg, sizeof(msg), raw);
 	const char *lv = tp_log_level_name(level);
 	int n = snprintf(line, sizeof(line), "[%ld] %-5s %s\n", (long)getpid(), lv ? lv : "?",
 			 msg);
@@ -243,7 +216,7 @@ void inj_fail(const char *fmt, ...)
 	va_end(ap);
 	inj_log(TP_LOG_ERROR, "%s", msg);
 	char shown[sizeof(msg)];
-	shown_into(shown, sizeof(shown), msg);
+	tp_escape_controls(shown, sizeof(shown), msg);
 	status_send(shown);
 }
 
@@ -254,7 +227,7 @@ void inj_progress(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	shown_into(msg, sizeof(msg), raw);
+	tp_escape_controls(msg, sizeof(msg), raw);
 	int n = snprintf(line, sizeof(line), "taskprof op: %s\n", msg);
 	if (n > 0 && stderr_ours() &&
 	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0) {
