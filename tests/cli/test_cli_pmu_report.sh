@@ -49,6 +49,14 @@ has "$outb" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 medi
 { cat "$root/pmu.csv"; printf '\n\r\n\n'; } >"$root/trail.csv"
 outt=$("$bin" pmu "$root/trail.csv") || bad "pmu trail.csv exited $?"
 has "$outt" "$root/trail.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), run_epoch 4"
+# A file joined from several runs' pmu.csv: their distinct run_epoch
+# values are counted (epoch 2 twice, not adjacent: still 3 runs).
+{ head -1 "$root/pmu.csv"; sed -n 2p "$root/pmu.csv" | sed 's/,4$/,2/';
+  sed -n 3p "$root/pmu.csv" | sed 's/,4$/,5/'; sed -n 4p "$root/pmu.csv" | sed 's/,4$/,2/';
+  sed -n '5,6p' "$root/pmu.csv"; } >"$root/runs.csv"
+outr=$("$bin" pmu "$root/runs.csv") || bad "pmu runs.csv exited $?"
+has "$outr" "$root/runs.csv: 5 rows, 2 functions, event_type 2 (PIPE_UTILIZATION), 3 runs (run_epoch 2..5, pooled below)"
+has "$outr" "func_id 7: 3 rows (AIC 0, AIV 3), pmu_total_cycles mean 5000.0 median 4000.0"
 sed '3s/.*//' "$root/pmu.csv" >"$root/gap.csv"
 err=$("$bin" pmu "$root/gap.csv" 2>&1 >/dev/null); rc=$?
 [[ $rc -eq 1 && $err == "taskprof pmu: $root/gap.csv:3: empty line; expected a data row" ]] ||

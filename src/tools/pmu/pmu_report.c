@@ -27,7 +27,8 @@ struct pmu_row {
 	uint32_t func_id;
 	int32_t core_type;
 	uint64_t total;
-	uint64_t *cnt; /* ncnt values */
+	uint64_t epoch; /* run_epoch (0 without the column) */
+	uint64_t *cnt;  /* ncnt values */
 };
 
 struct pmu_csv {
@@ -258,6 +259,7 @@ static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 	r->func_id = (uint32_t)v[3];
 	r->core_type = (int32_t)v[4];
 	r->total = v[5];
+	r->epoch = c->has_epoch ? v[n - 1] : 0;
 	r->cnt = NULL;
 	memcpy(c->vals + c->nrows * (size_t)c->ncnt, v + NFIXED, (size_t)c->ncnt * sizeof(*v));
 	c->nrows++;
@@ -350,6 +352,29 @@ size_t pmu_csv_rows(const struct pmu_csv *c)
 	return c->nrows;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The number of distinct run_epoch values among @c's rows (several when
+ * the files of several runs were joined into one); 0 when out of memory. */
+static size_t count_epochs(const struct pmu_csv *c)
+{
+	uint64_t *e = malloc((c->nrows ? c->nrows : 1) * sizeof(*e));
+	if (!e)
+		return 0;
+	for (size_t i = 0; i < c->nrows; i++)
+		e[i] = c->rows[i].epoch;
+	qsort(e, c->nrows, sizeof(*e), cmp_u64);
+	size_t n = 0;
+	for (size_t i = 0; i < c->nrows; i++)
+		n += !i || e[i] != e[i - 1];
+	free(e);
+	return n;
+}
+
 static int cmp_row(const void *a, const void *b)
 {
 	const struct pmu_row *x = a, *y = b;
@@ -383,8 +408,18 @@ int pmu_report_print_named(const struct pmu_csv *c, const struct sl_name_map *na
 	if (c->has_epoch && c->nrows) {
 		if (c->epoch_min == c->epoch_max)
 			fprintf(out, ", run_epoch %" PRIu64, c->epoch_min);
-		else
-			fprintf(out, ", run_epoch %" PRIu64 "..%" PRIu64, c->epoch_min, c->epoch_max);
+		else {
+			/* Rows of several runs (files joined by hand: taskprof
+			 * writes one run per pmu.csv); the figures below pool
+			 * them, and the line says so. */
+			const size_t runs = count_epochs(c);
+			if (!runs) {
+				free(rows);
+				return tp_set_error(-ENOMEM, "out of memory");
+			}
+			fprintf(out, ", %zu runs (run_epoch %" PRIu64 "..%" PRIu64 ", pooled below)",
+				runs, c->epoch_min, c->epoch_max);
+		}
 	}
 	fputc('\n', out);
 	const bool pipe = c->event_type == 2;

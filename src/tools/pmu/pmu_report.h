@@ -44,7 +44,9 @@ size_t pmu_csv_rows(const struct pmu_csv *c);
 
 /**
  * pmu_report_print() - the summary: one line for the file (rows,
- * functions, event type, run epochs), then per func_id ascending: rows
+ * functions, event type, and its run_epoch, or for a file holding rows of
+ * several runs (joined by hand), "N runs (run_epoch A..B, pooled
+ * below)"), then per func_id ascending: rows
  * (AIC / AIV), mean and median pmu_total_cycles, and one line per counter
  * with its mean per row; for PIPE_UTILIZATION (event_type 2) each pipe
  * counter (a column whose name contains "busy") also shows its share of
