@@ -50,6 +50,8 @@ static struct slot note;
 /* "<name>\0<text>": the file to create in the run folder on an
  * interrupt, if it is not there. */
 static struct slot unfinished;
+/* "<lines>": written before the unfinished text (the run's settings). */
+static struct slot unfinished_head;
 /* The output being (or last) renamed into place, and the temp file's
  * handle; committed_done once the rename and the handle's removal are
  * over (written before the slot's publish / by its owner, read after the
@@ -383,8 +385,15 @@ void tp_tmpreg_set_unfinished(const char *name, const char *text)
 		slot_set_strings(&unfinished, (const char *const[]){ name, text }, 2);
 }
 
-/* Interrupt path only: the unfinished text with its addition. */
-static char unfinished_text[PATH_MAX + 1024];
+void tp_tmpreg_set_unfinished_head(const char *lines)
+{
+	slot_free(&unfinished_head);
+	if (lines)
+		slot_set_strings(&unfinished_head, (const char *const[]){ lines }, 1);
+}
+
+/* Interrupt path only: the head, the unfinished text and its addition. */
+static char unfinished_text[2 * PATH_MAX + 1024];
 
 /* Append @s to @buf (of @cap bytes, @n used, NUL kept); cut when full. */
 static size_t put_str(char *buf, size_t cap, size_t n, const char *s)
@@ -403,21 +412,26 @@ bool tp_tmpreg_mark_unfinished(const char *dir, const char *also)
 	const char *file = in_dir(dir, unfinished.path, unfinished_file);
 	if (!file)
 		return false;
+	/* The head's lines (if published), then the text; with @also, the
+	 * text's last line without its newline, "; ", @also, newline. */
+	const size_t cap = sizeof(unfinished_text);
+	size_t n = 0;
+	unfinished_text[0] = '\0';
+	if (slot_claim(&unfinished_head))
+		n = put_str(unfinished_text, cap, n, unfinished_head.path);
 	size_t len = strlen(text);
 	if (also && *also && len && text[len - 1] == '\n') {
-		/* The last line without its newline, "; ", @also, newline. */
-		const size_t cap = sizeof(unfinished_text);
-		size_t n = 0;
-		for (; n + 1 < len && n + 1 < cap; n++)
-			unfinished_text[n] = text[n];
+		for (size_t i = 0; i + 1 < len && n + 1 < cap; i++)
+			unfinished_text[n++] = text[i];
 		unfinished_text[n] = '\0';
 		n = put_str(unfinished_text, cap - 1, n, "; ");
 		n = put_str(unfinished_text, cap - 1, n, also);
 		unfinished_text[n++] = '\n';
 		unfinished_text[n] = '\0';
-		text = unfinished_text;
+	} else {
+		n = put_str(unfinished_text, cap, n, text);
 	}
-	return write_whole(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, text);
+	return write_whole(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, unfinished_text);
 }
 
 void tp_tmpreg_reset(void)
@@ -429,6 +443,7 @@ void tp_tmpreg_reset(void)
 	atomic_store_explicit(&made_dirs.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&note.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&unfinished.state, SLOT_FREE, memory_order_relaxed);
+	atomic_store_explicit(&unfinished_head.state, SLOT_FREE, memory_order_relaxed);
 	atomic_store_explicit(&committed.state, SLOT_FREE, memory_order_relaxed);
 	committed_renamed = false;
 	for (int i = 0; i < TP_TMPREG_SLOTS; i++)

@@ -163,6 +163,17 @@ bool tp_tmpreg_append_note(const char *dir);
 void tp_tmpreg_set_unfinished(const char *name, const char *text);
 
 /**
+ * tp_tmpreg_set_unfinished_head() - lines to write before the text of
+ * tp_tmpreg_set_unfinished() when the interrupt path creates that file
+ * (the run's settings, once known: "callable X\ncase Y\n..."), so that
+ * the folder says what ran, as a failed run's result.txt does.
+ * @lines: whole lines, each ended by '\n', shorter than PATH_MAX bytes in
+ *         all (else nothing is published); NULL withdraws them.
+ * The last call wins.
+ */
+void tp_tmpreg_set_unfinished_head(const char *lines);
+
+/**
  * tp_tmpreg_mark_unfinished() - create the published file in @dir if it
  * does not exist (interrupt path, after tp_tmpreg_unlink_all(): the
  * file's own writer can no longer rename one into place).

@@ -684,6 +684,33 @@ static void leave_with_device(void *collector)
 		g_left_with_device[i] = collector;
 }
 
+/* The settings lines of a result.txt that is not a finished run's (a
+ * failed run's, or the one an interrupt leaves): what ran and the
+ * settings that shaped what it wrote, as write_result() names them
+ * (@pmu_type: the PMU event type collected, 0: none), each line ended by
+ * '\n', '.' as the decimal point. Return: the length written to @buf (cut
+ * at @cap - 1). */
+static size_t settings_text(char *buf, size_t cap, const struct tp_worker *w,
+			    const struct tp_run_result *r, uint32_t pmu_type)
+{
+	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
+	char stall[32];
+	stall_text(w, stall, sizeof(stall));
+	int n = snprintf(buf, cap,
+			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
+			 "aicpu_threads %d\nrounds %d\nswimlane_level %d\npmu_event_type %u\n"
+			 "dep_gen %s\nearly_dispatch %s\nstall_timeout %s\n",
+			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
+			 w->aicpu_threads, w->rounds, w->swimlane_level, pmu_type,
+			 w->dep_gen ? "on" : "off", r->early_dispatch ? "on" : "off", stall);
+	if (c_loc) {
+		uselocale(prev);
+		freelocale(c_loc);
+	}
+	return n < 0 ? 0 : (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
 static bool write_failed_result(const char *dir, const struct tp_worker *w,
 				const struct tp_run_result *r, uint32_t pmu_type, const char *err)
 {
@@ -694,23 +721,10 @@ static bool write_failed_result(const char *dir, const struct tp_worker *w,
 	for (char *c = one; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';
-	locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-	locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
-	char stall[32];
-	stall_text(w, stall, sizeof(stall));
-	int n = snprintf(buf, sizeof(buf),
-			 "callable %s\ncase %s\nplatform %s\nruntime %s\nblock_dim %d\n"
-			 "aicpu_threads %d\nrounds %d\nswimlane_level %d\npmu_event_type %u\n"
-			 "dep_gen %s\nearly_dispatch %s\nstall_timeout %s\nstatus FAILED\n"
-			 "error %s\n",
-			 r->callable, r->case_name, r->platform, r->runtime, w->block_dim,
-			 w->aicpu_threads, w->rounds, w->swimlane_level, pmu_type,
-			 w->dep_gen ? "on" : "off", r->early_dispatch ? "on" : "off", stall, one);
-	if (c_loc) {
-		uselocale(prev);
-		freelocale(c_loc);
-	}
-	if (tp_write_file_atomic(path, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1)) {
+	size_t n = settings_text(buf, sizeof(buf), w, r, pmu_type);
+	int m = snprintf(buf + n, sizeof(buf) - n, "status FAILED\nerror %s\n", one);
+	n += m < 0 ? 0 : (size_t)m < sizeof(buf) - n ? (size_t)m : sizeof(buf) - n - 1;
+	if (tp_write_file_atomic(path, buf, n)) {
 		TP_WARN("worker: cannot mark the failed run's folder: %s", tp_last_error());
 		return false;
 	}
@@ -883,6 +897,9 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 	snprintf(res->case_name, sizeof(res->case_name), "%s", cs->name);
 	snprintf(res->platform, sizeof(res->platform), "%s", w->plat->name);
 	snprintf(res->runtime, sizeof(res->runtime), "%s", w->runtime);
+	/* As each round's engine takes it (set again after the round). */
+	res->early_dispatch = w->early_dispatch > 0 ||
+			      (w->early_dispatch == 0 && cal->wants_early_dispatch);
 	uint32_t pmu_type = 0;
 	const bool pmu_on = wk_pmu_decide(w->plat, w->pmu_event_type, w->rounds, &pmu_type);
 	/* Retained PMU runs: refused before anything is submitted when two
@@ -990,8 +1007,14 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 		rc = tp_set_error(-errno, "%s: %s", res->output_dir, strerror(errno));
 		goto out;
 	}
-	/* Named by an interrupted `taskprof run` (base/tmp_registry.h). */
+	/* Named by an interrupted `taskprof run` (base/tmp_registry.h), whose
+	 * result.txt then starts with the run's settings. */
 	tp_tmpreg_set_dir(res->output_dir);
+	{
+		char head[1024];
+		settings_text(head, sizeof(head), w, res, pmu_on ? pmu_type : 0u);
+		tp_tmpreg_set_unfinished_head(head);
+	}
 
 	/* The name map goes with swimlane, dep_gen or PMU (spec §3.4): the
 	 * converter and `taskprof pmu` find it beside their inputs. Not for a
@@ -1243,6 +1266,8 @@ out:
 	}
 	if (rc)
 		res->pass = false;
+	/* result.txt is written (or could not be): the next run has its own. */
+	tp_tmpreg_set_unfinished_head(NULL);
 	tp_progress_phase(NULL);
 	return rc;
 }

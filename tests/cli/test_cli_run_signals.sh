@@ -82,9 +82,15 @@ interrupt() {
 		echo "FAIL: $what: exit $code, want $want ($msg)"; fail=1
 	elif [[ $msg != "taskprof run: interrupted by $(signame "$sig") while "$phase": removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]]; then
 		echo "FAIL: $what: unexpected message: $msg"; fail=1
-	elif [[ -z ${trace_due:-} ]] && ! [[ $(cat "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror the run was cut short (interrupted, crashed or ended by the case\'s exit(): taskprof\'s last line on stderr said which); the files here are what it had written by then' ]]; then
-		# Interrupted before the run wrote its result.txt: one says so.
-		echo "FAIL: $what: result.txt is '$(cat "$dir/result.txt" 2>&1)', want the interrupted mark"; fail=1
+	elif [[ -z ${trace_due:-} ]] && ! [[ $(head -n 3 "$dir/result.txt" 2>/dev/null) == "${want_head:-$'callable slowcase\ncase Default\nplatform a2a3sim'}" &&
+		$(wc -l <"$dir/result.txt") -eq 14 &&
+		$(tail -n 2 "$dir/result.txt" 2>/dev/null) == $'status FAILED\nerror the run was cut short (interrupted, crashed or ended by the case\'s exit(): taskprof\'s last line on stderr said which); the files here are what it had written by then' ]]; then
+		# Interrupted before the run wrote its result.txt: one says so,
+		# after the run's 12 settings lines (as a failed run's has).
+		echo "FAIL: $what: result.txt is '$(cat "$dir/result.txt" 2>&1)', want the settings and the interrupted mark"; fail=1
+	elif [[ -z ${trace_due:-} ]] && [[ -n ${want_settings:-} ]] &&
+		! grep -qx -e "$want_settings" "$dir/result.txt"; then
+		echo "FAIL: $what: result.txt lacks '$want_settings': $(cat "$dir/result.txt")"; fail=1
 	elif [[ $(wc -l <<<"$msg") -ne 1 ]]; then
 		echo "FAIL: $what: expected one line, got: $msg"; fail=1
 	elif [[ -n $(find "$out" -name '*.tmp') ]]; then
@@ -109,7 +115,7 @@ for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup 
 	rm -f "$root/mark.start"
 	t0=$SECONDS
 	SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark sigenv=$env_arg ignored=$ign \
-		interrupt "$sig" "$code" "$root/mark.start" "$what" \
+		want_settings='swimlane_level 4' interrupt "$sig" "$code" "$root/mark.start" "$what" \
 		"$so" --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 	if (( SECONDS - t0 >= 20 )); then
 		echo "FAIL: $what: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
@@ -296,6 +302,7 @@ fi
 
 # During the run: the PMU collector's CSV shards are open.
 phase='@(running paged_attention Case1 on a2a3sim|collecting the profiles and writing the outputs)' \
+	want_head=$'callable paged_attention\ncase Case1\nplatform a2a3sim' want_settings='pmu_event_type 2' \
 	interrupt TERM 143 'pmu.csv.*.shard*.tmp' pmu_term \
 	paged_attention --case Case1 --enable-l2-swimlane --enable-dep-gen --enable-pmu
 # During the conversion run does at the end: merged_swimlane.json.*.tmp.

@@ -240,6 +240,25 @@ static void test_made_dirs_and_note(void **state)
 	slurp(res, got, sizeof(got));
 	assert_string_equal(got, "status FAILED\n");
 	assert_int_equal(unlink(res), 0);
+	/* The head (the run's settings) comes first; the addition still goes
+	 * on the text's last line; the last head wins, NULL withdraws it. */
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\nerror cut short\n");
+	tp_tmpreg_set_unfinished_head("callable old\n");
+	tp_tmpreg_set_unfinished_head("callable x\ncase y\n");
+	assert_true(tp_tmpreg_mark_unfinished(dir, "stall"));
+	slurp(res, got, sizeof(got));
+	assert_string_equal(got, "callable x\ncase y\nstatus FAILED\nerror cut short; stall\n");
+	assert_int_equal(unlink(res), 0);
+	tp_tmpreg_reset();
+	tp_tmpreg_set_unfinished("result.txt", "status FAILED\n");
+	tp_tmpreg_set_unfinished_head("callable x\n");
+	tp_tmpreg_set_unfinished_head(NULL);
+	assert_true(tp_tmpreg_mark_unfinished(dir, NULL));
+	slurp(res, got, sizeof(got));
+	assert_string_equal(got, "status FAILED\n");
+	assert_int_equal(unlink(res), 0);
+	tp_tmpreg_reset();
 }
 
 /* tp_file_tx: registered from before its temporary file exists until it
