@@ -1453,7 +1453,7 @@ static void print_unmodelled_note(const struct tp_op_config *cfg)
 		return;
 	printf("note: the simulated PMU does not model bank conflicts: the ResourceConflictRatio "
 	       "counters read 0%s (docs/pmu.md \"Per event id\")\n",
-	       cfg->arch == TP_PMU_ARCH_A5 ? ", but for a5's idu_pmu_ins_iss_cnt" : "");
+	       cfg->arch == TP_PMU_ARCH_A5 ? ", except a5's idu_pmu_ins_iss_cnt" : "");
 }
 
 static int report_all(const struct op_opts *o, const char *out, bool inj_failed, int *complete,

@@ -601,6 +601,13 @@ run "empty --func-names" 2 "Error: empty path for --func-names" \
 run "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
 run "empty -k" 2 "Error: empty path for -k" "$bin" swimlane "$rec" -k ""
+# -k of a file that is not there: the reference's line, and that taskprof
+# would not read it anyway (not "create it" first, then "unsupported").
+timeout $T "$bin" swimlane "$rec" -k "$q/nope.py" -o "$q/k.json" >"$root/out.txt" 2>"$root/err"
+code=$?
+[[ $code -eq 1 && $(cat "$root/err") == "Error: Kernel config file not found: $q/nope.py (taskprof does not read Python kernel configs either; pass a name map with --func-names)" ]] ||
+	bad "-k missing file: exit $code, stderr '$(cat "$root/err")'"
+[[ -e $q/k.json ]] && bad "-k missing file: wrote $q/k.json"
 # '-' is a file name, not standard input: the error says so
 pushd "$q" >/dev/null
 run "swimlane -" 1 \

@@ -612,7 +612,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			printf("Loading kernel config from: %s\n", tp_shown(k));
 		fflush(stdout);
 		if (!file_exists(k))
-			fprintf(stderr, "Error: Kernel config file not found: %s\n", tp_shown(k));
+			fprintf(stderr,
+				"Error: Kernel config file not found: %s (taskprof does not read "
+				"Python kernel configs either; pass a name map with --func-names)\n",
+				tp_shown(k));
 		else
 			fprintf(stderr,
 				"Error: %s: Python kernel configs (-k) are not supported by taskprof; "
