@@ -8,17 +8,11 @@
 # builds (their report is worth more), so those cases run only without.
 # usage: test_cli_badcase.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 so=$(dirname "$bin")/tests/case_so/libbadcase.so
-root=$(mktemp -d /tmp/tp_cli_badcase_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_badcase_XXXXXX
 T=60
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
 
 # run MODE[+LABEL] [ARGS...]: stdout, stderr and exit code of one run of
 # BADCASE=MODE (taskprof run ... ARGS) into $root/MODE[+LABEL]

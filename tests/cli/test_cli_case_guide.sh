@@ -7,24 +7,13 @@
 # sanitizer builds).
 # usage: test_cli_case_guide.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 build=$(cd "$(dirname "$1")" && pwd)
 bin=$build/$(basename "$1")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 so=$build/examples/libmmrelu.so
-root=$(mktemp -d /tmp/tp_cli_case_guide_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_case_guide_XXXXXX
 T=120
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
-
-# has FILE LINE: FILE holds LINE (a fixed string) as a whole line
-has() {
-	grep -qxF -- "$2" "$1" || bad "no line '$2' in $1: $(head -c 2000 "$1")"
-}
 
 # The run the guide shows.
 timeout $T "$bin" run "$so" --enable-l2-swimlane --enable-dep-gen --enable-pmu \
@@ -35,7 +24,7 @@ if [[ $code -ne 0 ]]; then
 else
 	grep -q '^mmrelu Default a2a3sim tensormap_and_ringbuffer: PASS .*  tasks 8  ' \
 		"$root/run.out" || bad "result line: $(head -1 "$root/run.out")"
-	has "$root/run.out" "golden pass: 4096 elements, max |diff| 0"
+	has_line "golden line" "$root/run.out" "golden pass: 4096 elements, max |diff| 0"
 	grep -qE '^dep_gen: .*/deps\.json \(8 tasks, 4 edges\)$' "$root/run.out" ||
 		bad "dep_gen line: $(grep dep_gen "$root/run.out")"
 	grep -qE '^0 +MM +4 ' "$root/run.out" && grep -qE '^1 +RELU +4 ' "$root/run.out" ||

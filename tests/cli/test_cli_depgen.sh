@@ -6,11 +6,9 @@
 # low-distortion) give the converter the same graph.
 # usage: test_cli_depgen.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_depgen_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+cli_init /tmp/tp_cli_depgen_XXXXXX
 
 # Run folder of the last run printed in $1 (the "outputs:" line).
 folder() { sed -n 's|^outputs: \(.*\)/result.txt$|\1|p' <<<"$1"; }

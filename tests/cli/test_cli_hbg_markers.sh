@@ -18,10 +18,9 @@
 #     AICore subtask.
 # usage: test_cli_hbg_markers.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_hbgmark_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_hbgmark_XXXXXX
 
 # The warning's fixed parts (tools/swimlane/trace.c warn_unanchored()).
 alloc_part="1 alloc_tensors task (not in deps.json tasks[]) without an orch_submit record (t1528)"

@@ -11,16 +11,10 @@
 # says so and passes (skip).
 # usage: test_cli_locale.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 so=$(dirname "$bin")/tests/case_so/liblocalecase.so
-root=$(mktemp -d /tmp/tp_cli_locale_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
+cli_init /tmp/tp_cli_locale_XXXXXX
 
 [[ -f $so ]] || { echo "FAIL: $so is missing"; exit 1; }
 mkdir -p "$root/loc"

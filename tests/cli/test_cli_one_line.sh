@@ -7,44 +7,15 @@
 # line and still names the folder.
 # usage: test_cli_one_line.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_oneline_XXXXXX)
-pid=
-trap '[[ -n $pid ]] && kill -KILL $pid 2>/dev/null; rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_oneline_XXXXXX pid
 T=120 # seconds: anything slower is a hang
 nl=$'\n'
 cd "$root" || exit 1
 # The interrupted run below dies with its device threads running, on
 # purpose: not a leak to report under TSan (races are still reported).
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
-
-# only_line FILE WANT: FILE holds exactly the one line WANT
-only_line() {
-	if [[ $(wc -l <"$1") -ne 1 || $(cat "$1") != "$2" ]]; then
-		bad "stderr is '$(cat "$1")', expected '$2'"
-	fi
-}
-
-# run NAME CODE LINE ARGS...: exit CODE, stderr exactly the one line LINE
-run() {
-	local name=$1 want=$2 line=$3
-	shift 3
-	timeout $T "$@" >"$root/out.txt" 2>"$root/err"
-	local code=$?
-	[[ $code -eq $want ]] || bad "$name: exit $code, expected $want (124 = hang)"
-	only_line "$root/err" "$line"
-}
-
-# has_line NAME FILE LINE: FILE has the whole line LINE
-has_line() {
-	grep -qxF -- "$3" "$2" || bad "$1: no line '$3' in: $(head -c 400 "$2" | cat -A)"
-}
 
 # no_tail NAME FILE...: no line of the files starts with what follows the
 # newline of "out<newline>dir" (a message broken in two)
@@ -102,38 +73,38 @@ no_tail "the tools on the folder" "$root/so.out" "$root/so.err" "$root/pmu.out" 
 	"$root/pmu.err"
 
 # ---- missing paths with a newline ------------------------------------------
-run "sched-overhead missing path with a newline" 1 \
+run_line "sched-overhead missing path with a newline" 1 \
 	"Error: Perf JSON not found: $root/no\\nsuch.json" \
 	"$bin" sched-overhead "$root/no${nl}such.json"
-run "sched-overhead missing --deps-json with a newline" 1 \
+run_line "sched-overhead missing --deps-json with a newline" 1 \
 	"Error: failed to read deps.json $root/no\\nsuch.json: [Errno 2] No such file or directory: '$root/no\\nsuch.json'" \
 	"$bin" sched-overhead "$dir" --deps-json "$root/no${nl}such.json"
-run "pmu missing path with a newline" 1 \
+run_line "pmu missing path with a newline" 1 \
 	"taskprof pmu: $root/no\\nsuch.csv: cannot read: No such file or directory" \
 	"$bin" pmu "$root/no${nl}such.csv"
-run "op APP path with a newline" 1 \
+run_line "op APP path with a newline" 1 \
 	"taskprof op: cannot execute '$root/no\\napp': No such file or directory" \
 	"$bin" op "$root/no${nl}app"
 
 # ---- option values and names with a control character ----------------------
-run "run --block-dim with a newline" 2 \
+run_line "run --block-dim with a newline" 2 \
 	"taskprof run: --block-dim expects clusters, 1..24 on a2a3sim or 1..36 on a5sim, got '1\\n2'" \
 	"$bin" run synthetic --block-dim "1${nl}2"
-run "run unknown option with a tab" 2 \
+run_line "run unknown option with a tab" 2 \
 	"taskprof run: unknown option or missing value: '--no\\tpe' (see taskprof run --help)" \
 	"$bin" run synthetic $'--no\tpe'
-run "run unknown CASE with a newline" 2 \
+run_line "run unknown CASE with a newline" 2 \
 	"taskprof run: unknown CASE 'syn\\nthetic' (built-in: paged_attention synthetic gemm; or a path to a case shared object)" \
 	"$bin" run "syn${nl}thetic"
-run "run two CASE arguments" 2 \
+run_line "run two CASE arguments" 2 \
 	"taskprof run: unexpected argument 'b\\x1bc'" "$bin" run synthetic $'b\ec'
-run "transport-demo --platform with a newline" 2 \
+run_line "transport-demo --platform with a newline" 2 \
 	"taskprof transport-demo: --platform expects a2a3sim or a5sim, got 'a\\nb'" \
 	"$bin" transport-demo --platform "a${nl}b"
-run "sched-overhead unknown option with a newline" 2 \
+run_line "sched-overhead unknown option with a newline" 2 \
 	"taskprof sched-overhead: unknown option '--bo\\ngus' (see --help)" \
 	"$bin" sched-overhead "--bo${nl}gus"
-run "pmu unknown option with a newline" 2 \
+run_line "pmu unknown option with a newline" 2 \
 	"taskprof pmu: unknown option '--bo\\ngus' (see --help)" "$bin" pmu "--bo${nl}gus"
 # after the usage text: the error line, whole
 timeout $T "$bin" swimlane "--bo${nl}gus" >/dev/null 2>"$root/err"
@@ -151,27 +122,12 @@ code=$?
 # ---- an interrupted run: the folders its one line names ---------------------
 # The 20 s kernel of tests/case_so/slowcase.c, no collector: the empty run
 # folder goes, and so does the folder made for it (base/tmp_registry.h).
-so=$(dirname "$bin")/tests/case_so/libslowcase.so
-rm -f "$root/mark.start"
-SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
-	--stall-timeout 0 -o "$root/made${nl}dir/deeper" >"$root/out" 2>"$root/err" &
-pid=$!
-for _ in $(seq 1200); do
-	[[ -e $root/mark.start ]] && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
-kill -TERM $pid
-wait $pid
-code=$?
-pid=
-msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+start_slow --stall-timeout 0 -o "$root/made${nl}dir/deeper"
+signal_and_reap TERM
+msg=$(run_message "$root/err")
 [[ $code -eq 143 ]] || bad "interrupted run: exit $code, expected 143: $msg"
 [[ $msg =~ ^"taskprof run: interrupted by SIGTERM while running slowcase Default on a2a3sim: removed 0 temporary files and the empty run folder $root/made\\ndir/deeper/slowcase_"[A-Za-z0-9_]+" and the folder $root/made\\ndir made for the output"$ ]] ||
 	bad "interrupted run: the line is '$msg'"
 [[ -e $root/made${nl}dir ]] && bad "interrupted run: $root/made\\ndir was left"
 
-if [[ $fail -eq 0 ]]; then
-	echo "PASS: test_cli_one_line"
-fi
-exit $fail
+cli_finish "PASS: test_cli_one_line"

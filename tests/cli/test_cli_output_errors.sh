@@ -9,18 +9,12 @@
 # The full device is a private mknod'ed node (never /dev/*).
 # usage: test_cli_output_errors.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 fixA=$here/../conformance/fixtures/swimlane-probe/A_level4_full
-root=$(mktemp -d /tmp/tp_cli_outerr_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_outerr_XXXXXX
 T=120 # seconds: anything slower is a hang (the machine may be loaded)
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
 
 # errors FILE: FILE without the log lines ([taskprof] ...) and the
 # progress lines of a slow step ("taskprof run: <phase>... (N s)")
@@ -35,13 +29,6 @@ only_error() {
 	[[ $got == "$2" ]] || bad "stderr is '$got', expected '$2'"
 }
 
-# no_temps DIR: nothing named *.tmp is left under DIR
-no_temps() {
-	local left
-	left=$(find "$1" -name '*.tmp*')
-	[[ -z $left ]] || bad "temporary files left under $1: $left"
-}
-
 # limited BLOCKS ERRFILE CMD...: CMD with a file-size limit of BLOCKS
 # KiB, stdout discarded, stderr into ERRFILE through a pipe (a file would
 # be limited too); the exit code is CMD's
@@ -53,18 +40,6 @@ limited() {
 		exec timeout $T "$@" 2>&1 >/dev/null
 	) | cat >"$errf"
 	return "${PIPESTATUS[0]}"
-}
-
-# closed_pipe CMD...: run with stdout a pipe whose reader is already gone
-closed_pipe() {
-	python3 - "$@" <<'EOF'
-import os, subprocess, sys
-r, w = os.pipe()
-os.close(r)
-p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, timeout=300)
-sys.stderr.write(p.stderr.decode())
-sys.exit(p.returncode)
-EOF
 }
 
 mknod -m 666 "$root/full" c 1 7 || { echo "FAIL: cannot make a full device"; exit 1; }
@@ -109,7 +84,7 @@ check_full_run() { # check_full_run NAME WANT_LINE
 	rm -rf "$root/z"
 }
 all=(--enable-l2-swimlane --enable-dep-gen --enable-pmu)
-closed_pipe "$bin" run synthetic "${all[@]}" -o "$root/z" 2>"$root/err"
+closed_pipe 300 "$bin" run synthetic "${all[@]}" -o "$root/z" 2>"$root/err"
 code=$?
 check_full_run "run (all options) into a closed pipe" "taskprof run: writing stdout: Broken pipe"
 timeout $T "$bin" run synthetic "${all[@]}" -o "$root/z" >"$root/full" 2>"$root/err"
@@ -369,10 +344,7 @@ if [[ -f $so ]]; then
 	SLOWCASE_MS=1500 SLOWCASE_MARK=$root/gone.mark timeout $T "$bin" run "$so" --enable-pmu \
 		--enable-l2-swimlane --enable-dep-gen -o "$root/gone" >/dev/null 2>"$root/err" &
 	pid=$!
-	for _ in $(seq 1 600); do
-		[[ -e $root/gone.mark.start ]] && break
-		sleep 0.05
-	done
+	wait_until 600 0.05 "" test -e "$root/gone.mark.start"
 	dir=$(ls -d "$root"/gone/slowcase_* 2>/dev/null | head -1)
 	rm -rf "$root"/gone/*
 	wait $pid
@@ -386,7 +358,4 @@ else
 	bad "$so not built"
 fi
 
-if [[ $fail -eq 0 ]]; then
-	echo "output errors: all checks passed"
-fi
-exit $fail
+cli_finish "output errors: all checks passed"

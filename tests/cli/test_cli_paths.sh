@@ -6,10 +6,9 @@
 # found"), in run, transport-demo, op and swimlane.
 # usage: test_cli_paths.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_paths_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_paths_XXXXXX
 cd "$root" || exit 1
 
 expect() { # expect CODE NEEDLE ARGS...: exit CODE, NEEDLE in stderr
@@ -228,7 +227,7 @@ if [[ -e $so ]]; then
 	SLOWCASE_MS=1500 SLOWCASE_MARK=$root/mark "$bin" run "$so" --enable-l2-swimlane \
 		--enable-dep-gen -o "$root/gone" >"$root/out" 2>"$root/err" &
 	pid=$!
-	for _ in $(seq 500); do [[ -e $root/mark.start ]] && break; sleep 0.02; done
+	wait_until 500 0.02 "" test -e "$root/mark.start"
 	rm -rf "$root/gone"
 	wait $pid
 	code=$?

@@ -8,12 +8,9 @@
 # exit 2.
 # usage: test_cli_pmu_report.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1") # absolute: some checks cd
-root=$(mktemp -d /tmp/tp_cli_pmu_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-has() { grep -qF -- "$2" <<<"$1" || bad "missing line '$2' in: $1"; }
+cli_init /tmp/tp_cli_pmu_XXXXXX
 expect_err() { # file, expected substring
 	local err rc
 	err=$("$bin" pmu "$1" 2>&1 >/dev/null)

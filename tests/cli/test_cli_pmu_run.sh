@@ -8,12 +8,9 @@
 # the swimlane together.
 # usage: test_cli_pmu_run.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_pmu_run_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-has() { grep -qF -- "$2" <<<"$1" || bad "missing '$2' in: $1"; }
+cli_init /tmp/tp_cli_pmu_run_XXXXXX
 hasnt() { ! grep -qF -- "$2" <<<"$1" || bad "unexpected '$2' in: $1"; }
 unset TASKPROF_PMU_EVENT_TYPE SIMPLER_PMU_EVENT_TYPE
 

@@ -3,36 +3,14 @@
 # one clear line on stderr), the result line and the output folder.
 # usage: test_cli_run.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_run_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
-
-expect() { # expect CODE NEEDLE ARGS...
-	local want=$1 needle=$2
-	shift 2
-	local out err code
-	out=$("$bin" "$@" 2>"$root/err")
-	code=$?
-	err=$(cat "$root/err")
-	if [[ $code -ne $want ]]; then
-		echo "FAIL: taskprof $* exited $code, expected $want ($err)"
-		fail=1
-	elif ! grep -qF -- "$needle" <<<"$out$err"; then
-		echo "FAIL: taskprof $*: no '$needle' in output: $out $err"
-		fail=1
-	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
-		echo "FAIL: taskprof $*: expected one error line, got: $err"
-		fail=1
-	else
-		echo "ok: taskprof $* -> $code"
-	fi
-}
+cli_init /tmp/tp_cli_run_XXXXXX
 
 for p in a2a3sim a5sim; do
-	expect 0 "PASS" run paged_attention -p "$p" -o "$root/out"
+	tp_expect 0 "PASS" run paged_attention -p "$p" -o "$root/out"
 done
-expect 0 "tasks 13" run paged_attention --case CaseSmall1 --rounds 2 --block-dim 2 \
+tp_expect 0 "tasks 13" run paged_attention --case CaseSmall1 --rounds 2 --block-dim 2 \
 	--aicpu-threads 2 -o "$root/out"
 n=$(find "$root/out" -maxdepth 1 -type d -name 'paged_attention_CaseSmall1_*' | wc -l)
 if [[ $n -ne 3 ]]; then
@@ -48,40 +26,40 @@ done
 for p in a2a3sim a5sim; do
 	for t in 2 4; do
 		for rt in tensormap_and_ringbuffer host_build_graph; do
-			expect 0 "tasks 1531" run synthetic -p "$p" --aicpu-threads "$t" \
+			tp_expect 0 "tasks 1531" run synthetic -p "$p" --aicpu-threads "$t" \
 				--runtime "$rt" -o "$root/syn"
 		done
 	done
 done
-expect 0 "PASS" run synthetic --case Default --rounds 2 -o "$root/syn"
-expect 0 "tasks 1531" run synthetic --no-early-dispatch -o "$root/syn"
-expect 0 "tasks 13" run paged_attention --case CaseSmall1 --early-dispatch -o "$root/pa"
-expect 0 "--no-early-dispatch" run --help
-expect 2 "has no case" run synthetic --case Nope
-expect 0 "usage: taskprof run" run --help
-expect 2 "unknown CASE" run nope
+tp_expect 0 "PASS" run synthetic --case Default --rounds 2 -o "$root/syn"
+tp_expect 0 "tasks 1531" run synthetic --no-early-dispatch -o "$root/syn"
+tp_expect 0 "tasks 13" run paged_attention --case CaseSmall1 --early-dispatch -o "$root/pa"
+tp_expect 0 "--no-early-dispatch" run --help
+tp_expect 2 "has no case" run synthetic --case Nope
+tp_expect 0 "usage: taskprof run" run --help
+tp_expect 2 "unknown CASE" run nope
 # gemm: the tiled matmul, both platforms and runtimes.
 for p in a2a3sim a5sim; do
 	for rt in tensormap_and_ringbuffer host_build_graph; do
-		expect 0 "tasks 4" run gemm --case Small -p "$p" --runtime "$rt" -o "$root/gemm"
+		tp_expect 0 "tasks 4" run gemm --case Small -p "$p" --runtime "$rt" -o "$root/gemm"
 	done
 done
-expect 0 "tasks 64" run gemm --case Medium -o "$root/gemm"
-expect 0 "PASS" run gemm --case Ragged -p a5sim -o "$root/gemm"
-expect 2 "has no case" run gemm --case Big
+tp_expect 0 "tasks 64" run gemm --case Medium -o "$root/gemm"
+tp_expect 0 "PASS" run gemm --case Ragged -p a5sim -o "$root/gemm"
+tp_expect 2 "has no case" run gemm --case Big
 
 # Case shared objects (taskprof/case.h): build/examples/libmycase.so.
 so=$(dirname "$bin")/examples/libmycase.so
 for p in a2a3sim a5sim; do
-	expect 0 "mycase Default $p" run "$so" -p "$p" -o "$root/so"
+	tp_expect 0 "mycase Default $p" run "$so" -p "$p" -o "$root/so"
 done
-expect 0 "PASS" run "$so" --case Default --runtime host_build_graph -o "$root/so"
-expect 2 "has no case" run "$so" --case Nope
-expect 2 "No such file" run ./libnope.so
-expect 2 "not a regular file" run "$root/"
+tp_expect 0 "PASS" run "$so" --case Default --runtime host_build_graph -o "$root/so"
+tp_expect 2 "has no case" run "$so" --case Nope
+tp_expect 2 "No such file" run ./libnope.so
+tp_expect 2 "not a regular file" run "$root/"
 echo 'not elf' >"$root/fake.so"
-expect 2 "expected an ELF shared object" run "$root/fake.so"
-expect 2 "invalid ELF header" run /etc/passwd
+tp_expect 2 "expected an ELF shared object" run "$root/fake.so"
+tp_expect 2 "invalid ELF header" run /etc/passwd
 # An object without the entry symbol, and one whose entry returns NULL.
 cc=${CC:-cc}
 if command -v "$cc" >/dev/null; then
@@ -90,23 +68,23 @@ if command -v "$cc" >/dev/null; then
 	printf '%s\n' '#include "taskprof/case.h"' \
 		'const struct tp_callable *tp_case_callable(void) { return 0; }' >"$root/null.c"
 	"$cc" -shared -fPIC -o "$root/libnosym.so" "$root/nosym.c" &&
-		expect 2 "has no symbol tp_case_callable" run "$root/libnosym.so"
+		tp_expect 2 "has no symbol tp_case_callable" run "$root/libnosym.so"
 	"$cc" -shared -fPIC -I"$(dirname "$0")/../../include" -o "$root/libnull.so" "$root/null.c" &&
-		expect 2 "returned NULL" run "$root/libnull.so"
+		tp_expect 2 "returned NULL" run "$root/libnull.so"
 else
 	echo "skip: no C compiler for the bad case objects"
 fi
-expect 2 "has no case" run paged_attention --case Nope
-expect 2 "unknown platform" run paged_attention -p a9sim
-expect 2 "unknown runtime" run paged_attention --runtime foo
-expect 0 "PASS" run paged_attention --runtime host_build_graph -o "$root/hbg"
-expect 2 "--block-dim" run paged_attention --block-dim 0
-expect 2 "1..24" run paged_attention --block-dim 25
-expect 2 "1..36" run paged_attention -p a5sim --block-dim 37
-expect 2 "got ' 8'" run paged_attention --block-dim ' 8'
-expect 2 "got '8x'" run paged_attention --block-dim 8x
-expect 2 "--rounds" run paged_attention --rounds abc
-expect 2 "--aicpu-threads" run paged_attention --aicpu-threads 1x
-expect 2 "missing CASE" run
-expect 2 "unknown option" run paged_attention --bogus
+tp_expect 2 "has no case" run paged_attention --case Nope
+tp_expect 2 "unknown platform" run paged_attention -p a9sim
+tp_expect 2 "unknown runtime" run paged_attention --runtime foo
+tp_expect 0 "PASS" run paged_attention --runtime host_build_graph -o "$root/hbg"
+tp_expect 2 "--block-dim" run paged_attention --block-dim 0
+tp_expect 2 "1..24" run paged_attention --block-dim 25
+tp_expect 2 "1..36" run paged_attention -p a5sim --block-dim 37
+tp_expect 2 "got ' 8'" run paged_attention --block-dim ' 8'
+tp_expect 2 "got '8x'" run paged_attention --block-dim 8x
+tp_expect 2 "--rounds" run paged_attention --rounds abc
+tp_expect 2 "--aicpu-threads" run paged_attention --aicpu-threads 1x
+tp_expect 2 "missing CASE" run
+tp_expect 2 "unknown option" run paged_attention --bogus
 exit $fail

@@ -7,11 +7,9 @@
 # run and merged_swimlane.json.*.tmp during the conversion.
 # usage: test_cli_run_signals.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_sig_XXXXXX)
-pid=
-trap '[[ -n $pid ]] && kill -KILL $pid 2>/dev/null; rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_sig_XXXXXX pid
 
 # interrupt SIG CODE GLOB WHAT ARGS...: start `taskprof run ARGS` in the
 # background (env --default-signal: a background job of a script starts
@@ -42,14 +40,9 @@ interrupt() {
 	shift 4
 	env $sigenv "$bin" run "$@" -o "$out" >"$root/out" 2>"$root/err" &
 	pid=$!
-	local seen=0 where=$out/*/$glob
+	local where=$out/*/$glob
 	[[ $glob == /* ]] && where=$glob
-	for _ in $(seq 1200); do
-		compgen -G "$where" >/dev/null && { seen=1; break; }
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.05
-	done
-	if [[ $seen -eq 0 ]]; then
+	if ! wait_until 1200 0.05 "$pid" compgen -G "$where"; then
 		echo "FAIL: $what: no $glob appeared (taskprof $(kill -0 $pid 2>/dev/null &&
 			echo running || echo exited)): $(cat "$root/err")"
 		fail=1
@@ -67,14 +60,11 @@ interrupt() {
 			echo "ok: $what: SIG$ign ignored at entry stays ignored"
 		fi
 	done
-	kill -"$sig" $pid
-	wait $pid
-	local code=$?
-	pid=
-	local msg
+	local code msg
+	signal_and_reap "$sig"
 	# log lines and progress lines ("taskprof run: <phase>..." after 2 s
 	# of a phase) aside
-	msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+	msg=$(run_message "$root/err")
 	local dir
 	dir=$(ls -d "$out"/*/)
 	dir=${dir%/}
@@ -121,28 +111,11 @@ for v in "TERM 143 slow_term --ignore-signal=INT,HUP INT HUP" "HUP 129 slow_hup 
 		echo "FAIL: $what: the run was not cut short ($((SECONDS - t0)) s)"; fail=1
 	fi
 done
-# start_slow ARGS...: `taskprof run` of the 20 s slow kernel in the
-# background (pid in $pid, stdout / stderr in $root/out / err), returning
-# once the kernel has started (or the run has ended).
-start_slow() {
-	rm -f "$root/mark.start"
-	SLOWCASE_MS=20000 SLOWCASE_MARK=$root/mark env --default-signal=INT,HUP "$bin" run "$so" \
-		"$@" >"$root/out" 2>"$root/err" &
-	pid=$!
-	for _ in $(seq 1200); do
-		[[ -e $root/mark.start ]] && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.05
-	done
-}
 # No collector, so nothing written yet, and -o names folders that did not
 # exist: the empty run folder goes, and so do the folders made for it.
 start_slow --stall-timeout 0 -o "$root/made/deeper"
-kill -TERM $pid
-wait $pid
-code=$?
-pid=
-msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+signal_and_reap TERM
+msg=$(run_message "$root/err")
 if [[ $code -ne 143 ]] ||
 	! [[ $msg =~ ^"taskprof run: interrupted by SIGTERM while running slowcase Default on a2a3sim: removed 0 temporary files and the empty run folder $root/made/deeper/slowcase_"[A-Za-z0-9_]+" and the folder $root/made made for the output"$ ]] ||
 	[[ -e $root/made ]]; then
@@ -165,11 +138,8 @@ for _ in $(seq 600); do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.02
 done
-kill -INT $pid
-wait $pid
-code=$?
-pid=
-msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+signal_and_reap INT
+msg=$(run_message "$root/err")
 round=
 [[ $msg =~ ^"taskprof run: interrupted by SIGINT while running slowcase Default on a2a3sim (round "([0-9]+)" of 1000): removed " ]] &&
 	round=${BASH_REMATCH[1]}
@@ -215,15 +185,10 @@ else
 	# place long before): a fixed 1 s could come before a sanitized
 	# start-up on a loaded machine was done, and SIGHUP's default action
 	# would end it without a line. At most 60 s.
-	for _ in $(seq 1200); do
-		readlink /proc/$pid/fd/* 2>/dev/null | grep -qxF "$root/fifo" && break
-		kill -0 $pid 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -HUP $pid
-	wait $pid
-	code=$?
-	pid=
+	# shellcheck disable=SC2317 # called by wait_until
+	fifo_open() { readlink /proc/"$pid"/fd/* | grep -qxF "$root/fifo"; }
+	wait_until 1200 0.05 "$pid" fifo_open
+	signal_and_reap HUP
 	msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' "$root/err")
 	want="taskprof swimlane: interrupted by SIGHUP: removed 0 temporary files; no output was written"
 	if [[ $code -ne 129 || $msg != "$want" ]]; then
@@ -239,15 +204,9 @@ wait $reader 2>/dev/null
 # (the banner is on stdout): one line, the empty folder removed, 143.
 env $sigenv "$bin" transport-demo -n 100000000 -o "$root/td" >"$root/td.out" 2>"$root/err" &
 pid=$!
-for _ in $(seq 600); do
-	grep -q "producers x" "$root/td.out" 2>/dev/null && break
-	sleep 0.05
-done
+wait_until 600 0.05 "" grep -q "producers x" "$root/td.out"
 sleep 0.3
-kill -TERM $pid
-wait $pid
-code=$?
-pid=
+signal_and_reap TERM
 msg=$(grep -v '^\[taskprof\]' "$root/err")
 if [[ $code -ne 143 ]] || ! [[ $msg =~ ^"taskprof transport-demo: interrupted by SIGTERM: removed 0 temporary files and the empty run folder $root/td/transport_demo_"[0-9_]+" and the folder $root/td made for the output"$ ]] ||
    [[ -e $root/td ]]; then
@@ -281,11 +240,8 @@ done
 # taskprof run: two SIGTERMs at once inside the slow kernel, every
 # collector on: one whole line, no temporary file left, 143.
 start_slow --stall-timeout 0 --enable-l2-swimlane --enable-dep-gen --enable-pmu -o "$root/dbl"
-kill -TERM $pid; kill -TERM $pid
-wait $pid
-code=$?
-pid=
-msg=$(grep -v -E '^\[taskprof\]|^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+signal_and_reap TERM TERM
+msg=$(run_message "$root/err")
 dir=$(ls -d "$root"/dbl/*/ 2>/dev/null)
 dir=${dir%/}
 if [[ $code -ne 143 || $msg != "taskprof run: interrupted by SIGTERM while running slowcase Default on a2a3sim: removed "*" temporary file"*"; what was written before is in $dir (its result.txt says what was not finished)" ]] ||
@@ -340,16 +296,9 @@ else
 		exec env --default-signal=INT,HUP,QUIT "$bin" swimlane "$rec" \
 			-o "$root/$name/$sub/trace.json" >/dev/null 2>"$root/err" ) &
 		pid=$!
-		for _ in $(seq 1200); do
-			compgen -G "$root/$name/$sub/trace.json.*.tmp" >/dev/null && break
-			kill -0 $pid 2>/dev/null || break
-			sleep 0.02
-		done
-		kill -"$sig" $pid
-		wait $pid
-		code=$?
-		pid=
-		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+		wait_until 1200 0.02 "$pid" compgen -G "$root/$name/$sub/trace.json.*.tmp"
+		signal_and_reap "$sig"
+		msg=$(run_message "$root/err" | grep -v -e '^Warning:' -e '^note:')
 		want="taskprof swimlane: interrupted by SIG$sig: removed 1 temporary file and the folder $root/$name made for the output; no output was written"
 		if [[ $code -ne $want_code || $msg != "$want" || -e $root/$name ]]; then
 			echo "FAIL: swimlane $name: exit $code, want $want_code and '$want': $msg; left: $(find "$root/$name" 2>&1)"
@@ -368,16 +317,9 @@ else
 		out=$root/done_$i.json
 		env --default-signal=INT,HUP "$bin" swimlane "$rec" -o "$out" >/dev/null 2>"$root/err" &
 		pid=$!
-		for _ in $(seq 3000); do
-			[[ -e $out ]] && break
-			kill -0 $pid 2>/dev/null || break
-			sleep 0.005
-		done
-		kill -TERM $pid 2>/dev/null
-		wait $pid
-		code=$?
-		pid=
-		msg=$(grep -v -e '^\[taskprof\]' -e '^Warning:' -e '^note:' -E -e '^taskprof [a-z-]+: .*\.\.\.( \([0-9]+ s\))?$' "$root/err")
+		wait_until 3000 0.005 "$pid" test -e "$out"
+		signal_and_reap TERM 2>/dev/null
+		msg=$(run_message "$root/err" | grep -v -e '^Warning:' -e '^note:')
 		want="taskprof swimlane: interrupted by SIGTERM: removed 0 temporary files; the output $out was complete and is in place"
 		if [[ $code -eq 143 && $msg == "$want" && -s $out ]]; then
 			hits=$((hits + 1))

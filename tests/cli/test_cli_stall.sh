@@ -8,45 +8,23 @@
 #    kernel does not count toward the timeout.
 # usage: test_cli_stall.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 so=$(dirname "$bin")/tests/case_so/libslowcase.so
-root=$(mktemp -d /tmp/tp_cli_stall_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_stall_XXXXXX
 # A kernel stuck past the stall leaves its device thread running: the
 # device is leaked on purpose, not a leak to report under TSan (races are
 # still reported).
 export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}report_thread_leaks=0"
 
-# run CODE NEEDLE ARGS...: taskprof ARGS exits CODE and prints NEEDLE.
-run() {
-	local want=$1 needle=$2
-	shift 2
-	local code
-	"$bin" "$@" >"$root/out" 2>"$root/err"
-	code=$?
-	if [[ $code -ne $want ]]; then
-		echo "FAIL: taskprof $* exited $code, expected $want: $(cat "$root/err")"
-		fail=1
-	elif ! grep -qF -- "$needle" "$root/out" "$root/err"; then
-		echo "FAIL: taskprof $*: no '$needle' in: $(cat "$root/out" "$root/err")"
-		fail=1
-	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
-		echo "FAIL: taskprof $*: expected one error line, got: $(cat "$root/err")"
-		fail=1
-	else
-		echo "ok: taskprof $* -> $code"
-	fi
-}
-
 [[ -f $so ]] || { echo "FAIL: $so not built"; exit 1; }
 
-run 0 "--stall-timeout SECONDS" run --help
+tp_expect 0 "--stall-timeout SECONDS" run --help
 for v in abc -1 1.2345 86400.001 1e3 "" . 0x10 " 5" 2,5; do
-	run 2 "--stall-timeout expects seconds, 0 (never) or 0.001 to 86400 with at most 3 decimals, got '$v'" \
+	tp_expect 2 "--stall-timeout expects seconds, 0 (never) or 0.001 to 86400 with at most 3 decimals, got '$v'" \
 		run "$so" --stall-timeout "$v" -o "$root/o"
 done
-run 2 "missing value: '--stall-timeout'" run "$so" --stall-timeout
+tp_expect 2 "missing value: '--stall-timeout'" run "$so" --stall-timeout
 
 # Bound of a run that stalls: about 1.5 s (the timeout, the check's
 # resolution, the 1 s teardown wait) plus start-up; a sanitizer build on
@@ -56,7 +34,7 @@ limit_ms=5000
 # A 1 s kernel against 0.5 s fails; against 5 s or never it passes.
 export SLOWCASE_MS=1000
 t0=$(date +%s%N)
-run 1 "(stall timeout 500 ms); raise the stall timeout with taskprof run --stall-timeout" \
+tp_expect 1 "(stall timeout 500 ms); raise the stall timeout with taskprof run --stall-timeout" \
 	run "$so" --stall-timeout 0.5 -o "$root/o"
 # The message gives the actual time without progress: the timeout plus up
 # to the check's resolution (~150 ms), never less than the timeout.
@@ -75,7 +53,7 @@ fi
 # A kernel that never ends within the test: the run fails soon after the
 # stall (the teardown waits for the stuck core about 1 s, not 10 s per
 # step) and its last line names the stall, not the teardown.
-SLOWCASE_MS=100000 run 1 "made no progress for" run "$so" --stall-timeout 0.5 -o "$root/o"
+SLOWCASE_MS=100000 tp_expect 1 "made no progress for" run "$so" --stall-timeout 0.5 -o "$root/o"
 last=$(tail -n 1 "$root/err")
 case $last in
 "taskprof run: slowcase Default on a2a3sim failed: runtime: scheduler thread "*"made no progress for "*"(stall timeout 500 ms); raise the stall timeout with taskprof run --stall-timeout"*)
@@ -262,11 +240,7 @@ fi
 SLOWCASE_MS=100000 env --default-signal=INT "$bin" run "$so" --stall-timeout 0.5 \
 	--enable-l2-swimlane -o "$root/int" >/dev/null 2>"$root/err" &
 pid=$!
-for _ in $(seq 500); do
-	grep -qF "made no progress for" "$root/err" && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.01
-done
+wait_until 500 0.01 "$pid" grep -qF "made no progress for" "$root/err"
 kill -INT $pid 2>/dev/null
 wait $pid
 code=$?
@@ -279,10 +253,10 @@ if [[ $code -ne 130 && $code -ne 1 ]] || [[ -z $dir ]] || ! grep -qx "status FAI
 else
 	echo "ok: SIGINT after the stall (exit $code): result.txt names the stall: $(grep '^error' "$dir/result.txt" | cut -c1-160)"
 fi
-run 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
+tp_expect 0 "slowcase Default a2a3sim tensormap_and_ringbuffer: PASS" \
 	run "$so" --stall-timeout 5 -o "$root/o"
-run 0 "PASS" run "$so" --stall-timeout 0 -o "$root/o"
-run 0 "PASS" run "$so" --stall-timeout 2.5 --runtime host_build_graph -o "$root/o"
+tp_expect 0 "PASS" run "$so" --stall-timeout 0 -o "$root/o"
+tp_expect 0 "PASS" run "$so" --stall-timeout 2.5 --runtime host_build_graph -o "$root/o"
 
 # Stopped for 3 s during a kernel of 0.2 s of CPU time (a stop does not
 # advance it), with a 2.5 s timeout: a scheduler that counted the stop
@@ -291,10 +265,7 @@ run 0 "PASS" run "$so" --stall-timeout 2.5 --runtime host_build_graph -o "$root/
 export SLOWCASE_MS=200 SLOWCASE_CLOCK=cpu SLOWCASE_MARK=$root/mark
 "$bin" run "$so" --stall-timeout 2.5 -o "$root/o" >"$root/out" 2>"$root/err" &
 pid=$!
-for _ in $(seq 200); do
-	[[ -e $root/mark.start ]] && break
-	sleep 0.02
-done
+wait_until 200 0.02 "" test -e "$root/mark.start"
 kill -STOP "$pid"
 stopped_in_kernel=1
 [[ -e $root/mark.start && ! -e $root/mark.end ]] || stopped_in_kernel=0

@@ -6,19 +6,13 @@
 # Devices are private mknod'ed nodes under the test directory (never /dev/*).
 # usage: test_cli_swimlane_io.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 here=$(cd "$(dirname "$0")" && pwd)
 fixA=$here/../conformance/fixtures/swimlane-probe/A_level4_full
 fixC=$here/../conformance/fixtures/swimlane-probe/C_level1_v2rows
-root=$(mktemp -d /tmp/tp_cli_swio_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_swio_XXXXXX
 T=10 # seconds: anything slower is a hang
-
-bad() {
-	echo "FAIL: $*"
-	fail=1
-}
 
 a=$root/a
 mkdir -p "$a"
@@ -27,20 +21,6 @@ rec=$a/l2_swimlane_records.json
 # the reference output of a plain conversion to a regular file
 timeout $T "$bin" swimlane "$rec" -o "$root/solo.json" >/dev/null 2>"$root/err" ||
 	bad "plain conversion: $(cat "$root/err")"
-
-# only_line FILE WANT: FILE holds exactly the one line WANT
-only_line() {
-	if [[ $(wc -l <"$1") -ne 1 || $(cat "$1") != "$2" ]]; then
-		bad "stderr is '$(cat "$1")', expected '$2'"
-	fi
-}
-
-# no_temps DIR: nothing named *.tmp was left in DIR
-no_temps() {
-	local left
-	left=$(find "$1" -maxdepth 1 -name '*.tmp*')
-	[[ -z $left ]] || bad "temporary files left in $1: $left"
-}
 
 # ---- F1: device, FIFO and symlink outputs -------------------------------
 o=$root/out
@@ -55,7 +35,7 @@ code=$?
 [[ $code -eq 1 ]] || bad "-o a full device: exit $code, expected 1"
 only_line "$root/err" "Error: $o/myfull: write failed: No space left on device"
 [[ -c $o/myfull ]] || bad "-o a full device replaced the device node"
-no_temps "$o"
+no_temps "$o" 1
 
 mkfifo "$o/fifo"
 timeout $T "$bin" swimlane "$rec" -o "$o/fifo" >/dev/null 2>"$root/err"
@@ -90,7 +70,7 @@ grep -qF "Error: $o/dangling.json: $o/dangling.json is a symbolic link whose tar
 	[[ $(wc -l <"$root/err") -eq 1 ]] ||
 	bad "-o a dangling symlink: $(cat "$root/err")"
 [[ ! -e $o/missing.json ]] || bad "-o a dangling symlink created its target"
-no_temps "$o"
+no_temps "$o" 1
 
 # ---- F6: directory and empty outputs fail before writing -----------------
 mkdir -p "$root/adir"
@@ -98,7 +78,7 @@ timeout $T "$bin" swimlane "$rec" -o "$root/adir" >/dev/null 2>"$root/err"
 [[ $? -eq 2 ]] || bad "-o a directory: exit not 2"
 only_line "$root/err" "Error: $root/adir: -o takes the trace's file name, not a folder (e.g. $root/adir/merged_swimlane.json)"
 [[ -z $(ls -A "$root/adir") ]] || bad "-o a directory wrote into it"
-no_temps "$root"
+no_temps "$root" 1
 mkdir -p "$root/e"
 (cd "$root/e" && timeout $T "$bin" swimlane "$rec" -o "" >/dev/null 2>"$root/err")
 [[ $? -ne 0 ]] || bad "-o '': exit 0"
@@ -114,25 +94,16 @@ done
 f=$root/f
 mkdir -p "$f/outputs/run1"
 mkfifo "$f/in.json" "$f/outputs/run1/l2_swimlane_records.json"
-# run NAME WANT_EXIT WANT_LINE CMD...: exit code and the one stderr line
-run() {
-	local name=$1 want=$2 line=$3
-	shift 3
-	timeout $T "$@" >"$root/out.txt" 2>"$root/err"
-	local code=$?
-	[[ $code -eq $want ]] || bad "$name: exit $code, expected $want (124 = hang)"
-	only_line "$root/err" "$line"
-}
-run "records FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
+run_line "records FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$f/in.json" -o "$f/x.json"
-run "--deps-json FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
+run_line "--deps-json FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$rec" --deps-json "$f/in.json" -o "$f/x.json"
-run "--func-names FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
+run_line "--func-names FIFO" 1 "Error: $f/in.json: not a regular file (a FIFO)" \
 	"$bin" swimlane "$rec" --func-names "$f/in.json" -o "$f/x.json"
-run "sched-overhead records FIFO" 1 \
+run_line "sched-overhead records FIFO" 1 \
 	"Error: failed to read perf JSON $f/in.json: not a regular file (a FIFO)" \
 	"$bin" sched-overhead "$f/in.json" --deps-json "$a/deps.json"
-run "sched-overhead --deps-json FIFO" 1 \
+run_line "sched-overhead --deps-json FIFO" 1 \
 	"Error: failed to read deps.json $f/in.json: not a regular file (a FIFO)" \
 	"$bin" sched-overhead "$rec" --deps-json "$f/in.json"
 pushd "$f" >/dev/null || exit 1
@@ -195,11 +166,11 @@ rm -rf "$s/deps.json"
 # ---- F8: the output is never one of the inputs ----------------------------
 cp "$rec" "$root/rec.orig"
 for out in "$rec" "$a/deps.json" "$a/name_map_TestProbe_case1.json"; do
-	run "-o an input" 1 "Error: output $out is the input file" \
+	run_line "-o an input" 1 "Error: output $out is the input file" \
 		"$bin" swimlane "$rec" -o "$out"
 done
 ln -s l2_swimlane_records.json "$a/alias.json"
-run "-o a link to the input" 1 "Error: output $a/alias.json is the input file $rec" \
+run_line "-o a link to the input" 1 "Error: output $a/alias.json is the input file $rec" \
 	"$bin" swimlane "$rec" -o "$a/alias.json"
 cmp -s "$rec" "$root/rec.orig" || bad "an input was overwritten"
 cmp -s "$a/deps.json" "$fixA/deps.json" || bad "deps.json was overwritten"
@@ -220,34 +191,23 @@ for i in $(seq 10); do
 		bad "concurrent run $i: the output is neither conversion whole"
 	fi
 done
-no_temps "$root"
+no_temps "$root" 1
 
 # ---- F4 F5: stdout errors -------------------------------------------------
-# closed_pipe CMD...: run with stdout a pipe whose reader is already gone
-closed_pipe() {
-	python3 - "$@" <<'EOF'
-import os, subprocess, sys
-r, w = os.pipe()
-os.close(r)
-p = subprocess.run(sys.argv[1:], stdout=w, stderr=subprocess.PIPE, timeout=20)
-sys.stderr.write(p.stderr.decode())
-sys.exit(p.returncode)
-EOF
-}
 pipe_msg="Error: writing stdout: Broken pipe"
-closed_pipe "$bin" sched-overhead "$rec" 2>"$root/err"
+closed_pipe 20 "$bin" sched-overhead "$rec" 2>"$root/err"
 code=$?
 [[ $code -eq 1 ]] || bad "sched-overhead into a broken pipe: exit $code (141 = SIGPIPE)"
 only_line "$root/err" "$pipe_msg"
 rm -f "$root/v.json"
-closed_pipe "$bin" swimlane "$rec" -v -o "$root/v.json" 2>"$root/err"
+closed_pipe 20 "$bin" swimlane "$rec" -v -o "$root/v.json" 2>"$root/err"
 code=$?
 [[ $code -eq 1 ]] || bad "swimlane -v into a broken pipe: exit $code (141 = SIGPIPE)"
 only_line "$root/err" "$pipe_msg"
 # the trace is complete, never half written
 cmp -s "$root/v.json" "$root/solo.json" || bad "swimlane -v into a broken pipe: trace not whole"
 for tool in swimlane sched-overhead; do
-	closed_pipe "$bin" $tool --help 2>"$root/err"
+	closed_pipe 20 "$bin" $tool --help 2>"$root/err"
 	[[ $? -eq 1 ]] || bad "$tool --help into a broken pipe: exit not 1"
 	only_line "$root/err" "$pipe_msg"
 	timeout $T "$bin" $tool --help >"$o/myfull" 2>"$root/err"
@@ -397,7 +357,7 @@ grep -qF "it has \"callable_id_to_name\", like a name map; expected an l2_swimla
 # sched-overhead gives the same warning on that deps.json and skips what
 # needs the task DAG (no verdict, no critical path) instead of computing
 # them on a graph that is not the run's; the other Parts are printed, exit 0
-run "sched-overhead, foreign deps.json" 0 \
+run_line "sched-overhead, foreign deps.json" 0 \
 	"Warning: 7 of 7 task rows of $rec have a task_id that $root/other_deps.json does not list (is it from another case or run?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
 	"$bin" sched-overhead "$rec" --deps-json "$root/other_deps.json"
 so=$root/out.txt
@@ -426,7 +386,7 @@ done
 # sched-overhead: no tasks and no edges is no DAG (warned, skipped); edges
 # only are used as given, as the reference does, when their endpoints name
 # most of the records' tasks (checked below)
-run "sched-overhead, empty deps.json" 0 \
+run_line "sched-overhead, empty deps.json" 0 \
 	"Warning: 7 of 7 task rows of $rec have a task_id that $root/empty_deps.json does not list (it lists no tasks: is it a dep_gen deps.json?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
 	"$bin" sched-overhead "$rec" --deps-json "$root/empty_deps.json"
 grep -qxF "  (critical path skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, empty deps: no Part 6 note"
@@ -444,7 +404,7 @@ sed "s#$root/own_edges.json#$a/deps.json#" "$root/out.txt" | cmp -s - "$root/ful
 # warned, DAG parts skipped
 sed 's/"\(pred\|succ\)": *"\([0-9]*\)"/"\1":"9000\2"/g' "$root/own_edges.json" >"$root/other_edges.json"
 grep -q '"pred":"9000' "$root/other_edges.json" || bad "other_edges.json: sed did not rewrite the edges"
-run "sched-overhead, foreign edges-only deps" 0 \
+run_line "sched-overhead, foreign edges-only deps" 0 \
 	"Warning: 7 of 7 task rows of $rec have a task_id that no edge of $root/other_edges.json names (it lists no tasks, only edges: is it from another case or run?): the report skips what needs the task DAG (Part 1 verdict, Part 2 switch split, Part 5 fanout / fanin, Part 6)." \
 	"$bin" sched-overhead "$rec" --deps-json "$root/other_edges.json"
 grep -qxF "  (verdict skipped: $dagnote)" "$root/out.txt" || bad "sched-overhead, foreign edges: no Part 1 note"
@@ -457,7 +417,7 @@ timeout $T "$bin" sched-overhead "$rec" --deps-json "$root/edges_only.json" >"$r
 grep -q -- "-> .*BOUND\|-> PARTIALLY" "$root/out.txt" || bad "sched-overhead, edges-only deps: no verdict"
 
 # --func-names given a deps.json: a valid JSON object without names, warned
-run "--func-names deps.json" 0 \
+run_line "--func-names deps.json" 0 \
 	"taskprof swimlane: warning: $a/deps.json: no callable_id_to_name key, so no function names from it (a name map looks like {\"callable_id_to_name\": {\"0\": \"QK\"}}, as \`taskprof run\` writes name_map_<case>.json)" \
 	"$bin" swimlane "$rec" --func-names "$a/deps.json" -o "$root/fn.json"
 grep -q '"name":"func_0_a(t1)"' "$root/fn.json" || bad "--func-names deps.json: names were used"
@@ -469,7 +429,7 @@ o2=$root/orphan
 mkdir -p "$o2"
 sed 's/^    \[0, 1, 1, 1000140, 1000400, 10\],$/&\n    [1, 9, 7, 1001300, 1001400, 10],/' "$rec" >"$o2/l2_swimlane_records.json"
 grep -q '^    \[1, 9, 7,' "$o2/l2_swimlane_records.json" || bad "orphan: sed did not add the row"
-run "orphan AICore row" 0 \
+run_line "orphan AICore row" 0 \
 	"Warning: $o2/l2_swimlane_records.json: 1 aicore_tasks row(s) have no matching aicpu_tasks row (core_id, reg_task_id): they are not in the trace or the statistics" \
 	"$bin" swimlane "$o2/l2_swimlane_records.json" --deps-json "$a/deps.json" -o "$o2/t.json"
 timeout $T "$bin" sched-overhead "$o2/l2_swimlane_records.json" --deps-json "$a/deps.json" >/dev/null 2>"$root/err"
@@ -481,10 +441,10 @@ uk=$root/unknown_kind
 mkdir -p "$uk"
 sed '0,/"kind": "dispatch"/s//"kind": "bogus"/' "$rec" >"$uk/l2_swimlane_records.json"
 cp "$a/deps.json" "$uk/"
-run "unknown phase kind" 0 \
+run_line "unknown phase kind" 0 \
 	"Warning: $uk/l2_swimlane_records.json: 1 aicpu_scheduler_phases record(s) of an unknown kind (first: 'bogus'; spec kinds: complete, dispatch, release, dummy, early_dispatch, resolve, ...): not drawn" \
 	"$bin" swimlane "$uk/l2_swimlane_records.json" -o "$uk/t.json"
-run "sched-overhead, unknown phase kind" 0 \
+run_line "sched-overhead, unknown phase kind" 0 \
 	"taskprof sched-overhead: warning: 1 scheduler phase record(s) of an unknown kind (first: 'bogus'): left out of Part 5" \
 	"$bin" sched-overhead "$uk/l2_swimlane_records.json"
 
@@ -494,7 +454,7 @@ mkdir -p "$nm2"
 cp "$a"/l2_swimlane_records.json "$a"/deps.json "$nm2"/
 cp "$a"/name_map_TestProbe_case1.json "$nm2"/name_map_b.json
 cp "$a"/name_map_TestProbe_case1.json "$nm2"/name_map_a.json
-run "two sibling name maps" 0 \
+run_line "two sibling name maps" 0 \
 	"Warning: multiple sibling name maps found next to $nm2/l2_swimlane_records.json: name_map_a.json, name_map_b.json; pass --func-names explicitly." \
 	"$bin" swimlane "$nm2/l2_swimlane_records.json"
 grep -q '"name":"func_0_a(t1)"' "$nm2/merged_swimlane.json" || bad "two sibling name maps: names were used"
@@ -503,10 +463,6 @@ grep -q '"name":"func_0_a(t1)"' "$nm2/merged_swimlane.json" || bad "two sibling 
 # findings of 1 Dec): deps.json task ids listed twice and kernel_ids not
 # of 3 entries, a phase record without a kind, metadata that does not
 # add up; empty paths
-# has_line NAME FILE LINE: FILE holds the line LINE
-has_line() {
-	grep -qxF -- "$3" "$2" || bad "$1: no line '$3' in: $(cat "$2")"
-}
 q=$root/quirks
 mkdir -p "$q"
 # task "6" renamed "7" (tasks[5]; the original "7", tasks[6], repeats it);
@@ -578,7 +534,7 @@ timeout $T "$bin" swimlane "$rec" -o "$q/plain.json" >/dev/null 2>"$root/err"
 grep -qE 'listed twice|without a kind|metadata\.' "$root/err" && bad "plain fixture warns: $(cat "$root/err")"
 # name-map keys no func_id prints as
 printf '{"callable_id_to_name": {"0": "A", "00": "B", "+1": "C"}}' >"$q/nm.json"
-run "name map keys" 0 \
+run_line "name map keys" 0 \
 	"taskprof swimlane: warning: $q/nm.json: 2 callable_id_to_name keys not a func_id as a decimal integer (first: '00'; a key is written like \"0\" or \"12\"): their names are never used" \
 	"$bin" swimlane "$rec" --func-names "$q/nm.json" -o "$q/nm_trace.json"
 # control characters of a name reach the trace escaped but never the
@@ -595,12 +551,12 @@ grep -qxF '    func_id=0: A?[31mRED?X?Y' "$q/nmcv.out" && ! grep -q $'\e' "$q/nm
 	bad "name map control characters: -v mapping line: $(grep -a 'func_id=0' "$q/nmcv.out" | cat -A)"
 grep -qF '"name":"A\u001b[31mRED\nX\u0085Y(t1)"' "$q/nmc.json.trace" ||
 	bad "name map control characters: the trace does not keep the name escaped"
-run "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
-run "empty --func-names" 2 "Error: empty path for --func-names" \
+run_line "empty input path" 2 "Error: empty input path" "$bin" swimlane ""
+run_line "empty --func-names" 2 "Error: empty path for --func-names" \
 	"$bin" swimlane "$rec" --func-names "" -o "$q/x.json"
-run "sched-overhead empty records path" 2 "Error: empty path for the records" \
+run_line "sched-overhead empty records path" 2 "Error: empty path for the records" \
 	"$bin" sched-overhead ""
-run "empty -k" 2 "Error: empty path for -k" "$bin" swimlane "$rec" -k ""
+run_line "empty -k" 2 "Error: empty path for -k" "$bin" swimlane "$rec" -k ""
 # -k of a file that is not there: the reference's line, and that taskprof
 # would not read it anyway (not "create it" first, then "unsupported").
 timeout $T "$bin" swimlane "$rec" -k "$q/nope.py" -o "$q/k.json" >"$root/out.txt" 2>"$root/err"
@@ -610,17 +566,17 @@ code=$?
 [[ -e $q/k.json ]] && bad "-k missing file: wrote $q/k.json"
 # '-' is a file name, not standard input: the error says so
 pushd "$q" >/dev/null
-run "swimlane -" 1 \
+run_line "swimlane -" 1 \
 	"Error: Input file not found: - (taskprof reads no standard input: give the file's path)" \
 	"$bin" swimlane - </dev/null
-run "sched-overhead -" 1 \
+run_line "sched-overhead -" 1 \
 	"Error: Perf JSON not found: - (taskprof reads no standard input: give the file's path)" \
 	"$bin" sched-overhead - </dev/null
 popd >/dev/null
 # A message is one line: a newline in a path is shown escaped
-run "path with a newline" 1 "Error: Input file not found: $q/a\\nb.json" \
+run_line "path with a newline" 1 "Error: Input file not found: $q/a\\nb.json" \
 	"$bin" swimlane "$q/a"$'\n'"b.json"
-run "--deps-json path with a newline" 1 \
+run_line "--deps-json path with a newline" 1 \
 	"Error: deps.json not found: $q/no\\nsuch/deps.json" \
 	"$bin" swimlane "$rec" --deps-json "$q/no"$'\n'"such/deps.json" -o "$q/x.json"
 
@@ -701,7 +657,4 @@ for tool in swimlane sched-overhead; do
 	fi
 done
 
-if [[ $fail -eq 0 ]]; then
-	echo "swimlane I/O: all checks passed"
-fi
-exit $fail
+cli_finish "swimlane I/O: all checks passed"

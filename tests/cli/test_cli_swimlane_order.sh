@@ -9,10 +9,9 @@
 # rows over 12 runs): this test runs 8 per platform (2 under sanitizers).
 # usage: test_cli_swimlane_order.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_swlord_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_swlord_XXXXXX
 runs=8
 [[ -n ${TASKPROF_TEST_SANITIZE:-} ]] && runs=2
 

@@ -4,10 +4,9 @@
 # one line), the records file with its level, the converted trace.
 # usage: test_cli_swimlane_run.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_swl_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_swl_XXXXXX
 
 # run_level WANT_LEVEL ARGS...: a passing run whose records hold WANT_LEVEL.
 run_level() {

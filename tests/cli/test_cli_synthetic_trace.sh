@@ -10,10 +10,9 @@
 # arrow end lies inside the bar its bind_id names, on that bar's lane.
 # usage: test_cli_synthetic_trace.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
-root=$(mktemp -d /tmp/tp_cli_syntrace_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_cli_syntrace_XXXXXX
 
 for p in a2a3sim a5sim; do
 	out=$("$bin" run synthetic -p "$p" --enable-l2-swimlane --enable-dep-gen \

@@ -7,11 +7,9 @@
 #  - summary.txt lists every drop cause, the device's and the host's, and
 #    they sum to its `dropped`.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=${1:?usage: $0 path/to/taskprof}
-root=$(mktemp -d "${TMPDIR:-/tmp}/tp_cli_transport_demo_XXXXXX")
-trap 'rm -rf "$root"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+cli_init "${TMPDIR:-/tmp}/tp_cli_transport_demo_XXXXXX"
 
 # usage ARGS... WANT: exit 2 and the one stderr line WANT
 usage() {

@@ -13,35 +13,15 @@
 # quoted cut to 80 bytes with its length.
 # usage: test_op_cli.sh TASKPROF_BINARY
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 bin=$1
 bindir=$(cd "$(dirname "$bin")" && pwd)
-root=$(mktemp -d /tmp/tp_op_cli_XXXXXX)
-trap 'rm -rf "$root"' EXIT
-fail=0
+cli_init /tmp/tp_op_cli_XXXXXX
 unset TASKPROF_PLATFORM
 
 # expect CODE NEEDLE ARGS...: `taskprof op ARGS` exits CODE and prints
 # NEEDLE (stdout or stderr); a usage error (2) is exactly one line.
-expect() {
-	local want=$1 needle=$2
-	shift 2
-	local out code err
-	out=$("$bin" op "$@" 2>"$root/err")
-	code=$?
-	err=$(cat "$root/err")
-	if [[ $code -ne $want ]]; then
-		echo "FAIL: taskprof op $* exited $code, expected $want ($err)"
-		fail=1
-	elif ! grep -qF -- "$needle" <<<"$out$err"; then
-		echo "FAIL: taskprof op $*: no '$needle' in: $out $err"
-		fail=1
-	elif [[ $want -eq 2 && $(wc -l <"$root/err") -ne 1 ]]; then
-		echo "FAIL: taskprof op $*: expected one error line, got: $err"
-		fail=1
-	else
-		echo "ok: taskprof op $* -> $code"
-	fi
-}
+expect() { tp_expect "$1" "$2" op "${@:3}"; }
 
 # --- help -------------------------------------------------------------------
 expect 0 "usage: taskprof op [options] [--] APP [ARGS...]" --help
@@ -375,12 +355,12 @@ print(sum(int(r["aiv_r0_read_cache_miss_allocate"]) for r in csv.DictReader(open
 		env --default-signal=INT "$bin" op -o "$root/sig" -- sh -c "$1" "$root/ready" \
 			>/dev/null 2>&1 &
 		pid=$!
-		for _ in $(seq 400); do [[ -e "$root/ready" ]] && break; sleep 0.05; done
+		wait_until 400 0.05 "" test -e "$root/ready"
 	}
 	# reap WANT WHAT: wait for $pid at most 30 s (then kill it and fail).
 	reap() {
-		local i code
-		for i in $(seq 600); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done
+		local code
+		wait_until 600 0.05 "" gone "$pid"
 		if kill -0 $pid 2>/dev/null; then
 			kill -KILL $pid
 			wait $pid
@@ -402,7 +382,7 @@ print(sum(int(r["aiv_r0_read_cache_miss_allocate"]) for r in csv.DictReader(open
 	rm -f "$root/ready"
 	"$bin" op -o "$root/sig" -- sh -c ': >"$0"; sleep 1' "$root/ready" >/dev/null 2>"$root/ign.err" &
 	pid=$!
-	for _ in $(seq 400); do [[ -e "$root/ready" ]] && break; sleep 0.05; done
+	wait_until 400 0.05 "" test -e "$root/ready"
 	kill -INT $pid
 	reap 0 "SIGINT ignored at entry"
 	grep -q "interrupted" "$root/ign.err" && { echo "FAIL: SIGINT ignored at entry: $(cat "$root/ign.err")"; fail=1; }
