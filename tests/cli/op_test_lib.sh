@@ -5,8 +5,11 @@
 # (BUILD/tests/op_apps), EX (BUILD/examples) and WORK (a scratch folder
 # removed at exit); pins the environment the tests depend on. A missing
 # binary, application or the injector is a failure, never a skip.
+# The generic helpers of cli_test_lib.sh (wait_until, gone, ...) come with
+# it; bad, has and has_line are this file's or the test's own.
 # shellcheck disable=SC2034 # the variables are the sourcing test's
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/cli_test_lib.sh" || exit 1
 if [ $# -lt 1 ] || [ ! -x "$1" ]; then
 	echo "FAIL: usage: $0 TASKPROF_BINARY (got '${1:-}')"
 	exit 1

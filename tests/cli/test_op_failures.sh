@@ -227,13 +227,9 @@ for v in "INT 130" "TERM 143" "HUP 129"; do
 			>"$WORK/$label.out" 2>"$WORK/$label.err" &
 		pid=$!
 		seen=0
-		for _ in $(seq 6000); do
-			# the report's files (the injector writes launch.txt and dump/)
-			compgen -G "$out/OPPROF_*/device0/many_acc/0/*.[cj]s[vo]*.tmp" >/dev/null &&
-				{ seen=1; break; }
-			kill -0 $pid 2>/dev/null || break
-			sleep 0.01
-		done
+		# the report's files (the injector writes launch.txt and dump/)
+		wait_until 6000 0.01 "$pid" compgen -G "$out/OPPROF_*/device0/many_acc/0/*.[cj]s[vo]*.tmp" &&
+			seen=1
 		sent=0
 		[ $seen = 1 ] && kill -"$sig" $pid 2>/dev/null && sent=1
 		wait $pid
@@ -268,7 +264,7 @@ for mode in forward nohup; do
 			>"$WORK/$label.out" 2>"$WORK/$label.err" &
 	fi
 	pid=$!
-	for _ in $(seq 400); do [ -e "$WORK/ready" ] && break; sleep 0.05; done
+	wait_until 400 0.05 "" test -e "$WORK/ready"
 	kill -HUP $pid
 	wait $pid
 	OPRC=$?

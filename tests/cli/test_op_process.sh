@@ -248,10 +248,7 @@ signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/$1" --warm-up 0 -- "$APPS/slow" \
 		>"$WORK/$1.out" 2>"$WORK/$1.err" &
 	pid=$!
-	for _ in $(seq 1 200); do
-		grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/$1.err" && break
-		sleep 0.05
-	done
+	wait_until 200 0.05 "" grep -q 'slow_acc launch [0-9]*: pass 2/' "$WORK/$1.err"
 }
 # interrupted_in_pass2 NAME SIG CODE: slow_in_pass2 NAME, then SIG: exit
 # CODE, the launch written as interrupted after 1..P-1 of P >= 3 passes,
@@ -362,11 +359,7 @@ signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' "$TP" op -o "$WORK/i17b" --warm-up 100 -- "$APPS/slow" \
 	>"$WORK/i17b.out" 2>"$WORK/i17b.err" &
 pid=$!
-for _ in $(seq 1 1200); do
-	compgen -G "$WORK/i17b/OPPROF_*/device0/slow_acc/0/dump" >/dev/null && break
-	kill -0 $pid 2>/dev/null || break
-	sleep 0.05
-done
+wait_until 1200 0.05 "$pid" compgen -G "$WORK/i17b/OPPROF_*/device0/slow_acc/0/dump"
 grep -q 'slow_acc launch [0-9]*: pass' "$WORK/i17b.err" &&
 	bad "I17b: a pass began before the SIGINT (the warm-up was not interrupted)"
 kill -INT $pid

@@ -42,20 +42,16 @@ state_of() { sed -n 's/.*) \(.\) .*/\1/p' "/proc/$1/stat" 2>/dev/null; }
 # wait_for WHAT COMMAND...: run COMMAND every 0.05 s until it succeeds;
 # return 1 (and fail WHAT) when it never did.
 wait_for() {
-	local what=$1 i
+	local what=$1
 	shift
-	for ((i = 0; i < STEPS; i++)); do
-		"$@" && return 0
-		sleep 0.05
-	done
+	wait_until "$STEPS" 0.05 "" "$@" && return 0
 	bad "$what: not within $((STEPS / 20)) s"
 	return 1
 }
 
 is_stopped() { [[ $(state_of "$1") == [Tt] ]]; }
 not_stopped() { [[ $(state_of "$1") != [Tt] ]]; }
-has_line() { grep -qF -- "$2" "$1"; }
-gone() { ! kill -0 "$1" 2>/dev/null; }
+says() { grep -qF -- "$2" "$1"; }
 
 # cleanup: after a failed step, end taskprof ($pid) and its application
 # ($app) and wait until both are gone.
@@ -102,7 +98,7 @@ start() {
 	[ -n "$app" ] || { bad "$label: no application process under taskprof op $pid"; return 1; }
 	kill -STOP "$app"
 	wait_for "$label: the application in state T" is_stopped "$app" || return 1
-	wait_for "$label: taskprof op saying the application is stopped" has_line \
+	wait_for "$label: taskprof op saying the application is stopped" says \
 		"$WORK/$label.err" "taskprof op: the application (pid $app) is stopped by SIGSTOP;" &&
 		ok "$label: application $app stopped, and taskprof op said so"
 	return 0
