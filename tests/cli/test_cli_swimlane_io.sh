@@ -656,5 +656,22 @@ for tool in swimlane sched-overhead; do
 		bad "$tool on a run folder without swimlane: exit $code: $(cat "$root/err")"
 	fi
 done
+# A run that recorded one (swimlane_level 4) whose records file is gone or a
+# dangling link: the error alone, no note that it recorded none.
+sw=$root/run_with_swimlane
+mkdir -p "$sw"
+printf 'callable synthetic\ncase Default\nswimlane_level 4\n' >"$sw/result.txt"
+for tool in swimlane sched-overhead; do
+	for how in gone dangling; do
+		rm -f "$sw/l2_swimlane_records.json"
+		[[ $how == dangling ]] && ln -s /nonexistent "$sw/l2_swimlane_records.json"
+		timeout $T "$bin" $tool "$sw" >/dev/null 2>"$root/err"
+		code=$?
+		if [[ $code -ne 1 || $(wc -l <"$root/err") -ne 1 ]] ||
+			! grep -q "^Error: .*$sw/l2_swimlane_records.json" "$root/err"; then
+			bad "$tool on a swimlane run folder, records file $how: exit $code: $(cat "$root/err")"
+		fi
+	done
+done
 
 cli_finish "swimlane I/O: all checks passed"

@@ -337,6 +337,26 @@ char *sl_records_in_folder(const char *path, bool *oom)
 	return r;
 }
 
+/* The swimlane_level line of result.txt @res (a run folder's): its value
+ * 0..4, or -1 when the file cannot be read or has no such line. */
+static int result_swimlane_level(const char *res)
+{
+	char *text = NULL;
+	size_t n = 0;
+	if (tp_read_file_max(res, 1 << 20, &text, &n))
+		return -1;
+	int level = -1;
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+		if (!strncmp(line, "swimlane_level ", 15) && line[15] >= '0' && line[15] <= '4' &&
+		    (line[16] == '\n' || line[16] == '\r' || line[16] == '\0'))
+			level = line[15] - '0';
+		line = nl ? nl + 1 : NULL;
+	}
+	free(text);
+	return level;
+}
+
 void sl_say_failed_folder(const char *records, FILE *err)
 {
 	char why[400];
@@ -349,7 +369,10 @@ void sl_say_failed_folder(const char *records, FILE *err)
 		 * swimlane, or at level 0. */
 		char *res = sl_path_sibling(records, "result.txt");
 		struct stat st;
-		if (res && stat(res, &st) == 0 && S_ISREG(st.st_mode))
+		/* Not when it says the run recorded one (level 1..4): the
+		 * records file was then moved or broken, as the error says. */
+		if (res && stat(res, &st) == 0 && S_ISREG(st.st_mode) &&
+		    result_swimlane_level(res) <= 0)
 			fprintf(err, "Note: the run in %s recorded no L2 swimlane (a run with "
 				     "--enable-l2-swimlane 1..4 writes l2_swimlane_records.json "
 				     "there)\n",

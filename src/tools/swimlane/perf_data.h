@@ -620,8 +620,10 @@ char *sl_records_in_folder(const char *path, bool *oom);
  * says so, with the run's error, and why there is no records file (a run
  * in which no task finished writes none, spec §1.1; nor does one cut short
  * before its outputs); when the folder holds the result.txt of a run that
- * did not fail, one line that the run recorded no swimlane (it ran without
- * --enable-l2-swimlane, or at level 0); nothing otherwise.
+ * did not fail and does not give a swimlane_level of 1..4, one line that
+ * the run recorded no swimlane (it ran without --enable-l2-swimlane, or at
+ * level 0); nothing otherwise (the caller's error says what is wrong with
+ * the records file).
  * @records: the records path that was not found (a run folder's
  *           l2_swimlane_records.json).
  * @err:     where the line goes (stderr).
