@@ -25,11 +25,18 @@
 #       is not counted as profiled ("profiled 0 kernel launches; 1
 #       interrupted before its first pass, skipped"), no table row, no
 #       report (exit 130)
+#   I18 exec_relaunch: an application that execs itself (same pid) goes
+#       on with its launch selection in the new image (the counts are per
+#       process): -c 1 profiles 1 of 1 + 3 launches, -c 2 --kill on ends
+#       it after the second (the first of the new image), --launch-skip 1
+#       skips once; launches_<pid>.txt lists the launches of both images
+#       (appended to) and the k folders of both images are distinct; no
+#       selection state file is left
 #
 # usage: test_op_process.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
-need "$APPS/ctor" "$APPS/forker" "$APPS/many_blocks"
+need "$APPS/ctor" "$APPS/forker" "$APPS/many_blocks" "$APPS/exec_relaunch"
 M=PipeUtilization,Memory
 
 # ---- I13 --------------------------------------------------------------------
@@ -388,5 +395,58 @@ if grep -q 'slow_acc' "$WORK/i17b.out" || [ -e "$d/OpBasicInfo.csv" ] || grep -q
 else
 	ok "I17b: no table row, no report files, no 'pass missing' warnings"
 fi
+
+# ---- I18 --------------------------------------------------------------------
+say "I18: exec_relaunch (execs itself, same pid): the selection goes on across exec"
+# exec_lines NAME: the launch lines of the run's one launches file, as
+# "k=K profiled=P" per line, space-separated (EXPID set first: the pid
+# both images printed, "" when they differ).
+exec_lines() {
+	local f
+	f=$(ls "$OPDIR"/launches_*.txt 2>/dev/null)
+	if [ "$f" != "$OPDIR/launches_$EXPID.txt" ]; then
+		echo "want one launches_<pid>.txt for the pid both images printed ('$EXPID'), got: $f"
+		return
+	fi
+	sed -n 's/^device=0 name=exec_acc block_dim=2 \(k=[0-9]* profiled=[01]\) .*/\1/p' "$f" |
+		tr '\n' ' ' | sed 's/ $//'
+}
+# exec_check NAME WANT_LINES WANT_LAST WANT_FOLDERS: exit 0, the
+# launches file's lines, the closing line, the k folders with a launch.txt,
+# and no .selection_* file left.
+exec_check() {
+	local got
+	EXPID=$(sed -n 's/^exec_relaunch: image [12] pid \([0-9]*\)$/\1/p' "$WORK/$1.out" | sort -u)
+	[ "$(wc -w <<<"$EXPID")" = 1 ] || EXPID=""
+	got=$(exec_lines "$1")
+	[ "$OPRC" = 0 ] && ok "$1: exit 0" || { bad "$1: exit $OPRC, want 0"; show "$WORK/$1.err"; }
+	[ "$got" = "$2" ] && ok "$1: launches file: $got" ||
+		{ bad "$1: launches file lines '$got', want '$2'"; show "$OPDIR/launches_$EXPID.txt"; }
+	has_line "$1" "$WORK/$1.err" "taskprof op: ${3//PID/$EXPID}; output $OPDIR"
+	got=$(launch_set "$OPDIR")
+	[ "$got" = "$4" ] && ok "$1: launch folders: $got" || bad "$1: launch folders '$got', want '$4'"
+	got=$(ls -A "$OPDIR" | grep '^\.selection_')
+	[ -z "$got" ] && ok "$1: no selection state file left" || bad "$1: left $got"
+}
+F0="device0/exec_acc/0 block_dim=2"
+F1="device0/exec_acc/1 block_dim=2"
+op_run i18a -c 1 -- "$APPS/exec_relaunch" 1 3
+exec_check i18a "k=0 profiled=1 k=0 profiled=0 k=0 profiled=0 k=0 profiled=0" \
+	"profiled 1 of the application's 4 kernel launches (--launch-count 1, the selection and the skips decide which; launches_PID.txt lists them all)" \
+	"$F0"
+op_run i18b -c 2 --kill on -- "$APPS/exec_relaunch" 1 3
+exec_check i18b "k=0 profiled=1 k=1 profiled=1" \
+	"profiled 2 kernel launches, then --kill on ended the application" "$F0 $F1"
+grep -qxF "taskprof op: --kill on: 2 launches profiled, ending the application" "$WORK/i18b.err" &&
+	ok "i18b: --kill on ended it once" || { bad "i18b: no '--kill on: 2 launches profiled' line"; show "$WORK/i18b.err"; }
+grep -q 'image 2' "$WORK/i18b.out" && ! grep -q 'exec_relaunch: ok' "$WORK/i18b.out" &&
+	ok "i18b: ended in the new image, before its end" || { bad "i18b: want image 2 ended early"; show "$WORK/i18b.out"; }
+op_run i18c --launch-skip 1 -- "$APPS/exec_relaunch" 1 3
+exec_check i18c "k=0 profiled=0 k=0 profiled=1 k=0 profiled=0 k=0 profiled=0" \
+	"profiled 1 of the application's 4 kernel launches (--launch-count 1, the selection and the skips decide which; launches_PID.txt lists them all)" \
+	"$F0"
+op_run i18d -c 5 -- "$APPS/exec_relaunch" 1 1
+exec_check i18d "k=0 profiled=1 k=1 profiled=1" "profiled 2 kernel launches" "$F0 $F1"
+grep -q 'exec_relaunch: ok' "$WORK/i18d.out" && ok "i18d: results right" || { bad "i18d: no ok"; show "$WORK/i18d.out"; }
 
 finish

@@ -136,9 +136,22 @@ static size_t e_ngone;
  * first 64, forgotten at the execution's end). */
 static void *e_kskip[64];
 static size_t e_nskip;
+/*
+ * A file the injector keeps open by name (e_mu): the application may close
+ * its descriptor behind the injector's back (a loop closing 3..1023) and
+ * open a file of its own under that number, which must never receive the
+ * injector's bytes; kept_fd() checks the identity before each use and
+ * opens the file again by name when the descriptor is no longer it.
+ */
+struct kept {
+	int fd;     /* -1: not open */
+	dev_t dev;  /* identity of the file behind @fd */
+	ino_t ino;
+};
+#define KEPT_CLOSED { -1, 0, 0 }
 /* launches.txt, opened on first use, and whether opening or writing it
  * failed (reported once; e_mu). */
-static int e_launches_fd = -1;
+static struct kept e_launches = KEPT_CLOSED;
 static bool e_launches_failed;
 /* The process called the device API through the interposer, so its
  * launches.txt exists (relaxed: a lone flag; e_mu orders the file). */
@@ -150,6 +163,32 @@ static uint32_t e_completed[TP_RT_MAX_DEVICES];
 static bool e_killing;
 /* Profiled launches captured in ranges not popped yet (e_mu). */
 static struct lctx *e_pending;
+
+/*
+ * The selection counters survive exec (docs/op.md "Which launches": they
+ * count per process, and an exec'd image is the same process): after
+ * every change they are written to <base>/.selection_<pid>, and the
+ * injector loaded into a new image of the process (same pid, same start
+ * time) goes on from them (inj_engine_resume()). A hidden name: the
+ * report's walk and the launcher's listing skip it. The start time
+ * (/proc/self/stat field 22, clock ticks since boot) is what exec keeps
+ * and a later process that reuses the pid does not share.
+ */
+#define SEL_MAGIC "TPOPSEL1"
+struct sel_state {
+	char magic[8];
+	uint64_t start;
+	uint64_t seen[TP_RT_MAX_DEVICES];
+	uint64_t matched[TP_RT_MAX_DEVICES];
+	uint64_t profiled[TP_RT_MAX_DEVICES];
+	uint32_t completed[TP_RT_MAX_DEVICES];
+};
+/* Its path, file, whether this process wrote it, whether writing it
+ * failed (reported once), and the start time written into it (e_mu). */
+static char e_sel_path[4300];
+static struct kept e_sel = KEPT_CLOSED;
+static bool e_sel_written, e_sel_failed;
+static uint64_t e_start;
 
 /* Unlink @c from e_pending; false if it was not there (e_mu held). */
 static bool pending_take(struct lctx *c)
@@ -164,6 +203,38 @@ static bool pending_take(struct lctx *c)
 	c->pending = false;
 	c->pnext = NULL;
 	return true;
+}
+
+/* The calling process's start time: field 22 of /proc/self/stat, in
+ * clock ticks since boot; 0 when it cannot be read. */
+static uint64_t proc_start(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) state ...": comm may hold ')' and blanks itself; the
+	 * last ')' ends it, and field 3 (state) follows. */
+	const char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* e_sel_path for the calling process, and its start time. */
+static void sel_path_set(void)
+{
+	snprintf(e_sel_path, sizeof(e_sel_path), "%s/.selection_%ld", g_inj.base,
+		 (long)getpid());
+	e_start = proc_start();
 }
 
 int inj_engine_init(void)
@@ -192,11 +263,18 @@ void inj_engine_atfork_child(void)
 	memset(e_completed, 0, sizeof(e_completed));
 	e_killing = false;
 	e_pending = NULL;
-	/* A profiled child logs to its own launches_<pid>.txt. */
-	if (e_launches_fd >= 0)
-		close(e_launches_fd);
-	e_launches_fd = -1;
+	/* A profiled child logs to its own launches_<pid>.txt, and keeps
+	 * its own selection state (closing the inherited descriptors leaves
+	 * the parent's open). */
+	if (e_launches.fd >= 0)
+		close(e_launches.fd);
+	e_launches.fd = -1;
 	e_launches_failed = false;
+	if (e_sel.fd >= 0)
+		close(e_sel.fd);
+	e_sel.fd = -1;
+	e_sel_written = e_sel_failed = false;
+	sel_path_set();
 	atomic_store_explicit(&e_api_called, false, memory_order_relaxed);
 	/* Selection counts per process (spec §4.6): a profiled child starts
 	 * from zero. */
@@ -235,18 +313,112 @@ static int claim(const struct inj_launch *l, char *dir, size_t n, int *k)
 	return rc;
 }
 
-/* Open launches.txt (created) unless it is open or could not be (e_mu
- * held). */
+/* @k's descriptor for @path, opened (with @flags, created 0644) when it
+ * is not open or no longer the file it was: the application closed it,
+ * maybe opening a file of its own under its number, which is left alone
+ * (never written, never closed). e_mu held.
+ * Return: the descriptor, or -1 with errno set by open(2). */
+static int kept_fd(struct kept *k, const char *path, int flags)
+{
+	struct stat st;
+	if (k->fd >= 0 && !fstat(k->fd, &st) && st.st_dev == k->dev && st.st_ino == k->ino)
+		return k->fd;
+	const bool lost = k->fd >= 0;
+	k->fd = open(path, flags | O_CREAT | O_CLOEXEC, 0644);
+	if (k->fd < 0)
+		return -1;
+	if (fstat(k->fd, &st)) {
+		const int e = errno;
+		close(k->fd);
+		k->fd = -1;
+		errno = e;
+		return -1;
+	}
+	k->dev = st.st_dev;
+	k->ino = st.st_ino;
+	if (lost)
+		inj_log(TP_LOG_INFO, "%s: its descriptor was closed (by the application?): "
+			"opened again", path);
+	return k->fd;
+}
+
+/* Open launches.txt (created, appended to: a new image of the process
+ * after exec goes on with the file of the one before) unless it is open
+ * or could not be (e_mu held). */
 static void launches_open(void)
 {
-	if (e_launches_fd >= 0 || e_launches_failed)
+	if (e_launches.fd >= 0 || e_launches_failed)
 		return;
-	e_launches_fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (e_launches_fd < 0) {
+	e_launches.fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (e_launches.fd < 0) {
 		/* Once: the launcher fails on the first report anyway. */
 		e_launches_failed = true;
 		inj_fail("%s: cannot open for writing: %s", g_inj.launches_path, strerror(errno));
 	}
+}
+
+/* Write the selection counters to e_sel_path (e_mu held); a failure is
+ * reported once, as a file the injector could not write: an exec'd image
+ * of the process would count from zero again. */
+static void sel_save(void)
+{
+	if (e_sel_failed)
+		return;
+	struct sel_state s;
+	memset(&s, 0, sizeof(s));
+	memcpy(s.magic, SEL_MAGIC, sizeof(s.magic));
+	s.start = e_start;
+	memcpy(s.seen, e_filter.seen, sizeof(s.seen));
+	memcpy(s.matched, e_filter.matched, sizeof(s.matched));
+	memcpy(s.profiled, e_filter.profiled, sizeof(s.profiled));
+	memcpy(s.completed, e_completed, sizeof(s.completed));
+	const int fd = kept_fd(&e_sel, e_sel_path, O_RDWR);
+	if (fd < 0) {
+		e_sel_failed = true;
+		inj_fail("%s: cannot open for writing: %s", e_sel_path, strerror(errno));
+		return;
+	}
+	/* One write at offset 0 of a file of constant size: an exec by
+	 * another thread finds the old or the new state, whole. */
+	const ssize_t w = pwrite(fd, &s, sizeof(s), 0);
+	if (w != (ssize_t)sizeof(s)) {
+		e_sel_failed = true;
+		inj_fail("%s: write failed: %s", e_sel_path,
+			 w < 0 ? strerror(errno) : "short write (file system full?)");
+		return;
+	}
+	e_sel_written = true;
+}
+
+void inj_engine_resume(void)
+{
+	sel_path_set();
+	int fd = open(e_sel_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* the process's first image: nothing to go on from */
+	struct sel_state s;
+	const ssize_t n = pread(fd, &s, sizeof(s), 0);
+	close(fd);
+	/* Another process's, whose pid this one reuses (or a start time
+	 * that cannot be read): start from zero, overwriting it. */
+	if (n != (ssize_t)sizeof(s) || memcmp(s.magic, SEL_MAGIC, sizeof(s.magic)) ||
+	    !e_start || s.start != e_start)
+		return;
+	pthread_mutex_lock(&e_mu);
+	memcpy(e_filter.seen, s.seen, sizeof(s.seen));
+	memcpy(e_filter.matched, s.matched, sizeof(s.matched));
+	memcpy(e_filter.profiled, s.profiled, sizeof(s.profiled));
+	memcpy(e_completed, s.completed, sizeof(s.completed));
+	e_sel_written = true; /* this process's: removed at its exit */
+	uint64_t seen = 0, profiled = 0;
+	for (int d = 0; d < TP_RT_MAX_DEVICES; d++) {
+		seen += s.seen[d];
+		profiled += s.profiled[d];
+	}
+	pthread_mutex_unlock(&e_mu);
+	inj_log(TP_LOG_INFO, "a new image of the process (exec): the launch selection goes on "
+		"from the image before (%" PRIu64 " launches seen, %" PRIu64 " profiled)", seen,
+		profiled);
 }
 
 void inj_engine_api_called(void)
@@ -268,8 +440,8 @@ static void launches_append(const char *line, int n)
 		return;
 	pthread_mutex_lock(&e_mu);
 	launches_open();
-	if (e_launches_fd >= 0) {
-		ssize_t w = write(e_launches_fd, line, (size_t)n);
+	if (!e_launches_failed && e_launches.fd >= 0) {
+		ssize_t w = write(e_launches.fd, line, (size_t)n);
 		if (w != n && !e_launches_failed) {
 			e_launches_failed = true;
 			inj_fail("%s: write failed: %s", g_inj.launches_path,
@@ -1367,6 +1539,7 @@ static void lctx_finish(struct lctx *c)
 	int d = c->l->device;
 	if (d >= 0 && d < TP_RT_MAX_DEVICES)
 		e_completed[d]++;
+	sel_save();
 	pthread_mutex_unlock(&e_mu);
 }
 
@@ -1381,6 +1554,8 @@ static bool select_launch(const struct inj_launch *l, const char *range, char *d
 	bool pick = !e_killing && tp_op_filter_decide(&e_filter, l->device,
 						      l->real_name[0] ? l->real_name : l->name,
 						      range != NULL);
+	if (!e_killing)
+		sel_save();
 	*k = -1;
 	if (pick) {
 		int rc = claim(l, dir, n, k);
@@ -1619,6 +1794,15 @@ void inj_engine_exit(void)
 		snprintf(c->note, sizeof(c->note), "%s", note);
 		lctx_finish(c);
 	}
+	/* The process ends: no image follows that would go on from its
+	 * selection state. */
+	pthread_mutex_lock(&e_mu);
+	if (e_sel_written)
+		(void)unlink(e_sel_path);
+	e_sel_written = false;
+	e_sel_failed = true; /* a launch still running on another thread
+			      * must not write it again */
+	pthread_mutex_unlock(&e_mu);
 }
 
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);

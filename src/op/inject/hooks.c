@@ -483,6 +483,7 @@ static void inj_init(void)
 	g_inj.no_restore = nr && !strcmp(nr, "1");
 	if (inj_engine_init())
 		fatal_config(tp_last_error());
+	inj_engine_resume();
 	pthread_atfork(NULL, NULL, atfork_child);
 	/* SIGTERM and SIGHUP as SIGINT: taskprof op passes each of them on
 	 * to the application and reports what was collected, so a pass in

@@ -151,6 +151,15 @@ void inj_launch_name(struct inj_launch *l);
  *  tp_last_error() says which). */
 int inj_engine_init(void);
 
+/** inj_engine_resume() - in a new image of the process (after exec; same
+ *  pid and start time): go on with the launch selection counters the
+ *  image before left in <base>/.selection_<pid> (docs/op.md "Which
+ *  launches": counts are per process), so that --launch-count,
+ *  --launch-skip*, and --kill on count across exec. Nothing to go on
+ *  from (the first image, another process's file): the counters stay
+ *  zero. Called once, after inj_engine_init(). */
+void inj_engine_resume(void);
+
 /** inj_engine_atfork_child() - re-initialise the engine's lock and the
  *  selection counters in a forked child. */
 void inj_engine_atfork_child(void);
