@@ -595,6 +595,39 @@ static void read_status(int fd, struct op_exec_result *res)
 	}
 }
 
+/* TP_OP_STATUS_FILE (the status pipe's stand-in) beside @config_path
+ * into @buf; false when the path does not fit. */
+static bool status_file_path(const char *config_path, char *buf, size_t len)
+{
+	const char *slash = strrchr(config_path, '/');
+	int dir = slash ? (int)(slash - config_path) : 1;
+	int n = snprintf(buf, len, "%.*s/%s", dir, slash ? config_path : ".", TP_OP_STATUS_FILE);
+	return n > 0 && (size_t)n < len;
+}
+
+/* The bytes TP_OP_STATUS_FILE holds now (0 when it does not exist): the
+ * lines a run adds come after them. */
+static off_t status_file_size(const char *path)
+{
+	struct stat st;
+	return path[0] && !stat(path, &st) ? st.st_size : 0;
+}
+
+/* The lines the injector added to TP_OP_STATUS_FILE (@path) after byte
+ * @from, when the application had closed the status pipe: failures, as
+ * the pipe's lines. */
+static void read_status_file(const char *path, off_t from, struct op_exec_result *res)
+{
+	if (!path[0])
+		return;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (lseek(fd, from, SEEK_SET) == from)
+		read_status(fd, res);
+	close(fd);
+}
+
 /* Whether process @pid is stopped now (state T, or t: a tracer stopped
  * it), from /proc/<pid>/stat. */
 static bool is_stopped(pid_t pid)
@@ -661,6 +694,10 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		return rc;
 	}
 	snprintf(status, sizeof(status), "%d:%llu", sfd[1], (unsigned long long)sst.st_ino);
+	char status_file[PATH_MAX + 64] = "";
+	if (!status_file_path(x->config_path, status_file, sizeof(status_file)))
+		status_file[0] = '\0';
+	const off_t status_file_at = status_file_size(status_file);
 	char **owned = NULL;
 	size_t n_owned = 0;
 	char **env = build_env(x, status, &owned, &n_owned);
@@ -795,6 +832,7 @@ int op_exec_app(const struct op_exec *x, struct op_exec_result *res)
 		goto restore;
 	}
 	read_status(sfd[0], res);
+	read_status_file(status_file, status_file_at, res);
 	if (WIFEXITED(st)) {
 		rc = WEXITSTATUS(st);
 	} else if (WIFSIGNALED(st)) {

@@ -109,9 +109,11 @@ int op_inject_path(char *buf, size_t len);
  * @interrupted: taskprof received SIGINT, SIGTERM or SIGHUP while the
  *               application ran (the caller then starts no further run).
  * @term_sig:    the signal that killed the application, 0 when it exited.
- * @n_failures:  lines the injector sent on the status pipe: files it could
- *               not open or write (TP_OP_STATUS_FD_ENV in op/config.h).
- *               Any is a profiler failure.
+ * @n_failures:  lines the injector sent on the status pipe, or appended
+ *               to TP_OP_STATUS_FILE during the run when the application
+ *               had closed the pipe: files it could not open or write
+ *               (TP_OP_STATUS_FD_ENV in op/config.h). Any is a profiler
+ *               failure.
  * @failure:     the first of them ("<pid> <message>"), "" when none.
  */
 struct op_exec_result {

@@ -61,6 +61,12 @@
  */
 #define TP_OP_STATUS_FD_ENV "TASKPROF_OP_STATUS_FD"
 #define TP_OP_STATUS_LINE_MAX 1024u
+/* The status pipe's stand-in, in the folder of TASKPROF_CONFIG (the
+ * session's output folder): when the application has closed the pipe's
+ * descriptor (a loop closing 3..1023), the injector appends the same
+ * lines there (open, one write, close), and the launcher reads the lines
+ * added during the run as it reads the pipe's. */
+#define TP_OP_STATUS_FILE "injector_errors.txt"
 
 enum tp_op_replay_mode {
 	TP_OP_REPLAY_KERNEL = 0,

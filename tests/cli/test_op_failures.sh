@@ -17,13 +17,20 @@
 #   W5 SIGINT / SIGTERM / SIGHUP while the report is written: exit 130 /
 #      143 / 129, one line, no *.tmp left; SIGHUP while the application
 #      runs is passed on to it, and stays ignored under nohup
+#   W6 the application closes descriptors 3..1023 (the injector's
+#      launches file and status pipe among them) between two launches:
+#      the injector opens its file again (both launches listed, no error,
+#      exit 0); when the next line then truly cannot be written (the
+#      application's own RLIMIT_FSIZE: EFBIG), the failure still reaches
+#      taskprof op, through injector_errors.txt: exit 1 naming the file
 #
 # usage: test_op_failures.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
 
 VA=$EX/op_vector_add
 MB=$APPS/many_blocks
-need "$VA" "$MB"
+RB=$APPS/robust
+need "$VA" "$MB" "$RB"
 OP_TIMEOUT=120
 
 # no_tmp LABEL DIR: no *.tmp file under DIR.
@@ -274,5 +281,30 @@ for mode in forward nohup; do
 		rc_is "$label" 9 # the application ran to its end
 	fi
 done
+
+# ---- W6 ----------------------------------------------------------------------
+say "W6: the application closes the injector's descriptors between two launches"
+timeout "$OP_TIMEOUT" "$TP" op -o "$WORK/w6a" -c 5 -- "$RB" closefds >"$WORK/w6a.out" 2>"$WORK/w6a.err"
+OPRC=$?
+rc_is w6a 0
+lacks w6a "$WORK/w6a.err" "write failed"
+lacks w6a "$WORK/w6a.err" "the profiler failed"
+has w6a "$WORK/w6a.err" "taskprof op: profiled 2 kernel launches; output "
+has w6a "$WORK/w6a.out" "robust closefds: checksum"
+n=$(cat "$WORK"/w6a/OPPROF_*/launches_*.txt 2>/dev/null | grep -c '^device=0 name=cfd_acc .* profiled=1 ')
+[ "$n" = 2 ] && ok "w6a: launches file lists both launches, profiled" ||
+	{ bad "w6a: want 2 profiled launch lines, got $n"; show "$(ls "$WORK"/w6a/OPPROF_*/launches_*.txt | head -1)"; }
+timeout "$OP_TIMEOUT" "$TP" op -o "$WORK/w6b" -- "$RB" closefds fsize >"$WORK/w6b.out" 2>"$WORK/w6b.err"
+OPRC=$?
+rc_is w6b 1
+if grep -qE '^taskprof op: the profiler failed inside the application \(pid [0-9]+\): /.*/launches_[0-9]+\.txt: write failed: File too large$' \
+	"$WORK/w6b.err"; then
+	ok "w6b: the launcher names the file and the reason (through injector_errors.txt)"
+else
+	bad "w6b: no 'the profiler failed inside the application (pid N): .../launches_N.txt: write failed: File too large'"
+	show "$WORK/w6b.err"
+fi
+has w6b "$WORK/w6b.err" "taskprof op: the profiler failed (see above); the application exited with status 0"
+has w6b "$WORK/w6b.out" "robust closefds: checksum"
 
 finish

@@ -54,6 +54,15 @@
  *   exitpass  one launch of "exitpass_k", whose block 0 ends the process
  *             with _exit(3) when the kernel runs a second time (a replay
  *             pass): its launch folder is left without launch.txt.
+ *   closefds [fsize] one launch of "cfd_acc", then every descriptor
+ *             from 3 to 1023 closed (the injector's launches file and
+ *             status pipe among them), then another: the injector must
+ *             open its file again and list both launches. With "fsize",
+ *             20 launches come first, and before the last one the file
+ *             size limit (RLIMIT_FSIZE, SIGXFSZ ignored) is set to the
+ *             size the launches file (launches_<pid>.txt beside
+ *             TASKPROF_CONFIG) has then: its next line cannot be
+ *             written (EFBIG), which must still reach taskprof op.
  *   exit70    one launch of "exit70_acc", checked, then exit(70): the
  *             application's own status 70 (EX_SOFTWARE), which taskprof
  *             op must pass on, not take for its injector's failure.
@@ -83,9 +92,12 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "op_app.h"
@@ -623,6 +635,46 @@ static int m_reusefd(const char *path)
 	return 0;
 }
 
+static int m_closefds(bool fsize)
+{
+	static float want[N];
+	const uint32_t before = fsize ? 20 : 1;
+	float *din = NULL, *dout = NULL;
+	int rc = setup(&din, &dout, want, before + 1);
+	if (rc)
+		return op_app_fail(APP, "allocate", rc);
+	struct op_app_vec v = { .in = din, .out = dout, .n = N };
+	for (uint32_t i = 0; i < before; i++)
+		if ((rc = op_app_launch(op_app_accumulate, "cfd_acc", BLOCKS, &v)) != 0)
+			return op_app_fail(APP, "cfd_acc", rc);
+	if ((rc = tp_rt_synchronize()) != 0)
+		return op_app_fail(APP, "cfd_acc", rc);
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	const char *cfg = getenv("TASKPROF_CONFIG");
+	const char *slash = cfg ? strrchr(cfg, '/') : NULL;
+	if (fsize) {
+		char path[4200];
+		struct stat st;
+		snprintf(path, sizeof(path), "%.*s/launches_%ld.txt", slash ? (int)(slash - cfg) : 1,
+			 slash ? cfg : ".", (long)getpid());
+		struct rlimit lim = { 0, RLIM_INFINITY };
+		if (stat(path, &st)) {
+			perror(APP ": the launches file");
+			return 2;
+		}
+		lim.rlim_cur = (rlim_t)st.st_size;
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &lim)) {
+			perror(APP ": setrlimit");
+			return 2;
+		}
+	}
+	if ((rc = op_app_launch(op_app_accumulate, "cfd_acc", BLOCKS, &v)) != 0)
+		return op_app_fail(APP, "cfd_acc", rc);
+	return finish("closefds", dout, want);
+}
+
 static _Atomic uint32_t exitpass_runs;
 
 static void exitpass_k(uint32_t block_idx, uint32_t block_dim, void *p)
@@ -763,6 +815,8 @@ int main(int argc, char **argv)
 		return m_rangefail();
 	if (!strcmp(m, "exit70"))
 		return m_exit70();
+	if (!strcmp(m, "closefds"))
+		return m_closefds(argc > 2 && !strcmp(argv[2], "fsize"));
 	if (!strcmp(m, "overrun"))
 		return m_overrun();
 	if (!strcmp(m, "dfree"))
@@ -776,7 +830,7 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "exitrace") && argc > 2)
 		return m_exitrace((unsigned)strtoul(argv[2], NULL, 10));
 	fprintf(stderr, "usage: %s indirect|noalloc|kmalloc|kleak [range]|kfree [range]|kfreenext|kdfree|kbadfree|kill|reset|unpopped|names|dotnames|swapnames|"
-			"exitpass|rangebad|rangefail|exit70|overrun|dfree|hangpass|hanglast|"
+			"exitpass|rangebad|rangefail|exit70|closefds [fsize]|overrun|dfree|hangpass|hanglast|"
 			"reusefd FILE|exitrace US\n", APP);
 	return 2;
 }

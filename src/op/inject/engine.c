@@ -347,10 +347,9 @@ static int kept_fd(struct kept *k, const char *path, int flags)
  * or could not be (e_mu held). */
 static void launches_open(void)
 {
-	if (e_launches.fd >= 0 || e_launches_failed)
+	if (e_launches_failed)
 		return;
-	e_launches.fd = open(g_inj.launches_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (e_launches.fd < 0) {
+	if (kept_fd(&e_launches, g_inj.launches_path, O_WRONLY | O_APPEND) < 0) {
 		/* Once: the launcher fails on the first report anyway. */
 		e_launches_failed = true;
 		inj_fail("%s: cannot open for writing: %s", g_inj.launches_path, strerror(errno));

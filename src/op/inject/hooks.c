@@ -91,18 +91,34 @@ static void status_open(void)
 	g_status_ino = ino;
 }
 
+/* TP_OP_STATUS_FILE's path, from TASKPROF_CONFIG as the process started
+ * (set_mark_path()). */
+static char g_status_file[4400];
+
 /* One line to the launcher: "<pid> <msg>\n" in one write(2) (below
  * PIPE_BUF: atomic, so lines of several processes never mix; the pipe is
  * non-blocking: a full pipe drops the line, the launcher has others).
  * Async-signal-safe but for snprintf; no logging (vlog_line calls it). The
  * descriptor is checked again first: the application may have closed it
- * and opened a file of its own under that number. */
+ * and opened a file of its own under that number; then the line goes to
+ * TP_OP_STATUS_FILE instead (O_APPEND, one write: whole lines there too),
+ * so that the failure still makes taskprof op fail. */
 static void status_send(const char *msg)
 {
 	struct stat st;
-	if (g_status_fd < 0 || fstat(g_status_fd, &st) || !S_ISFIFO(st.st_mode) ||
-	    (unsigned long long)st.st_ino != g_status_ino)
-		return;
+	if (g_status_fd < 0 && !g_status_ino)
+		return; /* run by hand: no launcher to tell */
+	int fd = g_status_fd;
+	bool own = false;
+	if (fd < 0 || fstat(fd, &st) || !S_ISFIFO(st.st_mode) ||
+	    (unsigned long long)st.st_ino != g_status_ino) {
+		if (!g_status_file[0])
+			return;
+		fd = open(g_status_file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return; /* nowhere left: stderr and the log have it */
+		own = true;
+	}
 	char line[TP_OP_STATUS_LINE_MAX];
 	int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), msg);
 	if (n < 0)
@@ -114,9 +130,11 @@ static void status_send(const char *msg)
 	for (char *p = line; p < line + n - 1; p++)
 		if (*p == '\n')
 			*p = ' ';
-	if (write(g_status_fd, line, (size_t)n) < 0) {
+	if (write(fd, line, (size_t)n) < 0) {
 		/* Full, or the launcher is gone: nothing more to do. */
 	}
+	if (own)
+		close(fd);
 }
 
 /* ---- log ------------------------------------------------------------------- */
@@ -382,6 +400,10 @@ static void set_mark_path(const char *cfg)
 	if (slash && (size_t)(slash - cfg) + sizeof(INJ_FATAL_MARK) + 1 < sizeof(g_mark))
 		snprintf(g_mark, sizeof(g_mark), "%.*s/%s", (int)(slash - cfg), cfg,
 			 INJ_FATAL_MARK);
+	if (slash && (size_t)(slash - cfg) + sizeof(TP_OP_STATUS_FILE) + 1 <
+	    sizeof(g_status_file))
+		snprintf(g_status_file, sizeof(g_status_file), "%.*s/%s", (int)(slash - cfg),
+			 cfg, TP_OP_STATUS_FILE);
 }
 
 /* At load, before the application's main() can change its environment. */
