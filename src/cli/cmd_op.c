@@ -191,13 +191,47 @@ static void help(FILE *f)
 		OP_MAX_RAW_EVENTS);
 }
 
-/* The first @n bytes of @s with their control characters written as C
- * escapes (\n, \r, \t, \xHH), so that a message quoting a value stays
- * one line. */
+/* Bytes of the well-formed UTF-8 character at @p (RFC 3629: no overlong
+ * form, no surrogate, nothing above U+10FFFF), 1 for an ASCII byte; 0
+ * when @p starts no such character. */
+static size_t utf8_char_len(const unsigned char *p)
+{
+	if (p[0] < 0x80)
+		return 1;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, lo = p[0] == 0xe0 ? 0xa0 : 0x80, hi = p[0] == 0xed ? 0x9f : 0xbf;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, lo = p[0] == 0xf0 ? 0x90 : 0x80, hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+	else
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* At most @n bytes of @s, with control characters as C escapes (\n, \r,
+ * \t, \xHH) and each byte that is not part of a well-formed UTF-8
+ * character as \xHH (a terminal would show it as garbage, or take it for
+ * part of an escape sequence), so that a message quoting a value stays
+ * one readable line. */
 static void put_escaped(FILE *f, const char *s, size_t n)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p && n--; p++) {
-		if (*p == '\n')
+	for (const unsigned char *p = (const unsigned char *)s; *p && n; p++, n--) {
+		size_t c = utf8_char_len(p);
+		if (c > 1 && c <= n) {
+			fwrite(p, 1, c, f);
+			p += c - 1;
+			n -= c - 1;
+		} else if (c != 1) {
+			fprintf(f, "\\x%02x", *p);
+		} else if (*p == '\n')
 			fputs("\\n", f);
 		else if (*p == '\r')
 			fputs("\\r", f);
@@ -349,18 +383,23 @@ static int parse_events(const char *s, struct op_opts *o)
 	return 0;
 }
 
-/* --kernel-name: PAT|PAT..., each non-empty, printable, no blanks. */
+/* --kernel-name: PAT|PAT..., each non-empty, UTF-8 text (a kernel's
+ * name may be any, "kéadd"), without blanks or control characters: the
+ * list goes to config.txt on one line. */
 static int check_kernel_name(const char *s)
 {
 	static const char *const expected =
-		"PAT[|PAT...], each a non-empty prefix or glob without blanks, at most 1024 "
-		"characters in all";
+		"PAT[|PAT...], each a non-empty prefix or glob of UTF-8 text without blanks or "
+		"control characters, at most 1024 bytes in all";
 	size_t n = strlen(s);
 	if (!n || n > TP_OP_KERNEL_NAME_MAX || s[0] == '|' || s[n - 1] == '|' || strstr(s, "||"))
 		return bad("--kernel-name", s, expected);
-	for (const char *p = s; *p; p++)
-		if (*p <= ' ' || *p == 0x7f)
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t c = utf8_char_len(p);
+		if (!c || *p <= ' ' || *p == 0x7f)
 			return bad("--kernel-name", s, expected);
+		p += c;
+	}
 	return 0;
 }
 

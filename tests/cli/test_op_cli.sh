@@ -93,6 +93,17 @@ expect 2 "--kernel-name expects PAT[|PAT...]" --kernel-name "a||b" $L
 expect 2 "--kernel-name expects PAT[|PAT...]" -k "has blank" $L
 expect 2 "--kernel-name expects PAT[|PAT...]" -k "" $L
 expect 0 "pass" -k "vec_*|accumulate" $L
+# UTF-8 names are names (a kernel named kéadd by tp_rt_launch_ex); bytes
+# that are no UTF-8 are refused, quoted as \xHH, and the message states
+# the rule (it said "without blanks" of a value that had none).
+expect 0 "pass" -k "kéadd|日本*" $L
+expect 2 "taskprof op: --kernel-name expects PAT[|PAT...], each a non-empty prefix or glob of UTF-8 text without blanks or control characters, at most 1024 bytes in all, got '\xff\xfe'" \
+	-k $'\xff\xfe' $L
+expect 2 "got 'kéadd x\xe9'" -k $'kéadd x\xe9' $L
+if LC_ALL=C grep -q $'[\xfe\xff\xe9]' "$root/err"; then
+	echo "FAIL: a refused -k echoed raw bytes that are no UTF-8: $(cat -v "$root/err")"
+	fail=1
+fi
 expect 2 "taskprof op: --output expects a folder, got ''" --output "" $L
 expect 2 "taskprof op: unknown option '--bogus'" --bogus $L
 expect 2 "taskprof op: unknown option '-x'" -x $L
@@ -114,7 +125,8 @@ expect 2 "unknown option '--bogus$(printf '%*s' 73 '' | tr ' ' 'x')... (3007 byt
 expect 2 "got 'aic:1,1,1," --events "aic:$(printf '1,%.0s' $(seq 3000))" $L
 grep -qF "... (6004 bytes)'" "$root/err" || { echo "FAIL: --events of 6004 bytes: $(head -c 300 "$root/err")"; fail=1; }
 # cut before a character that would straddle byte 80, never inside it
-expect 2 "got '$(printf '%*s' 79 '' | tr ' ' a)... (91 bytes)'" -k "$(printf '%*s' 79 '' | tr ' ' a)é$(printf '%*s' 10 '' | tr ' ' b)" $L
+# (the blank after it is what -k refuses)
+expect 2 "got '$(printf '%*s' 79 '' | tr ' ' a)... (91 bytes)'" -k "$(printf '%*s' 79 '' | tr ' ' a)é $(printf '%*s' 9 '' | tr ' ' b)" $L
 expect 2 "got '$(printf '%*s' 80 '' | tr ' ' a)... (81 bytes)'" -c "$(printf '%*s' 81 '' | tr ' ' a)" $L
 # 80 bytes exactly: whole
 expect 2 "got '$(printf '%*s' 80 '' | tr ' ' 9)'" -c "$(printf '%*s' 80 '' | tr ' ' 9)" $L
@@ -422,7 +434,7 @@ print(sum(int(r["aiv_r0_read_cache_miss_allocate"]) for r in csv.DictReader(open
 		-o "$root/nl"$'\n'"x" -- true
 	expect 2 "taskprof op: --output expects a folder whose path has no line break (config.txt holds one value per line), got '$root/nl\rx'" \
 		-o "$root/nl"$'\r'"x" -- true
-	expect 2 "taskprof op: --kernel-name expects PAT[|PAT...], each a non-empty prefix or glob without blanks, at most 1024 characters in all, got 'acc\nx'" \
+	expect 2 "taskprof op: --kernel-name expects PAT[|PAT...], each a non-empty prefix or glob of UTF-8 text without blanks or control characters, at most 1024 bytes in all, got 'acc\nx'" \
 		-o "$root/nl" -k $'acc\nx' -- true
 	left=$(compgen -G "$root/nl*")
 	[[ -z $left ]] || { echo "FAIL: a refused --output with a line break created: $left"; fail=1; }

@@ -232,6 +232,17 @@ else
 	bad "R7b: exit $OPRC; summary: $(cat -v "$WORK/r7u.out")"
 fi
 
+say "R7c: -k with a UTF-8 name selects it (it was refused as having blanks)"
+op_run r7k -k "ok_$(printf '\303\251')" -c 5 -- "$R" badnames
+sets=$(launch_set "${OPDIR:-none}")
+if [ $OPRC = 0 ] && [ "$sets" = "device0/ok___/0 block_dim=4" ] &&
+	[ "$(kv "$OPDIR/device0/ok___/0/launch.txt" name)" = "ok_$(printf '\303\251')" ]; then
+	ok "R7c: -k 'ok_\xc3\xa9' selected that launch only"
+else
+	bad "R7c: -k 'ok_\xc3\xa9': exit $OPRC, folders '$sets' (want device0/ok___/0 only)"
+	show "$WORK/r7k.err"
+fi
+
 say "R7: -k matches real kernel names"
 op_run r7a -k '*<1>' -c 5 -- "$R" names
 sets=$(launch_set "${OPDIR:-none}")
