@@ -216,16 +216,41 @@ static size_t utf8_char_len(const unsigned char *p)
 	return n;
 }
 
+/* Whether the well-formed UTF-8 character of @c bytes at @p is a blank
+ * or a control character beyond ASCII: a C1 control (U+0080..U+009F) or a
+ * Unicode space or separator (U+00A0, U+1680, U+2000..U+200A,
+ * U+2028, U+2029, U+202F, U+205F, U+3000; Unicode's White_Space). */
+static bool utf8_blank_or_control(const unsigned char *p, size_t c)
+{
+	uint32_t cp;
+	if (c == 2)
+		cp = (uint32_t)(p[0] & 0x1f) << 6 | (p[1] & 0x3f);
+	else if (c == 3)
+		cp = (uint32_t)(p[0] & 0x0f) << 12 | (uint32_t)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+	else
+		return false; /* ASCII is checked by the caller; none in 4 bytes */
+	return (cp >= 0x80 && cp <= 0xa0) || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202f || cp == 0x205f || cp == 0x3000;
+}
+
 /* At most @n bytes of @s, with control characters as C escapes (\n, \r,
- * \t, \xHH) and each byte that is not part of a well-formed UTF-8
- * character as \xHH (a terminal would show it as garbage, or take it for
+ * \t, \xHH), the bytes of a blank or control character beyond ASCII
+ * (utf8_blank_or_control()) and each byte that is not part of a well-formed
+ * UTF-8 character as \xHH (a terminal would show it as garbage, or take it for
  * part of an escape sequence), so that a message quoting a value stays
  * one readable line. */
 static void put_escaped(FILE *f, const char *s, size_t n)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p && n; p++, n--) {
 		size_t c = utf8_char_len(p);
-		if (c > 1 && c <= n) {
+		if (c > 1 && c <= n && utf8_blank_or_control(p, c)) {
+			/* shown by its bytes: it would look like an ASCII
+			 * blank, or break or garble the line */
+			for (size_t i = 0; i < c; i++)
+				fprintf(f, "\\x%02x", p[i]);
+			p += c - 1;
+			n -= c - 1;
+		} else if (c > 1 && c <= n) {
 			fwrite(p, 1, c, f);
 			p += c - 1;
 			n -= c - 1;
@@ -384,8 +409,8 @@ static int parse_events(const char *s, struct op_opts *o)
 }
 
 /* --kernel-name: PAT|PAT..., each non-empty, UTF-8 text (a kernel's
- * name may be any, "kéadd"), without blanks or control characters: the
- * list goes to config.txt on one line. */
+ * name may be any, "kéadd"), without blanks or control characters (ASCII
+ * or not): the list goes to config.txt on one line. */
 static int check_kernel_name(const char *s)
 {
 	static const char *const expected =
@@ -396,7 +421,7 @@ static int check_kernel_name(const char *s)
 		return bad("--kernel-name", s, expected);
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
 		size_t c = utf8_char_len(p);
-		if (!c || *p <= ' ' || *p == 0x7f)
+		if (!c || *p <= ' ' || *p == 0x7f || utf8_blank_or_control(p, c))
 			return bad("--kernel-name", s, expected);
 		p += c;
 	}
@@ -1251,15 +1276,16 @@ static struct launch_marks scan_launch_marks(const char *out, bool app_replay)
 
 /* The file(s) listing every launch of the run in @out, for a message:
  * raw/run_0/launches.txt (application replay), the one launches_<pid>.txt
- * by its name, or "the launches_*.txt files" when processes made several. */
-static void launches_file(const char *out, bool app_replay, char *buf, size_t len)
+ * by its name, or "the launches_*.txt files" when processes made several.
+ * Return: whether that names several files (the verb's number). */
+static bool launches_file(const char *out, bool app_replay, char *buf, size_t len)
 {
 	snprintf(buf, len, app_replay ? "raw/run_0/launches.txt" : "the launches_*.txt files");
 	if (app_replay)
-		return;
+		return false;
 	DIR *d = opendir(out);
 	if (!d)
-		return;
+		return true;
 	int n = 0;
 	struct dirent *e;
 	char one[256] = "";
@@ -1272,6 +1298,48 @@ static void launches_file(const char *out, bool app_replay, char *buf, size_t le
 	closedir(d);
 	if (n == 1)
 		snprintf(buf, len, "%s", one);
+	return n != 1;
+}
+
+/* Remove the injector's .selection_<pid> files (its launch selection kept
+ * across exec, src/op/inject/engine.c) from @dir: a process that ended
+ * without its exit handlers (_exit(), SIGKILL, an exec into a program
+ * without the injector) leaves its file behind. Called once the
+ * application has ended; best effort (a file that cannot be removed is
+ * only hidden clutter). */
+static void sweep_selection_in(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char path[PATH_MAX];
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, ".selection_", 11) &&
+		    !op_pathf(path, sizeof(path), "%s/%s", dir, e->d_name))
+			(void)unlink(path);
+	closedir(d);
+}
+
+/* sweep_selection_in() for the run in @out: @out itself, and each
+ * raw/run_<i>/ of application replay. */
+static void sweep_selection(const char *out, bool app_replay)
+{
+	sweep_selection_in(out);
+	if (!app_replay)
+		return;
+	char raw[PATH_MAX], run[PATH_MAX];
+	if (op_pathf(raw, sizeof(raw), "%s/raw", out))
+		return;
+	DIR *d = opendir(raw);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "run_", 4) &&
+		    !op_pathf(run, sizeof(run), "%s/%s", raw, e->d_name))
+			sweep_selection_in(run);
+	closedir(d);
 }
 
 /* Whether a call of the application (its main process in application
@@ -1985,6 +2053,9 @@ int cmd_op(int argc, char **argv)
 		else if (!res.term_sig)
 			app_status = code;
 	}
+	/* The application has ended: no image of its processes resumes a
+	 * selection any more. */
+	sweep_selection(dir, app_replay);
 	/* An injector failure is reported, and blames neither the selection
 	 * (NOTE.txt) nor the application (a launch.txt it could not write). */
 	bool failed = inj_failed;
@@ -2006,7 +2077,8 @@ int cmd_op(int argc, char **argv)
 		 * too, where -c counts launches, not ranges). */
 		int m = count_app_launches(dir, app_replay);
 		char list[300];
-		launches_file(dir, app_replay, list, sizeof(list));
+		const char *verb = launches_file(dir, app_replay, list, sizeof(list)) ? "list"
+										      : "lists";
 		/* Launches whose profile is incomplete, or that were
 		 * interrupted before their first pass, were skipped above: not
 		 * counted as profiled, but said, so the count matches the table. */
@@ -2050,13 +2122,13 @@ int cmd_op(int argc, char **argv)
 			fprintf(stderr, "taskprof op: profiled %d of the %d kernel launches the "
 					"application made before --kill on ended it "
 					"(--launch-count %u, the selection and the skips decide "
-					"which; %s lists them all)%s; output %s\n",
-				complete, m, o->cfg.launch_count, list, inc, tp_shown(dir));
+					"which; %s %s them all)%s; output %s\n",
+				complete, m, o->cfg.launch_count, list, verb, inc, tp_shown(dir));
 		else if (m > n)
 			fprintf(stderr, "taskprof op: profiled %d of the application's %d kernel "
 					"launches (--launch-count %u, the selection and the skips "
-					"decide which; %s lists them all)%s; output %s\n",
-				complete, m, o->cfg.launch_count, list, inc, tp_shown(dir));
+					"decide which; %s %s them all)%s; output %s\n",
+				complete, m, o->cfg.launch_count, list, verb, inc, tp_shown(dir));
 		else
 			fprintf(stderr, "taskprof op: profiled %d kernel launch%s%s%s; output %s\n",
 				complete, complete == 1 ? "" : "es",

@@ -104,6 +104,13 @@ if LC_ALL=C grep -q $'[\xfe\xff\xe9]' "$root/err"; then
 	echo "FAIL: a refused -k echoed raw bytes that are no UTF-8: $(cat -v "$root/err")"
 	fail=1
 fi
+# Blanks and controls beyond ASCII are blanks and controls too: a
+# no-break space, an em space, a C1 control (NEL) and the line separator
+# are refused and shown by their bytes (U+00A0 would look like ' ').
+expect 2 "got 'a\xc2\xa0b'" -k $'a\xc2\xa0b' $L
+expect 2 "got 'a\xe2\x80\x83b'" -k $'a\xe2\x80\x83b' $L
+expect 2 "got 'a\xc2\x85b'" -k $'a\xc2\x85b' $L
+expect 2 "got 'a\xe2\x80\xa8b'" -k $'a\xe2\x80\xa8b' $L
 expect 2 "taskprof op: --output expects a folder, got ''" --output "" $L
 expect 2 "taskprof op: unknown option '--bogus'" --bogus $L
 expect 2 "taskprof op: unknown option '-x'" -x $L

@@ -31,7 +31,8 @@
 #       it after the second (the first of the new image), --launch-skip 1
 #       skips once; launches_<pid>.txt lists the launches of both images
 #       (appended to) and the k folders of both images are distinct; no
-#       selection state file is left
+#       selection state file is left, also when the new image ends with
+#       _exit() (taskprof op removes it)
 #
 # usage: test_op_process.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -448,5 +449,9 @@ exec_check i18c "k=0 profiled=0 k=0 profiled=1 k=0 profiled=0 k=0 profiled=0" \
 op_run i18d -c 5 -- "$APPS/exec_relaunch" 1 1
 exec_check i18d "k=0 profiled=1 k=1 profiled=1" "profiled 2 kernel launches" "$F0 $F1"
 grep -q 'exec_relaunch: ok' "$WORK/i18d.out" && ok "i18d: results right" || { bad "i18d: no ok"; show "$WORK/i18d.out"; }
+# The new image ends with _exit(): the injector's exit handler does not
+# run, and taskprof op removes the selection state file it left.
+EXEC_RELAUNCH_EXIT=1 op_run i18e -c 5 -- "$APPS/exec_relaunch" 1 1
+exec_check i18e "k=0 profiled=1 k=1 profiled=1" "profiled 2 kernel launches" "$F0 $F1"
 
 finish

@@ -10,7 +10,8 @@
  * execs /proc/self/exe with the same arguments and an environment of its
  * own (execve with a copy of environ plus EXEC_RELAUNCH_IMAGE=2: the
  * variable stops the recursion); image 2, the same process (same pid),
- * launches it AFTER times. Each image prints "exec_relaunch: image I pid
+ * launches it AFTER times (and ends with _exit() when EXEC_RELAUNCH_EXIT=1).
+ * Each image prints "exec_relaunch: image I pid
  * P" first and checks every result (out += in per launch).
  *
  * Exit 0 / 1 / 2, see op_app.h.
@@ -66,6 +67,14 @@ int main(int argc, char **argv)
 	if (rc || second) {
 		if (!rc)
 			printf("%s: ok\n", APP);
+		/* EXEC_RELAUNCH_EXIT=1: the new image ends with _exit(), so
+		 * no exit handler of the injector runs (its selection state
+		 * file stays for taskprof op to remove). */
+		const char *ex = getenv("EXEC_RELAUNCH_EXIT");
+		if (second && ex && !strcmp(ex, "1")) {
+			fflush(stdout);
+			_exit(rc);
+		}
 		return rc;
 	}
 	/* An environment of its own, as an application may pass to execve:
