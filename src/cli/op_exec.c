@@ -28,6 +28,7 @@
 #include "base/error.h"
 #include "cli/op_launch.h"
 #include "op/config.h"
+#include "op/procstat.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define OP_ASAN_BUILD 1
@@ -632,19 +633,11 @@ static void read_status_file(const char *path, off_t from, struct op_exec_result
  * it), from /proc/<pid>/stat. */
 static bool is_stopped(pid_t pid)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char buf[1024];
+	if (tp_proc_stat_read(pid, buf, sizeof(buf)))
 		return false;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* "pid (comm) S ...": comm may hold ')' itself, the last one ends it */
-	const char *r = strrchr(buf, ')');
-	return r && r[1] == ' ' && (r[2] == 'T' || r[2] == 't');
+	const char *st = tp_proc_stat_field(buf, TP_PROC_STAT_STATE);
+	return st && (*st == 'T' || *st == 't');
 }
 
 /*

@@ -70,6 +70,7 @@
 #include "base/log.h"
 #include "op/inject/inject.h"
 #include "platform/tile/core_ctx.h"
+#include "op/procstat.h"
 #include "op/registry.h"
 #include "platform/rt_internal.h"
 #include "taskprof/kernel.h"
@@ -205,28 +206,16 @@ static bool pending_take(struct lctx *c)
 	return true;
 }
 
-/* The calling process's start time: field 22 of /proc/self/stat, in
- * clock ticks since boot; 0 when it cannot be read. */
+/* The calling process's start time: field 22 of /proc/self/stat
+ * (starttime), in clock ticks since boot; 0 when it cannot be read. */
 static uint64_t proc_start(void)
 {
 	char buf[1024];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	uint64_t t;
+	if (tp_proc_stat_read(0, buf, sizeof(buf)) ||
+	    tp_proc_stat_u64(buf, TP_PROC_STAT_STARTTIME, &t))
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* "pid (comm) state ...": comm may hold ')' and blanks itself; the
-	 * last ')' ends it, and field 3 (state) follows. */
-	const char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	return t;
 }
 
 /* e_sel_path for the calling process, and its start time. */
@@ -416,8 +405,8 @@ void inj_engine_resume(void)
 	}
 	pthread_mutex_unlock(&e_mu);
 	inj_log(TP_LOG_INFO, "a new image of the process (exec): the launch selection goes on "
-		"from the image before (%" PRIu64 " launches seen, %" PRIu64 " profiled)", seen,
-		profiled);
+		"from the image before (%" PRIu64 " launch%s seen, %" PRIu64 " profiled)", seen,
+		seen == 1 ? "" : "es", profiled);
 }
 
 void inj_engine_api_called(void)
