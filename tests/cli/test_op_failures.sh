@@ -23,6 +23,10 @@
 #      exit 0); when the next line then truly cannot be written (the
 #      application's own RLIMIT_FSIZE: EFBIG), the failure still reaches
 #      taskprof op, through injector_errors.txt: exit 1 naming the file
+#   W7 the profiling channels cannot start (an invalid TASKPROF_SIM_L2_BYTES,
+#      in kernel and in application replay): the profiler failed, exit 1
+#      naming the launch and the reason, while the application's own
+#      launch still runs (kernel replay exited 0 with "status failed")
 #
 # usage: test_op_failures.sh TASKPROF_BINARY
 . "$(dirname "$0")/op_test_lib.sh" "$1"
@@ -307,4 +311,26 @@ fi
 has w6b "$WORK/w6b.err" "taskprof op: the profiler failed (see above); the application exited with status 0"
 has w6b "$WORK/w6b.out" "robust closefds: checksum"
 
+say "W7: the profiling channels or their reader cannot start: the profiler failed"
+L2MSG="vector_add: pass 0: channels: TASKPROF_SIM_L2_BYTES=100: expected a number of bytes, 2048 (one set of 16 ways of 128 bytes) to 8796093022208"
+for mode in kernel application; do
+	TASKPROF_SIM_L2_BYTES=100 op_run "w7$mode" --replay-mode "$mode" -- "$VA"
+	rc_is "w7$mode" 1
+	if [ $mode = kernel ]; then
+		who="\\(pid [0-9]+\\)"
+		has w7$mode "$WORK/w7$mode.err" "taskprof op: the profiler failed (see above); the application exited with status 0"
+	else
+		who="\\(run 1, pass 0, pid [0-9]+\\)"
+		has w7$mode "$WORK/w7$mode.err" "taskprof op: application replay stopped after run 1 of 4 (pass 0); no report"
+	fi
+	if grep -E "^taskprof op: the profiler failed inside the application $who: " "$WORK/w7$mode.err" |
+		grep -qF ": $L2MSG"; then
+		ok "w7$mode: the launcher names the launch and the reason"
+	else
+		bad "w7$mode: no 'the profiler failed inside the application $who: $L2MSG'"
+		show "$WORK/w7$mode.err"
+	fi
+	grep -qE "^op_vector_add: .*: ok$" "$WORK/w7$mode.out" && ok "w7$mode: the application's launch ran" ||
+		{ bad "w7$mode: the application did not report ok"; show "$WORK/w7$mode.out"; }
+done
 finish

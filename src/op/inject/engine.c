@@ -910,6 +910,21 @@ static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_b
 	return 0;
 }
 
+/* A pass whose body ran but some of whose records the reader could not
+ * keep (out of memory): the profiler failed. Sets the launch's status and
+ * note, says so (exit status 1). Return: true when @buf lost records. */
+static bool pass_lost(struct lctx *c, uint32_t p, const struct inj_pass_buf *buf,
+		      const char *what)
+{
+	if (!buf->lost)
+		return false;
+	c->status = "failed";
+	snprintf(c->note, sizeof(c->note), "channels: the channel reader ran out of memory: "
+		 "%zu records of pass %u lost", buf->lost, p);
+	inj_fail("%s: %s", what, c->note);
+	return true;
+}
+
 struct one_launch {
 	const struct inj_launch *l;
 	struct instr *in; /* NULL: without the hidden buffer */
@@ -1179,13 +1194,20 @@ static int measure_once(struct lctx *c, uint32_t p)
 	int rc = run_pass(c, p, &buf, body_one, &o, &lrc);
 	uint64_t t1 = tp_now_ns();
 	if (rc) {
-		/* Channels refused: the application's launch still runs. */
-		inj_log(TP_LOG_ERROR, "%s: cannot start the profiling channels: %s", c->l->name,
-			tp_last_error());
+		/* Channels refused (or records lost): the profiler failed; the
+		 * application's launch still runs. */
 		c->status = "failed";
 		snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
+		inj_fail("%s: pass %u: %s", c->l->name, p, c->note);
+		free(buf.data);
 		instr_free(&in);
 		return real_launch(c->l);
+	}
+	if (pass_lost(c, p, &buf, c->l->name)) {
+		/* The pass was the application's launch: it ran. */
+		free(buf.data);
+		instr_free(&in);
+		return lrc;
 	}
 	write_pass(c, p, &buf);
 	replay_line(c, p, 0, 0, t1 - t0, kernel_ns_of(&buf, c->st.sys_cnt_freq));
@@ -1466,9 +1488,14 @@ static int kernel_replay(struct lctx *c)
 		args_after(&ag);
 		replayed += !rc;
 		if (rc) {
+			/* The profiler failed, not the kernel: exit status 1. */
 			c->status = "failed";
 			snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
-			inj_log(TP_LOG_ERROR, "%s: pass %u: %s", l->name, p, c->note);
+			inj_fail("%s: pass %u: %s", l->name, p, c->note);
+			free(buf.data);
+			break;
+		}
+		if (pass_lost(c, p, &buf, l->name)) {
 			free(buf.data);
 			break;
 		}
@@ -1639,9 +1666,10 @@ int inj_engine_launch(struct inj_launch *l)
 	if (!rc)
 		rc = inj_reader_ensure(l->device);
 	if (rc) {
+		/* The profiler failed: exit status 1; the launch still runs. */
 		c.status = "failed";
 		snprintf(c.note, sizeof(c.note), "%.500s", tp_last_error());
-		inj_log(TP_LOG_ERROR, "%s: %s", l->name, c.note);
+		inj_fail("%s: %s", l->name, c.note);
 		rc = real_launch(l);
 	} else if (g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION) {
 		c.scope = "none";
@@ -2500,6 +2528,8 @@ int inj_range_pop(void)
 		(void)g_inj.real.synchronize();
 	if ((rc = device_stats(dev, &c0->st)) || (rc = inj_reader_ensure(dev))) {
 		range_status("failed", "%.500s", tp_last_error());
+		/* The profiler failed: exit status 1. */
+		inj_fail("range %.200s: %s", tl_r.name, c0->note);
 		lrc = body_list(NULL);
 		goto done;
 	}
@@ -2614,10 +2644,29 @@ int inj_range_pop(void)
 		if (rc || lrc) {
 			range_status("failed", "%s in pass %u: %.480s", rc ? "channels" : "launch "
 				     "failed", p, tp_last_error());
-			inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
+			/* Channels that did not start are the profiler's
+			 * failure (exit status 1); a kernel's is not. */
+			if (rc)
+				inj_fail("range %.200s: %s", tl_r.name, c0->note);
+			else
+				inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
 			free(all.data);
 			if (rc && !lrc)
 				lrc = body_list(NULL); /* the application's execution */
+			break;
+		}
+		if (all.lost) {
+			range_status("failed", "channels in pass %u: the channel reader ran out of "
+				     "memory: %zu records lost", p, all.lost);
+			inj_fail("range %.200s: %s", tl_r.name, c0->note);
+			free(all.data);
+			/* A replayed pass: the application's execution is still
+			 * to come, on the memory as the range found it. */
+			if (p + 1 < P) {
+				if (restore && tp_op_snap_restore(snap, NULL))
+					fatal_restore(c0);
+				lrc = body_list(NULL);
+			}
 			break;
 		}
 		/* A pass that freed snapshotted blocks (the application's

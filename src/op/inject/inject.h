@@ -301,6 +301,7 @@ int inj_range_launch(struct inj_launch *l);
 struct inj_pass_buf {
 	char *data;   /* whole struct tp_op_rec records, read order */
 	size_t len, cap;
+	size_t lost;  /* records the reader could not append (out of memory) */
 };
 
 /** inj_exiting() - whether the process is exiting (main() returned or

@@ -98,8 +98,11 @@ static void drain_channel(int device, uint32_t ch, struct tp_op_rec *tmp)
 		/* Records of a device this reader does not serve, or read
 		 * while no pass is armed, have no launch to go to: dropped
 		 * (reading them still frees the ring). */
-		if (r_buf && device == r_device && append(r_buf, tmp, (size_t)n))
+		if (r_buf && device == r_device && append(r_buf, tmp, (size_t)n)) {
+			/* The pass is incomplete: run_pass() fails it. */
+			r_buf->lost += nrec;
 			inj_log(TP_LOG_ERROR, "reader: out of memory; %zu records lost", nrec);
+		}
 		for (size_t i = 0; i < nrec; i++)
 			if (tmp[i].kind == TP_OP_REC_END_OF_PASS && tmp[i].channel < 32)
 				r_seen |= 1u << tmp[i].channel;
@@ -124,13 +127,9 @@ static _Thread_local bool r_life_held;
 
 static void *reader_main(void *arg)
 {
-	(void)arg;
 	r_on_reader = true;
-	struct tp_op_rec *tmp = malloc(READ_RECS * sizeof(*tmp));
-	if (!tmp) {
-		inj_log(TP_LOG_ERROR, "reader: out of memory");
-		return NULL;
-	}
+	/* Allocated by inj_reader_ensure(), which reports its failure. */
+	struct tp_op_rec *tmp = arg;
 	struct tp_drv_prof_poll_info info[8];
 	uint64_t last = tp_now_ns();
 	/* relaxed: r_quit orders nothing; the join publishes the rest. */
@@ -237,14 +236,20 @@ int inj_reader_ensure(int device)
 	 * which orders this store before its start. */
 	atomic_store_explicit(&r_quit, false, memory_order_relaxed);
 	r_device = device;
-	int rc = pthread_create(&r_thread, NULL, reader_main, NULL);
+	struct tp_op_rec *tmp = malloc(READ_RECS * sizeof(*tmp));
+	int rc = tmp ? pthread_create(&r_thread, NULL, reader_main, tmp) : ENOMEM;
 	r_running = rc == 0;
 	pthread_mutex_unlock(&r_mu);
 	r_life_held = false;
 	pthread_mutex_unlock(&r_life);
-	if (rc)
-		inj_log(TP_LOG_ERROR, "cannot start the channel reader thread: %s", strerror(rc));
-	return -rc;
+	if (!rc)
+		return 0;
+	free(tmp);
+	if (rc == EAGAIN)
+		return tp_set_error(-rc, "cannot start the channel reader thread: %s (the "
+				    "process's limit of threads, ulimit -u, or of memory)",
+				    strerror(rc));
+	return tp_set_error(-rc, "cannot start the channel reader thread: %s", strerror(rc));
 }
 
 void inj_reader_stop(int device)
