@@ -910,6 +910,25 @@ static int run_pass(struct lctx *c, uint32_t p, struct inj_pass_buf *buf, pass_b
 	return 0;
 }
 
+/* A pass (or a launch's profiling) that could not start or was cut short:
+ * the profiler's failure (inj_fail(): taskprof op exits 1), unless the
+ * application itself is exiting (-ECANCELED from run_pass(), or another
+ * thread's exit tearing down the device and the reader under this
+ * launch): the launch is then incomplete, and the exit goes on. */
+static void pass_failed(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void pass_failed(int rc, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (rc == -ECANCELED || inj_exiting())
+		inj_log(TP_LOG_ERROR, "%s", msg);
+	else
+		inj_fail("%s", msg);
+}
+
 /* A pass whose body ran but some of whose records the reader could not
  * keep (out of memory): the profiler failed. Sets the launch's status and
  * note, says so (exit status 1). Return: true when @buf lost records. */
@@ -1198,10 +1217,12 @@ static int measure_once(struct lctx *c, uint32_t p)
 		 * application's launch still runs. */
 		c->status = "failed";
 		snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
-		inj_fail("%s: pass %u: %s", c->l->name, p, c->note);
+		pass_failed(rc, "%s: pass %u: %s", c->l->name, p, c->note);
 		free(buf.data);
 		instr_free(&in);
-		return real_launch(c->l);
+		/* -ECANCELED: the pass, this launch, ran; the exit cut its
+		 * drain short. */
+		return rc == -ECANCELED ? lrc : real_launch(c->l);
 	}
 	if (pass_lost(c, p, &buf, c->l->name)) {
 		/* The pass was the application's launch: it ran. */
@@ -1491,7 +1512,7 @@ static int kernel_replay(struct lctx *c)
 			/* The profiler failed, not the kernel: exit status 1. */
 			c->status = "failed";
 			snprintf(c->note, sizeof(c->note), "channels: %.500s", tp_last_error());
-			inj_fail("%s: pass %u: %s", l->name, p, c->note);
+			pass_failed(rc, "%s: pass %u: %s", l->name, p, c->note);
 			free(buf.data);
 			break;
 		}
@@ -1669,7 +1690,7 @@ int inj_engine_launch(struct inj_launch *l)
 		/* The profiler failed: exit status 1; the launch still runs. */
 		c.status = "failed";
 		snprintf(c.note, sizeof(c.note), "%.500s", tp_last_error());
-		inj_fail("%s: %s", l->name, c.note);
+		pass_failed(rc, "%s: %s", l->name, c.note);
 		rc = real_launch(l);
 	} else if (g_inj.cfg.replay_mode == TP_OP_REPLAY_APPLICATION) {
 		c.scope = "none";
@@ -2529,7 +2550,7 @@ int inj_range_pop(void)
 	if ((rc = device_stats(dev, &c0->st)) || (rc = inj_reader_ensure(dev))) {
 		range_status("failed", "%.500s", tp_last_error());
 		/* The profiler failed: exit status 1. */
-		inj_fail("range %.200s: %s", tl_r.name, c0->note);
+		pass_failed(rc, "range %.200s: %s", tl_r.name, c0->note);
 		lrc = body_list(NULL);
 		goto done;
 	}
@@ -2647,7 +2668,7 @@ int inj_range_pop(void)
 			/* Channels that did not start are the profiler's
 			 * failure (exit status 1); a kernel's is not. */
 			if (rc)
-				inj_fail("range %.200s: %s", tl_r.name, c0->note);
+				pass_failed(rc, "range %.200s: %s", tl_r.name, c0->note);
 			else
 				inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
 			free(all.data);
