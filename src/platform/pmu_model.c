@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,6 +220,7 @@ struct tp_pmu_model {
 	 * made and faulted in, while the other cores wait. */
 	_Atomic(struct tp_l2 *) l2;
 	atomic_bool l2_failed;
+	char l2_error[240]; /* why it could not be made (under l2_mu) */
 	pthread_mutex_t l2_mu;
 };
 
@@ -389,7 +391,7 @@ int tp_pmu_read(struct tp_pmu_model *m, int core_id, struct tp_pmu_sample *out)
 
 /* Run init of one core with explicit selectors @ids (all n_slots). With
  * @save_idx the previous selectors are kept for finalize to restore. */
-static struct tp_l2 *get_l2(struct tp_pmu_model *m);
+static struct tp_l2 *get_l2(struct tp_pmu_model *m, bool warn);
 
 static int program_ids(struct tp_pmu_model *m, struct pmu_core *pc, const uint32_t *ids,
 		       bool save_idx, struct tp_pmu_note *note)
@@ -411,7 +413,7 @@ static int program_ids(struct tp_pmu_model *m, struct pmu_core *pc, const uint32
 	for (int i = 0; i < m->n_slots; i++) {
 		const struct ev_prod *ev = prod_find(m->arch, ids[i]);
 		if (ev && ev->kind == EV_L2) {
-			(void)get_l2(m); /* now, not in a kernel's window */
+			(void)get_l2(m, true); /* now, not in a kernel's window */
 			break;
 		}
 	}
@@ -637,13 +639,14 @@ void tp_pmu_detach(struct tp_pmu_model *m, int core_id)
 }
 
 /* The device's L2 model, made on first use (one thread makes it, under
- * l2_mu, the others wait for it); NULL (with one WARN) when it cannot be
+ * l2_mu, the others wait for it); NULL (with one WARN if @warn: the host's
+ * tp_pmu_model_need_l2() reports the error itself) when it cannot be
  * made: the L2 events then read 0. Called when a core is programmed with
  * an L2 event, before any kernel runs (program_ids()), so that making it
  * and faulting in its tags (12 MiB at the default size) happens outside
  * every kernel and counting window; a window that finds it missing (its
  * selectors written some other way) makes it before its time starts. */
-static struct tp_l2 *get_l2(struct tp_pmu_model *m)
+static struct tp_l2 *get_l2(struct tp_pmu_model *m, bool warn)
 {
 	/* acquire: pairs with the release store below (the tags, zeroed
 	 * and faulted in, before the pointer). */
@@ -655,10 +658,12 @@ static struct tp_l2 *get_l2(struct tp_pmu_model *m)
 	l2 = atomic_load_explicit(&m->l2, memory_order_relaxed);
 	if (!l2 && !atomic_load_explicit(&m->l2_failed, memory_order_relaxed)) {
 		if (tp_l2_create(0, &l2)) {
+			snprintf(m->l2_error, sizeof(m->l2_error), "%s", tp_last_error());
 			/* relaxed: under l2_mu; it only says the WARN was given. */
 			atomic_store_explicit(&m->l2_failed, true, memory_order_relaxed);
-			TP_WARN("pmu model: no L2 model, the L2_CACHE events read 0: %s",
-				tp_last_error());
+			if (warn)
+				TP_WARN("pmu model: no L2 model, the L2_CACHE events read 0: %s",
+					tp_last_error());
 			l2 = NULL;
 		} else {
 			/* release: the model's zeroed tags before the pointer, for
@@ -668,6 +673,23 @@ static struct tp_l2 *get_l2(struct tp_pmu_model *m)
 	}
 	pthread_mutex_unlock(&m->l2_mu);
 	return l2;
+}
+
+int tp_pmu_model_need_l2(struct tp_pmu_model *m, const uint32_t *ids, int n)
+{
+	bool l2 = false;
+	for (int i = 0; i < n && !l2; i++) {
+		const struct ev_prod *ev = prod_find(m->arch, ids[i]);
+		l2 = ev && ev->kind == EV_L2;
+	}
+	if (!l2 || get_l2(m, false))
+		return 0;
+	char why[sizeof(m->l2_error)];
+	pthread_mutex_lock(&m->l2_mu);
+	snprintf(why, sizeof(why), "%s", m->l2_error);
+	pthread_mutex_unlock(&m->l2_mu);
+	return tp_set_error(-ENOMEM, "pmu model: cannot make the L2 cache model the L2_CACHE "
+			    "events count on: %s", why);
 }
 
 void tp_pmu_window_open(struct tp_pmu_model *m, int core_id)
@@ -690,7 +712,7 @@ void tp_pmu_window_open_in(struct tp_pmu_model *m, int core_id, uint64_t l2_laun
 		pc->l2_on |= pc->prod[i] && pc->prod[i]->kind == EV_L2;
 	}
 	if (pc->l2_on) {
-		pc->l2_on = get_l2(m) != NULL;
+		pc->l2_on = get_l2(m, true) != NULL;
 		pc->launch = l2_launch;
 	}
 	pc->win_ns = 0;

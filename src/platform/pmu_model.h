@@ -126,6 +126,28 @@ const char *tp_pmu_note_name(uint32_t code);
  */
 int tp_pmu_model_create(struct tp_device *dev, struct tp_pmu_model **out);
 
+/**
+ * tp_pmu_model_need_l2() - make the L2 cache model now if any of @ids is
+ * an L2_CACHE event.
+ * @m:   the model.
+ * @ids: @n event ids of the model's architecture (a group's slots, a
+ *       pass's events); TP_PMU_EV_UNUSED and unknown ids are ignored.
+ * @n:   ids at @ids, >= 0.
+ *
+ * For the host, before the device runs: a model that cannot be made (its
+ * tags are 12 MiB at the default TASKPROF_SIM_L2_BYTES) fails the run or
+ * the pass here, with its reason, instead of leaving every L2_CACHE
+ * counter at 0 behind one WARN (which is what a window still does when
+ * the selectors were written some other way). Thread-safe; the model is
+ * made once per @m.
+ *
+ * Return: 0 (made, made already, or no L2 event among @ids), -ENOMEM
+ * with a message naming the cache size ("pmu model: cannot make the L2
+ * cache model the L2_CACHE events count on: l2 model: out of memory for
+ * 98304 sets"); the same error on every later call.
+ */
+int tp_pmu_model_need_l2(struct tp_pmu_model *m, const uint32_t *ids, int n);
+
 /** tp_pmu_model_destroy() - detach every core and free; NULL is a no-op.
  *  Call it while the attached contexts still exist (before
  *  tp_core_ctx_fini()) and after the device's threads stopped. */

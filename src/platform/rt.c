@@ -1375,6 +1375,17 @@ int tp_drv_prof_start(int device_id, uint32_t channel, const struct tp_drv_prof_
 		}
 		if ((rc = ensure_pmu(rd)))
 			goto out;
+		/* The L2 cache model before the pass: one that cannot be made
+		 * fails the pass here, with its reason (the L2_CACHE counters
+		 * would read 0 otherwise). */
+		uint32_t ids[2 * TP_PMU_MAX_SLOTS];
+		int n = 0;
+		for (uint32_t i = 0; i < cfg->n_aic; i++)
+			ids[n++] = cfg->aic_events[i];
+		for (uint32_t i = 0; i < cfg->n_aiv; i++)
+			ids[n++] = cfg->aiv_events[i];
+		if ((rc = tp_pmu_model_need_l2(rd->pmu, ids, n)))
+			goto out;
 	}
 	if ((rc = tp_op_chan_start(device_id, channel, cfg ? cfg->pass : 0)))
 		goto out;

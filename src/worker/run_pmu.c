@@ -133,6 +133,22 @@ static int open_common(struct wk_pmu **out, struct tp_device *dev, int aicpu_thr
 		free(p);
 		return rc;
 	}
+	/* The L2 cache model now, where the run can still fail with its
+	 * reason, not left to the device (whose L2_CACHE counters would all
+	 * read 0 behind a WARN). An invalid type programs PIPE_UTILIZATION
+	 * (spec §1.4), which counts no L2 event. */
+	const struct tp_pmu_event_group *g =
+		tp_pmu_event_group(tp_pmu_arch_of(tp_device_platform(dev)), event_type);
+	if (g) {
+		uint32_t ids[TP_PMU_MAX_SLOTS];
+		for (int i = 0; i < g->n_slots; i++)
+			ids[i] = g->slot[i].id;
+		if ((rc = tp_pmu_model_need_l2(p->model, ids, g->n_slots))) {
+			tp_pmu_model_destroy(p->model);
+			free(p);
+			return rc;
+		}
+	}
 	if (lease) {
 		p->lease = lease;
 		p->lease_held = wk_pmu_lease_acquire(lease, dev);

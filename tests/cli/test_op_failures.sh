@@ -312,7 +312,7 @@ has w6b "$WORK/w6b.err" "taskprof op: the profiler failed (see above); the appli
 has w6b "$WORK/w6b.out" "robust closefds: checksum"
 
 say "W7: the profiling channels or their reader cannot start: the profiler failed"
-L2MSG="vector_add: pass 0: channels: TASKPROF_SIM_L2_BYTES=100: expected a number of bytes, 2048 (one set of 16 ways of 128 bytes) to 8796093022208"
+L2MSG="vector_add: pass 0: channels: TASKPROF_SIM_L2_BYTES=100: expected a number of bytes, 2048 (one set of 16 ways of 128 bytes) to 17179869184"
 for mode in kernel application; do
 	TASKPROF_SIM_L2_BYTES=100 op_run "w7$mode" --replay-mode "$mode" -- "$VA"
 	rc_is "w7$mode" 1

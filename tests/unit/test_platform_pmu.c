@@ -18,6 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <spawn.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include "base/clock.h"
 #include "base/log.h"
@@ -33,6 +38,9 @@
 #include "platform/tile/core_ctx.h"
 #include "platform/tile/usage.h"
 #include "taskprof/kernel.h"
+#include "unit_helpers.h"
+
+extern char **environ;
 
 /* ---- log capture ------------------------------------------------------- */
 
@@ -807,6 +815,83 @@ static void test_l2_model(void **state)
 	unsetenv("TASKPROF_SIM_L2_BYTES");
 }
 
+/* tp_pmu_model_need_l2(): the L2 model made on the host when a group
+ * counts L2 events, not when it does not; one that cannot be made is an
+ * error naming its size (a run or pass fails on it), not a WARN and
+ * counters at 0. */
+static int l2_group_ids(enum tp_pmu_arch arch, uint32_t type, uint32_t *ids)
+{
+	const struct tp_pmu_event_group *g = tp_pmu_event_group(arch, type);
+	assert_non_null(g);
+	for (int i = 0; i < g->n_slots; i++)
+		ids[i] = g->slot[i].id;
+	return g->n_slots;
+}
+
+static void test_need_l2(void **state)
+{
+	(void)state;
+	uint32_t ids[TP_PMU_MAX_SLOTS];
+	struct fx *f = fx_open("a2a3sim");
+	enum tp_pmu_arch arch = tp_pmu_model_arch(f->m);
+	unsetenv("TASKPROF_SIM_L2_BYTES");
+	int n = l2_group_ids(arch, TP_PMU_PIPE_UTILIZATION, ids);
+	assert_int_equal(tp_pmu_model_need_l2(f->m, ids, n), 0);
+	assert_null(tp_pmu_model_l2(f->m)); /* no L2 event: not made */
+	n = l2_group_ids(arch, TP_PMU_L2_CACHE, ids);
+	assert_int_equal(tp_pmu_model_need_l2(f->m, ids, n), 0);
+	assert_non_null(tp_pmu_model_l2(f->m));
+	assert_int_equal(tp_l2_bytes(tp_pmu_model_l2(f->m)), TP_L2_DEFAULT_BYTES);
+	fx_close(f);
+	/* 16 GiB is the largest size; one byte more is refused. */
+	setenv("TASKPROF_SIM_L2_BYTES", "17179869185", 1);
+	uint64_t b;
+	assert_int_equal(tp_l2_env_bytes(&b), -EINVAL);
+	assert_non_null(strstr(tp_last_error(), "to 17179869184"));
+	unsetenv("TASKPROF_SIM_L2_BYTES");
+	if (UH_UNDER_SANITIZER)
+		return; /* the address-space cap below is the sanitizers' shadow */
+	/* The largest size (1 GiB of tags) in a child whose address space
+	 * leaves 256 MiB: the model cannot be made. The child is this
+	 * binary started with posix_spawn (no fork: a fork write-protects
+	 * this process's pages, whose faults the timing checks of the tests
+	 * after this one would then count). */
+	char self[PATH_MAX];
+	ssize_t sn = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(sn > 0);
+	self[sn] = '\0';
+	char *args[] = { self, (char *)"--need-l2-oom-child", NULL };
+	pid_t pid;
+	assert_int_equal(posix_spawn(&pid, self, NULL, NULL, args, environ), 0);
+	int st = 0;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
+/* test_need_l2's child: exit 0 when tp_pmu_model_need_l2() fails as it
+ * should at the largest size with 256 MiB of address space left. */
+static int need_l2_oom_child(void)
+{
+	uint32_t ids[TP_PMU_MAX_SLOTS];
+	struct fx *c = fx_open("a2a3sim");
+	setenv("TASKPROF_SIM_L2_BYTES", "17179869184", 1);
+	struct rlimit rl = { uh_vm_size() + (256u << 20), uh_vm_size() + (256u << 20) };
+	if (setrlimit(RLIMIT_AS, &rl))
+		return 10;
+	int k = l2_group_ids(tp_pmu_model_arch(c->m), TP_PMU_L2_CACHE, ids);
+	if (tp_pmu_model_need_l2(c->m, ids, k) != -ENOMEM)
+		return 11;
+	if (!strstr(tp_last_error(), "pmu model: cannot make the L2 cache model the L2_CACHE "
+				     "events count on: l2 model: out of memory for 8388608 sets"))
+		return 12;
+	/* Every later call says the same; no model. */
+	if (tp_pmu_model_need_l2(c->m, ids, k) != -ENOMEM || tp_pmu_model_l2(c->m) ||
+	    !strstr(tp_last_error(), "8388608 sets"))
+		return 13;
+	return 0;
+}
+
 static void test_model_window_closed(void **state)
 {
 	(void)state;
@@ -1239,8 +1324,10 @@ static void test_program_events(void **state)
 	fx_close(f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--need-l2-oom-child"))
+		return need_l2_oom_child();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tables_headers),
 		cmocka_unit_test(test_tables_ids),
@@ -1254,6 +1341,7 @@ int main(void)
 		cmocka_unit_test(test_model_memory_a5),
 		cmocka_unit_test(test_l2_cost_out_of_window),
 		cmocka_unit_test(test_l2_model),
+		cmocka_unit_test(test_need_l2),
 		cmocka_unit_test(test_model_window_closed),
 		cmocka_unit_test(test_model_total_is_window_length),
 		cmocka_unit_test(test_model_short_windows_count_their_wall_time),
