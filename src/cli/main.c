@@ -3,8 +3,10 @@
  * ARCHITECTURE.md §5.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/args.h"
@@ -56,6 +58,26 @@ static int finish(const char *cmd, int rc)
 
 const char *cli_argv0 = "taskprof";
 
+/* The smallest stack limit (ulimit -s) a command starts with, KiB: `run`
+ * needs about 92 KiB (its main thread and the device threads, whose stacks
+ * take the limit's size), the others less; 256 leaves room. */
+#define MIN_STACK_KIB 256u
+
+/* One line and false when RLIMIT_STACK is below MIN_STACK_KIB: a command
+ * would otherwise end in a stack overflow (a crash line, SIGSEGV) part way,
+ * perhaps with files half written. */
+static bool stack_limit_ok(const char *cmd)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= (rlim_t)MIN_STACK_KIB << 10)
+		return true;
+	fprintf(stderr, "taskprof %s: the stack size limit is %lu KiB (ulimit -s); taskprof "
+		"needs at least %u KiB: raise it (ulimit -s 8192, the usual)\n", cmd,
+		(unsigned long)(rl.rlim_cur >> 10), MIN_STACK_KIB);
+	return false;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 0 && argv[0] && *argv[0])
@@ -104,6 +126,11 @@ int main(int argc, char **argv)
 		 * it: ulimit -s) is one line naming it, with the command's
 		 * temporary files removed, not a bare "Segmentation fault".
 		 * `taskprof run` installs it again for the case's code. */
+		bool help = false; /* --help needs no stack to speak of */
+		for (int a = 2; a < argc && !help; a++)
+			help = !strcmp(argv[a], "-h") || !strcmp(argv[a], "--help");
+		if (!help && !stack_limit_ok(commands[i].name))
+			return 1;
 		static char who[64];
 		snprintf(who, sizeof(who), "taskprof %s", commands[i].name);
 		cli_crash_install(who, false);

@@ -194,6 +194,22 @@ else
 		"^taskprof run: crashed: SIGSEGV \(invalid memory access\) from a stack overflow \(the main thread's stack is limited to 8192 KiB: ulimit -s\) in thread taskprof \(the main thread: the case's generate\(\)\); removed 0 temporary files; no output was written$"
 fi
 
+# A stack limit too small for taskprof: every command says so on one line
+# at its start and exits 1, writing nothing (it used to crash part way,
+# a stack overflow in run at 88 KiB and below); --help still answers.
+for cmd in run transport-demo swimlane sched-overhead pmu op; do
+	(ulimit -s 128; exec "$bin" $cmd x -o "$root/small_stack") >"$root/ss.out" 2>"$root/ss.err"
+	code=$?
+	[[ $code -eq 1 ]] || bad "ulimit -s 128, $cmd: exit $code, expected 1"
+	grep -qxF "taskprof $cmd: the stack size limit is 128 KiB (ulimit -s); taskprof needs at least 256 KiB: raise it (ulimit -s 8192, the usual)" \
+		"$root/ss.err" && [[ $(wc -l <"$root/ss.err") -eq 1 ]] ||
+		bad "ulimit -s 128, $cmd: stderr '$(cat "$root/ss.err")'"
+	[[ ! -e $root/small_stack ]] || bad "ulimit -s 128, $cmd: made $root/small_stack"
+	(ulimit -s 128; exec "$bin" $cmd --help) >"$root/ss.out" 2>&1 ||
+		bad "ulimit -s 128, $cmd --help: exit $?"
+	grep -q "^usage: taskprof $cmd" "$root/ss.out" || bad "ulimit -s 128, $cmd --help: $(head -2 "$root/ss.out")"
+done
+
 if [[ $fail -eq 0 ]]; then
 	echo "bad case shared objects: all checks passed"
 fi
