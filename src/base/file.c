@@ -548,10 +548,40 @@ int tp_dir_blocked(const char *path)
 	return rc < 0 ? rc : 0;
 }
 
-/* mkdir one component; fine if it already is a directory. */
-static int mkdir_one(const char *dir, const char *full, mode_t mode)
+/*
+ * Passes of tp_mkdir_p() and tp_mkdir_fresh() when a folder they made or
+ * found is removed before the next mkdir(2) in it (ENOENT): another process
+ * removed it as an empty folder it had made (a failed run's clean-up,
+ * tp_rmdir_made(): once per run, over in microseconds). A pass fails only
+ * when such a clean-up falls inside it, so a few passes outlast several runs
+ * failing together; the bound ends it when a folder keeps going (or the
+ * working directory itself is gone).
+ */
+#define MKDIR_TRIES 8
+
+/* Test point (tp_mkdir_set_test_point()); set by tests only, while no other
+ * thread makes folders, so a plain pointer. */
+static void (*mkdir_test_point)(const char *path, void *arg);
+static void *mkdir_test_arg;
+
+void tp_mkdir_set_test_point(void (*fn)(const char *path, void *arg), void *arg)
 {
-	if (mkdir(dir, mode) == 0)
+	mkdir_test_point = fn;
+	mkdir_test_arg = arg;
+}
+
+static int mkdir_tp(const char *dir, mode_t mode)
+{
+	if (mkdir_test_point)
+		mkdir_test_point(dir, mkdir_test_arg);
+	return mkdir(dir, mode);
+}
+
+/* mkdir one component; fine if it already is a directory. *@vanished: the
+ * mkdir(2) failed with ENOENT, a folder above it (just made or found) gone. */
+static int mkdir_one(const char *dir, const char *full, mode_t mode, bool *vanished)
+{
+	if (mkdir_tp(dir, mode) == 0)
 		return 0;
 	int err = errno;
 	struct stat st;
@@ -570,7 +600,11 @@ static int mkdir_one(const char *dir, const char *full, mode_t mode)
 		if (err == EEXIST && (serr == ENOENT || serr == ELOOP) &&
 		    bad_link_one(dir, why, sizeof(why)))
 			return tp_set_error(-serr, "%s: cannot create directory: %s", full, why);
+		/* Removed between the two calls: gone as a parent is. */
+		if (err == EEXIST && serr == ENOENT)
+			err = ENOENT;
 	}
+	*vanished = err == ENOENT;
 	return tp_set_error(-err, "%s: cannot create directory %s: %s", full,
 			    dir, strerror(err));
 }
@@ -578,12 +612,33 @@ static int mkdir_one(const char *dir, const char *full, mode_t mode)
 struct mkdir_arg {
 	const char *full;
 	mode_t mode;
+	bool vanished; /* see mkdir_one() */
 };
 
 static int mkdir_prefix(const char *prefix, void *arg)
 {
-	const struct mkdir_arg *a = arg;
-	return mkdir_one(prefix, a->full, a->mode);
+	struct mkdir_arg *a = arg;
+	return mkdir_one(prefix, a->full, a->mode, &a->vanished);
+}
+
+/* One pass of tp_mkdir_p() over @path (checked by the caller): each prefix
+ * that ends before a '/', then the whole path. *@vanished as mkdir_one(). */
+static int mkdir_chain(const char *path, mode_t mode, bool *vanished)
+{
+	struct mkdir_arg a = { path, mode, false };
+	int rc = for_each_prefix(path, mkdir_prefix, &a);
+	*vanished = a.vanished;
+	return rc;
+}
+
+static int mkdir_p_check(const char *path)
+{
+	if (!path || !*path)
+		return tp_set_error(-EINVAL, "tp_mkdir_p: empty path");
+	if (strlen(path) >= PATH_MAX)
+		return tp_set_error(-ENAMETOOLONG, "%.64s...: path too long",
+				    path);
+	return 0;
 }
 
 size_t tp_mkdir_missing_len(const char *path)
@@ -640,14 +695,60 @@ bool tp_rmdir_made(char *path, size_t top_len)
 
 int tp_mkdir_p(const char *path, mode_t mode)
 {
-	if (!path || !*path)
-		return tp_set_error(-EINVAL, "tp_mkdir_p: empty path");
-	if (strlen(path) >= PATH_MAX)
-		return tp_set_error(-ENAMETOOLONG, "%.64s...: path too long",
-				    path);
-	/* Create each prefix that ends before a '/', then the whole path. */
-	struct mkdir_arg a = { path, mode };
-	return for_each_prefix(path, mkdir_prefix, &a);
+	int rc = mkdir_p_check(path);
+	if (rc)
+		return rc;
+	bool vanished = true;
+	for (int t = 0; t < MKDIR_TRIES && vanished; t++)
+		rc = mkdir_chain(path, mode, &vanished);
+	return rc;
+}
+
+int tp_mkdir_fresh(const char *root, const char *name, char *dir, size_t len,
+		   size_t *made_len)
+{
+	int rc = mkdir_p_check(root);
+	if (rc)
+		return rc;
+	bool vanished = true;
+	for (int t = 0; t < MKDIR_TRIES && vanished; t++) {
+		/* What this pass makes, measured before it: tp_rmdir_made()
+		 * removes only empty folders, so counting one another process
+		 * made in between removes nothing that is in use. */
+		const size_t missing = tp_mkdir_missing_len(root);
+		rc = mkdir_chain(root, 0755, &vanished);
+		if (rc && !vanished)
+			return rc;
+		if (missing && (!*made_len || missing < *made_len)) {
+			/* Published before the run folder is made in it: an
+			 * interrupt removes the run folder, then these. */
+			*made_len = missing;
+			tp_tmpreg_set_made_dirs(root, missing);
+		}
+		if (vanished)
+			continue;
+		/* The names are counted from the first again after a pass that
+		 * found @root gone: it was removed empty, so the names in it
+		 * were free, and mkdir(2) claims each one atomically whoever
+		 * made @root again. */
+		rc = -EEXIST;
+		for (int n = 1; n < 1000 && rc == -EEXIST; n++) {
+			int k = n == 1 ? snprintf(dir, len, "%s/%s", root, name)
+				       : snprintf(dir, len, "%s/%s_%d", root, name, n);
+			if (k < 0 || (size_t)k >= len)
+				return tp_set_error(-ENAMETOOLONG, "output folder name too long "
+						    "under %s", root);
+			rc = mkdir_tp(dir, 0755) ? -errno : 0;
+		}
+		if (rc == -EEXIST)
+			return tp_set_error(-EEXIST, "no free output folder name for %s under %s",
+					    name, root);
+		vanished = rc == -ENOENT;
+		if (rc)
+			rc = tp_set_error(rc, "cannot create output folder %s: %s", dir,
+					  strerror(-rc));
+	}
+	return rc;
 }
 
 int tp_read_file(const char *path, char **data_out, size_t *len_out)

@@ -242,8 +242,56 @@ int tp_write_file_atomic(const char *path, const void *data, size_t len);
  * parents exists and is not a directory, -ENOENT / -ELOOP when one is a
  * symbolic link whose target does not exist / in a loop (the message says
  * which, see tp_path_bad_link()), or the -errno of mkdir(2).
+ *
+ * A folder of @path made or found here and removed before the next
+ * mkdir(2) in it (a concurrent run that failed removes the empty folders it
+ * made, tp_rmdir_made()) fails that mkdir(2) with ENOENT: the folders are
+ * then made again, up to 8 passes in all.
  */
 int tp_mkdir_p(const char *path, mode_t mode);
+
+/**
+ * tp_mkdir_fresh() - make a new folder @root/@name, or @root/@name_2, _3,
+ * ... _999 when that name is taken, after @root and its missing parents
+ * (as tp_mkdir_p(), mode 0755): a run folder, the uniqueness boundary
+ * (ARCHITECTURE.md §6). mkdir(2) claims a name atomically, so concurrent
+ * processes never get the same one.
+ * @root:     the folder that holds it, absolute or relative.
+ * @name:     the new folder's name (one component).
+ * @dir:      receives the new folder's path; after a failed mkdir(2) of
+ *            it, the path that failed.
+ * @len:      size of @dir in bytes.
+ * @made_len: in/out: 0, or what an earlier call set. Lowered to the
+ *            tp_mkdir_missing_len() of @root, taken before each pass, when
+ *            that is nonzero and shorter, and then published with
+ *            tp_tmpreg_set_made_dirs() before the new folder is made (an
+ *            interrupt removes the run folder, then them):
+ *            tp_rmdir_made(@root, *@made_len) removes them while empty.
+ *
+ * Another process may remove @root, or a folder above it, between the
+ * steps: a concurrent run that failed removes the empty folders it made
+ * (tp_rmdir_made()), which can be the ones this call just made or found.
+ * The mkdir(2) in it then fails with ENOENT, and the parents and the new
+ * folder are made again (names counted from @name again: the folder
+ * removed was empty), up to 8 passes in all.
+ *
+ * Return: 0 with the folder made; the errors of tp_mkdir_p() for @root;
+ * -ENAMETOOLONG when the path does not fit @len ("output folder name too
+ * long under <root>"); -EEXIST when all 999 names are taken ("no free
+ * output folder name for <name> under <root>"); or the -errno of mkdir(2)
+ * ("cannot create output folder <dir>: <reason>").
+ */
+int tp_mkdir_fresh(const char *root, const char *name, char *dir, size_t len,
+		   size_t *made_len);
+
+/**
+ * tp_mkdir_set_test_point() - call @fn(@path, @arg) just before each
+ * mkdir(2) of tp_mkdir_p() and tp_mkdir_fresh(), @path the folder about to
+ * be made; @fn NULL: none. For tests, which remove a folder there as a
+ * concurrent run's clean-up can (tests/unit/test_base_file.c). Set it only
+ * while no other thread makes folders.
+ */
+void tp_mkdir_set_test_point(void (*fn)(const char *path, void *arg), void *arg);
 
 /**
  * tp_mkdir_missing_len() - how much of a directory path does not exist yet.

@@ -963,6 +963,7 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 	localtime_r(&now, &tm);
 	char ts[32];
 	strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm);
+	int vanished = 0;
 	for (int attempt = 0; attempt < 16; attempt++) {
 		unsigned char r[16];
 		if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
@@ -979,8 +980,17 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 			return tp_set_error(-ENAMETOOLONG, "--output %s: path too long", abs);
 		if (mkdir(out, 0755) == 0)
 			return 0;
-		if (errno != EEXIST)
-			return tp_set_error(-errno, "%s: cannot create: %s", out, strerror(errno));
+		const int err = errno;
+		/* ENOENT: the folder was removed since it was made or found (a
+		 * concurrent `taskprof run` that failed removes the empty
+		 * folders it made): made again, as tp_mkdir_p() does, a few
+		 * times (the name drawn again too, harmless). */
+		if (err == ENOENT && vanished < 8 && !tp_mkdir_p(abs, 0755)) {
+			vanished++;
+			continue;
+		}
+		if (err != EEXIST)
+			return tp_set_error(-err, "%s: cannot create: %s", out, strerror(err));
 	}
 	return tp_set_error(-EEXIST, "%s/OPPROF_%s_*: no free name", abs, ts);
 }

@@ -250,36 +250,23 @@ int cmd_transport_demo(int argc, char **argv)
 		return 2;
 	}
 	/* The folder is the uniqueness boundary: a second run in the same
-	 * second gets a _2, _3, ... suffix instead of overwriting. */
-	const size_t root_missing = tp_mkdir_missing_len(out_root);
-	if (tp_mkdir_p(out_root, 0755) != 0) {
-		fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
-		return 1;
-	}
-	if (root_missing && strlen(out_root) < sizeof(g_root)) {
+	 * second gets a _2, _3, ... suffix instead of overwriting. -o's
+	 * folders it makes are published for an interrupt, which removes them
+	 * after the empty run folder; removed by another run (as folders it
+	 * made) before the run folder is in them, they are made again. */
+	char name[64];
+	snprintf(name, sizeof(name), "transport_demo_%s", stamp);
+	int rc = tp_mkdir_fresh(out_root, name, dir, sizeof(dir), &g_root_made);
+	if (g_root_made) /* set only for a root shorter than PATH_MAX */
 		snprintf(g_root, sizeof(g_root), "%s", out_root);
-		g_root_made = root_missing;
-		/* an interrupt removes them too, after the empty run folder */
-		tp_tmpreg_set_made_dirs(out_root, root_missing);
-	}
-	int made = -1;
-	for (int n = 1; n < 1000 && made != 0; n++) {
-		if (n == 1)
-			snprintf(dir, sizeof(dir), "%s/transport_demo_%s", out_root, stamp);
+	if (rc) {
+		if (rc == -EEXIST)
+			fprintf(stderr, "taskprof transport-demo: no free output folder name under "
+					"%s\n", tp_shown(out_root));
 		else
-			snprintf(dir, sizeof(dir), "%s/transport_demo_%s_%d", out_root, stamp, n);
-		made = mkdir(dir, 0755);
-		if (made != 0 && errno != EEXIST) {
-			fprintf(stderr, "taskprof transport-demo: cannot create output folder %s: %s\n",
-				tp_shown(dir), strerror(errno));
-			if (g_root_made)
-				(void)tp_rmdir_made(g_root, g_root_made);
-			return 1;
-		}
-	}
-	if (made != 0) {
-		fprintf(stderr, "taskprof transport-demo: no free output folder name under %s\n",
-			tp_shown(out_root));
+			fprintf(stderr, "taskprof transport-demo: %s\n", tp_last_error());
+		if (g_root_made)
+			(void)tp_rmdir_made(g_root, g_root_made);
 		return 1;
 	}
 	/* SIGINT / SIGTERM / SIGHUP: one line, the temporary files and the
@@ -302,7 +289,7 @@ int cmd_transport_demo(int argc, char **argv)
 	       instances == 1 ? "" : "s");
 	fflush(stdout);
 	struct tp_loadgen_result r;
-	int rc = tp_loadgen_run(&cfg, &r);
+	rc = tp_loadgen_run(&cfg, &r);
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r%60s\r", "");
 	if (rc) {

@@ -47,7 +47,8 @@ struct tp_worker {
 	int early_dispatch; /* tp_worker_config.early_dispatch */
 	char *output_root;
 	/* tp_mkdir_missing_len() of output_root when a run of this Worker
-	 * made it (0: it existed): removed at close if still empty. */
+	 * made it (0: it existed; the shallowest if made more than once,
+	 * tp_mkdir_fresh()): removed at close if still empty. */
 	size_t root_made_len;
 	bool dep_gen;
 	struct wk_depgen *dg; /* the running round's dep_gen, or NULL */
@@ -205,8 +206,6 @@ static void sanitize(char *dst, size_t len, const char *src)
 	dst[i] = 0;
 }
 
-/* OUTPUT_ROOT/<label>_<YYYYMMDD_HHMMSS>[_N]: the folder is the uniqueness
- * boundary (ARCHITECTURE.md §6), so a run never reuses one. */
 /*
  * Checks that @dir is still the folder make_run_dir() created (@made: its
  * stat at creation). Deleted during a run, it would be recreated by a
@@ -227,38 +226,27 @@ static int check_run_dir(const char *dir, const struct stat *made)
 	return 0;
 }
 
+/* OUTPUT_ROOT/<label>_<YYYYMMDD_HHMMSS>[_N]: the folder is the uniqueness
+ * boundary (ARCHITECTURE.md §6), so a run never reuses one. */
 static int make_run_dir(const char *root, const char *label, char *dir, size_t len,
 			size_t *root_made_len)
 {
-	char stamp[32], safe[160];
+	char stamp[32], safe[160], name[sizeof(safe) + sizeof(stamp)];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", &tm);
 	sanitize(safe, sizeof(safe), label);
-	const size_t missing = tp_mkdir_missing_len(root);
-	int rc = tp_mkdir_p(root, 0755);
-	if (rc)
-		return rc;
-	if (missing && !*root_made_len) {
-		/* Made here: removed again if nothing comes into it (at close,
-		 * or by the interrupt handler after the run folder). */
-		*root_made_len = missing;
-		tp_tmpreg_set_made_dirs(root, missing);
-	}
-	for (int n = 1; n < 1000; n++) {
-		int k = n == 1 ? snprintf(dir, len, "%s/%s_%s", root, safe, stamp)
-			       : snprintf(dir, len, "%s/%s_%s_%d", root, safe, stamp, n);
-		if (k < 0 || (size_t)k >= len)
-			return tp_set_error(-ENAMETOOLONG, "output folder name too long under %s",
-					    root);
-		if (mkdir(dir, 0755) == 0)
-			return 0;
-		if (errno != EEXIST)
-			return tp_set_error(-errno, "cannot create output folder %s: %s", dir,
-					    strerror(errno));
-	}
-	return tp_set_error(-EEXIST, "no free output folder name for %s under %s", safe, root);
+	snprintf(name, sizeof(name), "%s_%s", safe, stamp);
+	/* The folders made for the root are removed again if nothing comes
+	 * into them (at close, or by the interrupt handler after the run
+	 * folder); another run's removal of them, as folders it made, before
+	 * the run folder is in them is made up for by making them again.
+	 * -EEXIST: all names taken. */
+	int rc = tp_mkdir_fresh(root, name, dir, len, root_made_len);
+	if (rc == -EEXIST)
+		return tp_set_error(rc, "no free output folder name for %s under %s", safe, root);
+	return rc;
 }
 
 /* ---- golden comparison (spec §4.4: allclose) -------------------------- */

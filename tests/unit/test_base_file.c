@@ -20,6 +20,7 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/tmp_registry.h"
 #include "unit_helpers.h"
 
 static char *dir;
@@ -34,6 +35,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	tp_mkdir_set_test_point(NULL, NULL); /* a failed test's */
 	uh_rm_rf(dir);
 	dir = NULL;
 	return 0;
@@ -579,6 +581,165 @@ static void test_mkdir_p(void **state)
 	free(deep);
 }
 
+/*
+ * A concurrent run that failed removes the empty folders it made
+ * (tp_rmdir_made()), which can be the ones this process just made or found
+ * for its own output: mkdir(2) in them then fails with ENOENT. The test
+ * point removes them just before a chosen mkdir(2), as that run would.
+ */
+struct vanish {
+	const char *at;	  /* the mkdir(2) before which they go */
+	const char *also; /* NULL, or an empty folder removed first */
+	const char *gone; /* what goes: this folder and those it holds */
+	const char *top;  /* the shallowest of them */
+	int times;	  /* how many times, then no more */
+	int calls;	  /* mkdir(2) calls of @at seen */
+};
+
+static void vanish_point(const char *path, void *arg)
+{
+	struct vanish *v = arg;
+	if (strcmp(path, v->at))
+		return;
+	v->calls++;
+	if (v->times <= 0)
+		return;
+	v->times--;
+	if (v->also)
+		assert_int_equal(rmdir(v->also), 0);
+	/* Deepest first, as tp_rmdir_made(): only while empty. */
+	char buf[PATH_MAX];
+	snprintf(buf, sizeof(buf), "%s", v->gone);
+	assert_true(tp_rmdir_made(buf, strlen(v->top)));
+	assert_false(is_dir(v->top));
+}
+
+static void test_mkdir_p_parent_vanishes(void **state)
+{
+	(void)state;
+	char *top = join("new"), *a = join("new/a"), *b = join("new/a/b");
+	/* ".../new" made, then removed before ".../new/a" is made in it. */
+	struct vanish v = { .at = a, .gone = top, .top = top, .times = 1 };
+	tp_mkdir_set_test_point(vanish_point, &v);
+	int rc = tp_mkdir_p(b, 0755);
+	printf("tp_mkdir_p, its first folder removed once: %d (%s), %d mkdir calls\n", rc,
+	       rc ? tp_last_error() : "ok", v.calls);
+	assert_int_equal(rc, 0);
+	assert_true(is_dir(b));
+	assert_int_equal(v.times, 0);
+	assert_int_equal(v.calls, 2); /* a second pass */
+
+	/* Removed at every pass: a bounded number of passes, then the error
+	 * as before (mkdir's ENOENT, naming the folder). */
+	assert_int_equal(rmdir(b), 0);
+	assert_int_equal(rmdir(a), 0);
+	assert_int_equal(rmdir(top), 0);
+	v = (struct vanish){ .at = a, .gone = top, .top = top, .times = 1000 };
+	rc = tp_mkdir_p(b, 0755);
+	printf("removed every time: %d (%s), %d mkdir calls\n", rc, tp_last_error(), v.calls);
+	assert_int_equal(rc, -ENOENT);
+	assert_int_equal(v.calls, 8);
+	char want[2 * PATH_MAX + 64];
+	snprintf(want, sizeof(want), "%s: cannot create directory %s: %s", b, a, strerror(ENOENT));
+	assert_string_equal(tp_last_error(), want);
+	tp_mkdir_set_test_point(NULL, NULL);
+	free(b);
+	free(a);
+	free(top);
+}
+
+static void test_mkdir_fresh(void **state)
+{
+	(void)state;
+	char *top = join("new"), *root = join("new/a/b"), *run = join("new/a/b/run");
+	char *run2 = join("new/a/b/run_2");
+	char got[PATH_MAX];
+	size_t made = 0;
+
+	/* Taken names get _2, _3; the folders made for the root are
+	 * reported from the first call only (later ones made none). */
+	tp_tmpreg_reset();
+	assert_int_equal(tp_mkdir_fresh(root, "run", got, sizeof(got), &made), 0);
+	assert_string_equal(got, run);
+	assert_int_equal(made, strlen(top));
+	assert_int_equal(tp_mkdir_fresh(root, "run", got, sizeof(got), &made), 0);
+	assert_string_equal(got, run2);
+	assert_int_equal(made, strlen(top));
+
+	/* The chain made, then removed by a run that failed just before the
+	 * new folder's mkdir(2), three times over: made again each time, and
+	 * reported as made here (published for an interrupt). */
+	assert_int_equal(rmdir(run2), 0);
+	assert_int_equal(rmdir(run), 0);
+	assert_int_equal(rmdir(root), 0);
+	char *a = join("new/a");
+	assert_int_equal(rmdir(a), 0);
+	assert_int_equal(rmdir(top), 0);
+	made = 0;
+	struct vanish v = { .at = run, .gone = root, .top = top, .times = 3 };
+	tp_mkdir_set_test_point(vanish_point, &v);
+	int rc = tp_mkdir_fresh(root, "run", got, sizeof(got), &made);
+	printf("tp_mkdir_fresh, the root removed 3 times: %d (%s), %d mkdir calls\n", rc,
+	       rc ? tp_last_error() : got, v.calls);
+	assert_int_equal(rc, 0);
+	assert_string_equal(got, run);
+	assert_true(is_dir(run));
+	assert_int_equal(v.times, 0);
+	assert_int_equal(v.calls, 4);
+	assert_int_equal(made, strlen(top));
+	/* Published for an interrupt: the run folder gone, the rest goes. */
+	assert_int_equal(rmdir(run), 0);
+	const char *gone = tp_tmpreg_remove_made_dirs();
+	assert_non_null(gone);
+	assert_string_equal(gone, top);
+	assert_false(is_dir(top));
+	tp_tmpreg_reset();
+
+	/* "run" taken by another run, which fails: before "run_2" is made,
+	 * it removes its run folder, then the chain. The next pass makes the
+	 * chain again, now reported as made here (the first found it), and
+	 * starts from "run", free again: mkdir(2) claimed it. */
+	assert_int_equal(tp_mkdir_p(run, 0755), 0);
+	made = 0;
+	v = (struct vanish){ .at = run2, .also = run, .gone = root, .top = top, .times = 1 };
+	rc = tp_mkdir_fresh(root, "run", got, sizeof(got), &made);
+	printf("\"run\" taken, then it and the root removed: %d (%s)\n", rc,
+	       rc ? tp_last_error() : got);
+	assert_int_equal(rc, 0);
+	assert_string_equal(got, run);
+	assert_int_equal(v.times, 0);
+	assert_int_equal(made, strlen(top));
+	assert_false(is_dir(run2));
+
+	/* Removed at every pass: bounded, with the message as before. */
+	assert_int_equal(rmdir(run), 0);
+	v = (struct vanish){ .at = run, .gone = root, .top = top, .times = 1000 };
+	made = 0;
+	rc = tp_mkdir_fresh(root, "run", got, sizeof(got), &made);
+	printf("removed every time: %d (%s)\n", rc, tp_last_error());
+	assert_int_equal(rc, -ENOENT);
+	assert_int_equal(v.times, 1000 - 8);
+	char want[2 * PATH_MAX + 64];
+	snprintf(want, sizeof(want), "cannot create output folder %s: %s", run, strerror(ENOENT));
+	assert_string_equal(tp_last_error(), want);
+	tp_mkdir_set_test_point(NULL, NULL);
+	tp_tmpreg_reset();
+
+	/* Errors other than a vanished folder come at once. */
+	char *file = join("file");
+	write_plain(file, "x");
+	made = 0;
+	assert_int_equal(tp_mkdir_fresh(file, "run", got, sizeof(got), &made), -ENOTDIR);
+	assert_int_equal(made, 0);
+	assert_int_equal(tp_mkdir_fresh(dir, "run", got, 8, &made), -ENAMETOOLONG);
+	free(file);
+	free(a);
+	free(run2);
+	free(run);
+	free(root);
+	free(top);
+}
+
 static void test_read_file(void **state)
 {
 	(void)state;
@@ -895,6 +1056,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mkdir_p, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_made, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p_symlinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_p_parent_vanishes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mkdir_fresh, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_file, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stream_flush, setup, teardown),
