@@ -212,6 +212,8 @@ static void put_thread(void)
 		put(" (an AICPU thread: the runtime)");
 	else if (!strncmp(dash, "-aic", 4) || !strncmp(dash, "-aiv", 4))
 		put(" (an AICore thread: a kernel of the case)");
+	else if (!strncmp(dash, "-swl-", 5))
+		put(" (a thread of the swimlane converter)"); /* tp-swl-deps, -writer */
 	else
 		put(" (a profiling host thread)");
 }

@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
-#include "base/sanitizer.h"
+#include "base/thread.h"
 #include "base/watchdog.h"
 #include "platform/dev_memory.h"
 #include "platform/regs.h"
@@ -607,38 +607,6 @@ static void pin_aicpu(struct tp_device *dev)
 		TP_DEBUG("device %d: AICPU thread not pinned: %s", dev->id, strerror(err));
 }
 
-/* An alternate signal stack for the calling device thread, so that a
- * crash handler installed with SA_ONSTACK (`taskprof run`,
- * cli/interrupt.h) still runs after a kernel overflowed its stack.
- * Return: the memory for altstack_end(), or NULL (none set: no memory, or
- * a sanitizer build, whose runtime sets its own). */
-static void *altstack_begin(void)
-{
-	if (TP_SANITIZED)
-		return NULL;
-	size_t n = 64u << 10;
-	if (n < (size_t)SIGSTKSZ)
-		n = (size_t)SIGSTKSZ;
-	void *mem = malloc(n);
-	if (!mem)
-		return NULL;
-	stack_t ss = { .ss_sp = mem, .ss_size = n, .ss_flags = 0 };
-	if (sigaltstack(&ss, NULL) != 0) {
-		free(mem);
-		return NULL;
-	}
-	return mem;
-}
-
-static void altstack_end(void *mem)
-{
-	if (!mem)
-		return;
-	stack_t ss = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
-	sigaltstack(&ss, NULL);
-	free(mem);
-}
-
 static void *aicore_main(void *p)
 {
 	struct tp_aicore *core = p;
@@ -647,9 +615,12 @@ static void *aicore_main(void *p)
 		set_thread_name("tp%d-%s%d", dev->id,
 				core->type == TP_CORE_AIC ? "aic" : "aiv", core->id);
 		cur_core = core;
-		void *alt = altstack_begin();
+		/* a crash handler installed with SA_ONSTACK (`taskprof run`,
+		 * cli/interrupt.h) still runs after a kernel overflowed its
+		 * stack */
+		void *alt = tp_altstack_begin();
 		dev->launch.aicore_fn(core, dev->launch.arg);
-		altstack_end(alt);
+		tp_altstack_end(alt);
 		cur_core = NULL;
 		note_cost(&core->cost);
 	}
@@ -677,9 +648,9 @@ static void *aicpu_main(void *p)
 	set_slice(cpu->dev->aicpu_slice_us);
 	pin_aicpu(cpu->dev);
 	cur_cpu = cpu;
-	void *alt = altstack_begin();
+	void *alt = tp_altstack_begin(); /* as in aicore_main() */
 	cpu->dev->launch.aicpu_fn(cpu, cpu->dev->launch.arg);
-	altstack_end(alt);
+	tp_altstack_end(alt);
 	cur_cpu = NULL;
 	note_cost(&cpu->cost);
 	return NULL;

@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/error.h"
+#include "base/thread.h"
 #include "tools/swimlane/fmt_double.h"
 #include "tools/swimlane/json_writer.h"
 #include "tools/swimlane/perf_data.h"
@@ -711,6 +713,116 @@ static void test_long_name_label(void **state)
 	uh_rm_rf(tmp);
 }
 
+/* Teardown of the tests that fail thread creations: a failed check
+ * leaves the test point on, which later tests must not inherit. */
+static int threads_back(void **state)
+{
+	(void)state;
+	tp_thread_test_fail_start(0, 0);
+	return 0;
+}
+
+/* No thread can be started (the thread limit, ulimit -u, reached): a
+ * threaded writer writes on the calling thread instead, the same bytes
+ * through several buffer hand-offs; jw_init() used to fail with -EAGAIN,
+ * which the converter reported as a bare "Error: ". */
+static void test_json_writer_no_thread(void **state)
+{
+	(void)state;
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	char path[600], *want = NULL;
+	size_t want_len = 0;
+	snprintf(path, sizeof(path), "%s/nothread.json", tmp);
+	FILE *f = fopen(path, "w");
+	FILE *m = open_memstream(&want, &want_len);
+	assert_non_null(f);
+	assert_non_null(m);
+	for (int pass = 0; pass < 2; pass++) {
+		struct jw w;
+		tp_thread_test_fail_start(pass == 0 ? 1 : 0, EAGAIN);
+		assert_int_equal(jw_init(&w, pass ? m : f, JW_COMPACT, pass == 0), 0);
+		assert_false(w.threaded);
+		assert_false(jw_set_direct(&w)); /* a threaded writer's only */
+		jw_obj_begin(&w);
+		jw_key(&w, "traceEvents");
+		jw_arr_begin(&w);
+		for (int i = 0; i < 300000; i++) {
+			char *p = jw_ev_begin(&w, 64);
+			p += sprintf(p, "{\"i\":%d,\"pad\":\"%.*s\"}", i, i % 23,
+				     "abcdefghijklmnopqrstuvw");
+			jw_ev_end(&w, p);
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+		assert_int_equal(jw_fini(&w), 0);
+	}
+	tp_thread_test_fail_start(0, 0);
+	fclose(f);
+	fclose(m);
+	char *got = slurp(path);
+	assert_non_null(got);
+	assert_true(want_len > (8u << 20)); /* past two 4 MiB buffers */
+	assert_int_equal(strlen(got), want_len);
+	assert_memory_equal(got, want, want_len);
+	free(got);
+	free(want);
+	uh_rm_rf(tmp);
+}
+
+/* `taskprof swimlane` on fixture A, its stdout sent to /dev/null and its
+ * stderr into @err (@cap bytes). Return: the exit code. */
+static int convert_quiet(const char *out, char *err, size_t cap)
+{
+	char rec[1200];
+	snprintf(rec, sizeof(rec),
+		 "%s/tests/conformance/fixtures/swimlane-probe/A_level4_full/l2_swimlane_records.json",
+		 tree);
+	char *argv[] = { "taskprof swimlane", rec, "-o", (char *)out, NULL };
+	fflush(stdout);
+	int saved = dup(STDOUT_FILENO), nul = open("/dev/null", O_WRONLY);
+	assert_true(saved >= 0 && nul >= 0);
+	dup2(nul, STDOUT_FILENO);
+	close(nul);
+	struct uh_capture c;
+	assert_int_equal(uh_capture_stderr_begin(&c), 0);
+	int code = sl_convert_main(4, argv);
+	fflush(stdout);
+	char *e = uh_capture_stderr_end(&c);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	snprintf(err, cap, "%s", e ? e : "(no stderr)");
+	free(e);
+	return code;
+}
+
+/* The whole conversion with no thread to be had: the deps reader and
+ * the writer work on the calling thread, the trace and the messages are
+ * those of a conversion with threads. */
+static void test_convert_no_threads(void **state)
+{
+	(void)state;
+	char *tmp = uh_mkdtemp();
+	assert_non_null(tmp);
+	char a[600], b[600], ea[4096], eb[4096];
+	snprintf(a, sizeof(a), "%s/threads.json", tmp);
+	snprintf(b, sizeof(b), "%s/nothreads.json", tmp);
+	assert_int_equal(convert_quiet(a, ea, sizeof(ea)), 0);
+	tp_thread_test_fail_start(1, EAGAIN);
+	int code = convert_quiet(b, eb, sizeof(eb));
+	tp_thread_test_fail_start(0, 0);
+	assert_string_equal(eb, ea);
+	assert_int_equal(code, 0);
+	char *ja = slurp(a), *jb = slurp(b);
+	assert_non_null(ja);
+	assert_non_null(jb);
+	assert_true(strlen(ja) > 1000);
+	assert_string_equal(jb, ja);
+	free(ja);
+	free(jb);
+	uh_rm_rf(tmp);
+}
+
 /* An output path in a missing directory: an error naming it, no crash. */
 static void test_output_error(void **state)
 {
@@ -748,6 +860,8 @@ int main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_events),
 		cmocka_unit_test(test_json_writer_direct),
+		cmocka_unit_test_teardown(test_json_writer_no_thread, threads_back),
+		cmocka_unit_test_teardown(test_convert_no_threads, threads_back),
 		cmocka_unit_test(test_fixture_a_end_to_end),
 		cmocka_unit_test(test_long_name_label),
 		cmocka_unit_test(test_unanchored_warning),

@@ -67,10 +67,11 @@ struct jw {
  * @fp:       the stream (not owned; flushed first, then written through
  *            its descriptor when it has one).
  * @layout:   JW_COMPACT or JW_PRETTY.
- * @threaded: start the writer thread (double buffering).
+ * @threaded: start the writer thread (double buffering). When it cannot
+ *            be started (the thread limit, ulimit -u) the writer writes
+ *            on the calling thread, as without @threaded.
  *
- * Return: 0, -ENOMEM, or the -errno of pthread_create (no tp_last_error()
- * message).
+ * Return: 0 or -ENOMEM (no tp_last_error() message).
  */
 int jw_init(struct jw *w, FILE *fp, enum jw_layout layout, bool threaded);
 /**
