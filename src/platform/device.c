@@ -769,13 +769,25 @@ struct spawner {
 	int fail_err;
 };
 
+/* Tries of a thread creation that fails with EAGAIN, 1 ms apart: the
+ * threads of the launch before (a round of --rounds) still count against
+ * the thread limit (ulimit -u) for a moment after their join, until the
+ * kernel has reaped them. */
+#define SPAWN_TRIES 50
+
 /* pthread_create(), or the test point's error on its chosen creation.
  * Return: 0 or an errno value, as pthread_create(). */
 static int spawn(struct spawner *sp, pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	if (++sp->n == sp->fail_nth)
 		return sp->fail_err;
-	return pthread_create(th, NULL, fn, arg);
+	int rc = pthread_create(th, NULL, fn, arg);
+	for (int i = 1; rc == EAGAIN && i < SPAWN_TRIES; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+		rc = pthread_create(th, NULL, fn, arg);
+	}
+	return rc;
 }
 
 /* Every thread of the launch exists: let them run their bodies. */

@@ -1255,11 +1255,13 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 	uint32_t per_inst = cfg->buffers_per_instance ? cfg->buffers_per_instance : m->slot_count;
 	for (uint32_t i = 0; i < p->num_instances; i++)
 		if (seed_instance(p, i, per_inst) != 0) {
+			const uint32_t bsize = bp_buffer_size(&p->bp, p->inst_kind[i]);
 			bp_release_all_owned(&p->bp, free_dev, p);
 			bp_fini(&p->bp);
 			free_host_state(p);
-			tp_set_error(-ENOMEM, "%s: cannot allocate the seed buffers of instance %u",
-				     m->name, i);
+			tp_set_error(-ENOMEM, "%s: cannot allocate the seed buffers of instance %u "
+				     "(%u of %u bytes): out of memory%s", m->name, i, per_inst, bsize,
+				     tp_mem_limit_note());
 			return NULL;
 		}
 	/* The pool cap (below) scales what the instances' seeds take, not the

@@ -115,8 +115,9 @@ int wk_depgen_open(struct wk_depgen **out, struct tp_device *dev, const char *la
 	d->dg = dg_open(&cfg);
 	if (!d->dg) {
 		free(d);
-		return tp_set_error(-ENOMEM, "dep_gen: cannot open the collector: %s",
-				    tp_last_error());
+		/* dg_open() said why, "dep_gen: ..." */
+		return tp_set_error(-ENOMEM, "%s", tp_last_error()[0] ? tp_last_error()
+						     : "dep_gen: cannot open the collector");
 	}
 	int rc = dg_writer_attach(d->dg, &d->w);
 	if (rc) {

@@ -217,8 +217,9 @@ static int check_run_dir(const char *dir, const struct stat *made)
 {
 	struct stat now;
 	if (stat(dir, &now))
-		return tp_set_error(-errno, "the run folder %s was removed during the run (%s); "
-				    "its outputs are lost", dir, strerror(errno));
+		return tp_set_error(-errno, "the run folder %s was removed or renamed during the "
+				    "run (%s); its outputs are lost, or in the folder's new place",
+				    dir, strerror(errno));
 	if (now.st_dev != made->st_dev || now.st_ino != made->st_ino)
 		return tp_set_error(-ESTALE, "the run folder %s was removed or replaced during "
 				    "the run; what is there now is incomplete (the files written "

@@ -233,7 +233,7 @@ if [[ -e $so ]]; then
 	code=$?
 	if [[ ! -e $root/mark.start ]]; then
 		echo "FAIL: the slow kernel never started: $(cat "$root/err")"; fail=1
-	elif [[ $code -ne 1 ]] || ! grep -qE "the run folder $root/gone/slowcase_Default_[0-9_]+ was removed (or replaced )?during the run" "$root/err"; then
+	elif [[ $code -ne 1 ]] || ! grep -qE "the run folder $root/gone/slowcase_Default_[0-9_]+ was removed (or (replaced|renamed) )?during the run" "$root/err"; then
 		echo "FAIL: run folder deleted mid-run: exit $code: $(tail -c 400 "$root/err")"; fail=1
 	else
 		echo "ok: run folder deleted mid-run -> 1: $(grep -o 'the run folder.*' "$root/err" | head -1 | tail -c 150)"
