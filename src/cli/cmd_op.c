@@ -1997,12 +1997,15 @@ int cmd_op(int argc, char **argv)
 		goto out;
 	}
 	char dir[PATH_MAX];
-	if (make_output_dir(o->output_parent, dir, sizeof(dir))) {
+	int mrc = make_output_dir(o->output_parent, dir, sizeof(dir));
+	if (mrc) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
-		/* A file (or a link to nothing) in the way of --output is bad
-		 * usage, as for `taskprof run`; other failures (permissions, a
-		 * full disk) are the profiler's. */
-		if (tp_dir_blocked(o->output_parent))
+		/* A file (or a link to nothing) in the way of --output, or a
+		 * DIR too long by itself, is bad usage, as for `taskprof run`;
+		 * other failures (permissions, a full disk, a current folder
+		 * too deep for a relative DIR) are the profiler's. */
+		if ((mrc == -ENAMETOOLONG && strlen(o->output_parent) > OP_OUTPUT_MAX) ||
+		    tp_dir_blocked(o->output_parent))
 			ret = 2;
 		goto out;
 	}
