@@ -991,6 +991,19 @@ int tp_worker_run(struct tp_worker *w, const struct tp_callable *cal, const char
 				 &w->root_made_len)))
 		goto out;
 	made_dir = true;
+	/* Its longest file: the name map (name_map_<label>.json), or a PMU
+	 * shard (pmu.csv.e<epoch>.p<pid>.shard<N>.failed.tmp, at most 64
+	 * bytes), while written under a temporary name (12 bytes more). A
+	 * folder that leaves no room for it fails now, before the case runs,
+	 * not when the file is written at the end. */
+	const size_t file_max = (strlen(label) + 14 > 64 ? strlen(label) + 14 : 64) + 12;
+	if (strlen(res->output_dir) + 1 + file_max > PATH_MAX - 1) {
+		rc = tp_set_error(-ENAMETOOLONG, "the run folder %s is %zu bytes long: the paths of "
+				  "its files would pass the %d bytes a path may have; choose a "
+				  "shorter -o/--output", res->output_dir, strlen(res->output_dir),
+				  PATH_MAX - 1);
+		goto out;
+	}
 	struct stat dir_st;
 	if (stat(res->output_dir, &dir_st)) {
 		rc = tp_set_error(-errno, "%s: %s", res->output_dir, strerror(errno));
