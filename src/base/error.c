@@ -208,7 +208,19 @@ const char *tp_mem_limit_note(void)
 
 const char *tp_thread_limit_note(int err)
 {
-	return err == EAGAIN ? " (the process's thread limit, ulimit -u, or the address space "
-			       "for thread stacks, ulimit -v)"
-			     : "";
+	if (err != EAGAIN)
+		return "";
+	/* A thread created without a stack size gets RLIMIT_STACK bytes of
+	 * address space: a huge ulimit -s runs out of it after a few. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur >= (rlim_t)1 << 30) {
+		static _Thread_local char note[200];
+		snprintf(note, sizeof(note), " (each thread's stack takes the stack size limit, "
+			 "ulimit -s, now %llu MiB: lower it; or the thread limit, ulimit -u)",
+			 (unsigned long long)(rl.rlim_cur >> 20));
+		return note;
+	}
+	return " (the process's thread limit, ulimit -u, or the address space for thread "
+	       "stacks, ulimit -v)";
 }

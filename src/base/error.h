@@ -140,8 +140,11 @@ const char *tp_mem_limit_note(void);
  * that failed with @err (a positive errno).
  *
  * Return: " (the process's thread limit, ulimit -u, or the address space
- * for thread stacks, ulimit -v)" for EAGAIN, the usual cause; "" for any
- * other @err. A static string.
+ * for thread stacks, ulimit -v)" for EAGAIN, the usual cause, or, when the
+ * stack size limit (ulimit -s) is 1 GiB or more, which every thread
+ * created without a size takes as its stack, a note naming it; "" for any
+ * other @err. A static or thread-local string, valid until the thread's
+ * next call.
  */
 const char *tp_thread_limit_note(int err);
 

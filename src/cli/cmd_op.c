@@ -918,6 +918,17 @@ static int line_break_error(const char *parent)
 			    "absolute path has none", shown, which);
 }
 
+/* Bytes of @dir as a path names it: repeated and trailing slashes count
+ * once and not at all, as in the folder's absolute path. */
+static size_t own_len(const char *dir)
+{
+	size_t n = 0;
+	for (const char *p = dir; *p; p++)
+		if (*p != '/' || (p[1] && p[1] != '/'))
+			n++;
+	return n;
+}
+
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
  * that exists is drawn again). */
 static int make_output_dir(const char *parent, char *out, size_t len)
@@ -948,8 +959,16 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 	if (rc)
 		return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent, why);
 	char abs[PATH_MAX];
-	if (!realpath(parent, abs))
-		return tp_set_error(-errno, "--output %s: %s", parent, strerror(errno));
+	/* A concurrent run that failed may remove the empty folders just
+	 * made (base/file.h tp_mkdir_fresh()): made again, up to 8 times. */
+	for (int tries = 1; !realpath(parent, abs); tries++) {
+		const int e = errno;
+		if (e != ENOENT || tries == 8)
+			return tp_set_error(-e, "--output %s: %s", parent, strerror(e));
+		if ((rc = tp_mkdir_p(parent, 0755)))
+			return tp_set_error(rc, "--output %s: cannot create the folder: %s", parent,
+					    strerror(-rc));
+	}
 	if (has_line_break(abs)) /* a link changed since the check above */
 		return line_break_error(parent);
 	/* Below the OPPROF folder come device<D>/<kernel>/<k>/dump/pass_<p>.bin
@@ -2004,7 +2023,7 @@ int cmd_op(int argc, char **argv)
 		 * DIR too long by itself, is bad usage, as for `taskprof run`;
 		 * other failures (permissions, a full disk, a current folder
 		 * too deep for a relative DIR) are the profiler's. */
-		if ((mrc == -ENAMETOOLONG && strlen(o->output_parent) > OP_OUTPUT_MAX) ||
+		if ((mrc == -ENAMETOOLONG && own_len(o->output_parent) > OP_OUTPUT_MAX) ||
 		    tp_dir_blocked(o->output_parent))
 			ret = 2;
 		goto out;

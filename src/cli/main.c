@@ -60,8 +60,8 @@ const char *cli_argv0 = "taskprof";
 
 /* The smallest stack limit (ulimit -s) a command starts with, KiB: `run`
  * needs about 92 KiB (its main thread and the device threads, whose stacks
- * take the limit's size), the others less; 256 leaves room. */
-#define MIN_STACK_KIB 256u
+ * take the limit's size), `op` 60, the others 40 or less. */
+#define MIN_STACK_KIB 128u
 
 /* One line and false when RLIMIT_STACK is below MIN_STACK_KIB: a command
  * would otherwise end in a stack overflow (a crash line, SIGSEGV) part way,
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 		 * temporary files removed, not a bare "Segmentation fault".
 		 * `taskprof run` installs it again for the case's code. */
 		bool help = false; /* --help needs no stack to speak of */
-		for (int a = 2; a < argc && !help; a++)
+		for (int a = 2; a < argc && !help && strcmp(argv[a], "--"); a++)
 			help = !strcmp(argv[a], "-h") || !strcmp(argv[a], "--help");
 		if (!help && !stack_limit_ok(commands[i].name))
 			return 1;

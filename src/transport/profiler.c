@@ -1260,7 +1260,7 @@ struct tp_profiler *prof_open(const struct tp_profiler_config *cfg)
 			bp_fini(&p->bp);
 			free_host_state(p);
 			tp_set_error(-ENOMEM, "%s: cannot allocate the seed buffers of instance %u "
-				     "(%u of %u bytes): out of memory%s", m->name, i, per_inst, bsize,
+				     "(%u buffers of %u bytes): out of memory%s", m->name, i, per_inst, bsize,
 				     tp_mem_limit_note());
 			return NULL;
 		}

@@ -198,17 +198,28 @@ fi
 # at its start and exits 1, writing nothing (it used to crash part way,
 # a stack overflow in run at 88 KiB and below); --help still answers.
 for cmd in run transport-demo swimlane sched-overhead pmu op; do
-	(ulimit -s 128; exec "$bin" $cmd x -o "$root/small_stack") >"$root/ss.out" 2>"$root/ss.err"
+	(ulimit -s 100; exec "$bin" $cmd x -o "$root/small_stack") >"$root/ss.out" 2>"$root/ss.err"
 	code=$?
-	[[ $code -eq 1 ]] || bad "ulimit -s 128, $cmd: exit $code, expected 1"
-	grep -qxF "taskprof $cmd: the stack size limit is 128 KiB (ulimit -s); taskprof needs at least 256 KiB: raise it (ulimit -s 8192, the usual)" \
+	[[ $code -eq 1 ]] || bad "ulimit -s 100, $cmd: exit $code, expected 1"
+	grep -qxF "taskprof $cmd: the stack size limit is 100 KiB (ulimit -s); taskprof needs at least 128 KiB: raise it (ulimit -s 8192, the usual)" \
 		"$root/ss.err" && [[ $(wc -l <"$root/ss.err") -eq 1 ]] ||
-		bad "ulimit -s 128, $cmd: stderr '$(cat "$root/ss.err")'"
-	[[ ! -e $root/small_stack ]] || bad "ulimit -s 128, $cmd: made $root/small_stack"
-	(ulimit -s 128; exec "$bin" $cmd --help) >"$root/ss.out" 2>&1 ||
-		bad "ulimit -s 128, $cmd --help: exit $?"
-	grep -q "^usage: taskprof $cmd" "$root/ss.out" || bad "ulimit -s 128, $cmd --help: $(head -2 "$root/ss.out")"
+		bad "ulimit -s 100, $cmd: stderr '$(cat "$root/ss.err")'"
+	[[ ! -e $root/small_stack ]] || bad "ulimit -s 100, $cmd: made $root/small_stack"
+	(ulimit -s 100; exec "$bin" $cmd --help) >"$root/ss.out" 2>&1 ||
+		bad "ulimit -s 100, $cmd --help: exit $?"
+	grep -q "^usage: taskprof $cmd" "$root/ss.out" || bad "ulimit -s 100, $cmd --help: $(head -2 "$root/ss.out")"
 done
+# an application's own --help after -- is not taskprof's
+(ulimit -s 100; exec "$bin" op -o "$root/small_stack" -- /bin/true --help) >"$root/ss.out" 2>"$root/ss.err"
+code=$?
+[[ $code -eq 1 ]] && grep -q "stack size limit is 100 KiB" "$root/ss.err" ||
+	bad "ulimit -s 100, op -- APP --help: exit $code, stderr '$(cat "$root/ss.err")'"
+# the least accepted: a run with every profiler
+if [[ -z ${TASKPROF_TEST_SANITIZE:-} ]]; then
+	(ulimit -s 128; exec "$bin" run paged_attention --enable-l2-swimlane --enable-dep-gen \
+		--enable-pmu -o "$root/s128") >"$root/ss.out" 2>"$root/ss.err" ||
+		bad "ulimit -s 128, run with every profiler: exit $?, $(tail -2 "$root/ss.err")"
+fi
 
 if [[ $fail -eq 0 ]]; then
 	echo "bad case shared objects: all checks passed"

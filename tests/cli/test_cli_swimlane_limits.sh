@@ -4,14 +4,14 @@
 #   - a small stack limit: glibc gave the converter's threads that limit
 #     as their stack; the deps.json reader overflowed it at 28-56 KiB and,
 #     with no alternate signal stack, died without a word (exit 139, empty
-#     stderr). Every command now refuses a limit below 256 KiB at its
+#     stderr). Every command now refuses a limit below 128 KiB at its
 #     start (tests/cli/test_cli_badcase.sh), and the threads have stacks
-#     of their own: at 256 KiB the trace is the same as without a limit.
+#     of their own: at 128 KiB the trace is the same as without a limit.
 #   - a thread limit (ulimit -u 1, as a user other than root, which the
 #     limit does not bind): the trace writer's thread could not start and
 #     the conversion failed with a bare "Error: ". Now the writer writes
 #     on the main thread and the trace is the same.
-#   - 100,000 nested arrays in deps.json or the records under a 256 KiB
+#   - 100,000 nested arrays in deps.json or the records under a 128 KiB
 #     stack (the least taskprof starts with): a one-line error (or a conversion that skips them), never a
 #     crash.
 # Every limited command runs with an empty environment, so that the main
@@ -49,9 +49,9 @@ limited() {
 # The least taskprof starts with; under a sanitizer its runtime's own
 # stack use is larger, so only the other checks run there.
 if [[ -n ${TASKPROF_TEST_SANITIZE:-} ]]; then
-	echo "skip: ulimit -s 256 under ${TASKPROF_TEST_SANITIZE} (its runtime's own stack use)"
+	echo "skip: ulimit -s 128 under ${TASKPROF_TEST_SANITIZE} (its runtime's own stack use)"
 else
-	for kib in 256; do
+	for kib in 128; do
 		rm -f "$root/s.json"
 		limited "-s $kib" "$bin" swimlane "$rec" -o "$root/s.json"
 		code=$?
@@ -104,7 +104,7 @@ else
 	no_temps "$u" 1
 fi
 
-# ---- 100,000 nested arrays, ulimit -s 256 --------------------------------------
+# ---- 100,000 nested arrays, ulimit -s 128 --------------------------------------
 n=$root/n
 mkdir -p "$n"
 cp "$fixA"/l2_swimlane_records.json "$fixA"/name_map_TestProbe_case1.json "$n"/
@@ -112,12 +112,12 @@ open=$(head -c 100000 </dev/zero | tr '\0' '[')
 close=$(head -c 100000 </dev/zero | tr '\0' ']')
 nrec=$n/l2_swimlane_records.json
 
-# nested NAME CODE LINE CMD...: CMD under ulimit -s 256 exits CODE with
+# nested NAME CODE LINE CMD...: CMD under ulimit -s 128 exits CODE with
 # the one stderr line LINE ("" : any stderr, but no crash line)
 nested() {
 	local name=$1 want=$2 line=$3
 	shift 3
-	limited "-s 256" "$@"
+	limited "-s 128" "$@"
 	local code=$?
 	[[ $code -eq $want ]] || bad "$name: exit $code, expected $want, stderr '$(head -c 600 "$root/err")'"
 	if [[ -n $line ]]; then

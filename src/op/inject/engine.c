@@ -2663,17 +2663,32 @@ int inj_range_pop(void)
 		if (!rc)
 			range_watch_check(execs);
 		if (rc || lrc) {
-			range_status("failed", "%s in pass %u: %.480s", rc ? "channels" : "launch "
-				     "failed", p, tp_last_error());
+			range_status("failed", "%s in pass %u: %.480s",
+				     rc == -ECANCELED ? "cut short"
+				     : rc	      ? "channels"
+						      : "launch failed",
+				     p, tp_last_error());
 			/* Channels that did not start are the profiler's
-			 * failure (exit status 1); a kernel's is not. */
+			 * failure (exit status 1); a kernel's is not, nor a
+			 * pass the application's exit cut short. */
 			if (rc)
 				pass_failed(rc, "range %.200s: %s", tl_r.name, c0->note);
 			else
 				inj_log(TP_LOG_ERROR, "range %.200s: %s", tl_r.name, c0->note);
 			free(all.data);
-			if (rc && !lrc)
-				lrc = body_list(NULL); /* the application's execution */
+			/* The application's execution of the range, unless it
+			 * ran: channels that did not start ran nothing (the
+			 * memory is as the pass's restore left it); a pass the
+			 * exit cut short ran its body, which was the
+			 * application's execution if it was the last pass, and
+			 * a replay on memory to restore first if not. */
+			if (rc == -ECANCELED && !lrc && p + 1 < P) {
+				if (restore && tp_op_snap_restore(snap, NULL))
+					fatal_restore(c0);
+				lrc = body_list(NULL);
+			} else if (rc && rc != -ECANCELED && !lrc) {
+				lrc = body_list(NULL);
+			}
 			break;
 		}
 		if (all.lost) {
