@@ -60,7 +60,10 @@ static void test_stack_name_altstack(void **state)
 		assert_int_equal(tp_thread_start(&th, "tp-test-a-long-name", sizes[i], look, &s), 0);
 		assert_int_equal(pthread_join(th, &ret), 0);
 		assert_ptr_equal(ret, &s); /* the body's result comes back */
-		assert_true(s.stack >= sizes[i] && s.stack < sizes[i] + (64u << 10));
+		assert_true(s.stack >= sizes[i]);
+		/* ThreadSanitizer's pthread_create adds room of its own. */
+		if (!TP_SANITIZED)
+			assert_true(s.stack < sizes[i] + (64u << 10));
 		assert_string_equal(s.name, "tp-test-a-long-");
 		if (!TP_SANITIZED)
 			assert_true(s.altstack);
