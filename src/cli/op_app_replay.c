@@ -541,6 +541,25 @@ int op_app_replay_merge(const char *out, int n_runs, int passes, enum op_match m
 		}
 		if (!everywhere)
 			continue;
+		/* A launch without its launch.txt in some run was cut short
+		 * there (the application exited while it was profiled: its
+		 * pass never completed), as kernel replay skips such a launch
+		 * as incomplete: nothing to merge. */
+		int cut = -1;
+		for (int m = 0; m < n_runs && cut < 0; m++) {
+			const struct op_launch *o = m ? find(&runs[m], l) : l;
+			char lt[4096];
+			if (op_pathf(lt, sizeof(lt), "%s/raw/run_%d/device%d/%s/%d/launch.txt", out, m,
+				     o->device, o->name, o->k) || access(lt, F_OK))
+				cut = m;
+		}
+		if (cut >= 0) {
+			fprintf(stderr, "taskprof op: warning: application replay: launch %d of %s "
+					"on device %d is incomplete in run %d (pass %d: no launch.txt, "
+					"the application ended during it?); skipped\n",
+				l->occ, lname(l), l->device, cut + 1, cut);
+			continue;
+		}
 		rc = merge_launch(out, runs, n_runs, passes, l);
 		if (!rc)
 			(*n_merged)++;

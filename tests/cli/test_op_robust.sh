@@ -58,7 +58,8 @@
 #      not profiled; application replay interrupted in its first run exits
 #      130 with no report (R17c), in its second reports the first (R17d)
 #   R18 main() returns while another thread launches: 12 runs, none hangs,
-#      each exits 0 after the application's atexit handler
+#      each exits 0 after the application's atexit handler; R18a the same
+#      in application replay (3 runs)
 #   R19 / R19r kernels that allocate (kleak) or free (kfree) device memory under
 #      kernel replay (R19r: inside a range, range replay): the replayed
 #      executions' blocks are freed after each,
@@ -768,6 +769,23 @@ if [ -z "$r18_bad" ]; then
 	ok "R18: 12 runs exited 0, each after its atexit handler"
 else
 	bad "R18: runs (delay us:exit) that did not exit 0 after 'atexit done' (124: hung):$r18_bad"
+fi
+# The same in application replay: a launch the exit cut short has no
+# launch.txt in its run and is skipped as incomplete, not a failed merge
+# (exit 1, "launch.txt: No such file or directory").
+r18_bad=""
+for us in 1000 20000 40000; do
+	op_run "r18a_$us" -c 5000 --replay-mode application --aic-metrics BasicInfo -- \
+		"$APPS/robust" exitrace "$us"
+	if [ $OPRC != 0 ] || ! grep -q 'exitrace: atexit done' "$WORK/r18a_$us.out"; then
+		r18_bad="$r18_bad $us:$OPRC"
+		show "$WORK/r18a_$us.err"
+	fi
+done
+if [ -z "$r18_bad" ]; then
+	ok "R18a: 3 runs in application replay exited 0, each after its atexit handler"
+else
+	bad "R18a: application replay runs (delay us:exit) that did not exit 0 after 'atexit done':$r18_bad"
 fi
 
 finish
