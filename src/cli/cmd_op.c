@@ -186,8 +186,8 @@ static void help(FILE *f)
 		"exit status: APP's (killed by signal S: 128+S); 1 the profiler failed\n"
 		"(injector missing, APP not executable, injector error, a profile file\n"
 		"that could not be written, application-replay mismatch, report error,\n"
-		"stdout not written); 2 bad usage (an --output that cannot be a folder\n"
-		"included)\n",
+		"stdout not written); 2 bad usage (an --output that cannot be a folder,\n"
+		"or longer than 768 bytes, included)\n",
 		OP_MAX_RAW_EVENTS);
 }
 
