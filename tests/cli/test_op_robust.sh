@@ -757,35 +757,30 @@ done
 # status 70, before its atexit handlers). The launch then has no
 # launch.txt and is skipped as incomplete.
 say "R18: exit while another thread launches: no hang, the atexit work done"
-r18_bad=""
-for us in 1000 3000 5000 7000 9000 11000 13000 15000 17000 19000 21000 23000; do
-	op_run "r18_$us" -c 5000 --aic-metrics BasicInfo -- "$APPS/robust" exitrace "$us"
-	if [ $OPRC != 0 ] || ! grep -q 'exitrace: atexit done' "$WORK/r18_$us.out"; then
-		r18_bad="$r18_bad $us:$OPRC"
-		show "$WORK/r18_$us.err"
+# r18 LABEL DELAYS OPTIONS...: one exitrace run per delay (µs); each must
+# exit 0 after the application's atexit handler.
+r18() {
+	local label=$1 delays=$2 us bad_runs="" n=0
+	shift 2
+	for us in $delays; do
+		n=$((n + 1))
+		op_run "${label}_$us" -c 5000 "$@" --aic-metrics BasicInfo -- \
+			"$APPS/robust" exitrace "$us"
+		if [ $OPRC != 0 ] || ! grep -q 'exitrace: atexit done' "$WORK/${label}_$us.out"; then
+			bad_runs="$bad_runs $us:$OPRC"
+			show "$WORK/${label}_$us.err"
+		fi
+	done
+	if [ -z "$bad_runs" ]; then
+		ok "$label: $n runs exited 0, each after its atexit handler"
+	else
+		bad "$label: runs (delay us:exit) that did not exit 0 after 'atexit done' (124: hung):$bad_runs"
 	fi
-done
-if [ -z "$r18_bad" ]; then
-	ok "R18: 12 runs exited 0, each after its atexit handler"
-else
-	bad "R18: runs (delay us:exit) that did not exit 0 after 'atexit done' (124: hung):$r18_bad"
-fi
+}
+r18 R18 "1000 3000 5000 7000 9000 11000 13000 15000 17000 19000 21000 23000"
 # The same in application replay: a launch the exit cut short has no
 # launch.txt in its run and is skipped as incomplete, not a failed merge
 # (exit 1, "launch.txt: No such file or directory").
-r18_bad=""
-for us in 1000 20000 40000; do
-	op_run "r18a_$us" -c 5000 --replay-mode application --aic-metrics BasicInfo -- \
-		"$APPS/robust" exitrace "$us"
-	if [ $OPRC != 0 ] || ! grep -q 'exitrace: atexit done' "$WORK/r18a_$us.out"; then
-		r18_bad="$r18_bad $us:$OPRC"
-		show "$WORK/r18a_$us.err"
-	fi
-done
-if [ -z "$r18_bad" ]; then
-	ok "R18a: 3 runs in application replay exited 0, each after its atexit handler"
-else
-	bad "R18a: application replay runs (delay us:exit) that did not exit 0 after 'atexit done':$r18_bad"
-fi
+r18 R18a "1000 20000 40000" --replay-mode application
 
 finish
