@@ -94,7 +94,8 @@ static void help(FILE *f)
 		"10 (a5sim) events at once, so every profiled launch is run once per pass\n"
 		"of the plan, each time from the same inputs, and the passes are merged.\n"
 		"APP runs with libtaskprof_inject.so preloaded (found beside taskprof).\n"
-		"The platform is TASKPROF_PLATFORM (a2a3sim, the default, or a5sim).\n\n"
+		"The platform is -p/--platform, else TASKPROF_PLATFORM (a2a3sim, the\n"
+		"default, or a5sim); APP runs with TASKPROF_PLATFORM set to it.\n\n"
 		"Writes OUTPUT/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>/: config.txt, plan.txt,\n"
 		"taskprof.log and device<D>/<kernel>/<k>/ per profiled launch with\n"
 		"OpBasicInfo.csv, <Group>.csv, RawEvents.csv, ReplayInfo.csv, summary.json,\n"
@@ -121,7 +122,7 @@ static void help(FILE *f)
 		"      --events aic:ID,...;aiv:ID,...\n"
 		"                            raw event ids (decimal or 0x hex, 0..0xfffe,\n"
 		"                            at most %d per core type) added to the plan\n"
-		"      --list-passes         print the pass plan for TASKPROF_PLATFORM and\n"
+		"      --list-passes         print the pass plan for the platform (-p) and\n"
 		"                            exit 0; runs nothing (APP not needed; one\n"
 		"                            given is not run, a note on stderr says so)\n"
 		"      --instr on|off        pass the hidden instrumentation buffer: tp_mark*\n"
@@ -177,6 +178,8 @@ static void help(FILE *f)
 		"output:\n"
 		"  -o, --output DIR          parent folder of OPPROF_* [default: the current\n"
 		"                            folder]; created when missing\n"
+		"  -p, --platform NAME       a2a3sim or a5sim [default: TASKPROF_PLATFORM,\n"
+		"                            else a2a3sim]; APP gets it in TASKPROF_PLATFORM\n"
 		"  -h, --help                this text\n\n"
 		"signals: while APP runs, SIGINT, SIGTERM and SIGHUP sent to taskprof are\n"
 		"passed on to APP with a SIGCONT (a stopped APP gets them too; the second\n"
@@ -456,6 +459,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 	       OPT_KILL, OPT_TIMEOUT, OPT_LIST, OPT_TARGET, OPT_INSTR, OPT_INSTR_CAP };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"platform", required_argument, NULL, 'p'},
 		{"kernel-name", required_argument, NULL, 'k'},
 		{"launch-skip-before-match", required_argument, NULL, OPT_SKIP_BEFORE},
 		{"launch-skip", required_argument, NULL, OPT_SKIP},
@@ -489,7 +493,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at APP, whose own options are its business. */
-	while ((opt = getopt_long(argc, argv, "+:o:k:c:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:p:k:c:h", opts, NULL)) != -1) {
 		int rc = 0;
 		/* A value given as the next word that reads as an option
 		 * (`-o -k APP`): the value is missing. "--output=-x" and
@@ -512,6 +516,17 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 				return bad("--output", optarg, "a folder whose path has no line "
 					   "break (config.txt holds one value per line)");
 			o->output_parent = optarg;
+			break;
+		case 'p':
+			/* APP reads the variable (taskprof/rt.h), and so does
+			 * platform_of_env() below. */
+			if (strcmp(optarg, "a2a3sim") && strcmp(optarg, "a5sim"))
+				return bad("--platform", optarg, "a2a3sim or a5sim");
+			if (setenv("TASKPROF_PLATFORM", optarg, 1)) {
+				fprintf(stderr, "taskprof op: setting TASKPROF_PLATFORM: %s\n",
+					strerror(errno));
+				return -EINVAL;
+			}
 			break;
 		case 'k':
 			rc = check_kernel_name(optarg);

@@ -61,7 +61,8 @@ static void help(FILE *f)
 	fprintf(f,
 		"\noptions:\n"
 		"      --case NAME          the case to run; default: the callable's default\n"
-		"  -p, --platform NAME      a2a3sim (default) or a5sim\n"
+		"  -p, --platform NAME      a2a3sim or a5sim (default: TASKPROF_PLATFORM if\n"
+		"                           set, else a2a3sim)\n"
 		"      --runtime NAME       tensormap_and_ringbuffer (default) or\n"
 		"                           host_build_graph (graph built on the host first)\n"
 		"      --block-dim N        clusters (1 AIC + 2 AIV each), 1..24 on a2a3sim,\n"
@@ -685,6 +686,8 @@ int cmd_run(int argc, char **argv)
 		if (rc)
 			return 2;
 	}
+	if (!cfg.platform && cli_platform_env("run", &cfg.platform))
+		return 2;
 	if (optind >= argc) {
 		fprintf(stderr, "taskprof run: missing CASE (see taskprof run --help)\n");
 		return 2;

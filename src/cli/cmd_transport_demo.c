@@ -37,7 +37,8 @@ static void help(FILE *f)
 		"host's).\n\n"
 		"options:\n"
 		"  -p, --platform NAME     a2a3sim (shared mapping, 50 MHz, <= 4 AICPU threads)\n"
-		"                          or a5sim (host shadow, 1 GHz, <= 7); default a2a3sim\n"
+		"                          or a5sim (host shadow, 1 GHz, <= 7); default:\n"
+		"                          TASKPROF_PLATFORM if set, else a2a3sim\n"
 		"  -t, --producers N       producer (AICPU) threads, 1 to the platform's\n"
 		"                          AICPU threads (4 on a2a3sim, 7 on a5sim);\n"
 		"                          default 4\n"
@@ -165,7 +166,7 @@ int cmd_transport_demo(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0, 0, 0, 0},
 	};
-	const char *platform = "a2a3sim", *out_root = "taskprof_output";
+	const char *platform = NULL, *out_root = "taskprof_output";
 	const char *producers_arg = NULL; /* checked once the platform is known */
 	uint64_t producers = 4, records = 2000000, instances = 2, slow = 0;
 	int c;
@@ -220,6 +221,12 @@ int cmd_transport_demo(int argc, char **argv)
 		fprintf(stderr, "taskprof transport-demo: unexpected argument '%s'\n",
 			tp_shown(argv[optind]));
 		return 2;
+	}
+	if (!platform) {
+		if (cli_platform_env("transport-demo", &platform))
+			return 2;
+		if (!platform)
+			platform = "a2a3sim";
 	}
 	bool a5 = !strcmp(platform, "a5sim");
 	if (!a5 && strcmp(platform, "a2a3sim")) {

@@ -25,6 +25,21 @@ struct tp_command {
  * "taskprof" was found on PATH. */
 extern const char *cli_argv0;
 
+/**
+ * cli_platform_env() - the platform TASKPROF_PLATFORM names: the default of
+ * `-p/--platform` for `taskprof run` and `taskprof transport-demo`, and
+ * the platform of `taskprof op` and its application when `op -p` is not
+ * given (README "Platforms").
+ * @cmd:  the command's name for the error line ("run").
+ * @name: set to the platform's name (a static string, "a2a3sim" or
+ *        "a5sim"), or NULL when the variable is unset or empty.
+ *
+ * Return: 0; or 2 (bad usage) when the variable names no platform, after
+ * one line on stderr: "taskprof CMD: TASKPROF_PLATFORM expects a2a3sim or
+ * a5sim (or unset), got 'VALUE'".
+ */
+int cli_platform_env(const char *cmd, const char **name);
+
 /*
  * The subcommands. Each takes main's argv from the command name on
  * (argv[0] is "run", "op", ...; @argc counts it) and returns the process

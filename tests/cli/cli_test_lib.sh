@@ -12,7 +12,7 @@
 
 # cli_init TEMPLATE [pid]: make the scratch folder mktemp -d TEMPLATE
 # (e.g. /tmp/tp_cli_NAME_XXXXXX) into root, removed at exit, and set
-# fail=0. With "pid": pid is set empty, and at exit a run still in $pid
+# fail=0; unsets TASKPROF_PLATFORM. With "pid": pid is set empty, and at exit a run still in $pid
 # (started in the background and not waited for yet: the test clears pid
 # once it has) is killed first. Exits 1 when no folder can be made.
 cli_init() {
@@ -24,6 +24,9 @@ cli_init() {
 		trap 'rm -rf "$root"' EXIT
 	fi
 	fail=0
+	# The platform of a command without -p (README "Platforms"): the
+	# tests' expectations are a2a3sim's unless they say otherwise.
+	unset TASKPROF_PLATFORM
 }
 
 # bad MESSAGE...: print "FAIL: MESSAGE" and set fail=1 (the test goes on).

@@ -47,6 +47,13 @@ done
 tp_expect 0 "tasks 64" run gemm --case Medium -o "$root/gemm"
 tp_expect 0 "PASS" run gemm --case Ragged -p a5sim -o "$root/gemm"
 tp_expect 2 "has no case" run gemm --case Big
+# TASKPROF_PLATFORM is the default of -p (it was ignored without a word),
+# -p wins over it, and a bad value is a usage error naming the variable.
+TASKPROF_PLATFORM=a5sim tp_expect 0 "gemm Small a5sim " run gemm --case Small -o "$root/gemm"
+TASKPROF_PLATFORM=a5sim tp_expect 0 "gemm Small a2a3sim " run gemm --case Small -p a2a3sim -o "$root/gemm"
+TASKPROF_PLATFORM=a7sim tp_expect 2 "taskprof run: TASKPROF_PLATFORM expects a2a3sim or a5sim (or unset), got 'a7sim'" run gemm -o "$root/gemm"
+TASKPROF_PLATFORM=a5sim tp_expect 0 "transport-demo: a5sim (" transport-demo -n 1000 -o "$root/td"
+TASKPROF_PLATFORM=a5sim tp_expect 0 "transport-demo: a2a3sim (" transport-demo -p a2a3sim -n 1000 -o "$root/td"
 
 # Case shared objects (taskprof/case.h): build/examples/libmycase.so.
 so=$(dirname "$bin")/examples/libmycase.so

@@ -213,6 +213,15 @@ check_plan() { # check_plan PLATFORM K
 }
 check_plan a2a3sim 8
 check_plan a5sim 10
+# -p/--platform picks the platform as TASKPROF_PLATFORM does, and wins
+# over it (the README's one way for every command); a bad name is a usage
+# error naming the option.
+a=$(TASKPROF_PLATFORM=a5sim "$bin" op --list-passes 2>&1)
+b=$("$bin" op -p a5sim --list-passes 2>&1)
+c=$(TASKPROF_PLATFORM=a5sim "$bin" op --platform=a2a3sim --list-passes 2>&1)
+[[ -n $a && "$a" == "$b" ]] || { echo "FAIL: op -p a5sim plans otherwise than TASKPROF_PLATFORM=a5sim"; fail=1; }
+grep -qF "platform a2a3sim " <<<"$c" || { echo "FAIL: --platform=a2a3sim lost to TASKPROF_PLATFORM: $c"; fail=1; }
+expect 2 "taskprof op: --platform expects a2a3sim or a5sim, got 'a7sim'" -p a7sim --list-passes
 # a5 has 10 slots per core type, a2a3 8: the slot count is in the header.
 TASKPROF_PLATFORM=a5sim "$bin" op $L 2>/dev/null | grep -qF "10 slots" || { echo "FAIL: a5 slots"; fail=1; }
 "$bin" op $L 2>/dev/null | grep -qF "8 slots" || { echo "FAIL: a2a3 slots"; fail=1; }
@@ -283,6 +292,12 @@ if [[ -e "$bindir/libtaskprof_inject.so" ]]; then
 	expect 0 "taskprof op: output $root/o/OPPROF_" -o "$root/o" -- true
 	expect 0 "taskprof op: profiled 1 kernel launch; output $root/o1/OPPROF_" -o "$root/o1" \
 		-- "$bindir/examples/op_accumulate"
+	# -p a5sim: the application runs on a5sim too (its runtime reads
+	# TASKPROF_PLATFORM), so the launch is profiled with a5's plan.
+	expect 0 "taskprof op: profiled 1 kernel launch" -p a5sim -o "$root/o1p" \
+		-- "$bindir/examples/op_accumulate"
+	grep -qx 'arch=a5' "$root"/o1p/OPPROF_*/config.txt ||
+		{ echo "FAIL: op -p a5sim: config.txt says $(grep '^arch' "$root"/o1p/OPPROF_*/config.txt)"; fail=1; }
 	# the default groups hold one the simulated PMU does not model: said
 	# after the table; a plan without it gets no such note
 	out=$("$bin" op -o "$root/o1n" -- "$bindir/examples/op_accumulate" 2>/dev/null)
