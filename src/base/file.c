@@ -1043,15 +1043,16 @@ char *tp_newer_failed_run(const char *file, const char *name)
 	return best;
 }
 
-bool tp_run_failed(const char *file, char *why, size_t len)
+/* The text of the result.txt in @file's folder, NUL-terminated (free
+ * it); NULL when there is no such regular file under 1 MiB or it cannot
+ * be read. */
+static char *read_run_result(const char *file)
 {
-	if (why && len)
-		why[0] = '\0';
 	const char *slash = strrchr(file, '/');
 	char *res = NULL;
 	if (!slash ? asprintf(&res, "result.txt") < 0
 		   : asprintf(&res, "%.*s/result.txt", (int)(slash - file), file) < 0)
-		return false;
+		return NULL;
 	char *text = NULL;
 	size_t n = 0;
 	struct stat st;
@@ -1059,22 +1060,81 @@ bool tp_run_failed(const char *file, char *why, size_t len)
 	bool ok = stat(res, &st) == 0 && S_ISREG(st.st_mode) && st.st_size < (1 << 20) &&
 		  tp_read_file(res, &text, &n) == 0;
 	free(res);
-	if (!ok)
-		return false;
-	bool failed = false;
-	for (char *line = text; line && *line;) {
-		char *nl = strchr(line, '\n');
+	return ok ? text : NULL;
+}
+
+/* Call @fn(line, length, @ud) for each line of @text, without its line
+ * end (LF or CRLF). */
+static void each_line(const char *text, void (*fn)(const char *, size_t, void *), void *ud)
+{
+	for (const char *line = text; line && *line;) {
+		const char *nl = strchr(line, '\n');
 		size_t l = nl ? (size_t)(nl - line) : strlen(line);
 		if (l && line[l - 1] == '\r')
 			l--; /* a file saved with CRLF line ends */
-		if (l == 13 && !strncmp(line, "status FAILED", 13))
-			failed = true;
-		else if (why && len && l > 6 && !strncmp(line, "error ", 6))
-			snprintf(why, len, "%.*s", (int)(l - 6), line + 6);
+		fn(line, l, ud);
 		line = nl ? nl + 1 : NULL;
 	}
-	free(text);
-	if (!failed && why && len)
+}
+
+struct failed_scan {
+	bool failed;
+	char *why;
+	size_t len;
+};
+
+static void scan_failed(const char *line, size_t l, void *ud)
+{
+	struct failed_scan *f = ud;
+	if (l == 13 && !strncmp(line, "status FAILED", 13))
+		f->failed = true;
+	else if (f->why && f->len && l > 6 && !strncmp(line, "error ", 6))
+		snprintf(f->why, f->len, "%.*s", (int)(l - 6), line + 6);
+}
+
+bool tp_run_failed(const char *file, char *why, size_t len)
+{
+	if (why && len)
 		why[0] = '\0';
-	return failed;
+	char *text = read_run_result(file);
+	if (!text)
+		return false;
+	struct failed_scan f = { false, why, len };
+	each_line(text, scan_failed, &f);
+	free(text);
+	if (!f.failed && why && len)
+		why[0] = '\0';
+	return f.failed;
+}
+
+struct value_scan {
+	const char *key;
+	size_t key_len;
+	char *val;
+	size_t len;
+	bool found;
+};
+
+static void scan_value(const char *line, size_t l, void *ud)
+{
+	struct value_scan *v = ud;
+	if (!v->found && l > v->key_len && !strncmp(line, v->key, v->key_len) &&
+	    line[v->key_len] == ' ') {
+		snprintf(v->val, v->len, "%.*s", (int)(l - v->key_len - 1), line + v->key_len + 1);
+		v->found = true;
+	}
+}
+
+bool tp_run_result_value(const char *file, const char *key, char *val, size_t len)
+{
+	if (!len)
+		return false;
+	val[0] = '\0';
+	char *text = read_run_result(file);
+	if (!text)
+		return false;
+	struct value_scan v = { key, strlen(key), val, len, false };
+	each_line(text, scan_value, &v);
+	free(text);
+	return v.found;
 }

@@ -188,6 +188,19 @@ char *tp_newest_run_file(const char *name, char **outputs, char **skipped);
 bool tp_run_failed(const char *file, char *why, size_t len);
 
 /**
+ * tp_run_result_value() - one value of the result.txt in @file's folder
+ * (the worker writes it: one "key value" per line, e.g. "platform a5sim").
+ * @file: a path; its folder is where result.txt is looked for.
+ * @key:  the key ("platform").
+ * @val, @len: receive the value of the first line with that key (cut to
+ *        @len bytes with its NUL; "" when not found); @len >= 1.
+ *
+ * Return: whether such a line was found; false also when there is no
+ * readable regular result.txt under 1 MiB.
+ */
+bool tp_run_result_value(const char *file, const char *key, char *val, size_t len);
+
+/**
  * tp_newer_failed_run() - after an auto-detection picked @file
  * (outputs/<run>/@name, tp_newest_run_file()): the newest other run
  * folder beside it whose result.txt is newer than @file, says the run

@@ -81,6 +81,15 @@ else
 	else
 		echo "ok: sched-overhead takes the run folder"
 	fi
+	# The verdict on records of the simulated device comes with one
+	# stderr note on what it measures there (result.txt says a2a3sim).
+	note=$("$bin" sched-overhead "$dir" 2>&1 >/dev/null)
+	if ! grep -qF "taskprof sched-overhead: note: these records are of the simulated device (a2a3sim), whose AICPU and AICore threads share this host's" <<<"$note" ||
+	   [[ $(wc -l <<<"$note") -ne 1 ]]; then
+		echo "FAIL: sched-overhead stderr on a2a3sim records: '$note'"; fail=1
+	else
+		echo "ok: sched-overhead notes the simulated device"
+	fi
 	# Part 5: synthetic's alloc task feeds consumers but runs on no core,
 	# so its edges count as fanin only; the report says why the totals
 	# differ (and says nothing when they agree).

@@ -740,6 +740,43 @@ static void test_mkdir_fresh(void **state)
 	free(top);
 }
 
+/* tp_run_failed() and tp_run_result_value() read the result.txt beside a
+ * file of a run folder: "key value" lines, LF or CRLF, the first of a key
+ * wins, values cut to the buffer; no result.txt, a directory of that name
+ * or a missing key give false and "". */
+static void test_run_result(void **state)
+{
+	(void)state;
+	char *res = join("result.txt"), *rec = join("l2_swimlane_records.json");
+	char val[8], why[64];
+	assert_false(tp_run_result_value(rec, "platform", val, sizeof(val)));
+	assert_string_equal(val, "");
+	assert_false(tp_run_failed(rec, why, sizeof(why)));
+
+	write_plain(res, "callable synthetic\r\nplatform a5sim\r\nplatform a2a3sim\n"
+			 "platforms x\nstatus FAILED\nerror stalled for 10 s\n");
+	assert_true(tp_run_result_value(rec, "platform", val, sizeof(val)));
+	assert_string_equal(val, "a5sim"); /* no '\r', the first line of the key */
+	assert_true(tp_run_result_value(rec, "callable", val, sizeof(val)));
+	assert_string_equal(val, "synthet"); /* cut to the buffer: 7 bytes + NUL */
+	assert_false(tp_run_result_value(rec, "case", val, sizeof(val)));
+	assert_string_equal(val, "");
+	assert_false(tp_run_result_value(rec, "plat", val, sizeof(val))); /* whole keys */
+	assert_true(tp_run_failed(rec, why, sizeof(why)));
+	assert_string_equal(why, "stalled for 10 s");
+
+	write_plain(res, "platform a2a3sim\n");
+	assert_false(tp_run_failed(rec, why, sizeof(why)));
+	assert_string_equal(why, "");
+
+	assert_int_equal(unlink(res), 0);
+	assert_int_equal(mkdir(res, 0755), 0); /* not a regular file */
+	assert_false(tp_run_result_value(rec, "platform", val, sizeof(val)));
+	assert_int_equal(rmdir(res), 0);
+	free(res);
+	free(rec);
+}
+
 static void test_read_file(void **state)
 {
 	(void)state;
@@ -1058,6 +1095,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mkdir_p_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_p_parent_vanishes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mkdir_fresh, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_result, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_file, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_stream_flush, setup, teardown),

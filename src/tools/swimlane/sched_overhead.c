@@ -1297,6 +1297,26 @@ out:
 
 static int sched_overhead_main(int argc, char **argv);
 
+/* After a report of records taskprof made on the simulated device (its
+ * run folder's result.txt names the platform; records of other origins
+ * have none, and the reference's output is left as it is): one stderr
+ * line on what the verdict and the waits measure there. */
+static void sim_note(const char *perf_path)
+{
+	char plat[32];
+	if (!tp_run_result_value(perf_path, "platform", plat, sizeof(plat)) ||
+	    (strcmp(plat, "a2a3sim") && strcmp(plat, "a5sim")))
+		return;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	fflush(stdout);
+	fprintf(stderr, "taskprof sched-overhead: note: these records are of the simulated device "
+			"(%s), whose AICPU and AICore threads share this host's %ld CPU%s: the "
+			"waits above, and the verdict of Part 1, measure the host's thread "
+			"scheduling as much as the runtime's (docs/swimlane.md \"Limits\")\n",
+		plat, cpus, cpus == 1 ? "" : "s");
+}
+
+
 int sl_sched_overhead_main(int argc, char **argv)
 {
 	/* argparse's abbreviations: "--deps" for --deps-json. */
@@ -1529,6 +1549,8 @@ static int sched_overhead_main(int argc, char **argv)
 	rc = report(stdout, &pd, &deps, dag);
 	if (sl_stdout_finish())
 		rc = 1;
+	if (!rc)
+		sim_note(perf_path);
 out:
 	sl_deps_free(&deps);
 	sl_perf_data_free(&pd);
