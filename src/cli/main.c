@@ -37,7 +37,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\noptions:\n  -h, --help       this text\n  --version        print the version\n"
-		   "\nRun 'taskprof <command> --help' for the options of a command.\n");
+		   "\nRun 'taskprof <command> --help' (or 'taskprof help <command>') for the "
+		   "options of a command.\n");
 }
 
 /*
@@ -109,6 +110,19 @@ int main(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
+		return 2;
+	}
+	/* `taskprof help CMD` is `taskprof CMD --help`. */
+	static char help_opt[] = "--help";
+	char *help_argv[3] = { NULL, NULL, NULL };
+	if (!strcmp(argv[1], "help") && argc == 3) {
+		help_argv[0] = argv[0];
+		help_argv[1] = argv[2];
+		help_argv[2] = help_opt;
+		argv = help_argv;
+	} else if (!strcmp(argv[1], "help") && argc > 3) {
+		fprintf(stderr, "taskprof: help takes one command, got %d words (taskprof help "
+				"COMMAND)\n", argc - 2);
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

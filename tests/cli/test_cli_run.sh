@@ -47,6 +47,12 @@ done
 tp_expect 0 "tasks 64" run gemm --case Medium -o "$root/gemm"
 tp_expect 0 "PASS" run gemm --case Ragged -p a5sim -o "$root/gemm"
 tp_expect 2 "has no case" run gemm --case Big
+# `taskprof help CMD` is CMD's own help; more than one word is bad usage.
+for c in run swimlane op; do
+	a=$("$bin" help "$c" 2>&1); b=$("$bin" "$c" --help 2>&1)
+	[[ -n $a && "$a" == "$b" ]] || bad "taskprof help $c differs from taskprof $c --help: $a"
+done
+tp_expect 2 "taskprof: help takes one command, got 2 words" help run swimlane
 # TASKPROF_PLATFORM is the default of -p (it was ignored without a word),
 # -p wins over it, and a bad value is a usage error naming the variable.
 TASKPROF_PLATFORM=a5sim tp_expect 0 "gemm Small a5sim " run gemm --case Small -o "$root/gemm"
