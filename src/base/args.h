@@ -35,6 +35,30 @@ static inline bool tp_arg_is_option(const char *v)
 }
 
 /**
+ * tp_arg_short_eq() - argparse's reading of a short option's value joined
+ * by '=': "-o=DIR" is "DIR", as "--output=DIR" is; getopt gives "=DIR"
+ * (`-o=out` used to write into a folder "./=/out"). Only the word "-X=..."
+ * itself: a separate word "=x" (`-o =x`) stays "=x", and so does a value
+ * in a cluster of short options ("-vo=x": "=x", as argparse has it).
+ * @v:    the value getopt gave (optarg), or NULL.
+ * @argc: words in @argv.
+ * @argv: the command's words (permuted by getopt or not: the same strings).
+ * Return: @v past its '=' when @v starts at the third byte of a word "-X=",
+ * else @v.
+ */
+static inline char *tp_arg_short_eq(char *v, int argc, char **argv)
+{
+	if (!v || v[0] != '=')
+		return v;
+	for (int i = 1; i < argc; i++) {
+		const char *w = argv[i];
+		if (w && v == w + 2 && w[0] == '-' && w[1] != '-')
+			return v + 1;
+	}
+	return v;
+}
+
+/**
  * tp_args_expand_abbrev() - Python argparse's abbreviated long options
  * (allow_abbrev): a copy of @argv in which every word before a "--" that
  * starts with "--", is none of @longs, and whose name (the part before an

@@ -495,6 +495,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 	/* '+': stop at APP, whose own options are its business. */
 	while ((opt = getopt_long(argc, argv, "+:o:p:k:c:h", opts, NULL)) != -1) {
 		int rc = 0;
+		optarg = tp_arg_short_eq(optarg, argc, argv); /* -o=DIR: DIR */
 		/* A value given as the next word that reads as an option
 		 * (`-o -k APP`): the value is missing. "--output=-x" and
 		 * "-o-x" are attached on purpose and taken. */

@@ -623,6 +623,7 @@ int cmd_run(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:o:h", opts, NULL)) != -1) {
 		int rc = 0;
+		optarg = tp_arg_short_eq(optarg, argc, argv); /* -o=DIR: DIR */
 		switch (c) {
 		case OPT_CASE:
 			case_name = optarg;

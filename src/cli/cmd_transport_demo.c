@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/clock.h"
 #include "base/error.h"
 #include "base/tmp_registry.h"
@@ -175,6 +176,7 @@ int cmd_transport_demo(int argc, char **argv)
 	opterr = 0; /* our own messages, with the command's prefix */
 	while ((c = getopt_long(argc, argv, "p:t:n:o:h", opts, NULL)) != -1) {
 		int rc = 0;
+		optarg = tp_arg_short_eq(optarg, argc, argv); /* -o=DIR: DIR */
 		switch (c) {
 		case 'p':
 			platform = optarg;

@@ -229,6 +229,44 @@ else
 	echo "FAIL: swimlane --out abbrev.json --ove: no overhead track in abbrev.json"; fail=1
 fi
 
+# A short option's value given as "-o=VALUE" is VALUE, as argparse reads
+# it (and as "--output=VALUE" already was), in every command: it used to
+# be "=VALUE", so `-o=DIR` wrote its outputs into ./=/DIR... and reported
+# success. A separate word "=x" (`-o =x`) stays the value "=x".
+mkdir -p eq && rm -rf "./=" eq/*
+"$bin" swimlane "$rec" -o="$root/eq/t.json" >"$root/out" 2>"$root/err" ||
+	{ echo "FAIL: swimlane -o=PATH: $(tail -c 300 "$root/err")"; fail=1; }
+[[ -s eq/t.json ]] || { echo "FAIL: swimlane -o=PATH did not write PATH"; fail=1; }
+"$bin" swimlane "$rec" -k=x.py >"$root/out" 2>"$root/err"
+grep -qF "Kernel config file not found: x.py " "$root/err" ||
+	{ echo "FAIL: swimlane -k=x.py: $(tail -c 300 "$root/err")"; fail=1; }
+"$bin" run synthetic -p=a5sim -o="$root/eq/r" >"$root/out" 2>"$root/err" ||
+	{ echo "FAIL: run -p=a5sim -o=DIR: $(tail -c 300 "$root/err")"; fail=1; }
+grep -qx "platform a5sim" eq/r/synthetic_*/result.txt 2>/dev/null ||
+	{ echo "FAIL: run -o=DIR -p=a5sim: no a5sim result.txt in DIR"; fail=1; }
+"$bin" transport-demo -t=2 -n=100 -o="$root/eq/t" >"$root/out" 2>"$root/err" ||
+	{ echo "FAIL: transport-demo -t=2 -n=100 -o=DIR: $(tail -c 300 "$root/err")"; fail=1; }
+ls eq/t/transport_demo_*/summary.txt >/dev/null 2>&1 ||
+	{ echo "FAIL: transport-demo -o=DIR: no summary.txt in DIR"; fail=1; }
+"$bin" op -o="$root/eq/op" -k=nomatch -c=1 -- /bin/true >"$root/out" 2>"$root/err"
+grep -qF -- "--kernel-name nomatch," "$root/err" && ls -d eq/op/OPPROF_* >/dev/null 2>&1 ||
+	{ echo "FAIL: op -o=DIR -k=PAT -c=1: $(tail -c 300 "$root/err")"; fail=1; }
+[[ -e "./=" ]] && { echo "FAIL: -o=PATH made ./=: $(find "./=" | head -3)"; fail=1; }
+# argparse's clusters of short flags in swimlane: -vo PATH is -v -o PATH
+"$bin" swimlane "$rec" -vo "$root/eq/v.json" >"$root/out" 2>"$root/err" ||
+	{ echo "FAIL: swimlane -vo PATH: $(tail -c 300 "$root/err")"; fail=1; }
+[[ -s eq/v.json ]] && grep -q "=== Performance Data ===" "$root/out" ||
+	{ echo "FAIL: swimlane -vo PATH: no verbose trace at PATH"; fail=1; }
+expect 2 "taskprof swimlane: error: argument -v/--verbose: ignored explicit argument 'x'" \
+	swimlane -vx "$rec"
+expect 2 "taskprof swimlane: error: argument -v/--verbose: ignored explicit argument '1'" \
+	swimlane -v=1 "$rec"
+expect 2 "taskprof swimlane: error: argument -o/--output: expected one argument" \
+	swimlane "$rec" -vo --pretty
+"$bin" swimlane "$rec" -o =x >/dev/null 2>&1 && [[ -s "=x" ]] ||
+	{ echo "FAIL: swimlane -o =x (a separate word) did not write ./=x"; fail=1; }
+rm -rf "=x" eq
+
 # fails and says so instead of reporting success.
 so=$(dirname "$bin")/tests/case_so/libslowcase.so
 if [[ -e $so ]]; then

@@ -118,6 +118,19 @@ static void shell_words(void **state)
 	free(many);
 }
 
+/* "-o=DIR" is DIR (argparse), only for the word "-X=..." itself. */
+static void short_value_after_equals(void **state)
+{
+	(void)state;
+	char w0[] = "taskprof", w1[] = "-o=/out", w2[] = "=x", w3[] = "-vo=y", w4[] = "--output==z";
+	char *argv[] = { w0, w1, w2, w3, w4, NULL };
+	assert_string_equal(tp_arg_short_eq(w1 + 2, 5, argv), "/out");
+	assert_ptr_equal(tp_arg_short_eq(w2, 5, argv), w2);      /* -o =x: "=x" */
+	assert_ptr_equal(tp_arg_short_eq(w3 + 3, 5, argv), w3 + 3); /* a cluster */
+	assert_ptr_equal(tp_arg_short_eq(w4 + 9, 5, argv), w4 + 9); /* long: "=z" */
+	assert_null(tp_arg_short_eq(NULL, 5, argv));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -126,6 +139,7 @@ int main(void)
 		cmocka_unit_test(exact_unknown_and_after_dashes_kept),
 		cmocka_unit_test(ambiguous_prefix_names_its_matches),
 		cmocka_unit_test(shell_words),
+		cmocka_unit_test(short_value_after_equals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,77 @@ static void usage_error(const char *fmt, const char *a, const char *b)
 	fputc('\n', stderr);
 }
 
+/* The short options: flags and those that take a value. */
+static bool *short_flag(struct args *a, char c, const char **name)
+{
+	switch (c) {
+	case 'h': *name = "-h/--help"; return &a->help;
+	case 'v': *name = "-v/--verbose"; return &a->verbose;
+	default: return NULL;
+	}
+}
+
+static const char **short_value(struct args *a, char c, const char **name)
+{
+	switch (c) {
+	case 'o': *name = "-o/--output"; return &a->output;
+	case 'k': *name = "-k/--kernel-config"; return &a->kernel_config;
+	default: return NULL;
+	}
+}
+
+/* argv[*i], one dash and at least two letters, as argparse reads it:
+ * "-o=F" and "-oF" give -o the value F; "-v..." sets -v, and the letters
+ * after it are more short options ("-vo F", "-vof", "-vv"); a '=' right
+ * after a flag ("-v=1") or a letter that is no option ("-vx") is
+ * argparse's "ignored explicit argument". A value option last in a
+ * cluster takes the next word (not one that reads as an option).
+ * Return: 0 taken; 2 after the usage error; -1 the word starts with no
+ * short option of ours (left for "unrecognized arguments"). */
+static int short_cluster(int argc, char **argv, int *i, struct args *a)
+{
+	const char *s = argv[*i], *name = NULL;
+	const char **val = short_value(a, s[1], &name);
+	if (val) {
+		*val = s[2] == '=' ? s + 3 : s + 2;
+		return 0;
+	}
+	bool *flag = short_flag(a, s[1], &name);
+	if (!flag)
+		return -1;
+	*flag = true;
+	const char *rest = s + 2;
+	if (*rest == '=') {
+		usage_error("argument %s: ignored explicit argument '%s'", name, rest + 1);
+		return 2;
+	}
+	while (*rest) {
+		const char *n2 = NULL;
+		bool *f = short_flag(a, *rest, &n2);
+		if (f) {
+			*f = true;
+			name = n2;
+			rest++;
+			continue;
+		}
+		const char **v = short_value(a, *rest, &n2);
+		if (!v) {
+			usage_error("argument %s: ignored explicit argument '%s'", name, rest);
+			return 2;
+		}
+		if (rest[1]) {
+			*v = rest + 1;
+		} else if (*i + 1 >= argc || tp_arg_is_option(argv[*i + 1])) {
+			usage_error("argument %s: expected one argument%s", n2, "");
+			return 2;
+		} else {
+			*v = argv[++*i];
+		}
+		return 0;
+	}
+	return 0;
+}
+
 /* Return 0, or the exit code (2) after printing usage + error. */
 static int parse_args(int argc, char **argv, struct args *a)
 {
@@ -106,7 +177,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 	};
 	for (int i = 1; i < argc; i++) {
 		const char *s = argv[i];
-		if (only_pos || s[0] != '-' || !strcmp(s, "-")) {
+		/* argparse: "-" and a negative number ("-1") are positionals. */
+		if (only_pos || !tp_arg_is_option(s)) {
 			if (!a->input)
 				a->input = s;
 			else
@@ -117,6 +189,17 @@ static int parse_args(int argc, char **argv, struct args *a)
 		if (!strcmp(s, "--")) {
 			only_pos = true;
 			continue;
+		}
+		/* One dash and more than one letter: "-o=F" / "-oF" (the value
+		 * F), or argparse's cluster of short options ("-vo F", "-vof":
+		 * -v, then -o F). */
+		if (s[1] != '-' && s[2]) {
+			int r = short_cluster(argc, argv, &i, a);
+			if (r > 0)
+				return r;
+			if (r == 0)
+				continue;
+			/* not one of ours ("-x1"): unrecognized, below */
 		}
 		/* A flag given a value ("--verbose=1"): argparse's message. */
 		static const struct {
