@@ -155,10 +155,13 @@ static int tx_open_unique(struct tp_file_tx *tx, const char *suffix)
 			struct stat st;
 			bool exists = (err == ENOENT || err == EACCES || err == EPERM ||
 				       err == EROFS) && stat(tx->path, &st) == 0;
+			bool cwd_gone = !exists && err == ENOENT && tx->path[0] != '/' &&
+					tp_cwd_removed();
 			return tp_set_error(-err, "%s: cannot open for writing: %s%s", tx->path,
 					    strerror(err),
 					    exists ? " (it exists: it is replaced through a new "
 						     "file beside it, and its folder takes none)"
+					    : cwd_gone ? " (" TP_CWD_REMOVED_WHY ")"
 						   : "");
 		}
 		tx->fp = fdopen(fd, "wb");
@@ -513,10 +516,19 @@ static int blocked_prefix(const char *prefix, void *arg)
 				      "directory", a->full, prefix);
 }
 
+bool tp_cwd_removed(void)
+{
+	char buf[PATH_MAX];
+	return !getcwd(buf, sizeof(buf)) && errno == ENOENT;
+}
+
 int tp_dir_blocked(const char *path)
 {
 	if (!path || !*path)
 		return 0;
+	if (path[0] != '/' && tp_cwd_removed())
+		return tp_set_error(-ENOENT, "%s: cannot create directory: %s", path,
+				    TP_CWD_REMOVED_WHY);
 	if (strlen(path) >= PATH_MAX)
 		return tp_set_error(-ENAMETOOLONG, "%.64s...: cannot create directory: the path "
 				    "is %zu bytes long (at most %d)", path, strlen(path),

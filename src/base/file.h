@@ -353,6 +353,17 @@ bool tp_rmdir_made(char *path, size_t top_len);
  */
 bool tp_path_bad_link(const char *path, char *why, size_t len);
 
+/* The reason tp_cwd_removed() gives, as the messages say it. */
+#define TP_CWD_REMOVED_WHY "the working directory was removed: cd to a folder that exists"
+
+/**
+ * tp_cwd_removed() - whether the working directory has been removed (a
+ * shell left in a deleted folder): a relative path can then name nothing
+ * new, and mkdir / open fail with a bare ENOENT.
+ * Return: true when getcwd(3) says the directory is unlinked (ENOENT).
+ */
+bool tp_cwd_removed(void);
+
 /**
  * tp_dir_blocked() - whether a folder @path cannot be made because it, or
  * a folder above it, exists and is not a folder (a regular file, a FIFO)
@@ -368,6 +379,8 @@ bool tp_path_bad_link(const char *path, char *why, size_t len);
  * exists and is not a directory", as tp_mkdir_p() says it; -ENOENT or
  * -ELOOP with "<path>: cannot create directory: <prefix> is a symbolic
  * link whose target <t> does not exist" (or "... in a loop (...)");
+ * -ENOENT with "<path>: cannot create directory: " TP_CWD_REMOVED_WHY for a
+ * relative path when tp_cwd_removed();
  * -ENAMETOOLONG for a path of PATH_MAX bytes or more; -EACCES / -EROFS
  * when the deepest existing folder on the path is on /proc or /sys, or
  * cannot be written (a read-only file system, no permission).

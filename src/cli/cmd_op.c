@@ -951,6 +951,9 @@ static int make_output_dir(const char *parent, char *out, size_t len)
 {
 	/* Refuse a folder too long before creating any of it, so a refusal
 	 * leaves no empty directories; checked again once it exists. */
+	if (parent[0] != '/' && tp_cwd_removed())
+		return tp_set_error(-ENOENT, "--output %s: cannot create the folder: %s", parent,
+				    TP_CWD_REMOVED_WHY);
 	bool line_break;
 	size_t est = output_abs_len(parent, &line_break);
 	if (est > OP_OUTPUT_MAX)

@@ -203,6 +203,35 @@ if [[ $code -eq 2 ]] && grep -qxF "taskprof run: the default output root (-o cho
 else
 	echo "FAIL: run with a file named outputs: exit $code, $(cat "$root/err")"; fail=1
 fi
+# A working directory that was removed (a shell still in a deleted
+# folder): the default (or a relative) output root cannot be made. Said
+# as that, before the case runs, as bad usage (it generated the inputs,
+# then failed with "outputs: cannot create directory outputs: No such file
+# or directory", exit 1); transport-demo and op alike; swimlane's relative
+# -o names the reason too.
+gonecwd() { # gonecwd CODE NEEDLE ARGS...: taskprof ARGS in a removed folder
+	local want=$1 needle=$2 code
+	shift 2
+	mkdir -p "$root/gone_cwd"
+	(cd "$root/gone_cwd" && rmdir "$root/gone_cwd" && exec "$bin" "$@") >"$root/out" 2>"$root/err"
+	code=$?
+	if [[ $code -ne $want ]] || ! grep -qF -- "$needle" "$root/err"; then
+		echo "FAIL: taskprof $1 in a removed working directory: exit $code (expected $want): $(grep -v '^\[taskprof\]' "$root/err" | tail -c 300)"
+		fail=1
+	else
+		echo "ok: taskprof $1 in a removed working directory -> $code"
+	fi
+}
+removed="the working directory was removed: cd to a folder that exists"
+gonecwd 2 "taskprof run: the default output root (-o chooses another): outputs: cannot create directory: $removed" \
+	run paged_attention --case Case1
+grep -q "generating the inputs" "$root/err" && { echo "FAIL: run in a removed folder generated the inputs first"; fail=1; }
+gonecwd 2 "taskprof run: -o/--output: o/r: cannot create directory: $removed" run synthetic -o o/r
+gonecwd 2 "taskprof transport-demo: -o/--output: taskprof_output: cannot create directory: $removed" \
+	transport-demo -n 10
+gonecwd 2 "taskprof op: --output .: cannot create the folder: $removed" op -- /bin/true
+gonecwd 1 "Error: t.json: cannot open for writing: No such file or directory ($removed)" \
+	swimlane "$root/$rec" -o t.json
 # An output root that starts with '-' (given as --output=-x): the run's
 # own conversion takes its records path as a path, not an option.
 "$bin" run synthetic --output=-dash --enable-l2-swimlane >"$root/out" 2>"$root/err"
