@@ -597,6 +597,20 @@ if [[ $code -ne 2 || -e $q/slash ]] ||
 	bad "-o with a trailing slash: exit $code: $(cat "$root/err"); left: $(find "$q/slash" 2>&1)"
 fi
 
+# ... and so does one ending in "/." or "/.." (it wrote the trace as a
+# file named after the folder, "new", or replaced an existing file "f"
+# named as "f/."; the "." was dropped with the other path segments).
+for o in "$q/dot/new/." "$q/dot/new/.." "$q/afile/." "$q/dot/new/./"; do
+	rm -rf "$q/dot" && : >"$q/afile"
+	timeout $T "$bin" swimlane "$rec" -o "$o" >/dev/null 2>"$root/err"
+	code=$?
+	if [[ $code -ne 2 || -e $q/dot || -s $q/afile ]] ||
+	   ! grep -qF "Error: $o: -o takes the trace's file name, not a folder" "$root/err"; then
+		bad "-o '$o': exit $code: $(cat "$root/err"); left: $(find "$q/dot" "$q/afile" -size +0 2>&1)"
+	fi
+done
+rm -rf "$q/afile" "$q/dot"
+
 # -o into folders that do not exist yet: made; when the trace cannot be
 # written (a 4 KiB file size limit: EFBIG), the folders it made go again,
 # and a folder that was there stays.

@@ -572,7 +572,15 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 	 * not what was asked, nor is replacing the folder. */
 	struct stat ost;
 	const bool slash = a.output && a.output[strlen(a.output) - 1] == '/';
-	if (slash || (a.output && stat(a.output, &ost) == 0 && S_ISDIR(ost.st_mode))) {
+	/* So does one whose last segment is "." or ".." ("out/.", "f/.."):
+	 * the path is normalised below, which would drop it. */
+	bool dots = false;
+	if (a.output) {
+		const char *last = strrchr(a.output, '/');
+		last = last ? last + 1 : a.output;
+		dots = !strcmp(last, ".") || !strcmp(last, "..");
+	}
+	if (slash || dots || (a.output && stat(a.output, &ost) == 0 && S_ISDIR(ost.st_mode))) {
 		fprintf(stderr, "Error: %s: -o takes the trace's file name, not a folder (e.g. "
 				"%s%smerged_swimlane.json)\n", tp_shown(a.output), tp_shown(a.output),
 			slash ? "" : "/");
