@@ -165,7 +165,7 @@ mkdir -p "$WORK/w3a"
 (ulimit -f 12; timeout "$OP_TIMEOUT" "$TP" op -o "$WORK/w3a" "$VA" >"$WORK/w3a.out" 2>"$WORK/w3a.err")
 OPRC=$?
 rc_is w3a 1
-if grep -qE '^taskprof op: report of /.*/device0/vector_add/0 failed: /.*/summary\.json: write failed: File too large$' \
+if grep -qE '^taskprof op: report of /.*/device0/vector_add/0 failed: /.*/summary\.json: write failed: File too large(;|$)' \
 	"$WORK/w3a.err"; then
 	ok "w3a: 'report of DIR failed: DIR/summary.json: write failed: File too large'"
 else
@@ -173,6 +173,17 @@ else
 	show "$WORK/w3a.err"
 fi
 no_tmp w3a "$WORK/w3a"
+# The report files written before the failure (OpBasicInfo.csv, the group
+# CSVs, RawEvents.csv, ReplayInfo.csv: whole files, and launch.txt says
+# status=ok) are removed with it, so that the folder does not look like a
+# finished report; launch.txt and dump/ stay.
+left=$(cd "$WORK"/w3a/OPPROF_*/device0/vector_add/0 2>/dev/null && ls -d -- *.csv *.json 2>/dev/null)
+if [[ -z $left && -e $(echo "$WORK"/w3a/OPPROF_*/device0/vector_add/0/launch.txt) ]]; then
+	ok "w3a: no report file left beside launch.txt"
+else
+	bad "w3a: report files left after the failed report: $left"
+fi
+has w3a "$WORK/w3a.err" "write failed: File too large; the report's files written before it were removed"
 # An application that writes past the limit dies of SIGXFSZ, as without
 # taskprof (which ignores SIGXFSZ only for itself).
 mkdir -p "$WORK/w3b"

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <wchar.h>
 
 #include "base/error.h"
@@ -349,6 +350,9 @@ struct rep {
 	const char *op_type;
 	uint32_t blocks_on[2];
 	double max_dev_pct; /* < 0: unknown */
+	/* The report files begun so far: removed when a later one fails. */
+	char made[24][40];
+	unsigned n_made;
 };
 
 static void csv_str(FILE *f, const char *s)
@@ -371,7 +375,25 @@ static int open_out(struct rep *r, const char *file, struct tp_file_tx *tx)
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/%s", r->dir, file) >= (int)sizeof(path))
 		return tp_set_error(-ENAMETOOLONG, "%s/%s: path too long", r->dir, file);
+	if (r->n_made < sizeof(r->made) / sizeof(r->made[0]))
+		snprintf(r->made[r->n_made++], sizeof(r->made[0]), "%s", file);
 	return tp_file_tx_begin(tx, path, NULL);
+}
+
+/* A report that failed half-way: the files it had written are removed, so
+ * that the launch folder (launch.txt status=ok, dump/) does not look like
+ * one with a finished report; the message says so. */
+static void remove_made(struct rep *r, int rc)
+{
+	char path[PATH_MAX];
+	unsigned removed = 0;
+	for (unsigned i = 0; i < r->n_made; i++)
+		if (snprintf(path, sizeof(path), "%s/%s", r->dir, r->made[i]) < (int)sizeof(path) &&
+		    unlink(path) == 0)
+			removed++;
+	if (removed)
+		tp_set_error(rc, "%s; the report's files written before it were removed (%u: "
+			     "launch.txt and dump/ stay)", tp_last_error(), removed);
 }
 
 /*
@@ -1269,8 +1291,10 @@ int tp_op_report_launch(const char *launch_dir, const struct tp_op_config *cfg,
 		rc = write_instrumentation(r);
 	if (!rc && r->in.present)
 		rc = write_scalar_sections(r);
-	if (rc)
+	if (rc) {
+		remove_made(r, rc);
 		goto out;
+	}
 
 	if (out) {
 		memset(out, 0, sizeof(*out));
