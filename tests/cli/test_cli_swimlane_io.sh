@@ -589,6 +589,20 @@ code=$?
 [[ $code -eq 0 ]] && grep -qxF "Warning: $q/r2s.json: 1 aicore_tasks row(s) have a receive_to_start_cycles larger than their start_cycles: their receive comes before the counter's zero, drawn at a negative time" "$root/err" ||
 	bad "receive before zero: exit $code: $(cat "$root/err")"
 
+# aicpu_tasks of another run joined to these aicore_tasks (the rows of two
+# runs put together: every dispatch after its AICore's end): both commands
+# warn instead of reporting tail overheads of seconds without a word.
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1])); [r.__setitem__(k, r[k]+50000000000) for r in b["aicpu_tasks"] for k in (2, 3)]; json.dump(b,open(sys.argv[2],"w"))' \
+	"$fixA/l2_swimlane_records.json" "$q/mixed.json"
+for cmd in "swimlane -o $q/mixed.trace.json" sched-overhead; do
+	# shellcheck disable=SC2086
+	timeout $T "$bin" $cmd "$q/mixed.json" --deps-json "$fixA/deps.json" >/dev/null 2>"$root/err"
+	grep -qF "7 of 7 tasks have AICPU times that cannot be their AICore's (first: task t1 on core 0, dispatched 1000.000 s after its AICore end): aicpu_tasks and aicore_tasks of different runs?" "$root/err" ||
+		bad "${cmd%% *}, aicpu_tasks of another run: no warning: $(cat "$root/err")"
+done
+timeout $T "$bin" sched-overhead "$fixA" >/dev/null 2>"$root/err"
+grep -q "cannot be their AICore" "$root/err" && bad "sched-overhead warns on the fixture: $(cat "$root/err")"
+
 # -o ending in '/' names a folder: refused (exit 2), nothing made.
 timeout $T "$bin" swimlane "$rec" -o "$q/slash/new/" >/dev/null 2>"$root/err"
 code=$?

@@ -431,6 +431,35 @@ static void test_far_timestamps(void **state)
 	sl_perf_data_free(&d);
 }
 
+/* AICPU times that cannot belong to the AICore times they joined (the
+ * dispatch after the AICore's end, the finish before its start: rows of two
+ * runs put together) are counted by sl_perf_order_warning(); absent AICPU
+ * times (0) are not. */
+static void test_order_warning(void **state)
+{
+	(void)state;
+	struct sl_perf_data d;
+	char buf[512];
+	const char *j = "{\"l2_swimlane_level\": 2, \"metadata\": {\"clock_freq_hz\": 50000000},"
+			"\"aicore_tasks\": [[0, 3, 1, 100, 200, 1], [1, 4, 1, 100, 200, 1],"
+			"[2, 5, 1, 100, 200, 1], [3, 6, 1, 100, 200, 1]],"
+			"\"aicpu_tasks\": [[0, 1, 90, 300], [1, 1, 250, 300], [2, 1, 50, 60],"
+			"[3, 1, 0, 0]]}";
+	assert_int_equal(read_mem(j, &d), 0);
+	const char *w = sl_perf_order_warning(&d, buf, sizeof(buf));
+	assert_non_null(w);
+	assert_string_equal(w, "2 of 4 tasks have AICPU times that cannot be their AICore's "
+			       "(first: task t4 on core 1, dispatched 1.00 us after its AICore end): "
+			       "aicpu_tasks and aicore_tasks of different runs? Their latency, head "
+			       "and tail overheads are meaningless");
+	sl_perf_data_free(&d);
+	const char *ok = "{\"l2_swimlane_level\": 2, \"metadata\": {\"clock_freq_hz\": 50000000},"
+			 "\"aicore_tasks\": [[0, 3, 1, 100, 200, 1]], \"aicpu_tasks\": [[0, 1, 90, 300]]}";
+	assert_int_equal(read_mem(ok, &d), 0);
+	assert_null(sl_perf_order_warning(&d, buf, sizeof(buf)));
+	sl_perf_data_free(&d);
+}
+
 static void test_mem_unmatched_top3(void **state)
 {
 	(void)state;
@@ -1086,6 +1115,7 @@ int main(void)
 		cmocka_unit_test(test_err_inputs),
 		cmocka_unit_test(test_mem_u64_and_variants),
 		cmocka_unit_test(test_far_timestamps),
+		cmocka_unit_test(test_order_warning),
 		cmocka_unit_test(test_mem_unmatched_top3),
 		cmocka_unit_test(test_mem_errors),
 		cmocka_unit_test(test_file_chunks),

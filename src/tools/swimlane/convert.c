@@ -892,6 +892,10 @@ static int convert_run(int argc, char **argv, int *stdout_err, bool in_run)
 			fflush(stdout);
 			fprintf(stderr, "Warning: %s: %s\n", tp_shown(input), mw);
 		}
+		if (sl_perf_order_warning(&pd, mw, sizeof(mw))) {
+			fflush(stdout);
+			fprintf(stderr, "Warning: %s: %s\n", tp_shown(input), mw);
+		}
 	}
 	if (pd.n_kindless_phases) {
 		fflush(stdout);

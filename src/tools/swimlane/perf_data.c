@@ -1477,6 +1477,45 @@ const char *sl_perf_zero_start_warning(const struct sl_perf_data *pd, char *buf,
 	return buf;
 }
 
+/* "1.00 us" below a second, "1000.000 s" from there on. */
+static void fmt_span(char *b, size_t n, double us)
+{
+	if (us < 1e6)
+		snprintf(b, n, "%.2f us", us);
+	else
+		snprintf(b, n, "%.3f s", us / 1e6);
+}
+
+const char *sl_perf_order_warning(const struct sl_perf_data *pd, char *buf, size_t len)
+{
+	if (!len)
+		return NULL;
+	uint64_t n = 0;
+	char first[200] = "";
+	for (size_t i = 0; i < pd->n_tasks; i++) {
+		const struct sl_task *t = &pd->tasks[i];
+		const bool late = t->dispatch_us > t->end_us;
+		const bool early = t->finish_us > 0 && t->finish_us < t->start_us;
+		if (!late && !early)
+			continue;
+		if (!n++) {
+			char td[48], sp[32];
+			fmt_span(sp, sizeof(sp), late ? t->dispatch_us - t->end_us
+						      : t->start_us - t->finish_us);
+			snprintf(first, sizeof(first), "task %s on core %d, %s %s %s its AICore %s",
+				 sl_tdisp(t->task_id, td, sizeof(td)), (int)t->core_id,
+				 late ? "dispatched" : "finished", sp, late ? "after" : "before",
+				 late ? "end" : "start");
+		}
+	}
+	if (!n)
+		return NULL;
+	snprintf(buf, len, "%" PRIu64 " of %zu tasks have AICPU times that cannot be their "
+		 "AICore's (first: %s): aicpu_tasks and aicore_tasks of different runs? Their "
+		 "latency, head and tail overheads are meaningless", n, pd->n_tasks, first);
+	return buf;
+}
+
 /* Further from the first timestamp than any run lasts: one day, in µs. */
 #define SL_FAR_US (86400.0 * 1e6)
 

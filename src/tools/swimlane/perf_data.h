@@ -508,6 +508,22 @@ const char *sl_perf_metadata_warning(const struct sl_perf_data *pd, char *buf, s
 const char *sl_perf_far_warning(const struct sl_perf_data *pd, char *buf, size_t len);
 
 /**
+ * sl_perf_order_warning() - the tasks whose AICPU times cannot be those of
+ * the AICore times they joined: the dispatch after the AICore's end, or
+ * the finish before its start (both read the one system counter, and a
+ * task is dispatched before it runs and finished after). Rows of two runs
+ * put together give that; the latency, head and tail overheads of such a
+ * task (seconds, the time between the runs) mean nothing. Absent AICPU
+ * times (0: level 1) are not counted. For a warning.
+ * @pd:        data from sl_read_perf_data().
+ * @buf, @len: where the text is composed ("N of M tasks have AICPU times
+ *             that cannot be their AICore's (first: task t1 on core 0,
+ *             dispatched 1000.000 s after its AICore end): ...").
+ * Return: @buf, or NULL when there is none.
+ */
+const char *sl_perf_order_warning(const struct sl_perf_data *pd, char *buf, size_t len);
+
+/**
  * sl_perf_zero_start_warning() - the records' starts that are missing or
  * 0 while their end is not (@pd->n_zero_starts): the reference converts
  * them to 0 µs (spec §2.3), so their bars begin before the run and the

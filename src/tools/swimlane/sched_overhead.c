@@ -1222,6 +1222,10 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 			fflush(f);
 			fprintf(stderr, "taskprof sched-overhead: warning: %s\n", mw);
 		}
+		if (sl_perf_order_warning(pd, mw, sizeof(mw))) {
+			fflush(f);
+			fprintf(stderr, "taskprof sched-overhead: warning: %s\n", mw);
+		}
 	}
 	if (pd->n_kindless_phases) {
 		fflush(f);
