@@ -182,6 +182,30 @@ if [[ $(cat "$root/G.rc") != 0 ]] || ! grep -qxF "  2 scheduler threads" "$root/
 fi
 grep -q "no row for" "$root/A.out" && bad "A: a 'no row for' line without a gap"
 
+# 8e. threads below the listed ones whose arrays are not empty but hold
+#     none of the phases Part 5 times (T0: fixture A's thread-0 dummy,
+#     dummy_task and release records; T1 empty; A's threads moved to T2
+#     and T3): T0's line must not call its array empty
+mkdir -p "$root/H"
+python3 - "$A/l2_swimlane_records.json" "$root/H/l2_swimlane_records.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t0, t1 = r["aicpu_scheduler_phases"][:2]
+other = ("dummy", "dummy_task", "release")
+r["aicpu_scheduler_phases"] = [[p for p in t0 if p["kind"] in other], [],
+                               [p for p in t0 if p["kind"] not in other], t1]
+r["metadata"]["core_to_thread"] = [t + 2 for t in r["metadata"]["core_to_thread"]]
+json.dump(r, open(sys.argv[2], "w"))
+PY
+cp "$A/deps.json" "$root/H/"
+run H "$root/H/l2_swimlane_records.json"
+if [[ $(cat "$root/H.rc") != 0 ]] || ! grep -qxF "  2 scheduler threads" "$root/H.out" ||
+   ! grep -q "^  T2  " "$root/H.out" || ! grep -q "^  T3  " "$root/H.out" ||
+   ! grep -qxF "  (no row for T1: its phase array in the records is empty; a scheduler thread records a phase only when its loop makes progress, so no task ran on its cores)" "$root/H.out" ||
+   ! grep -qxF "  (no row for T0: its phase array in the records holds no complete, async_poll or dispatch record, the phases this table times (only others, such as dummy or release), so no task ran on its cores)" "$root/H.out"; then
+	bad "T0 with only dummy/release records, T1 empty: exit $(cat "$root/H.rc"): $(sed -n '/Part 5/,/Phase (summed/p' "$root/H.out") $(cat "$root/H.err")"
+fi
+
 # 8c. a repeated option: the last one counts (argparse); two records
 #     paths given as arguments are an error
 run rep --deps-json "$root/none.json" --deps-json "$A/deps.json" "$A/l2_swimlane_records.json"

@@ -755,8 +755,8 @@ static const char *const phase_labels[4] = {
 };
 static const char *const phase_keys[3] = {"Complete", "AsyncPoll", "Dispatch"};
 
-static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const double *tails,
-			size_t n_tails, bool dag)
+static void print_part5(FILE *f, const struct sl_perf_data *pd, const struct sl_so_thread *th,
+			size_t m, const double *tails, size_t n_tails, bool dag)
 {
 	char b[2][64];
 	fprintf(f, "%s\n", RULER);
@@ -790,22 +790,33 @@ static void print_part5(FILE *f, const struct sl_so_thread *th, size_t m, const 
 		(unsigned long long)total_completed, b[0], b[1]);
 	/* A thread below the last one listed that has no row (taskprof's
 	 * line, not the reference's): say why, or the count above reads as
-	 * a thread lost. */
-	size_t next = 0, n_gap = 0;
-	char gaps[96] = "";
+	 * a thread lost. Its array is empty, or it holds only phases this
+	 * part does not time (spec §6.2 Part 5 keeps complete, async_poll
+	 * and dispatch): a thread with no cores that drained a dummy or ran
+	 * releases; the two get lines of their own, each naming its threads. */
+	size_t next = 0, n_gap[2] = { 0, 0 };
+	char gaps[2][96] = { "", "" };
 	for (size_t i = 0; i < m; i++) {
-		for (size_t g = next; g < th[i].index; g++, n_gap++) {
-			size_t o = strlen(gaps);
-			if (o < sizeof(gaps) - 16)
-				snprintf(gaps + o, sizeof(gaps) - o, "%sT%zu", o ? ", " : "", g);
+		for (size_t g = next; g < th[i].index; g++) {
+			int k = g < pd->n_sched && pd->sched[g].n ? 1 : 0;
+			size_t o = strlen(gaps[k]);
+			if (o < sizeof(gaps[k]) - 16)
+				snprintf(gaps[k] + o, sizeof(gaps[k]) - o, "%sT%zu", o ? ", " : "", g);
+			n_gap[k]++;
 		}
 		next = th[i].index + 1;
 	}
-	if (n_gap)
+	if (n_gap[0])
 		fprintf(f, "  (no row for %s: %s phase array in the records is empty; a scheduler "
 			   "thread records a phase only when its loop makes progress, so %s)\n",
-			gaps, n_gap == 1 ? "its" : "their",
-			n_gap == 1 ? "no task ran on its cores" : "no task ran on their cores");
+			gaps[0], n_gap[0] == 1 ? "its" : "their",
+			n_gap[0] == 1 ? "no task ran on its cores" : "no task ran on their cores");
+	if (n_gap[1])
+		fprintf(f, "  (no row for %s: %s phase array in the records holds no complete, "
+			   "async_poll or dispatch record, the phases this table times (only "
+			   "others, such as dummy or release), so %s)\n",
+			gaps[1], n_gap[1] == 1 ? "its" : "their",
+			n_gap[1] == 1 ? "no task ran on its cores" : "no task ran on their cores");
 	fprintf(f, "\n");
 
 	/* phase table; header width 95, ruler 93 */
@@ -1275,7 +1286,7 @@ static int report(FILE *f, const struct sl_perf_data *pd, const struct sl_deps *
 					"are recorded at --enable-l2-swimlane 3 or 4)\n", pd->level);
 		goto out;
 	}
-	print_part5(f, th, m, tails, pd->n_tasks, dag);
+	print_part5(f, pd, th, m, tails, pd->n_tasks, dag);
 	{
 		double *se = sl_so_submit_ends(&g, pd);
 		int crc = sl_so_critical_path(&g, &sw, se, &cp);
