@@ -903,17 +903,19 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		/* 0: termination. */
 		if (t->n_running == 0 && all_done(e))
 			break;
-		/* 1: completion poll (+ resolve). A poll that finds nothing
-		 * emits nothing and leaves the anchor where it is (seed 002
-		 * §3.2: each emit advances it): the next bar of the iteration
-		 * starts at the iteration's anchor. Most polls find nothing
-		 * while the cores run, and a stamp and a sample of the ready
-		 * queues' sizes each cost the AICPU threads' CPU. */
+		/* 1: completion poll (+ resolve). A bar only when it completed
+		 * something, but the anchor moves to the poll's end whenever a
+		 * poll ran (spec/runtime-model.md §2.11 step 1): the next bar
+		 * of the iteration (dispatch, say) does not hold the time of
+		 * a poll that found nothing. */
 		if (t->n_running) {
 			uint32_t n = poll_completion(e, t);
-			if (n && phases) {
+			if (phases) {
 				uint64_t now = tp_sys_cnt();
-				phase_mark(e, t, TP_PHASE_COMPLETE, t_phase, now, n, NULL);
+				if (n)
+					phase_mark(e, t, TP_PHASE_COMPLETE, t_phase, now, n, NULL);
+				else
+					mark(e, t);
 				t_phase = now;
 			}
 			progress |= n > 0;
@@ -975,13 +977,20 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			continue;
 		}
 		if (t->rel.n) {
-			/* Nothing was emitted since the iteration's anchor, so
-			 * the release bar starts there (seed 002 §3.2); its end
-			 * is the next iteration's anchor. */
+			/* The release bar is [start, end] of the drain itself
+			 * (§2.11 step 5), not the iteration's empty steps before
+			 * it; its end is the next iteration's anchor. */
+			uint64_t r0 = 0;
+			int16_t dr0[3] = { 0, 0, 0 };
+			if (phases) {
+				r0 = tp_sys_cnt();
+				if (e->hooks.on_phase_detail)
+					sample_depth(e, dr0);
+			}
 			uint32_t n = tp_release_flush(&t->rel, tp_engine_on_consumed, e);
 			if (n && phases) {
 				uint64_t now = tp_sys_cnt();
-				phase_mark(e, t, TP_PHASE_RELEASE, t_phase, now, n, NULL);
+				phase_mark(e, t, TP_PHASE_RELEASE, r0, now, n, dr0);
 				carry = now;
 			}
 			continue;
