@@ -232,6 +232,10 @@ expect_err "$root/b9.csv" "$root/b9.csv:1: too many columns (266; at most 256)"
 # another of the run's files (a deps.json, the records): it is JSON
 printf '{"tasks": [], "edges": [{"pred": 1, "succ": 2}]}\n' >"$root/deps.json"
 expect_err "$root/deps.json" "$root/deps.json:1: not a pmu.csv: it starts with '{', like a JSON file (expected the CSV header 'thread_id,...')"
+# JSON after a valid header and rows (files joined by hand): the line it
+# starts on is named, not line 1, and the header is not called a non-pmu.csv
+{ echo "$PIPE"; echo "0,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; echo '[1, 2]'; } >"$root/b12.csv"
+expect_err "$root/b12.csv" "taskprof pmu: $root/b12.csv:3: the line starts with '[', like JSON; expected a data row (thread_id,...: numbers separated by commas)"
 # signed columns (spec/pmu.md) hold indices: nothing below 0, and a value
 # below INT64_MIN is no integer at all
 { echo "$PIPE"; echo "-9223372036854775808,0,0x10,3,0,1000,0,500,10,200,100,0,0,0,2,4"; } >"$root/min.csv"

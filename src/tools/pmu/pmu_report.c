@@ -173,14 +173,15 @@ static int parse_header(struct pmu_csv *c, char *line)
 
 static int parse_row(struct pmu_csv *c, char *line, size_t lineno)
 {
-	/* Another of the run's files given by mistake (deps.json, the
-	 * swimlane records, a name map): say what it looks like, not what
-	 * its first line's commas make of it. */
+	/* JSON after a valid header (a file joined by hand with another of
+	 * the run's files): this line is where it starts, not line 1, and
+	 * the header was a pmu.csv's. */
 	const char *lead = line + strspn(line, " \t\r");
-	if (*lead == '{' || *lead == '[')
-		return tp_set_error(-EINVAL, "%s:1: not a pmu.csv: it starts with '%c', like a "
-				    "JSON file (expected the CSV header '%s,...')",
-				    c->path, *lead, fixed_cols[0]);
+	if (*lead == '{' || *lead == '[') {
+		char ch[2] = { *lead, '\0' };
+		return bad(c, lineno, "the line starts with '%s', like JSON; expected a data row "
+			   "(%s,...: numbers separated by commas)", ch, fixed_cols[0]);
+	}
 	char *f[256];
 	int n = split(line, f, 256);
 	if (n != c->ncols) {
