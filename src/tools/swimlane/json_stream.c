@@ -356,27 +356,13 @@ static int cb_end(void *ctx)
 }
 
 /* 64-bit hash of a key under the parse's random seed (a collision, which
- * would report a false duplicate, cannot be crafted without the seed).
- * Eight bytes per multiply: every phase record brings nine keys (17 M in
- * a 1,000,000-task records file), and a multiply per byte made this 7% of
- * a conversion's CPU. The length is in the seed, so a key and the same key
- * with NUL bytes after it (JSON's \u0000) differ. */
+ * would report a false duplicate, cannot be crafted without the seed). */
 static uint64_t key_hash(uint64_t seed, const unsigned char *k, size_t len)
 {
 	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ull);
-	while (len >= 8) {
-		uint64_t w;
-		memcpy(&w, k, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 29;
-		k += 8;
-		len -= 8;
-	}
-	if (len) {
-		uint64_t w = 0;
-		for (size_t i = 0; i < len; i++)
-			w |= (uint64_t)k[i] << (8 * i);
-		h = (h ^ w) * 0x94d049bb133111ebull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= k[i];
+		h *= 0x100000001b3ull;
 		h ^= h >> 29;
 	}
 	h ^= h >> 31;
