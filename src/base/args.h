@@ -37,9 +37,10 @@ static inline bool tp_arg_is_option(const char *v)
 /**
  * tp_arg_short_eq() - argparse's reading of a short option's value joined
  * by '=': "-o=DIR" is "DIR", as "--output=DIR" is; getopt gives "=DIR"
- * (`-o=out` used to write into a folder "./=/out"). Only the word "-X=..."
+ * (`-o=out` used to write into a folder "./=out"). Only the word "-X=..."
  * itself: a separate word "=x" (`-o =x`) stays "=x", and so does a value
- * in a cluster of short options ("-vo=x": "=x", as argparse has it).
+ * in a cluster of short options ("-vo=x": "=x", as argparse before Python
+ * 3.12 has it; 3.12 strips that '=' too).
  * @v:    the value getopt gave (optarg), or NULL.
  * @argc: words in @argv.
  * @argv: the command's words (permuted by getopt or not: the same strings).
@@ -52,7 +53,7 @@ static inline char *tp_arg_short_eq(char *v, int argc, char **argv)
 		return v;
 	for (int i = 1; i < argc; i++) {
 		const char *w = argv[i];
-		if (w && v == w + 2 && w[0] == '-' && w[1] != '-')
+		if (w && v == w + 2 && w[0] == '-' && w[1] && w[1] != '-' && w[2] == '=')
 			return v + 1;
 	}
 	return v;

@@ -431,22 +431,19 @@ static int check_kernel_name(const char *s)
 	return 0;
 }
 
-/* TASKPROF_PLATFORM → platform name and event space. */
+/* TASKPROF_PLATFORM (set by -p, or the environment's) → platform name
+ * and event space; cli_platform_env() says what a bad value is. */
 static int platform_of_env(struct op_opts *o)
 {
-	const char *p = getenv("TASKPROF_PLATFORM");
-	if (!p || !*p || !strcmp(p, "a2a3sim")) {
-		o->platform = "a2a3sim";
-		o->cfg.arch = TP_PMU_ARCH_A2A3;
-	} else if (!strcmp(p, "a5sim")) {
+	const char *p = NULL;
+	if (cli_platform_env("op", &p))
+		return -EINVAL;
+	if (p && !strcmp(p, "a5sim")) {
 		o->platform = "a5sim";
 		o->cfg.arch = TP_PMU_ARCH_A5;
 	} else {
-		fprintf(stderr, "taskprof op: TASKPROF_PLATFORM expects a2a3sim or a5sim (or "
-				"unset), got '");
-		put_value(stderr, p);
-		fputs("'\n", stderr);
-		return -EINVAL;
+		o->platform = "a2a3sim";
+		o->cfg.arch = TP_PMU_ARCH_A2A3;
 	}
 	return 0;
 }

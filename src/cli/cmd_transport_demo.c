@@ -170,6 +170,7 @@ int cmd_transport_demo(int argc, char **argv)
 	};
 	const char *platform = NULL, *out_root = "taskprof_output";
 	const char *producers_arg = NULL; /* checked once the platform is known */
+	bool out_given = false; /* -o named the output root */
 	uint64_t producers = 4, records = 2000000, instances = 2, slow = 0;
 	int c;
 	optind = 1;
@@ -206,6 +207,7 @@ int cmd_transport_demo(int argc, char **argv)
 				return 2;
 			}
 			out_root = optarg;
+			out_given = true;
 			break;
 		case 'h':
 			help(stdout);
@@ -256,7 +258,9 @@ int cmd_transport_demo(int argc, char **argv)
 	/* An output root that cannot be a folder (a file, or a link to
 	 * nothing, in the way) is bad usage, as for `taskprof run`. */
 	if (tp_dir_blocked(out_root)) {
-		fprintf(stderr, "taskprof transport-demo: -o/--output: %s\n", tp_last_error());
+		fprintf(stderr, "taskprof transport-demo: %s: %s\n",
+			out_given ? "-o/--output" : "the default output root (-o chooses another)",
+			tp_last_error());
 		return 2;
 	}
 	/* The folder is the uniqueness boundary: a second run in the same

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	}
 	/* `taskprof help CMD` is `taskprof CMD --help`. */
 	static char help_opt[] = "--help";
-	char *help_argv[3] = { NULL, NULL, NULL };
+	char *help_argv[4] = { NULL, NULL, NULL, NULL }; /* argv[argc] is NULL */
 	if (!strcmp(argv[1], "help") && argc == 3) {
 		help_argv[0] = argv[0];
 		help_argv[1] = argv[2];

@@ -227,8 +227,10 @@ gonecwd 2 "taskprof run: the default output root (-o chooses another): outputs: 
 	run paged_attention --case Case1
 grep -q "generating the inputs" "$root/err" && { echo "FAIL: run in a removed folder generated the inputs first"; fail=1; }
 gonecwd 2 "taskprof run: -o/--output: o/r: cannot create directory: $removed" run synthetic -o o/r
-gonecwd 2 "taskprof transport-demo: -o/--output: taskprof_output: cannot create directory: $removed" \
+gonecwd 2 "taskprof transport-demo: the default output root (-o chooses another): taskprof_output: cannot create directory: $removed" \
 	transport-demo -n 10
+gonecwd 2 "taskprof transport-demo: -o/--output: t/d: cannot create directory: $removed" \
+	transport-demo -n 10 -o t/d
 gonecwd 2 "taskprof op: --output .: cannot create the folder: $removed" op -- /bin/true
 gonecwd 1 "Error: t.json: cannot open for writing: No such file or directory ($removed)" \
 	swimlane "$root/$rec" -o t.json

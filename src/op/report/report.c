@@ -375,8 +375,16 @@ static int open_out(struct rep *r, const char *file, struct tp_file_tx *tx)
 	char path[PATH_MAX];
 	if (snprintf(path, sizeof(path), "%s/%s", r->dir, file) >= (int)sizeof(path))
 		return tp_set_error(-ENAMETOOLONG, "%s/%s: path too long", r->dir, file);
-	if (r->n_made < sizeof(r->made) / sizeof(r->made[0]))
-		snprintf(r->made[r->n_made++], sizeof(r->made[0]), "%s", file);
+	/* Every file begun is recorded whole, or the report does not begin
+	 * it: remove_made() must not miss a file or unlink a cut name. A
+	 * report writes at most 14 files of names up to 25 bytes. */
+	if (r->n_made >= sizeof(r->made) / sizeof(r->made[0]) ||
+	    strlen(file) >= sizeof(r->made[0]))
+		return tp_set_error(-EOVERFLOW, "%s/%s: the report's list of its files is full "
+				    "(%u of %zu names, at most %zu bytes each)", r->dir, file,
+				    r->n_made, sizeof(r->made) / sizeof(r->made[0]),
+				    sizeof(r->made[0]) - 1);
+	memcpy(r->made[r->n_made++], file, strlen(file) + 1);
 	return tp_file_tx_begin(tx, path, NULL);
 }
 

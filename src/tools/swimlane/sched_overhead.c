@@ -1322,13 +1322,12 @@ static void sim_note(const char *perf_path)
 	if (!tp_run_result_value(perf_path, "platform", plat, sizeof(plat)) ||
 	    (strcmp(plat, "a2a3sim") && strcmp(plat, "a5sim")))
 		return;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	fflush(stdout);
 	fprintf(stderr, "taskprof sched-overhead: note: these records are of the simulated device "
-			"(%s), whose AICPU and AICore threads share this host's %ld CPU%s: the "
-			"waits above, and the verdict of Part 1, measure the host's thread "
-			"scheduling as much as the runtime's (docs/swimlane.md \"Limits\")\n",
-		plat, cpus, cpus == 1 ? "" : "s");
+			"(%s), whose AICPU and AICore threads shared the CPUs of the host that "
+			"ran them: the waits above, and the verdict of Part 1, measure the "
+			"host's thread scheduling as much as the runtime's (docs/swimlane.md "
+			"\"Limits\")\n", plat);
 }
 
 
