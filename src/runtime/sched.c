@@ -72,6 +72,20 @@ static inline void mark(struct tp_engine *e, struct tp_sched_thread *t)
 		sample_depth(e, t->depth_mark);
 }
 
+/* The start of a bar that begins at an instant of its own, not at the
+ * phase anchor (early_dispatch, release; §2.11): stamp now and, with
+ * phase details on, the ready-queue depths into @d0. Return: the stamp
+ * (system counter ticks), 0 when @phases is off (@d0 left as it is). */
+static inline uint64_t own_start(struct tp_engine *e, bool phases, int16_t d0[3])
+{
+	if (!phases)
+		return 0;
+	const uint64_t t0 = tp_sys_cnt();
+	if (e->hooks.on_phase_detail)
+		sample_depth(e, d0);
+	return t0;
+}
+
 /* Emit a phase bar; @d0: depths at its start (NULL: the anchor's).
  * @remark: the bar's end is the next phase's anchor: its end depths become
  * the anchor's (the same instant; saves mark()'s second sample of the
@@ -954,13 +968,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 		progress |= nd > 0;
 		/* 4b: early dispatch. */
 		if (early_possible(e, t)) {
-			uint64_t e0 = 0;
 			int16_t de0[3] = { 0, 0, 0 };
-			if (phases) {
-				e0 = tp_sys_cnt();
-				if (e->hooks.on_phase_detail)
-					sample_depth(e, de0);
-			}
+			const uint64_t e0 = own_start(e, phases, de0);
 			uint32_t ne = try_early_dispatch(e, t);
 			if (ne && phases) {
 				t_phase = tp_sys_cnt();
@@ -980,13 +989,8 @@ void tp_sched_thread_main(struct tp_engine *e, struct tp_aicpu *cpu, int idx)
 			/* The release bar is [start, end] of the drain itself
 			 * (§2.11 step 5), not the iteration's empty steps before
 			 * it; its end is the next iteration's anchor. */
-			uint64_t r0 = 0;
 			int16_t dr0[3] = { 0, 0, 0 };
-			if (phases) {
-				r0 = tp_sys_cnt();
-				if (e->hooks.on_phase_detail)
-					sample_depth(e, dr0);
-			}
+			const uint64_t r0 = own_start(e, phases, dr0);
 			uint32_t n = tp_release_flush(&t->rel, tp_engine_on_consumed, e);
 			if (n && phases) {
 				uint64_t now = tp_sys_cnt();
