@@ -202,3 +202,29 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 	if (free_at < 0)
 		munmap(p, bytes);
 }
+
+void tp_bigmem_advise_huge(void *p, size_t bytes)
+{
+	if (!p || bytes < TP_BIGMEM_ADVISE_MIN)
+		return;
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(huge - 1);
+	if (hi > lo)
+		(void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+void *tp_malloc_huge(size_t bytes)
+{
+	void *p = malloc(bytes);
+	tp_bigmem_advise_huge(p, bytes);
+	return p;
+}
+
+void *tp_calloc_huge(size_t n, size_t size)
+{
+	void *p = calloc(n, size);
+	if (p)
+		tp_bigmem_advise_huge(p, n * size); /* calloc checked n * size */
+	return p;
+}

@@ -94,4 +94,39 @@ void tp_bigmem_free(void *p, size_t n, size_t size, bool mapped);
  */
 void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used);
 
+/* Heap blocks from this many bytes on are worth tp_bigmem_advise_huge(). */
+#define TP_BIGMEM_ADVISE_MIN ((size_t)4 << 20)
+
+/**
+ * tp_bigmem_advise_huge() - advise the 2 MiB-aligned interior of a large
+ * heap block (malloc / realloc) MADV_HUGEPAGE, so that its first touch
+ * faults in 2 MiB pages where the system's transparent huge pages are
+ * "madvise" (Debian's default) rather than 4 KiB ones.
+ * @p:     the block (NULL: no-op).
+ * @bytes: its size in bytes; below TP_BIGMEM_ADVISE_MIN: no-op.
+ *
+ * For the converter's arrays, filled once and read a few times: its 1M-task
+ * run wrote ~700 MB of them in 4 KiB pages, and the page faults were 11% of
+ * its CPU samples (docs/converter-performance.md, 5 Dec 2026). glibc
+ * serves such blocks from mappings of their own until a free() of one
+ * raises its mmap threshold (to at most 32 MiB); a block from the heap
+ * leaves its part of the heap advised after it is freed, so later blocks
+ * there get huge pages too (memory the process already had). The advice
+ * splits a block's mapping in up to three, so a later realloc() cannot
+ * move the block by mremap and copies it instead (correct, but no faster
+ * than malloc + memcpy + free with fresh advice, which is what
+ * jx_reserve() does). Advice only: errors (no THP, an old kernel) are
+ * ignored.
+ */
+void tp_bigmem_advise_huge(void *p, size_t bytes);
+
+/**
+ * tp_malloc_huge() / tp_calloc_huge() - malloc() and calloc() followed by
+ * tp_bigmem_advise_huge() of the block; same arguments, results and errors
+ * (NULL with errno ENOMEM). Free with free(); do not realloc() a large
+ * one (see tp_bigmem_advise_huge()).
+ */
+void *tp_malloc_huge(size_t bytes);
+void *tp_calloc_huge(size_t n, size_t size);
+
 #endif /* TASKPROF_BASE_BIGMEM_H */

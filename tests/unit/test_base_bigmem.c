@@ -4,7 +4,8 @@
  * with its written prefix zeroed, not by other sizes; a mapping past
  * TP_BIGMEM_CACHE_MAX or past the byte budget (TP_BIGMEM_CACHE_BYTES)
  * making the one kept longest go; and a written prefix longer than
- * TP_BIGMEM_KEEP_MAX cut back to it. */
+ * TP_BIGMEM_KEEP_MAX cut back to it; tp_malloc_huge() / tp_calloc_huge()
+ * advising large heap blocks MADV_HUGEPAGE and leaving small ones alone. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -207,6 +209,81 @@ static void test_keep_bound(void **state)
 	tp_bigmem_free(q, n, size, m);
 }
 
+/* VmFlags of the mapping that holds @addr contains "hg" (MADV_HUGEPAGE),
+ * from /proc/self/smaps: 1 yes, 0 no, -1 no such mapping. */
+static int advised_huge(const void *addr)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	assert_non_null(f);
+	char line[512];
+	bool in = false;
+	int found = -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
+			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line, " hg") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_advise_huge(void **state)
+{
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		skip(); /* a kernel without THP refuses the advice */
+	/* a mapping of our own, so that no earlier advice of the heap shows:
+	 * a "block" at 1 MiB into it, of 8 MiB */
+	const size_t len = 12 * MB;
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	unsigned char *p = m + MB + 4096;
+	tp_bigmem_advise_huge(p, 8 * MB);
+	uintptr_t first = ((uintptr_t)p + 2 * MB - 1) & ~(uintptr_t)(2 * MB - 1);
+	uintptr_t last = ((uintptr_t)p + 8 * MB) & ~(uintptr_t)(2 * MB - 1);
+	/* the 2 MiB-aligned interior is advised; the block's head and what
+	 * follows its last whole huge page are not (a huge page there would
+	 * reach outside the block) */
+	assert_int_equal(advised_huge((void *)first), 1);
+	assert_int_equal(advised_huge((void *)(last - 1)), 1);
+	assert_int_equal(advised_huge(p), 0);
+	assert_int_equal(advised_huge((void *)last), 0);
+	/* below TP_BIGMEM_ADVISE_MIN: left alone */
+	unsigned char *t = m + 10 * MB;
+	tp_bigmem_advise_huge(t - (TP_BIGMEM_ADVISE_MIN - 1), TP_BIGMEM_ADVISE_MIN - 1);
+	assert_int_equal(advised_huge(t - 2 * MB), 0);
+	tp_bigmem_advise_huge(NULL, 8 * MB); /* no-op */
+	assert_int_equal(munmap(m, len), 0);
+}
+
+static void test_malloc_huge(void **state)
+{
+	(void)state;
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		skip();
+	const size_t big = 16 * MB;
+	unsigned char *p = tp_calloc_huge(big / 8, 8);
+	assert_non_null(p);
+	assert_true(all_zero(p, big));
+	uintptr_t mid = ((uintptr_t)p + 4 * MB) & ~(uintptr_t)(2 * MB - 1);
+	assert_int_equal(advised_huge((void *)mid), 1);
+	memset(p, 7, big);
+	free(p);
+	unsigned char *q = tp_malloc_huge(big);
+	assert_non_null(q);
+	mid = ((uintptr_t)q + 4 * MB) & ~(uintptr_t)(2 * MB - 1);
+	assert_int_equal(advised_huge((void *)mid), 1);
+	free(q);
+	assert_null(tp_calloc_huge((size_t)-1, 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +292,8 @@ int main(void)
 		cmocka_unit_test(test_cache_bounds),
 		cmocka_unit_test(test_cache_byte_budget),
 		cmocka_unit_test(test_keep_bound),
+		cmocka_unit_test(test_advise_huge),
+		cmocka_unit_test(test_malloc_huge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

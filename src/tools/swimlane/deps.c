@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem.h"
 #include "base/error.h"
 #include "tools/swimlane/json_index.h"
 #include "tools/swimlane/json_stream.h"
@@ -578,7 +579,7 @@ void sl_deps_cover(const struct sl_deps *d, const struct sl_perf_data *pd,
 		return;
 	/* Edges only: the endpoints, sorted, are what the rows can be
 	 * checked against. */
-	uint64_t *ep = malloc(2 * d->n_edges * sizeof(*ep));
+	uint64_t *ep = tp_malloc_huge(2 * d->n_edges * sizeof(*ep));
 	if (!ep) {
 		/* Out of memory: no check rather than a false warning. */
 		return;

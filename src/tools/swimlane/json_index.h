@@ -18,6 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "base/bigmem.h"
 
 /**
  * struct jx_table - the index: @mask + 1 slots (a power of two) of entry
@@ -138,7 +141,8 @@ static inline int jx_added(struct jx_table *t,
 /**
  * jx_reserve() - geometric growth of a reader's array: make room for one
  * more element.
- * @v:    the array (realloc'd; may move).
+ * @v:    the array (realloc'd, or from 4 MiB on moved to a fresh block
+ *        advised for huge pages; may move).
  * @cap:  its capacity in elements (64 first, then doubled).
  * @n:    elements in use.
  * @elem: bytes per element.
@@ -152,7 +156,19 @@ static inline int jx_reserve(void **v, size_t *cap, size_t n, size_t elem)
 	size_t nc = *cap ? *cap * 2 : 64;
 	if (nc > SIZE_MAX / elem || nc > UINT32_MAX)
 		return -ENOMEM;
-	void *nv = realloc(*v, nc * elem);
+	void *nv;
+	if (nc * elem < TP_BIGMEM_ADVISE_MIN) {
+		nv = realloc(*v, nc * elem);
+	} else {
+		/* A fresh block in huge pages rather than realloc: the copy
+		 * (at most the final size over all doublings) is cheaper than
+		 * faulting the array in 4 KiB pages (tp_bigmem_advise_huge()). */
+		nv = tp_malloc_huge(nc * elem);
+		if (nv && n)
+			memcpy(nv, *v, n * elem);
+		if (nv)
+			free(*v);
+	}
 	if (!nv)
 		return -ENOMEM;
 	*v = nv;

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem.h"
 #include "base/error.h"
 #include "tools/swimlane/json_index.h"
 #include "tools/swimlane/json_stream.h"
@@ -417,7 +418,7 @@ static uint64_t name_hash(const char *s, size_t len)
 static int grow_index(struct pd_priv *pv)
 {
 	size_t cap = pv->index_cap ? pv->index_cap * 2 : 64;
-	uint32_t *ix = calloc(cap, sizeof(*ix));
+	uint32_t *ix = tp_calloc_huge(cap, sizeof(*ix));
 	if (!ix)
 		return -ENOMEM;
 	for (size_t i = 0; i < pv->n_names; i++) {
@@ -1114,7 +1115,7 @@ static int sort_tasks(struct sl_perf_data *o)
 		sorted = o->tasks[i - 1].task_id <= o->tasks[i].task_id;
 	if (sorted)
 		return 0;
-	struct sort_key *k = malloc(n * sizeof(*k));
+	struct sort_key *k = tp_malloc_huge(n * sizeof(*k));
 	if (!k)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {

@@ -14,12 +14,15 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem.h"
 #include "base/error.h"
 #include "base/file.h"
+#include "base/thread.h"
 #include "tools/swimlane/json_writer.h"
 #include "tools/swimlane/overhead.h"
 
@@ -203,8 +206,8 @@ static int u64map_init(struct u64map *m, size_t expect)
 	size_t cap = 16;
 	while (cap < expect * 2 + 16)
 		cap <<= 1;
-	m->keys = malloc(cap * sizeof(*m->keys));
-	m->vals = malloc(cap * sizeof(*m->vals));
+	m->keys = tp_malloc_huge(cap * sizeof(*m->keys));
+	m->vals = tp_malloc_huge(cap * sizeof(*m->vals));
 	m->cap = cap;
 	m->n = 0;
 	if (!m->keys || !m->vals)
@@ -373,6 +376,9 @@ struct gen {
 	uint64_t n_overhead_pts;
 	bool have_c2s;
 	int64_t *core_sched; /* per cores[] index: thread or -1 */
+
+	/* the flow formatter while §4.4 steps 8-12 run (NULL otherwise) */
+	struct flowq *fq;
 
 	struct sbuf sb, sb2;
 	/* a task or phase label: room for the longest mapped name, its task
@@ -592,41 +598,205 @@ static void flow_head(struct gen *g, const char *name, const char *ph, int pid, 
 }
 
 /*
+ * One flow event (s or f) as the compact layout writes it; @in_cnt >= 0
+ * adds the two fan counts, @bind >= 0 adds bind_id.
+ */
+struct flow_rec {
+	double ts;
+	int64_t tid, id, bind, in_cnt, out_cnt;
+	const char *name; /* a string literal: it outlives the queue */
+	int32_t pid;
+	bool f;
+};
+
+/* Room put_flow() needs for a flow named @nl bytes. */
+#define FLOW_ROOM(nl) (6 * (nl) + 320)
+
+static char *put_flow(char *p, const struct flow_rec *e)
+{
+	p = CPY(p, "{\"cat\":\"flow\",\"id\":");
+	p = put_i(p, e->id);
+	p = CPY(p, ",\"name\":");
+	p = put_s(p, e->name, strlen(e->name));
+	p = e->f ? CPY(p, ",\"ph\":\"f\",\"pid\":") : CPY(p, ",\"ph\":\"s\",\"pid\":");
+	p = put_i(p, e->pid);
+	p = CPY(p, ",\"tid\":");
+	p = put_i(p, e->tid);
+	p = CPY(p, ",\"ts\":");
+	p = put_d(p, e->ts);
+	if (e->f)
+		p = CPY(p, ",\"bp\":\"e\"");
+	if (e->in_cnt >= 0) {
+		p = CPY(p, ",\"input_task_count\":");
+		p = put_i(p, e->in_cnt);
+		p = CPY(p, ",\"output_task_count\":");
+		p = put_i(p, e->out_cnt);
+	}
+	if (e->bind >= 0) {
+		p = CPY(p, ",\"bind_id\":");
+		p = put_i(p, e->bind);
+	}
+	*p++ = '}';
+	return p;
+}
+
+/*
+ * The flow formatter. §4.4 steps 8-12 write 14 flow events per task of
+ * the issue's workload (1.7 GB of the 3.3 GB trace of 1,000,000 tasks);
+ * finding their ends (the lookups of the flows_*() functions) and
+ * formatting them took about half of the time each, on one CPU. With the
+ * queue, the generating thread records each flow event in a chunk, and a
+ * second thread formats full chunks into the writer in the order they
+ * were filled. It is on for the compact layout only (--pretty keeps the
+ * token path), between flowq_start() and flowq_stop(); in between, only
+ * the formatter touches g->w.
+ *
+ * A ring of FQ_NCHUNK chunks: the generator fills chunk [head % N] while
+ * head - tail < N, the formatter formats chunk [tail % N] while
+ * tail < head. head, tail and done are guarded by mu; a chunk's entries
+ * are written before the head++ that hands it over and read after the
+ * formatter saw that head under mu (the mutex orders them).
+ */
+#define FQ_CHUNK 4096 /* flow events per chunk (224 KiB) */
+#define FQ_NCHUNK 8
+/* The formatter's stack: put_flow() and the writer's buffer hand-over
+ * (jw__reserve) take a few KiB; glibc's static TLS block (47 KiB,
+ * base/error.c) sits on it too. */
+#define FQ_THREAD_STACK (256u << 10)
+
+struct flowq_chunk {
+	size_t n;
+	struct flow_rec ev[FQ_CHUNK];
+};
+
+struct flowq {
+	struct jw *w;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* broadcast on every change of head, tail, done */
+	struct flowq_chunk *chunk; /* FQ_NCHUNK */
+	uint64_t head, tail;
+	bool done;
+};
+
+static void *flowq_main(void *arg)
+{
+	struct flowq *q = arg;
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->tail == q->head && !q->done)
+			pthread_cond_wait(&q->cv, &q->mu);
+		if (q->tail == q->head)
+			break; /* done and drained */
+		struct flowq_chunk *c = &q->chunk[q->tail % FQ_NCHUNK];
+		pthread_mutex_unlock(&q->mu);
+		for (size_t i = 0; i < c->n; i++) {
+			const struct flow_rec *e = &c->ev[i];
+			char *p = jw_ev_begin(q->w, FLOW_ROOM(strlen(e->name)));
+			jw_ev_end(q->w, put_flow(p, e));
+		}
+		pthread_mutex_lock(&q->mu);
+		q->tail++;
+		pthread_cond_broadcast(&q->cv);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+/* Start the formatter for the compact layout. Without one (--pretty, no
+ * memory, no thread) the flows are formatted in place, as before. */
+static void flowq_start(struct gen *g)
+{
+	if (g->o->pretty)
+		return;
+	struct flowq *q = calloc(1, sizeof(*q));
+	if (!q)
+		return;
+	q->chunk = malloc(FQ_NCHUNK * sizeof(*q->chunk));
+	if (!q->chunk || pthread_mutex_init(&q->mu, NULL)) {
+		free(q->chunk);
+		free(q);
+		return;
+	}
+	if (pthread_cond_init(&q->cv, NULL)) {
+		pthread_mutex_destroy(&q->mu);
+		free(q->chunk);
+		free(q);
+		return;
+	}
+	q->w = &g->w;
+	q->chunk[0].n = 0;
+	/* pthread_create orders the generator's writes to g->w before the
+	 * formatter's first use of it. */
+	if (tp_thread_start(&q->th, "tp-swl-flows", FQ_THREAD_STACK, flowq_main, q)) {
+		pthread_cond_destroy(&q->cv);
+		pthread_mutex_destroy(&q->mu);
+		free(q->chunk);
+		free(q);
+		return;
+	}
+	g->fq = q;
+}
+
+/* Hand the chunk being filled to the formatter and wait for a free one. */
+static void flowq_submit(struct flowq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->head++;
+	pthread_cond_broadcast(&q->cv);
+	while (q->head - q->tail >= FQ_NCHUNK)
+		pthread_cond_wait(&q->cv, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+	q->chunk[q->head % FQ_NCHUNK].n = 0;
+}
+
+/* Format what is queued and give g->w back to the generating thread
+ * (pthread_join orders the formatter's writes before its next use). */
+static void flowq_stop(struct gen *g)
+{
+	struct flowq *q = g->fq;
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->mu);
+	if (q->chunk[q->head % FQ_NCHUNK].n)
+		q->head++;
+	q->done = true;
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	pthread_cond_destroy(&q->cv);
+	pthread_mutex_destroy(&q->mu);
+	free(q->chunk);
+	free(q);
+	g->fq = NULL;
+}
+
+/*
  * One flow event (s or f) with the current flow id: @f adds "bp":"e";
- * @in_cnt >= 0 adds the two fan counts; @bind >= 0 adds bind_id.
+ * @in_cnt >= 0 adds the two fan counts; @bind >= 0 adds bind_id. @name
+ * is a string literal.
  */
 static void flow_ev(struct gen *g, const char *name, bool f, int pid, int64_t tid, double ts,
 		    int64_t in_cnt, int64_t out_cnt, int64_t bind)
 {
 	struct jw *w = &g->w;
+	struct flow_rec e = {
+		.ts = ts, .tid = tid, .id = g->flow_id, .bind = bind, .in_cnt = in_cnt,
+		.out_cnt = out_cnt, .name = name, .pid = pid, .f = f,
+	};
+	if (g->fq) {
+		struct flowq *q = g->fq;
+		struct flowq_chunk *c = &q->chunk[q->head % FQ_NCHUNK];
+		g->n_events++;
+		c->ev[c->n++] = e;
+		if (c->n == FQ_CHUNK)
+			flowq_submit(q);
+		return;
+	}
 	size_t nl = strlen(name);
 	if (!g->o->pretty && nl < 256) {
-		char *p = jw_ev_begin(w, 6 * nl + 320);
 		g->n_events++;
-		p = CPY(p, "{\"cat\":\"flow\",\"id\":");
-		p = put_i(p, g->flow_id);
-		p = CPY(p, ",\"name\":");
-		p = put_s(p, name, nl);
-		p = f ? CPY(p, ",\"ph\":\"f\",\"pid\":") : CPY(p, ",\"ph\":\"s\",\"pid\":");
-		p = put_i(p, pid);
-		p = CPY(p, ",\"tid\":");
-		p = put_i(p, tid);
-		p = CPY(p, ",\"ts\":");
-		p = put_d(p, ts);
-		if (f)
-			p = CPY(p, ",\"bp\":\"e\"");
-		if (in_cnt >= 0) {
-			p = CPY(p, ",\"input_task_count\":");
-			p = put_i(p, in_cnt);
-			p = CPY(p, ",\"output_task_count\":");
-			p = put_i(p, out_cnt);
-		}
-		if (bind >= 0) {
-			p = CPY(p, ",\"bind_id\":");
-			p = put_i(p, bind);
-		}
-		*p++ = '}';
-		jw_ev_end(w, p);
+		jw_ev_end(w, put_flow(jw_ev_begin(w, FLOW_ROOM(nl)), &e));
 		return;
 	}
 	flow_head(g, name, f ? "f" : "s", pid, tid, ts);
@@ -786,11 +956,11 @@ static int cmp_ckey(const void *a, const void *b)
 static int build_groups(struct gen *g)
 {
 	size_t n = g->n;
-	g->g_start = malloc((n + 1) * sizeof(size_t));
-	g->g_count = malloc((n + 1) * sizeof(size_t));
-	g->g_tid = malloc((n + 1) * sizeof(uint64_t));
-	g->g_spmd = calloc(n + 1, 1);
-	g->row_group = malloc((n + 1) * sizeof(size_t));
+	g->g_start = tp_malloc_huge((n + 1) * sizeof(size_t));
+	g->g_count = tp_malloc_huge((n + 1) * sizeof(size_t));
+	g->g_tid = tp_malloc_huge((n + 1) * sizeof(uint64_t));
+	g->g_spmd = tp_calloc_huge(n + 1, 1);
+	g->row_group = tp_malloc_huge((n + 1) * sizeof(size_t));
 	if (!g->g_start || !g->g_count || !g->g_tid || !g->g_spmd || !g->row_group)
 		return -ENOMEM;
 	g->ng = 0;
@@ -827,8 +997,8 @@ static int build_groups(struct gen *g)
 	}
 
 	/* cores */
-	int32_t *c = malloc((n + 1) * sizeof(int32_t));
-	g->row_core = malloc((n + 1) * sizeof(size_t));
+	int32_t *c = tp_malloc_huge((n + 1) * sizeof(int32_t));
+	g->row_core = tp_malloc_huge((n + 1) * sizeof(size_t));
 	if (!c || !g->row_core) {
 		free(c);
 		return -ENOMEM;
@@ -860,10 +1030,10 @@ static int build_deps(struct gen *g)
 	rc = u64map_init(&g->s_map, ne);
 	if (rc)
 		return rc;
-	uint32_t *epi = malloc((ne + 1) * sizeof(uint32_t));
-	g->p_key = malloc((ne + 1) * sizeof(uint64_t));
-	g->p_off = calloc(ne + 2, sizeof(size_t));
-	g->p_succ = malloc((ne + 1) * sizeof(uint64_t));
+	uint32_t *epi = tp_malloc_huge((ne + 1) * sizeof(uint32_t));
+	g->p_key = tp_malloc_huge((ne + 1) * sizeof(uint64_t));
+	g->p_off = tp_calloc_huge(ne + 2, sizeof(size_t));
+	g->p_succ = tp_malloc_huge((ne + 1) * sizeof(uint64_t));
 	if (!epi || !g->p_key || !g->p_off || !g->p_succ) {
 		free(epi);
 		return -ENOMEM;
@@ -878,7 +1048,7 @@ static int build_deps(struct gen *g)
 	}
 	for (size_t i = 0; i < g->np; i++)
 		g->p_off[i + 1] += g->p_off[i];
-	size_t *fill = malloc((g->np + 1) * sizeof(size_t));
+	size_t *fill = tp_malloc_huge((g->np + 1) * sizeof(size_t));
 	if (!fill) {
 		free(epi);
 		return -ENOMEM;
@@ -890,9 +1060,9 @@ static int build_deps(struct gen *g)
 	free(epi);
 
 	/* fanin in by_pred iteration order (§4.6.2 fanin-hint order) */
-	uint32_t *spi = malloc((ne + 1) * sizeof(uint32_t));
-	g->s_off = calloc(ne + 2, sizeof(size_t));
-	g->s_pred = malloc((ne + 1) * sizeof(uint64_t));
+	uint32_t *spi = tp_malloc_huge((ne + 1) * sizeof(uint32_t));
+	g->s_off = tp_calloc_huge(ne + 2, sizeof(size_t));
+	g->s_pred = tp_malloc_huge((ne + 1) * sizeof(uint64_t));
 	if (!spi || !g->s_off || !g->s_pred) {
 		free(spi);
 		return -ENOMEM;
@@ -907,7 +1077,7 @@ static int build_deps(struct gen *g)
 	}
 	for (size_t i = 0; i < g->ns; i++)
 		g->s_off[i + 1] += g->s_off[i];
-	fill = malloc((g->ns + 1) * sizeof(size_t));
+	fill = tp_malloc_huge((g->ns + 1) * sizeof(size_t));
 	if (!fill) {
 		free(spi);
 		return -ENOMEM;
@@ -951,8 +1121,8 @@ static const uint64_t *preds_of(const struct gen *g, uint64_t task_id, size_t *n
  * order) the row with the smallest (slice start, core id), first on ties. */
 static int build_view_anchors(struct gen *g, bool sv, size_t **off_out, size_t **rows_out)
 {
-	size_t *off = malloc((g->ng + 1) * sizeof(size_t));
-	size_t *rows = malloc((g->n + 1) * sizeof(size_t));
+	size_t *off = tp_malloc_huge((g->ng + 1) * sizeof(size_t));
+	size_t *rows = tp_malloc_huge((g->n + 1) * sizeof(size_t));
 	if (!off || !rows) {
 		free(off);
 		free(rows);
@@ -1020,11 +1190,11 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 {
 	size_t n = g->n;
 	/* rows with a pid-3 bar, ordered by (core, dispatch, row) */
-	struct dkey *k = malloc((n + 1) * sizeof(*k));
-	size_t *cnt = calloc(g->nc + 1, sizeof(size_t));
-	int64_t *assigned = malloc((n + 1) * sizeof(int64_t));
-	int64_t *tids = malloc((n + 1) * sizeof(int64_t));
-	size_t *first = malloc((g->nc + 1) * sizeof(size_t));
+	struct dkey *k = tp_malloc_huge((n + 1) * sizeof(*k));
+	size_t *cnt = tp_calloc_huge(g->nc + 1, sizeof(size_t));
+	int64_t *assigned = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	int64_t *tids = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	size_t *first = tp_malloc_huge((g->nc + 1) * sizeof(size_t));
 	if (!k || !cnt || !assigned || !tids || !first)
 		goto nomem;
 	for (size_t c = 0; c < g->nc; c++)
@@ -1035,7 +1205,7 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 		if (row_sv_valid(&g->t[i]))
 			cnt[g->row_core[i]]++;
 	}
-	size_t *coff = malloc((g->nc + 1) * sizeof(size_t));
+	size_t *coff = tp_malloc_huge((g->nc + 1) * sizeof(size_t));
 	if (!coff)
 		goto nomem;
 	size_t acc = 0;
@@ -1064,7 +1234,7 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 		size_t size = 1;
 		while (size < e - b + 1)
 			size <<= 1;
-		double *tree = malloc(2 * size * sizeof(double));
+		double *tree = tp_malloc_huge(2 * size * sizeof(double));
 		if (!tree) {
 			free(coff);
 			goto nomem;
@@ -1107,7 +1277,7 @@ static int assign_sv_lanes(struct gen *g, int64_t **lane_tids_out, size_t *n_lan
 	for (size_t gi = 0; gi < g->ng; gi++)
 		if (g->g_count[gi] > maxc)
 			maxc = g->g_count[gi];
-	struct ckey *ck = malloc(maxc * sizeof(*ck));
+	struct ckey *ck = tp_malloc_huge(maxc * sizeof(*ck));
 	if (!ck)
 		goto nomem;
 	for (size_t gi = 0; gi < g->ng; gi++) {
@@ -1193,7 +1363,7 @@ static int build_threads(struct gen *g)
 	g->n_thr = pd->has_sched ? pd->n_sched : 0;
 	if (!g->n_thr)
 		return 0;
-	g->thr = calloc(g->n_thr, sizeof(*g->thr));
+	g->thr = tp_calloc_huge(g->n_thr, sizeof(*g->thr));
 	if (!g->thr)
 		return -ENOMEM;
 	for (size_t ti = 0; ti < g->n_thr; ti++) {
@@ -1204,14 +1374,14 @@ static int build_threads(struct gen *g)
 			nc += l->v[i].kind == SL_PH_COMPLETE;
 			nd += l->v[i].kind == SL_PH_DISPATCH;
 		}
-		struct dkey *k = malloc((nc + nd + 1) * sizeof(*k));
-		t->comp = malloc((nc + 1) * sizeof(uint32_t));
-		t->comp_start = malloc((nc + 1) * sizeof(double));
-		t->comp_end = malloc((nc + 1) * sizeof(double));
-		t->comp_finishes = calloc(nc + 1, sizeof(uint32_t));
-		t->rec_slot = malloc((l->n + 1) * sizeof(int32_t));
-		t->disp_start = malloc((nd + 1) * sizeof(double));
-		t->disp_maxend = malloc((nd + 1) * sizeof(double));
+		struct dkey *k = tp_malloc_huge((nc + nd + 1) * sizeof(*k));
+		t->comp = tp_malloc_huge((nc + 1) * sizeof(uint32_t));
+		t->comp_start = tp_malloc_huge((nc + 1) * sizeof(double));
+		t->comp_end = tp_malloc_huge((nc + 1) * sizeof(double));
+		t->comp_finishes = tp_calloc_huge(nc + 1, sizeof(uint32_t));
+		t->rec_slot = tp_malloc_huge((l->n + 1) * sizeof(int32_t));
+		t->disp_start = tp_malloc_huge((nd + 1) * sizeof(double));
+		t->disp_maxend = tp_malloc_huge((nd + 1) * sizeof(double));
 		if (!k || !t->comp || !t->comp_start || !t->comp_end || !t->comp_finishes ||
 		    !t->rec_slot || !t->disp_start || !t->disp_maxend) {
 			free(k);
@@ -1394,7 +1564,7 @@ static int emit_worker_view(struct gen *g)
 		meta_name(g, 3, -1, "process_name", "Scheduler View");
 		meta_sort(g, 3, -1, "process_sort_index", 3);
 	}
-	uint8_t *first_type = malloc(g->nc + 1);
+	uint8_t *first_type = tp_malloc_huge(g->nc + 1);
 	if (!first_type)
 		return -ENOMEM;
 	memset(first_type, 0xff, g->nc + 1);
@@ -2186,7 +2356,7 @@ static int flows_wv(struct gen *g)
 				n_spmd += g->g_spmd[gi];
 			if (g->has_bmap) {
 				const struct sl_deps *d = g->dp;
-				uint64_t *ids = malloc((d->n_block_tasks + 1) * sizeof(uint64_t));
+				uint64_t *ids = tp_malloc_huge((d->n_block_tasks + 1) * sizeof(uint64_t));
 				if (!ids)
 					return -ENOMEM;
 				size_t m = 0;
@@ -2423,9 +2593,9 @@ static int flows_complete(struct gen *g)
 	if (!g->n_thr || !pd->n_core_to_thread)
 		return 0;
 	size_t ng = g->ng;
-	int32_t *cthr = malloc((ng + 1) * sizeof(int32_t));
-	long *cslot = malloc((ng + 1) * sizeof(long));
-	double *lfin = malloc((ng + 1) * sizeof(double));
+	int32_t *cthr = tp_malloc_huge((ng + 1) * sizeof(int32_t));
+	long *cslot = tp_malloc_huge((ng + 1) * sizeof(long));
+	double *lfin = tp_malloc_huge((ng + 1) * sizeof(double));
 	if (!cthr || !cslot || !lfin) {
 		free(cthr);
 		free(cslot);
@@ -2483,7 +2653,7 @@ static int flows_complete(struct gen *g)
 	if (g->has_edges) {
 		/* §4.6.11: walk completes by (end, thread), count satisfied fanin */
 		size_t total = 0;
-		size_t *toff = malloc((g->n_thr + 1) * sizeof(size_t));
+		size_t *toff = tp_malloc_huge((g->n_thr + 1) * sizeof(size_t));
 		if (!toff)
 			goto nomem;
 		for (size_t ti = 0; ti < g->n_thr; ti++) {
@@ -2491,11 +2661,11 @@ static int flows_complete(struct gen *g)
 			total += g->thr[ti].n_comp;
 		}
 		toff[g->n_thr] = total;
-		double *ord = malloc((total + 1) * 3 * sizeof(double));
-		size_t *coff = calloc(total + 2, sizeof(size_t));
-		size_t *ctask = malloc((ng + 1) * sizeof(size_t));
-		uint32_t *sat = calloc(g->ns + 1, sizeof(uint32_t));
-		uint64_t *trig = malloc((g->ns + 1) * sizeof(uint64_t));
+		double *ord = tp_malloc_huge((total + 1) * 3 * sizeof(double));
+		size_t *coff = tp_calloc_huge(total + 2, sizeof(size_t));
+		size_t *ctask = tp_malloc_huge((ng + 1) * sizeof(size_t));
+		uint32_t *sat = tp_calloc_huge(g->ns + 1, sizeof(uint32_t));
+		uint64_t *trig = tp_malloc_huge((g->ns + 1) * sizeof(uint64_t));
 		if (!ord || !coff || !ctask || !sat || !trig) {
 			free(ord);
 			free(coff);
@@ -2519,7 +2689,7 @@ static int flows_complete(struct gen *g)
 				coff[toff[cthr[gi]] + (size_t)cslot[gi] + 1]++;
 		for (size_t i = 0; i < total; i++)
 			coff[i + 1] += coff[i];
-		size_t *fill = malloc((total + 1) * sizeof(size_t));
+		size_t *fill = tp_malloc_huge((total + 1) * sizeof(size_t));
 		if (!fill) {
 			free(ord);
 			free(coff);
@@ -2597,7 +2767,7 @@ nomem:
 static int flows_dispatch(struct gen *g)
 {
 	const struct sl_perf_data *pd = g->pd;
-	g->core_sched = malloc((g->nc + 1) * sizeof(int64_t));
+	g->core_sched = tp_malloc_huge((g->nc + 1) * sizeof(int64_t));
 	if (!g->core_sched)
 		return -ENOMEM;
 	for (size_t c = 0; c < g->nc; c++)
@@ -2615,8 +2785,8 @@ static int flows_dispatch(struct gen *g)
 		/* §4.6.12 voting: one vote per thread with a containing dispatch
 		 * phase; most votes wins, ties go to the earliest first vote */
 		size_t T = g->n_thr;
-		uint64_t *votes = calloc(g->nc * T + 1, sizeof(uint64_t));
-		uint64_t *firstv = calloc(g->nc * T + 1, sizeof(uint64_t));
+		uint64_t *votes = tp_calloc_huge(g->nc * T + 1, sizeof(uint64_t));
+		uint64_t *firstv = tp_calloc_huge(g->nc * T + 1, sizeof(uint64_t));
 		if (!votes || !firstv) {
 			free(votes);
 			free(firstv);
@@ -2695,7 +2865,7 @@ static int flows_submit(struct gen *g)
 	size_t tot = 0;
 	for (size_t j = 0; j < pd->n_orch; j++)
 		tot += pd->orch[j].n;
-	struct oanchor *a = malloc((tot + 1) * sizeof(*a));
+	struct oanchor *a = tp_malloc_huge((tot + 1) * sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	size_t m = 0;
@@ -2896,11 +3066,11 @@ static int generate(struct gen *g)
 			g->has_aicpu = true;
 
 	size_t n = g->n;
-	g->wv_id = malloc((n + 1) * sizeof(int64_t));
-	g->wv_bind = malloc((n + 1) * sizeof(int64_t));
-	g->sv_id = malloc((n + 1) * sizeof(int64_t));
-	g->sv_bind = malloc((n + 1) * sizeof(int64_t));
-	g->sv_tid = malloc((n + 1) * sizeof(int64_t));
+	g->wv_id = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	g->wv_bind = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	g->sv_id = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	g->sv_bind = tp_malloc_huge((n + 1) * sizeof(int64_t));
+	g->sv_tid = tp_malloc_huge((n + 1) * sizeof(int64_t));
 	if (!g->wv_id || !g->wv_bind || !g->sv_id || !g->sv_bind || !g->sv_tid)
 		return -ENOMEM;
 	int64_t *lane_tids = NULL;
@@ -2923,6 +3093,8 @@ static int generate(struct gen *g)
 	if (!rc && g->n_anc)
 		qsort(g->anc, g->n_anc, sizeof(*g->anc), cmp_anchor);
 	if (!rc)
+		flowq_start(g);
+	if (!rc)
 		rc = flows_wv(g);
 	if (!rc && g->has_edges)
 		rc = warn_unanchored(g);
@@ -2934,6 +3106,7 @@ static int generate(struct gen *g)
 		rc = flows_dispatch(g);
 	if (!rc && g->n_thr && pd->has_orch && pd->n_orch && g->have_c2s)
 		rc = flows_submit(g);
+	flowq_stop(g);
 	if (rc)
 		return rc;
 	if (o->verbose) {
@@ -2970,7 +3143,7 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 		if (l + 256 > g.lbl_cap)
 			g.lbl_cap = l + 256;
 	}
-	g.lbl = malloc(g.lbl_cap);
+	g.lbl = tp_malloc_huge(g.lbl_cap);
 	if (!g.lbl)
 		return tp_set_error(-ENOMEM, "out of memory while converting to %s",
 				    o->output_path);
@@ -2986,6 +3159,7 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 		/* GBs written once: skip the page-cache copy (json_writer.h) */
 		jw_set_direct(&g.w);
 		rc = generate(&g);
+		flowq_stop(&g); /* no-op: generate() stopped it on every path */
 	}
 	int wrc = jw_fini(&g.w);
 	if (rc == -ENOMEM)
