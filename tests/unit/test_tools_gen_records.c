@@ -20,9 +20,11 @@
 
 #include "base/error.h"
 #include "base/file.h"
+#include "base/thread.h"
 #include "taskprof/taskprof.h"
 #include "tools/swimlane/gen_records.h"
 #include "tools/swimlane/perf_data.h"
+#include "tools/swimlane/trace.h"
 #include "unit_helpers.h"
 
 #define NTASKS 3000u
@@ -381,6 +383,46 @@ static void test_errors(void **state)
 	free(missing);
 }
 
+/* Convert @dir's capture to @out with sl_convert_main (stdout: the stats). */
+static int convert(const char *out)
+{
+	char *rec = join(dir, "l2_swimlane_records.json");
+	char *argv[] = { "taskprof swimlane", rec, "-o", (char *)out, NULL };
+	int rc = sl_convert_main(4, argv);
+	free(rec);
+	return rc;
+}
+
+/* The flow events of §4.4 steps 8-12 go through the formatter thread
+ * (trace.c, struct flowq): enough of them to go round its ring of 8
+ * chunks of 4096 twice, and the trace is byte for byte the one
+ * written without the thread (tp_thread_start() failing: the flows, and
+ * deps.json, are then done in place). */
+static void test_flow_formatter(void **state)
+{
+	(void)state;
+	gen(dir, NTASKS, 0, 5, NULL);
+	char *a_path = join(dir, "a.json"), *b_path = join(dir, "b.json");
+	assert_int_equal(convert(a_path), 0);
+	tp_thread_test_fail_start(1, EAGAIN);
+	int rc = convert(b_path);
+	tp_thread_test_fail_start(0, 0);
+	assert_int_equal(rc, 0);
+	size_t la, lb;
+	char *a = slurp(dir, "a.json", &la);
+	char *b = slurp(dir, "b.json", &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(a, b, la);
+	size_t flows = 0;
+	for (const char *p = a; (p = strstr(p, "{\"cat\":\"flow\",\"id\":")); p++)
+		flows++;
+	assert_true(flows > 2 * 8 * 4096); /* 67,836 */
+	free(a);
+	free(b);
+	free(a_path);
+	free(b_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -392,6 +434,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_issue_shape, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flow_formatter, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
