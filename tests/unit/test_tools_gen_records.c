@@ -396,8 +396,9 @@ static int convert(const char *out)
 /* The flow events of §4.4 steps 8-12 go through the formatter thread
  * (trace.c, struct flowq): enough of them to go round its ring of 8
  * chunks of 4096 twice, and the trace is byte for byte the one
- * written without the thread (tp_thread_start() failing: the flows, and
- * deps.json, are then done in place). */
+ * written without the thread (tp_thread_start() failing: the flows, the
+ * deps.json reader, the preparation's second half and the writes are then
+ * done on the calling thread). */
 static void test_flow_formatter(void **state)
 {
 	(void)state;
