@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "base/bigmem.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -223,8 +224,12 @@ void *tp_malloc_huge(size_t bytes)
 
 void *tp_calloc_huge(size_t n, size_t size)
 {
+	/* checked here: a sanitizer's calloc aborts on the overflow */
+	if (size && n > (size_t)-1 / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	void *p = calloc(n, size);
-	if (p)
-		tp_bigmem_advise_huge(p, n * size); /* calloc checked n * size */
+	tp_bigmem_advise_huge(p, n * size);
 	return p;
 }

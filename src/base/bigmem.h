@@ -99,9 +99,11 @@ void tp_bigmem_recycle(void *p, size_t n, size_t size, bool mapped, size_t used)
 
 /**
  * tp_bigmem_advise_huge() - advise the 2 MiB-aligned interior of a large
- * heap block (malloc / realloc) MADV_HUGEPAGE, so that its first touch
- * faults in 2 MiB pages where the system's transparent huge pages are
- * "madvise" (Debian's default) rather than 4 KiB ones.
+ * heap block (malloc / realloc) MADV_HUGEPAGE, so that its pages not yet
+ * touched fault in as 2 MiB pages (x86-64's huge page; the size is fixed
+ * here) where the system's transparent huge pages are "madvise" (Debian's
+ * default) rather than 4 KiB ones. Pages already touched (a calloc'd
+ * block that glibc took from its heap and zeroed) stay as they are.
  * @p:     the block (NULL: no-op).
  * @bytes: its size in bytes; below TP_BIGMEM_ADVISE_MIN: no-op.
  *

@@ -383,14 +383,33 @@ static void test_errors(void **state)
 	free(missing);
 }
 
-/* Convert @dir's capture to @out with sl_convert_main (stdout: the stats). */
-static int convert(const char *out)
+/* Convert @dir's capture to @out (compact layout) as the CLI does: the
+ * three readers, then sl_trace_generate(). */
+static void convert(const char *out, struct sl_trace_result *res)
 {
 	char *rec = join(dir, "l2_swimlane_records.json");
-	char *argv[] = { "taskprof swimlane", rec, "-o", (char *)out, NULL };
-	int rc = sl_convert_main(4, argv);
+	char *deps = join(dir, "deps.json");
+	char *names = join(dir, "name_map_Bench_case.json");
+	struct sl_perf_data pd;
+	struct sl_deps d;
+	struct sl_name_map m;
+	assert_int_equal(sl_read_perf_data(rec, &pd), 0);
+	assert_int_equal(sl_read_deps(deps, &d), 0);
+	assert_int_equal(sl_read_name_map(names, &m), 0);
+	FILE *devnull = fopen("/dev/null", "w");
+	assert_non_null(devnull);
+	struct sl_trace_opts o = { .output_path = out, .out = devnull, .err = devnull };
+	int rc = sl_trace_generate(&pd, &d, &m, &o, res);
+	if (rc)
+		printf("convert: %s\n", tp_last_error());
+	assert_int_equal(rc, 0);
+	fclose(devnull);
+	sl_perf_data_free(&pd);
+	sl_deps_free(&d);
+	sl_name_map_free(&m);
 	free(rec);
-	return rc;
+	free(deps);
+	free(names);
 }
 
 /* The flow events of §4.4 steps 8-12 go through the formatter thread
@@ -404,11 +423,16 @@ static void test_flow_formatter(void **state)
 	(void)state;
 	gen(dir, NTASKS, 0, 5, NULL);
 	char *a_path = join(dir, "a.json"), *b_path = join(dir, "b.json");
-	assert_int_equal(convert(a_path), 0);
+	struct sl_trace_result ra, rb;
+	convert(a_path, &ra);
 	tp_thread_test_fail_start(1, EAGAIN);
-	int rc = convert(b_path);
+	convert(b_path, &rb);
 	tp_thread_test_fail_start(0, 0);
-	assert_int_equal(rc, 0);
+	/* the thread formatted every flow event of the first; none of the
+	 * second (no thread) */
+	assert_int_equal(ra.n_flows_queued, 2 * ra.n_flows);
+	assert_int_equal(rb.n_flows_queued, 0);
+	assert_int_equal(ra.n_events, rb.n_events);
 	size_t la, lb;
 	char *a = slurp(dir, "a.json", &la);
 	char *b = slurp(dir, "b.json", &lb);
@@ -418,6 +442,7 @@ static void test_flow_formatter(void **state)
 	for (const char *p = a; (p = strstr(p, "{\"cat\":\"flow\",\"id\":")); p++)
 		flows++;
 	assert_true(flows > 2 * 8 * 4096); /* 67,836 */
+	assert_int_equal(flows, ra.n_flows_queued);
 	free(a);
 	free(b);
 	free(a_path);

@@ -401,6 +401,8 @@ static void test_fixture_a_end_to_end(void **state)
 	assert_int_equal(res.n_events, 185);
 	assert_int_equal(res.n_flows, 50);
 	assert_int_equal(res.n_overhead, 0);
+	/* every arrow's s and f went through the flow formatter thread */
+	assert_int_equal(res.n_flows_queued, 100);
 	assert_string_equal(ebuf, "");
 	assert_non_null(strstr(vbuf, "  Dependency flow events: 10 edges (source: deps.json)\n"));
 	assert_non_null(strstr(vbuf, "  Happens-before violations: 1 edge(s) flagged as "

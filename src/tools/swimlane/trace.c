@@ -377,8 +377,10 @@ struct gen {
 	bool have_c2s;
 	int64_t *core_sched; /* per cores[] index: thread or -1 */
 
-	/* the flow formatter while §4.4 steps 8-12 run (NULL otherwise) */
+	/* the flow formatter while §4.4 steps 8-12 run (NULL otherwise), and
+	 * the flow events it wrote */
 	struct flowq *fq;
+	uint64_t n_flows_queued;
 
 	struct sbuf sb, sb2;
 	/* a task or phase label: room for the longest mapped name, its task
@@ -657,7 +659,7 @@ static char *put_flow(char *p, const struct flow_rec *e)
  * are written before the head++ that hands it over and read after the
  * formatter saw that head under mu (the mutex orders them).
  */
-#define FQ_CHUNK 4096 /* flow events per chunk (224 KiB) */
+#define FQ_CHUNK 4096 /* flow events per chunk (256 KiB: 64 bytes each) */
 #define FQ_NCHUNK 8
 /* The formatter's stack: put_flow() and the writer's buffer hand-over
  * (jw__reserve) take a few KiB; glibc's static TLS block (47 KiB,
@@ -677,6 +679,9 @@ struct flowq {
 	struct flowq_chunk *chunk; /* FQ_NCHUNK */
 	uint64_t head, tail;
 	bool done;
+	int err;      /* g->w's error after the formatter's last chunk (mu) */
+	int err_seen; /* the generator's copy, taken at each hand-over */
+	uint64_t n_formatted; /* flow events the formatter wrote (its own) */
 };
 
 static void *flowq_main(void *arg)
@@ -695,7 +700,9 @@ static void *flowq_main(void *arg)
 			char *p = jw_ev_begin(q->w, FLOW_ROOM(strlen(e->name)));
 			jw_ev_end(q->w, put_flow(p, e));
 		}
+		q->n_formatted += c->n;
 		pthread_mutex_lock(&q->mu);
+		q->err = q->w->err;
 		q->tail++;
 		pthread_cond_broadcast(&q->cv);
 	}
@@ -746,6 +753,7 @@ static void flowq_submit(struct flowq *q)
 	pthread_cond_broadcast(&q->cv);
 	while (q->head - q->tail >= FQ_NCHUNK)
 		pthread_cond_wait(&q->cv, &q->mu);
+	q->err_seen = q->err;
 	pthread_mutex_unlock(&q->mu);
 	q->chunk[q->head % FQ_NCHUNK].n = 0;
 }
@@ -764,11 +772,19 @@ static void flowq_stop(struct gen *g)
 	pthread_cond_broadcast(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	pthread_join(q->th, NULL);
+	g->n_flows_queued += q->n_formatted;
 	pthread_cond_destroy(&q->cv);
 	pthread_mutex_destroy(&q->mu);
 	free(q->chunk);
 	free(q);
 	g->fq = NULL;
+}
+
+/* The writer has failed (a write error, no memory): g->w's error, or while
+ * the formatter owns g->w, what it reported at the last hand-over. */
+static bool writer_failed(const struct gen *g)
+{
+	return g->fq ? g->fq->err_seen != 0 : g->w.err != 0;
 }
 
 /*
@@ -2337,7 +2353,7 @@ static int flows_wv(struct gen *g)
 					count++;
 				}
 		}
-		if (rc || g->w.err)
+		if (rc || writer_failed(g))
 			break;
 	}
 	free(pa);
@@ -3031,8 +3047,9 @@ static void aicpu_lanes(struct gen *g)
 	g->O = pd->has_orch ? (int64_t)pd->n_orch : 0;
 }
 
-/* build_deps() and build_threads(), for a thread of generate()'s. About
- * 0.6 s of the 1M-task run's 1.6 s of preparation (docs/converter-performance.md). */
+/* build_deps() and build_threads(), for a thread of generate()'s: about
+ * 0.6 s of the 1M-task run's 1.6 s of preparation, which took 1 s off its
+ * median (docs/converter-performance.md). */
 struct prep_job {
 	struct gen *g;
 	int rc;
@@ -3208,6 +3225,7 @@ int sl_trace_generate(struct sl_perf_data *pd, const struct sl_deps *deps,
 		res->n_events = g.n_events;
 		res->n_flows = (uint64_t)g.flow_id;
 		res->n_overhead = g.n_overhead_pts;
+		res->n_flows_queued = g.n_flows_queued;
 	}
 	gen_free(&g);
 	return rc;

@@ -41,9 +41,12 @@ struct sl_trace_opts {
  * @n_events:   events before the overhead counters (the "Total events" line).
  * @n_flows:    the final flow-id counter (arrows).
  * @n_overhead: overhead counter samples appended.
+ * @n_flows_queued: flow events (of @n_events) formatted by the flow
+ *              formatter thread rather than in place (0 with --pretty or
+ *              when the thread could not start; trace.c struct flowq).
  */
 struct sl_trace_result {
-	uint64_t n_events, n_flows, n_overhead;
+	uint64_t n_events, n_flows, n_overhead, n_flows_queued;
 };
 
 /**
