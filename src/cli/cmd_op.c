@@ -54,6 +54,7 @@ struct op_opts {
 	struct tp_op_config cfg;
 	const char *platform;      /* a2a3sim | a5sim */
 	const char *output_parent; /* --output, default "." */
+	bool output_given;         /* --output was on the command line */
 	const char *aic_metrics;   /* NULL = Default */
 	uint32_t group_mask;
 	uint16_t ev_aic[OP_MAX_RAW_EVENTS], ev_aiv[OP_MAX_RAW_EVENTS];
@@ -514,6 +515,7 @@ static int parse_args(int argc, char **argv, struct op_opts *o, int *app_index)
 				return bad("--output", optarg, "a folder whose path has no line "
 					   "break (config.txt holds one value per line)");
 			o->output_parent = optarg;
+			o->output_given = true;
 			break;
 		case 'p':
 			/* APP reads the variable (taskprof/rt.h), and so does
@@ -943,14 +945,20 @@ static size_t own_len(const char *dir)
 }
 
 /* @parent/OPPROF_<YYYYmmddHHMMSS>_<16 A-Z>, created with mkdir (a name
- * that exists is drawn again). */
-static int make_output_dir(const char *parent, char *out, size_t len)
+ * that exists is drawn again); @given: @parent came from --output (else it
+ * is the default, "."). */
+static int make_output_dir(const char *parent, bool given, char *out, size_t len)
 {
-	/* Refuse a folder too long before creating any of it, so a refusal
-	 * leaves no empty directories; checked again once it exists. */
-	if (parent[0] != '/' && tp_cwd_removed())
+	if (parent[0] != '/' && tp_cwd_removed()) {
+		if (!given)
+			return tp_set_error(-ENOENT, "the default output folder, the working "
+					    "directory (--output chooses another): cannot create "
+					    "the folder: %s", TP_CWD_REMOVED_WHY);
 		return tp_set_error(-ENOENT, "--output %s: cannot create the folder: %s", parent,
 				    TP_CWD_REMOVED_WHY);
+	}
+	/* Refuse a folder too long before creating any of it, so a refusal
+	 * leaves no empty directories; checked again once it exists. */
 	bool line_break;
 	size_t est = output_abs_len(parent, &line_break);
 	if (est > OP_OUTPUT_MAX)
@@ -2032,7 +2040,7 @@ int cmd_op(int argc, char **argv)
 		goto out;
 	}
 	char dir[PATH_MAX];
-	int mrc = make_output_dir(o->output_parent, dir, sizeof(dir));
+	int mrc = make_output_dir(o->output_parent, o->output_given, dir, sizeof(dir));
 	if (mrc) {
 		fprintf(stderr, "taskprof op: %s\n", tp_last_error());
 		/* A file (or a link to nothing) in the way of --output, or a

@@ -231,7 +231,9 @@ gonecwd 2 "taskprof transport-demo: the default output root (-o chooses another)
 	transport-demo -n 10
 gonecwd 2 "taskprof transport-demo: -o/--output: t/d: cannot create directory: $removed" \
 	transport-demo -n 10 -o t/d
-gonecwd 2 "taskprof op: --output .: cannot create the folder: $removed" op -- /bin/true
+gonecwd 2 "taskprof op: the default output folder, the working directory (--output chooses another): cannot create the folder: $removed" \
+	op -- /bin/true
+gonecwd 2 "taskprof op: --output o/p: cannot create the folder: $removed" op -o o/p -- /bin/true
 gonecwd 1 "Error: t.json: cannot open for writing: No such file or directory ($removed)" \
 	swimlane "$root/$rec" -o t.json
 # An output root that starts with '-' (given as --output=-x): the run's
