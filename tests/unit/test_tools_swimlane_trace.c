@@ -283,6 +283,81 @@ static void test_json_writer_events(void **state)
 	free(mem);
 }
 
+/* Fragments (jw_fragment_init): events formatted into one and moved into a
+ * writer come out as if written there, with the separators of their place;
+ * a fragment grows past its 4 MiB start (events and a 3 MiB token), and
+ * is empty again after the move. */
+static void test_json_writer_fragment(void **state)
+{
+	(void)state;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+	assert_non_null(f);
+	struct jw w, fr;
+	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
+	assert_int_equal(jw_fragment_init(&fr), 0);
+	jw_obj_begin(&w);
+	jw_key(&w, "traceEvents");
+	jw_arr_begin(&w);
+	char *p = jw_ev_begin(&w, 64);
+	memcpy(p, "{\"a\":1}", 7);
+	jw_ev_end(&w, p + 7);
+	/* fragment 1: a template event and a token event */
+	p = jw_ev_begin(&fr, 64);
+	memcpy(p, "{\"b\":2}", 7);
+	jw_ev_end(&fr, p + 7);
+	jw_obj_begin(&fr);
+	jw_key(&fr, "c");
+	jw_i64(&fr, 3);
+	jw_obj_end(&fr);
+	jw_fragment_move(&w, &fr);
+	/* fragment 2: 40,000 events of 100+ bytes and a 3 MiB string */
+	size_t big = 3u << 20;
+	char *s = malloc(big);
+	assert_non_null(s);
+	memset(s, 'x', big);
+	for (int i = 0; i < 40000; i++) {
+		jw_obj_begin(&fr);
+		jw_key(&fr, "pad");
+		jw_strn(&fr, s, 100);
+		jw_key(&fr, "i");
+		jw_i64(&fr, i);
+		jw_obj_end(&fr);
+	}
+	jw_obj_begin(&fr);
+	jw_key(&fr, "big");
+	jw_strn(&fr, s, big);
+	jw_obj_end(&fr);
+	jw_fragment_move(&w, &fr);
+	jw_fragment_move(&w, &fr); /* empty: nothing */
+	p = jw_ev_begin(&w, 64);
+	memcpy(p, "{\"d\":4}", 7);
+	jw_ev_end(&w, p + 7);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	assert_int_equal(jw_fini(&w), 0);
+	jw_fragment_fini(&fr);
+	fclose(f);
+	const char *head = "{\"traceEvents\": [\n{\"a\":1},\n{\"b\":2},\n{\"c\":3},\n{\"pad\":\"";
+	assert_memory_equal(mem, head, strlen(head));
+	char ev[160];
+	size_t off = strlen(head) - strlen(",\n{\"pad\":\"");
+	for (int i = 0; i < 40000; i++) {
+		int n = snprintf(ev, sizeof(ev), ",\n{\"pad\":\"%.100s\",\"i\":%d}", s, i);
+		assert_memory_equal(mem + off, ev, (size_t)n);
+		off += (size_t)n;
+	}
+	const char *bh = ",\n{\"big\":\"";
+	assert_memory_equal(mem + off, bh, strlen(bh));
+	off += strlen(bh);
+	assert_memory_equal(mem + off, s, big);
+	off += big;
+	assert_string_equal(mem + off, "\"},\n{\"d\":4}\n]}");
+	free(s);
+	free(mem);
+}
+
 static char *slurp(const char *path);
 
 /* A threaded writer on a real file with direct I/O asked for: the file
@@ -861,6 +936,7 @@ int main(void)
 		cmocka_unit_test(test_task_label),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_events),
+		cmocka_unit_test(test_json_writer_fragment),
 		cmocka_unit_test(test_json_writer_direct),
 		cmocka_unit_test_teardown(test_json_writer_no_thread, threads_back),
 		cmocka_unit_test_teardown(test_convert_no_threads, threads_back),

@@ -163,8 +163,32 @@ bool jw_set_direct(struct jw *w)
  * threaded); the caller continues in an empty buffer. Under direct I/O
  * only whole blocks go; the partial block left over moves to the start
  * of the caller's next buffer. */
+/* A fragment's buffer doubled (jw_handoff, jw_put); without memory its
+ * contents are dropped and the error kept, so that room exists. */
+static void frag_grow(struct jw *w, size_t need)
+{
+	size_t cap = w->cap;
+	while (cap < w->len + need)
+		cap *= 2;
+	char *nb = cap > w->cap ? realloc(w->buf, cap) : w->buf;
+	if (!nb) {
+		if (!w->err)
+			w->err = -ENOMEM;
+		w->len = 0;
+		return;
+	}
+	w->buf = nb;
+	w->cap = cap;
+}
+
 static void jw_handoff(struct jw *w)
 {
+	if (w->frag) {
+		/* jw__make_room asked for room for at most JW_EV_MAX + 2 bytes:
+		 * doubling once covers it (the buffer is 4 MiB or more). */
+		frag_grow(w, JW_EV_MAX + 2);
+		return;
+	}
 	if (!w->len)
 		return;
 	size_t n = w->len, keep = 0;
@@ -249,7 +273,12 @@ static inline void jw_reserve(struct jw *w, size_t n)
 
 static inline void jw_put(struct jw *w, const char *s, size_t n)
 {
-	if (n > w->cap / 2) {
+	if (w->frag && w->len + n > w->cap) {
+		frag_grow(w, n);
+		if (w->len + n > w->cap)
+			return; /* no memory: w->err is set */
+	}
+	if (n > w->cap / 2 && !w->frag) {
 		/* a huge token: write it directly once everything before it
 		 * is written (jw_flush also ends direct I/O's partial block) */
 		int rc = jw_flush(w);
@@ -466,3 +495,41 @@ void jw_null(struct jw *w)
 }
 
 void jw_raw(struct jw *w, const char *s, size_t n) { jw_put(w, s, n); }
+
+int jw_fragment_init(struct jw *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+	w->frag = true;
+	w->layout = JW_COMPACT;
+	w->cap = JW_BUF_CAP;
+	w->buf = malloc(w->cap);
+	if (!w->buf)
+		return -ENOMEM;
+	/* inside {"traceEvents": [ ... after an event: depth 2, items seen */
+	w->depth = 2;
+	w->has_items[1] = true;
+	w->has_items[2] = true;
+	return 0;
+}
+
+void jw_fragment_move(struct jw *w, struct jw *frag)
+{
+	if (frag->err && !w->err)
+		w->err = frag->err;
+	/* in pieces of at most a quarter of @w's buffer: jw_put() writes a
+	 * longer piece past the buffer, which ends direct I/O (jw_flush) */
+	size_t piece = w->cap / 4;
+	for (size_t off = 0; off < frag->len; off += piece) {
+		size_t n = frag->len - off < piece ? frag->len - off : piece;
+		jw_put(w, frag->buf + off, n);
+	}
+	frag->len = 0;
+	frag->err = 0;
+}
+
+void jw_fragment_fini(struct jw *w)
+{
+	free(w->buf);
+	w->buf = NULL;
+}

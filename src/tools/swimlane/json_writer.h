@@ -55,6 +55,7 @@ struct jw {
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done;
+	bool frag;             /* a fragment (jw_fragment_init): grows in memory */
 	enum jw_layout layout;
 	int depth;
 	bool pending_key;      /* a key was written; the value follows inline */
@@ -110,6 +111,29 @@ bool jw_set_direct(struct jw *w);
  * Return: as jw_flush().
  */
 int jw_fini(struct jw *w);
+
+/**
+ * jw_fragment_init() - a writer of trace events into memory, to be
+ * appended to a trace writer with jw_fragment_move(): compact layout,
+ * placed among the events of the "traceEvents" array after at least one
+ * event (every event starts ",\n"), as jw_ev_begin() and the token calls
+ * place them. Its buffer grows as needed (no file; no thread). Lets a
+ * second thread format a run of events while the first writes the ones
+ * before it (tools/swimlane/trace.c, struct rowpar).
+ * @w: the fragment (previous contents ignored).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int jw_fragment_init(struct jw *w);
+/**
+ * jw_fragment_move() - append what @frag holds to @w, as raw bytes, and
+ * empty @frag; an error of @frag's (-ENOMEM) becomes @w's.
+ * @w:    a compact writer at depth 2 after at least one event.
+ * @frag: a fragment from jw_fragment_init().
+ */
+void jw_fragment_move(struct jw *w, struct jw *frag);
+/** jw_fragment_fini() - free a fragment's buffer. @w: the fragment. */
+void jw_fragment_fini(struct jw *w);
 
 /*
  * Token calls: each writes the separator its place needs (after a key:
