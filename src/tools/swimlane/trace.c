@@ -378,6 +378,11 @@ struct gen {
 	bool have_c2s;
 	int64_t *core_sched; /* per cores[] index: thread or -1 */
 
+	/* emit_sched_phases(): the thread being written, and the event id of
+	 * the first marker of each RP_CHUNK records of its list */
+	size_t cur_ti;
+	int64_t *chunk_mid;
+
 	/* the flow formatter while §4.4 steps 8-12 run (NULL otherwise), and
 	 * the flow events it wrote */
 	struct flowq *fq;
@@ -2036,11 +2041,194 @@ static bool phase_compact(struct gen *g, const struct sl_phase *ph, const char *
 	return true;
 }
 
-static int emit_sched_phases(struct gen *g)
+/* §4.4 step 6: the bars (and markers, and queue samples) of scheduler
+ * thread g->cur_ti's records [@lo, @hi), @lo a multiple of RP_CHUNK, into
+ * g->w; a marker's event id counts on from g->chunk_mid[@lo / RP_CHUNK]
+ * (sched_markers()). */
+static int sp_rows(struct gen *g, size_t lo, size_t hi)
 {
 	struct jw *w = &g->w;
+	char td[32];
+	size_t ti = g->cur_ti;
+	const struct sl_phase_list *l = &g->pd->sched[ti];
+	int64_t tid = sched_tid((int64_t)ti);
+	int64_t id = g->chunk_mid[lo / RP_CHUNK];
+	for (size_t i = lo; i < hi; i++) {
+		const struct sl_phase *p = &l->v[i];
+		if (p->kind == SL_PH_DUMMY_TASK || p->kind == SL_PH_PREDICATED_SKIP) {
+			bool has_id = p->flags & SL_PF_TASK_ID;
+			double dur = p->end_us - p->start_us;
+			if (!(dur >= MARKER_MIN))
+				dur = MARKER_MIN;
+			if (has_id)
+				tdisp(p->task_id, td, sizeof(td));
+			else
+				snprintf(td, sizeof(td), "unknown");
+			const char *nm;
+			if (p->kind == SL_PH_DUMMY_TASK) {
+				snprintf(g->lbl, g->lbl_cap, "dummy(%s)", td);
+				nm = g->lbl;
+			} else {
+				int64_t fid = -1;
+				long k = (has_id && g->has_kmap) ? sl_deps_find_task(g->dp, p->task_id) : -1;
+				if (k >= 0)
+					for (int s = 0; s < 3; s++)
+						if (g->dp->kernel_ids[k][s] >= 0) {
+							fid = g->dp->kernel_ids[k][s];
+							break;
+						}
+				nm = label(g, fid, td, has_id && task_spmd(g, p->task_id));
+			}
+			ev_begin(g);
+			jw_key(w, "args");
+			jw_obj_begin(w);
+			jw_key(w, "loop_iter");
+			jw_u64(w, p->loop_iter);
+			jw_key(w, "task_id");
+			if (has_id)
+				jw_u64(w, p->task_id);
+			else
+				jw_null(w);
+			jw_key(w, "event-hint");
+			jw_str(w, nm);
+			if (p->kind == SL_PH_DUMMY_TASK) {
+				jw_key(w, "phase");
+				jw_str(w, "dummy_task");
+			} else {
+				jw_key(w, "predicated_pass");
+				jw_bool(w, false);
+			}
+			jw_obj_end(w);
+			jw_key(w, "cat");
+			jw_str(w, "event");
+			jw_key(w, "id");
+			jw_i64(w, id);
+			jw_key(w, "name");
+			jw_str(w, nm);
+			jw_key(w, "ph");
+			jw_str(w, "X");
+			jw_key(w, "pid");
+			jw_i64(w, 4);
+			jw_key(w, "tid");
+			jw_i64(w, 19000 + (int64_t)ti);
+			jw_key(w, "ts");
+			jw_double(w, p->start_us);
+			jw_key(w, "dur");
+			jw_double(w, dur);
+			jw_obj_end(w);
+			id++;
+			continue;
+		}
+		const char *cname = phase_cname(p->kind);
+		if (!cname)
+			continue;
+		bool depths = (p->flags & SL_PF_SHARED_START) && (p->flags & SL_PF_SHARED_END);
+		if (!g->o->pretty && phase_compact(g, p, cname, depths, ti, i, tid))
+			continue;
+		ev_begin(g);
+		jw_key(w, "args");
+		jw_obj_begin(w);
+		jw_key(w, "phase");
+		jw_str(w, phase_str(p));
+		jw_key(w, "loop_iter");
+		jw_u64(w, p->loop_iter);
+		jw_key(w, "tasks_processed");
+		jw_u64(w, p->tasks_processed);
+		if (depths) {
+			jw_key(w, "shared_at_start (aic,aiv,mix)");
+			int_arr3(w, p->shared_at_start);
+			jw_key(w, "shared_at_end (aic,aiv,mix)");
+			int_arr3(w, p->shared_at_end);
+		}
+		if (p->kind == SL_PH_COMPLETE) {
+			jw_key(w, "finishes_processed");
+			jw_u64(w, g->thr[ti].comp_finishes[g->thr[ti].rec_slot[i]]);
+		}
+		jw_obj_end(w);
+		jw_key(w, "cat");
+		jw_str(w, "scheduler");
+		jw_key(w, "cname");
+		jw_str(w, cname);
+		jw_key(w, "name");
+		snprintf(g->lbl, g->lbl_cap, "%s(%llu)", phase_str(p),
+			 (unsigned long long)p->tasks_processed);
+		jw_str(w, g->lbl);
+		jw_key(w, "ph");
+		jw_str(w, "X");
+		jw_key(w, "pid");
+		jw_i64(w, 2);
+		jw_key(w, "tid");
+		jw_i64(w, p->kind == SL_PH_RESOLVE ? tid + 1 : tid);
+		jw_key(w, "ts");
+		jw_double(w, p->start_us);
+		jw_key(w, "dur");
+		jw_double(w, p->end_us - p->start_us);
+		jw_obj_end(w);
+		if ((p->kind == SL_PH_COMPLETE || p->kind == SL_PH_DISPATCH) && depths) {
+			ev_begin(g);
+			jw_key(w, "args");
+			jw_obj_begin(w);
+			jw_key(w, "AIC");
+			jw_i64(w, p->shared_at_end[0]);
+			jw_key(w, "AIV");
+			jw_i64(w, p->shared_at_end[1]);
+			jw_key(w, "MIX");
+			jw_i64(w, p->shared_at_end[2]);
+			jw_obj_end(w);
+			jw_key(w, "cat");
+			jw_str(w, "queue");
+			jw_key(w, "name");
+			jw_str(w, "shared_ready_queue");
+			jw_key(w, "ph");
+			jw_str(w, "C");
+			jw_key(w, "pid");
+			jw_i64(w, 2);
+			jw_key(w, "tid");
+			jw_i64(w, 3999);
+			jw_key(w, "ts");
+			jw_double(w, p->end_us);
+			jw_obj_end(w);
+		}
+	}
+	return 0;
+}
+
+/* The event ids of scheduler thread @ti's markers (dummy_task,
+ * predicated_skip), in record order from g->event_id on, and their
+ * anchors (§4.6.9); g->chunk_mid[c] is the id the first marker at or after
+ * record c * RP_CHUNK takes. Done before the records are formatted, which
+ * may be on two threads (rows_par()). */
+static int sched_markers(struct gen *g, size_t ti)
+{
+	const struct sl_phase_list *l = &g->pd->sched[ti];
+	free(g->chunk_mid);
+	g->chunk_mid = tp_malloc_huge((l->n / RP_CHUNK + 1) * sizeof(int64_t));
+	if (!g->chunk_mid)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++) {
+		if (i % RP_CHUNK == 0)
+			g->chunk_mid[i / RP_CHUNK] = g->event_id;
+		const struct sl_phase *p = &l->v[i];
+		if (p->kind != SL_PH_DUMMY_TASK && p->kind != SL_PH_PREDICATED_SKIP)
+			continue;
+		double dur = p->end_us - p->start_us;
+		if (!(dur >= MARKER_MIN))
+			dur = MARKER_MIN;
+		if ((p->flags & SL_PF_TASK_ID) &&
+		    add_anchor(g, p->task_id, p->start_us, p->start_us + dur, 19000 + (int64_t)ti,
+			       g->event_id))
+			return -ENOMEM;
+		g->event_id++;
+	}
+	if (l->n % RP_CHUNK == 0)
+		g->chunk_mid[l->n / RP_CHUNK] = g->event_id;
+	return 0;
+}
+
+static int emit_sched_phases(struct gen *g)
+{
 	const struct sl_perf_data *pd = g->pd;
-	char td[32], name[64];
+	char name[64];
 
 	/* finishes_processed: rows attributed to each complete (§4.6.4) */
 	if (pd->n_core_to_thread) {
@@ -2069,146 +2257,12 @@ static int emit_sched_phases(struct gen *g)
 				meta_name(g, 2, tid + 1, "thread_name", name);
 				break;
 			}
-		for (size_t i = 0; i < l->n; i++) {
-			const struct sl_phase *p = &l->v[i];
-			if (p->kind == SL_PH_DUMMY_TASK || p->kind == SL_PH_PREDICATED_SKIP) {
-				bool has_id = p->flags & SL_PF_TASK_ID;
-				double dur = p->end_us - p->start_us;
-				if (!(dur >= MARKER_MIN))
-					dur = MARKER_MIN;
-				if (has_id)
-					tdisp(p->task_id, td, sizeof(td));
-				else
-					snprintf(td, sizeof(td), "unknown");
-				const char *nm;
-				if (p->kind == SL_PH_DUMMY_TASK) {
-					snprintf(g->lbl, g->lbl_cap, "dummy(%s)", td);
-					nm = g->lbl;
-				} else {
-					int64_t fid = -1;
-					long k = (has_id && g->has_kmap) ? sl_deps_find_task(g->dp, p->task_id) : -1;
-					if (k >= 0)
-						for (int s = 0; s < 3; s++)
-							if (g->dp->kernel_ids[k][s] >= 0) {
-								fid = g->dp->kernel_ids[k][s];
-								break;
-							}
-					nm = label(g, fid, td, has_id && task_spmd(g, p->task_id));
-				}
-				ev_begin(g);
-				jw_key(w, "args");
-				jw_obj_begin(w);
-				jw_key(w, "loop_iter");
-				jw_u64(w, p->loop_iter);
-				jw_key(w, "task_id");
-				if (has_id)
-					jw_u64(w, p->task_id);
-				else
-					jw_null(w);
-				jw_key(w, "event-hint");
-				jw_str(w, nm);
-				if (p->kind == SL_PH_DUMMY_TASK) {
-					jw_key(w, "phase");
-					jw_str(w, "dummy_task");
-				} else {
-					jw_key(w, "predicated_pass");
-					jw_bool(w, false);
-				}
-				jw_obj_end(w);
-				jw_key(w, "cat");
-				jw_str(w, "event");
-				jw_key(w, "id");
-				jw_i64(w, g->event_id);
-				jw_key(w, "name");
-				jw_str(w, nm);
-				jw_key(w, "ph");
-				jw_str(w, "X");
-				jw_key(w, "pid");
-				jw_i64(w, 4);
-				jw_key(w, "tid");
-				jw_i64(w, 19000 + (int64_t)ti);
-				jw_key(w, "ts");
-				jw_double(w, p->start_us);
-				jw_key(w, "dur");
-				jw_double(w, dur);
-				jw_obj_end(w);
-				if (has_id && add_anchor(g, p->task_id, p->start_us, p->start_us + dur,
-							 19000 + (int64_t)ti, g->event_id))
-					return -ENOMEM;
-				g->event_id++;
-				continue;
-			}
-			const char *cname = phase_cname(p->kind);
-			if (!cname)
-				continue;
-			bool depths = (p->flags & SL_PF_SHARED_START) && (p->flags & SL_PF_SHARED_END);
-			if (!g->o->pretty && phase_compact(g, p, cname, depths, ti, i, tid))
-				continue;
-			ev_begin(g);
-			jw_key(w, "args");
-			jw_obj_begin(w);
-			jw_key(w, "phase");
-			jw_str(w, phase_str(p));
-			jw_key(w, "loop_iter");
-			jw_u64(w, p->loop_iter);
-			jw_key(w, "tasks_processed");
-			jw_u64(w, p->tasks_processed);
-			if (depths) {
-				jw_key(w, "shared_at_start (aic,aiv,mix)");
-				int_arr3(w, p->shared_at_start);
-				jw_key(w, "shared_at_end (aic,aiv,mix)");
-				int_arr3(w, p->shared_at_end);
-			}
-			if (p->kind == SL_PH_COMPLETE) {
-				jw_key(w, "finishes_processed");
-				jw_u64(w, g->thr[ti].comp_finishes[g->thr[ti].rec_slot[i]]);
-			}
-			jw_obj_end(w);
-			jw_key(w, "cat");
-			jw_str(w, "scheduler");
-			jw_key(w, "cname");
-			jw_str(w, cname);
-			jw_key(w, "name");
-			snprintf(g->lbl, g->lbl_cap, "%s(%llu)", phase_str(p),
-				 (unsigned long long)p->tasks_processed);
-			jw_str(w, g->lbl);
-			jw_key(w, "ph");
-			jw_str(w, "X");
-			jw_key(w, "pid");
-			jw_i64(w, 2);
-			jw_key(w, "tid");
-			jw_i64(w, p->kind == SL_PH_RESOLVE ? tid + 1 : tid);
-			jw_key(w, "ts");
-			jw_double(w, p->start_us);
-			jw_key(w, "dur");
-			jw_double(w, p->end_us - p->start_us);
-			jw_obj_end(w);
-			if ((p->kind == SL_PH_COMPLETE || p->kind == SL_PH_DISPATCH) && depths) {
-				ev_begin(g);
-				jw_key(w, "args");
-				jw_obj_begin(w);
-				jw_key(w, "AIC");
-				jw_i64(w, p->shared_at_end[0]);
-				jw_key(w, "AIV");
-				jw_i64(w, p->shared_at_end[1]);
-				jw_key(w, "MIX");
-				jw_i64(w, p->shared_at_end[2]);
-				jw_obj_end(w);
-				jw_key(w, "cat");
-				jw_str(w, "queue");
-				jw_key(w, "name");
-				jw_str(w, "shared_ready_queue");
-				jw_key(w, "ph");
-				jw_str(w, "C");
-				jw_key(w, "pid");
-				jw_i64(w, 2);
-				jw_key(w, "tid");
-				jw_i64(w, 3999);
-				jw_key(w, "ts");
-				jw_double(w, p->end_us);
-				jw_obj_end(w);
-			}
-		}
+		g->cur_ti = ti;
+		int rc = sched_markers(g, ti);
+		if (!rc)
+			rc = rows_par(g, sp_rows, l->n);
+		if (rc)
+			return rc;
 	}
 	meta_name(g, 2, 3999, "thread_name", "shared_ready_queue (global)");
 	meta_sort(g, 2, 3999, "thread_sort_index", 100);
@@ -3140,6 +3194,7 @@ static int emit_overhead(struct gen *g)
 
 static void gen_free(struct gen *g)
 {
+	free(g->chunk_mid);
 	free(g->lbl);
 	free(g->g_start);
 	free(g->g_count);
