@@ -358,6 +358,60 @@ static void test_json_writer_fragment(void **state)
 	free(mem);
 }
 
+/* A fragment nearly full when a long string comes (the escaped string
+ * reserved up front, 1.8 MB, is more than the 256 KiB the writer first
+ * grew by: it wrote past the buffer, found by review under ASan): it
+ * grows by what the string needs. */
+static void test_json_writer_fragment_long_string(void **state)
+{
+	(void)state;
+	char *mem = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&mem, &len);
+	assert_non_null(f);
+	struct jw w, fr;
+	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
+	assert_int_equal(jw_fragment_init(&fr), 0);
+	jw_obj_begin(&w);
+	jw_key(&w, "traceEvents");
+	jw_arr_begin(&w);
+	jw_obj_begin(&w);
+	jw_obj_end(&w);
+	/* 3,905,200 bytes of padding events, then a 300,000-byte string */
+	size_t pad = 3905200, str = 300000;
+	char *s = malloc(str);
+	assert_non_null(s);
+	memset(s, 'y', str);
+	size_t filled = 0;
+	while (filled < pad) {
+		size_t n = pad - filled < 1000 ? pad - filled : 1000;
+		jw_raw(&fr, s, n);
+		filled += n;
+	}
+	jw_strn(&fr, s, str);
+	jw_fragment_move(&w, &fr);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	assert_int_equal(jw_fini(&w), 0);
+	jw_fragment_fini(&fr);
+	fclose(f);
+	const char *head = "{\"traceEvents\": [\n{}";
+	size_t hl = strlen(head);
+	/* head, padding, ",\n" (the string is a value of its own), the
+	 * quoted string, "\n]}" */
+	assert_int_equal(len, hl + pad + 2 + 1 + str + 1 + 3);
+	assert_memory_equal(mem, head, hl);
+	for (size_t i = 0; i < pad; i++)
+		assert_true(mem[hl + i] == 'y');
+	assert_memory_equal(mem + hl + pad, ",\n\"", 3);
+	for (size_t i = 0; i < str; i++)
+		assert_true(mem[hl + pad + 3 + i] == 'y');
+	assert_true(mem[hl + pad + 3 + str] == '"');
+	assert_string_equal(mem + len - 2, "]}");
+	free(s);
+	free(mem);
+}
+
 static char *slurp(const char *path);
 
 /* A threaded writer on a real file with direct I/O asked for: the file
@@ -937,6 +991,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_json_writer_events),
 		cmocka_unit_test(test_json_writer_fragment),
+		cmocka_unit_test(test_json_writer_fragment_long_string),
 		cmocka_unit_test(test_json_writer_direct),
 		cmocka_unit_test_teardown(test_json_writer_no_thread, threads_back),
 		cmocka_unit_test_teardown(test_convert_no_threads, threads_back),

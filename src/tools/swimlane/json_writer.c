@@ -183,12 +183,8 @@ static void frag_grow(struct jw *w, size_t need)
 
 static void jw_handoff(struct jw *w)
 {
-	if (w->frag) {
-		/* jw__make_room asked for room for at most JW_EV_MAX + 2 bytes:
-		 * doubling once covers it (the buffer is 4 MiB or more). */
-		frag_grow(w, JW_EV_MAX + 2);
-		return;
-	}
+	if (w->frag)
+		return; /* never handed off (jw__make_room grows it instead) */
 	if (!w->len)
 		return;
 	size_t n = w->len, keep = 0;
@@ -262,8 +258,12 @@ int jw_fini(struct jw *w)
  * take jw__strn_slow). */
 void jw__make_room(struct jw *w, size_t n)
 {
-	if (w->len + n > w->cap)
-		jw_handoff(w);
+	if (w->len + n > w->cap) {
+		if (w->frag)
+			frag_grow(w, n); /* a fragment keeps its bytes: grow by what is asked */
+		else
+			jw_handoff(w);
+	}
 }
 
 static inline void jw_reserve(struct jw *w, size_t n)
