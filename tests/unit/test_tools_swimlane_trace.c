@@ -253,18 +253,26 @@ static void test_json_writer(void **state)
 
 /* Whole events from jw_ev_begin/jw_ev_end between token-built ones give
  * the bytes the token calls give (compact layout). */
+/* A compact, unthreaded writer on a memory stream (*@mem, *@len), inside
+ * {"traceEvents": [ ; returns the stream (fclose after jw_fini). */
+static FILE *events_begin(struct jw *w, char **mem, size_t *len)
+{
+	FILE *f = open_memstream(mem, len);
+	assert_non_null(f);
+	assert_int_equal(jw_init(w, f, JW_COMPACT, false), 0);
+	jw_obj_begin(w);
+	jw_key(w, "traceEvents");
+	jw_arr_begin(w);
+	return f;
+}
+
 static void test_json_writer_events(void **state)
 {
 	(void)state;
 	char *mem = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&mem, &len);
-	assert_non_null(f);
 	struct jw w;
-	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
-	jw_obj_begin(&w);
-	jw_key(&w, "traceEvents");
-	jw_arr_begin(&w);
+	FILE *f = events_begin(&w, &mem, &len);
 	char *p = jw_ev_begin(&w, 64);
 	memcpy(p, "{\"a\":1}", 7);
 	jw_ev_end(&w, p + 7);
@@ -292,14 +300,9 @@ static void test_json_writer_fragment(void **state)
 	(void)state;
 	char *mem = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&mem, &len);
-	assert_non_null(f);
 	struct jw w, fr;
-	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
+	FILE *f = events_begin(&w, &mem, &len);
 	assert_int_equal(jw_fragment_init(&fr), 0);
-	jw_obj_begin(&w);
-	jw_key(&w, "traceEvents");
-	jw_arr_begin(&w);
 	char *p = jw_ev_begin(&w, 64);
 	memcpy(p, "{\"a\":1}", 7);
 	jw_ev_end(&w, p + 7);
@@ -367,14 +370,9 @@ static void test_json_writer_fragment_long_string(void **state)
 	(void)state;
 	char *mem = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&mem, &len);
-	assert_non_null(f);
 	struct jw w, fr;
-	assert_int_equal(jw_init(&w, f, JW_COMPACT, false), 0);
+	FILE *f = events_begin(&w, &mem, &len);
 	assert_int_equal(jw_fragment_init(&fr), 0);
-	jw_obj_begin(&w);
-	jw_key(&w, "traceEvents");
-	jw_arr_begin(&w);
 	jw_obj_begin(&w);
 	jw_obj_end(&w);
 	/* 3,905,200 bytes of padding events, then a 300,000-byte string */
